@@ -1,0 +1,3 @@
+from evalkit.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""Atomic file writes and content digests: a half-written artifact never exists."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+
+def canonical_json(obj: Any) -> str:
+    """Same inputs, same bytes: sorted keys, no NaN surprises, stable separators."""
+    if isinstance(obj, BaseModel):
+        obj = obj.model_dump(mode="json")
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def digest(obj: Any) -> str:
+    """sha256 hex of the canonical JSON of ``obj`` (bytes and str are hashed as they are)."""
+    if isinstance(obj, bytes):
+        data = obj
+    elif isinstance(obj, str):
+        data = obj.encode("utf-8")
+    else:
+        data = canonical_json(obj).encode("utf-8")
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """sha256 hex of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temp file in the same folder and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write UTF-8 text atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def pretty_json(obj: Any) -> str:
+    """Indented, key-sorted JSON for artifacts people may read."""
+    if isinstance(obj, BaseModel):
+        obj = obj.model_dump(mode="json")
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=1, default=str) + "\n"
+
+
+def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
+    """Write a model or plain object as sorted, indented JSON, atomically."""
+    atomic_write_text(path, pretty_json(obj))
