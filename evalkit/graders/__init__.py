@@ -1,0 +1,1 @@
+"""Graders: the grade stage (assertions, syntax, judge, rubric)."""

@@ -1,0 +1,1 @@
+"""Per-case metrics and the one registry of metric metadata."""

@@ -1,0 +1,1 @@
+"""Sandboxed execution of tests against a patched source tree (Docker, or local fallback)."""

@@ -1,0 +1,1 @@
+"""Adapters that run a system under test on a case."""
