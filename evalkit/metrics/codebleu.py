@@ -39,7 +39,8 @@ class CodeBleuResult(Model):
     """CodeBLEU and its four components, each between 0 and 1."""
 
     codebleu: float
-    """Weighted sum of the four components (data-flow counts as 1 when the package reports 0)."""
+    """Weighted sum of the four components; the data-flow term counts as 1 only when no reference
+    has any data flow (the package also gave 1 when the flows existed and none matched)."""
     ngram_match: float
     """BLEU over tokens."""
     weighted_ngram_match: float
@@ -136,13 +137,29 @@ def _resolve(tokenizer: Tokenizer | None, language: str) -> Tokenizer | None:
     return tokenizer
 
 
-def _result(scores: dict[str, float]) -> CodeBleuResult:
+def _result(
+    scores: dict[str, float],
+    references: list[list[str]],
+    language: str,
+    weights: tuple[float, float, float, float],
+) -> CodeBleuResult:
+    total = float(scores["codebleu"])
+    dataflow = float(scores["dataflow_match_score"])
+    if dataflow == 0.0:
+        # The package scores ``dataflow or 1``: right when the references have no data flow at
+        # all, wrong when they have flows and the prediction matches none (an empty answer got
+        # 0.25). Each reference against itself tells the two apart.
+        from codebleu.dataflow_match import corpus_dataflow_match
+
+        flat = [r for refs in references for r in refs]
+        if corpus_dataflow_match([[r] for r in flat], flat, language) > 0:
+            total -= weights[3]
     return CodeBleuResult(
-        codebleu=float(scores["codebleu"]),
+        codebleu=max(0.0, total),
         ngram_match=float(scores["ngram_match_score"]),
         weighted_ngram_match=float(scores["weighted_ngram_match_score"]),
         syntax_match=float(scores["syntax_match_score"]),
-        dataflow_match=float(scores["dataflow_match_score"]),
+        dataflow_match=dataflow,
     )
 
 
@@ -171,7 +188,7 @@ def codebleu(
     if not refs:
         return None
     scores = _calc_codebleu()([refs], [prediction], language, weights, _resolve(tokenizer, language))
-    return _result(scores)
+    return _result(scores, [refs], language, weights)
 
 
 def corpus_codebleu(
@@ -197,7 +214,6 @@ def corpus_codebleu(
     pairs = [(p, r) for p, r in pairs if r]
     if not pairs:
         return None
-    scores = _calc_codebleu()(
-        [r for _, r in pairs], [p for p, _ in pairs], language, weights, _resolve(tokenizer, language)
-    )
-    return _result(scores)
+    refs = [r for _, r in pairs]
+    scores = _calc_codebleu()(refs, [p for p, _ in pairs], language, weights, _resolve(tokenizer, language))
+    return _result(scores, refs, language, weights)

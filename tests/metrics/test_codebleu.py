@@ -123,3 +123,14 @@ def test_same_bytes_out_across_hash_seeds():
         )
         outputs.add(run.stdout)
     assert len(outputs) == 1
+
+
+def test_empty_answer_gets_no_dataflow_credit():
+    """Regression: the package's ``dataflow or 1`` gave an empty answer 0.25 when the reference
+    has data flow; the free 1 is kept only when the reference has no data flow at all."""
+    ref = "def f(x):\n    y = x + 1\n    return y\n"
+    empty = codebleu("", ref, "python")
+    assert empty.dataflow_match == 0.0
+    assert empty.codebleu == pytest.approx(0.0)
+    no_flow = codebleu("some rannnndom words in length more than 3", "def test ( ) :\n pass", "python", tokenizer=None)
+    assert no_flow.codebleu == pytest.approx(0.25)
