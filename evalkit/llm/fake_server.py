@@ -1,0 +1,273 @@
+"""A loopback stand-in for the Anthropic Messages API, for tests and benchmarks.
+
+It is a real HTTP server on 127.0.0.1 (port 0), so the installed SDK is exercised end to end:
+``POST /v1/messages``, ``POST /v1/messages/count_tokens``, ``POST /v1/messages/batches``,
+``GET /v1/messages/batches/{id}`` and the JSONL results at the absolute ``results_url`` it hands out.
+
+Replies are scripted: ``server.script`` is a queue of :class:`Reply` objects or callables
+``(request_body) -> Reply`` consumed one per message request (batch items included); when it is
+empty, ``server.responder`` answers. Token counts are deterministic (characters // 4), so a
+count-tokens estimate and the usage of the real call agree.
+"""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+CHARS_PER_TOKEN = 4
+
+
+@dataclass
+class Reply:
+    """One scripted answer to a message request."""
+
+    text: str = "ok"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    error_type: str = "api_error"
+    error_message: str = "scripted error"
+    hang: bool = False
+    """Block until the server closes (a request that never answers: the client must time out)."""
+    delay_s: float = 0.0
+    stop_reason: str = "end_turn"
+
+
+def ok(text: str) -> Reply:
+    return Reply(text=text)
+
+
+def error(status: int, *, retry_after: float | None = None, error_type: str | None = None,
+          message: str = "scripted error") -> Reply:
+    types = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error",
+             529: "overloaded_error"}
+    headers = {"retry-after": str(retry_after)} if retry_after is not None else {}
+    return Reply(status=status, headers=headers, error_type=error_type or types.get(status, "api_error"),
+                 error_message=message)
+
+
+def hang() -> Reply:
+    return Reply(hang=True)
+
+
+def text_of(body: dict[str, Any]) -> str:
+    """All prompt text of a messages request: system blocks, then message contents."""
+    parts: list[str] = []
+    system = body.get("system") or []
+    if isinstance(system, str):
+        parts.append(system)
+    else:
+        parts.extend(block.get("text", "") for block in system)
+    for message in body.get("messages", []):
+        content = message.get("content", "")
+        if isinstance(content, str):
+            parts.append(content)
+        else:
+            parts.extend(block.get("text", "") for block in content if isinstance(block, dict))
+    return "".join(parts)
+
+
+def input_tokens_of(body: dict[str, Any]) -> int:
+    return len(text_of(body)) // CHARS_PER_TOKEN
+
+
+def output_tokens_of(text: str) -> int:
+    return max(1, len(text) // CHARS_PER_TOKEN)
+
+
+class FakeAnthropic:
+    """The server. Use as a context manager; ``base_url`` goes to the client."""
+
+    def __init__(self, *, latency_s: float = 0.0, polls_to_end: int = 2,
+                 responder: Callable[[dict[str, Any]], Reply] | None = None) -> None:
+        self.latency_s = latency_s
+        self.polls_to_end = polls_to_end
+        self.responder = responder or (lambda body: Reply(text="ok"))
+        self.script: collections.deque[Reply | Callable[[dict[str, Any]], Reply]] = collections.deque()
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.requests: list[dict[str, Any]] = []
+        self.batches: dict[str, dict[str, Any]] = {}
+        self._lock = threading.Lock()
+        self._release = threading.Event()
+        self._ids = itertools.count(1)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FakeAnthropic:
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._release.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join()
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- scripting --------------------------------------------------------------------------
+    def push(self, *replies: Reply | Callable[[dict[str, Any]], Reply]) -> None:
+        with self._lock:
+            self.script.extend(replies)
+
+    def message_calls(self) -> int:
+        """Messages answered, whether sent alone or inside a batch."""
+        return self.counts["messages"] + self.counts["batch_items"]
+
+    def _next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            item = self.script.popleft() if self.script else self.responder
+        return item(body) if callable(item) else item
+
+    def _message(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        return {
+            "id": f"msg_{next(self._ids):06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "unknown"),
+            "content": [{"type": "text", "text": reply.text}],
+            "stop_reason": reply.stop_reason,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": input_tokens_of(body),
+                "output_tokens": output_tokens_of(reply.text),
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
+        }
+
+    @staticmethod
+    def _error_body(reply: Reply) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": reply.error_type, "message": reply.error_message}}
+
+    # -- batches ----------------------------------------------------------------------------
+    def _batch_view(self, batch: dict[str, Any]) -> dict[str, Any]:
+        ended = batch["polls"] >= self.polls_to_end
+        n = len(batch["results"])
+        succeeded = sum(1 for r in batch["results"] if r["result"]["type"] == "succeeded")
+        return {
+            "id": batch["id"],
+            "type": "message_batch",
+            "processing_status": "ended" if ended else "in_progress",
+            "request_counts": {
+                "processing": 0 if ended else n,
+                "succeeded": succeeded if ended else 0,
+                "errored": (n - succeeded) if ended else 0,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "created_at": "2025-01-01T00:00:00Z",
+            "expires_at": "2025-01-02T00:00:00Z",
+            "ended_at": "2025-01-01T01:00:00Z" if ended else None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.base_url}/v1/messages/batches/{batch['id']}/results" if ended else None,
+        }
+
+    def _create_batch(self, body: dict[str, Any]) -> dict[str, Any]:
+        results = []
+        for item in body["requests"]:
+            params = item["params"]
+            reply = self._next_reply(params)
+            with self._lock:
+                self.counts["batch_items"] += 1
+            if reply.status == 200:
+                result = {"type": "succeeded", "message": self._message(params, reply)}
+            else:
+                result = {"type": "errored", "error": self._error_body(reply)}
+            results.append({"custom_id": item["custom_id"], "result": result})
+        batch = {"id": f"msgbatch_{next(self._ids):06d}", "polls": 0, "results": results}
+        with self._lock:
+            self.batches[batch["id"]] = batch
+        return self._batch_view(batch)
+
+
+def _handler_for(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+            return
+
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None,
+                  content_type: str = "application/json") -> None:
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(data)))
+            self.send_header("request-id", f"req_{next(server._ids):06d}")
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _log(self, endpoint: str, body: Any) -> None:
+            with server._lock:
+                server.counts[endpoint] += 1
+                server.requests.append({"endpoint": endpoint, "method": self.command, "path": self.path,
+                                        "headers": dict(self.headers.items()), "body": body})
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server API
+            length = int(self.headers.get("content-length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            path = self.path.split("?")[0]
+            if path == "/v1/messages":
+                self._log("messages", body)
+                reply = server._next_reply(body)
+                if reply.hang:
+                    server._release.wait()
+                    return
+                if server.latency_s or reply.delay_s:
+                    time.sleep(server.latency_s + reply.delay_s)
+                if reply.status != 200:
+                    self._send(reply.status, server._error_body(reply), reply.headers)
+                    return
+                self._send(200, server._message(body, reply), reply.headers)
+            elif path == "/v1/messages/count_tokens":
+                self._log("count_tokens", body)
+                self._send(200, {"input_tokens": input_tokens_of(body)})
+            elif path == "/v1/messages/batches":
+                self._log("batch_create", body)
+                self._send(200, server._create_batch(body))
+            else:
+                self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server API
+            parts = self.path.split("?")[0].strip("/").split("/")
+            batch = server.batches.get(parts[3]) if len(parts) >= 4 and parts[:3] == ["v1", "messages", "batches"] else None
+            if batch is None:
+                self._log("not_found", None)
+                self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+            elif len(parts) == 4:
+                self._log("batch_retrieve", None)
+                with server._lock:
+                    batch["polls"] += 1
+                self._send(200, server._batch_view(batch))
+            elif len(parts) == 5 and parts[4] == "results":
+                self._log("batch_results", None)
+                lines = "".join(json.dumps(r) + "\n" for r in batch["results"]).encode()
+                self._send(200, lines, content_type="application/binary")
+            else:
+                self._send(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+
+    return Handler
