@@ -1,0 +1,132 @@
+"""Asking a model for a JSON answer: find it, validate it, repair once, keep the raw text.
+
+The discipline shared by every model-graded step: the answer's last JSON object is validated
+strictly; on a bad answer one repair request sends the answer back with the validation error;
+if that fails too, the caller records an error with the raw answers — never a default score.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from evalkit.llm.calls import LLMRequest, LLMResponse
+from evalkit.llm.client import ModelClient
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+REPAIR_INSTRUCTION = (
+    "Your previous answer could not be used: {error}\n"
+    "Reply again with only the corrected JSON object, in the format the instructions require."
+)
+
+
+class AnswerError(ValueError):
+    """The model's answer is not the JSON the step requires (the message goes into the repair request)."""
+
+
+def last_json_object(text: str) -> tuple[dict[str, Any], int]:
+    """The last top-level JSON object in ``text`` (inside a ```json fence or after reasoning) and
+    where it starts. Raise ``AnswerError`` when there is none."""
+    decoder = json.JSONDecoder()
+    found: tuple[dict[str, Any], int] | None = None
+    i = text.find("{")
+    while i != -1:
+        try:
+            obj, end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError:
+            i = text.find("{", i + 1)
+            continue
+        if isinstance(obj, dict):
+            found = (obj, i)
+        i = text.find("{", end)
+    if found is None:
+        raise AnswerError("no JSON object found in the answer")
+    return found
+
+
+def reasoning_before(text: str, start: int) -> str:
+    """The free text before the JSON answer (without a dangling ```json fence)."""
+    head = text[:start].rstrip()
+    for fence in ("```json", "```JSON", "```"):
+        if head.endswith(fence):
+            head = head[: -len(fence)].rstrip()
+            break
+    return head
+
+
+def validation_message(exc: ValidationError) -> str:
+    """A pydantic error as one line the model can act on ('field: problem; ...')."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or 'answer'}: {err['msg']}" for err in exc.errors()
+    )
+
+
+def parse_model(model: type[M], text: str, *, ignore_unknown: bool = True) -> tuple[M, str]:
+    """Validate the answer's last JSON object as ``model`` and return it with the reasoning before it.
+
+    Keys the model does not know are dropped when ``ignore_unknown`` (a judge adding a note of its
+    own is not a wrong answer); missing or invalid values raise ``AnswerError``.
+    """
+    obj, start = last_json_object(text)
+    if ignore_unknown:
+        obj = {key: value for key, value in obj.items() if key in model.model_fields}
+    try:
+        value = model.model_validate(obj)
+    except ValidationError as exc:
+        raise AnswerError(validation_message(exc)) from None
+    return value, reasoning_before(text, start)
+
+
+@dataclass
+class StructuredAnswer(Generic[T]):
+    """Outcome of one structured question (with at most one repair)."""
+
+    value: T | None
+    """The validated answer, or None when even the repaired answer was unusable."""
+    reasoning: str = ""
+    """Free text before the accepted JSON."""
+    responses: list[LLMResponse] = field(default_factory=list)
+    """Every response received (first answer, then the repair if any)."""
+    error: str | None = None
+    """The last validation error when ``value`` is None."""
+
+    @property
+    def raw(self) -> list[str]:
+        return [response.text for response in self.responses]
+
+
+def ask_structured(
+    client: ModelClient, request: LLMRequest, parse: Callable[[str], tuple[T, str]]
+) -> StructuredAnswer[T]:
+    """Ask, validate with ``parse`` (raising ``AnswerError``), and on failure repair once.
+
+    ``LLMError`` (including ``BudgetExceeded``) propagates: it is infrastructure, not an answer.
+    """
+    first = client.call(request)
+    try:
+        value, reasoning = parse(first.text)
+        return StructuredAnswer(value=value, reasoning=reasoning, responses=[first])
+    except AnswerError as exc:
+        error = str(exc)
+    repair = request.model_copy(
+        update={
+            "messages": [
+                *request.messages,
+                {"role": "assistant", "content": first.text or "(empty answer)"},
+                {"role": "user", "content": REPAIR_INSTRUCTION.format(error=error)},
+            ],
+            "item_id": f"{request.item_id}#repair" if request.item_id is not None else None,
+        }
+    )
+    second = client.call(repair)
+    try:
+        value, reasoning = parse(second.text)
+        return StructuredAnswer(value=value, reasoning=reasoning, responses=[first, second])
+    except AnswerError as exc:
+        return StructuredAnswer(value=None, responses=[first, second], error=str(exc))
