@@ -1,0 +1,264 @@
+"""Rubric grading for the ``generation`` suite: a model decides, per criterion, met or not met.
+
+The case score is the weighted fraction of criteria met (0-1). The answer discipline is the
+judge's: strict JSON, one repair, then ``judge_error`` with the raw answer kept. With
+``samples: k`` each criterion is decided by majority and the score is the mean over samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_blocks
+from evalkit.llm.client import ModelClient
+from evalkit.llm.pricing import Usage
+from evalkit.llm.prompts import render, template_digest
+from evalkit.llm.settings import JudgeSettings
+from evalkit.llm.structured import AnswerError, ask_structured, last_json_object, reasoning_before, validation_message
+from evalkit.models import Model
+
+SYSTEM_TEMPLATE = "rubric_judge_system.md.j2"
+USER_TEMPLATE = "rubric_judge.md.j2"
+ID_PATTERN = r"^[A-Za-z0-9_.\-]{1,64}$"
+
+
+class Criterion(Model):
+    """One evaluation criterion of a generation case."""
+
+    id: str = Field(pattern=ID_PATTERN)
+    """Stable id (letters, digits, '_', '.', '-')."""
+    text: str
+    """What the generated files must do, in plain words."""
+    weight: float = Field(1.0, gt=0)
+    """Relative weight in the case score."""
+
+
+class GeneratedFile(Model):
+    """One file the service under test produced."""
+
+    path: str
+    """Path relative to the output root."""
+    content: str
+    """File text."""
+
+
+class RubricInput(Model):
+    """What the rubric judge sees for one case."""
+
+    item_id: str
+    """Stable id of this (system, case)."""
+    task: str | None = None
+    """The request the service was given, when the case states it."""
+    files: list[GeneratedFile]
+    """The generated files."""
+    criteria: list[Criterion] = Field(min_length=1)
+    """The case's evaluation_criteria."""
+
+    @field_validator("criteria")
+    @classmethod
+    def _unique_ids(cls, criteria: list[Criterion]) -> list[Criterion]:
+        ids = [c.id for c in criteria]
+        duplicates = sorted({i for i in ids if ids.count(i) > 1})
+        if duplicates:
+            raise ValueError(f"duplicate criterion ids: {duplicates}")
+        return criteria
+
+
+class CriterionVerdict(Model):
+    """The judge's decision on one criterion."""
+
+    id: str
+    """Criterion id."""
+    met: bool
+    """Whether the files meet the criterion."""
+    reason: str = ""
+    """Why."""
+
+    @field_validator("met", mode="before")
+    @classmethod
+    def _strict_bool(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        if not isinstance(value, bool):
+            raise ValueError(f"must be true or false, got {value!r}")
+        return value
+
+
+class RubricAnswer(Model):
+    """One judge answer: a decision for every criterion."""
+
+    criteria: list[CriterionVerdict]
+    """One entry per criterion."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_unknown_keys(cls, value: object) -> object:
+        if isinstance(value, dict):
+            criteria = value.get("criteria")
+            if isinstance(criteria, list):
+                criteria = [
+                    {k: v for k, v in entry.items() if k in CriterionVerdict.model_fields}
+                    if isinstance(entry, dict) else entry
+                    for entry in criteria
+                ]
+            return {"criteria": criteria} if "criteria" in value else value
+        return value
+
+
+class CriterionResult(Model):
+    """The outcome for one criterion over all samples."""
+
+    id: str
+    """Criterion id."""
+    weight: float
+    """Its weight."""
+    met: bool
+    """Met by a majority of samples (a tie counts as not met)."""
+    met_fraction: float
+    """Fraction of samples that found it met."""
+    reason: str
+    """The first sample's reason."""
+
+
+class RubricOutcome(Model):
+    """Rubric grade of one generation case."""
+
+    status: Literal["judged", "judge_error", "not_configured", "not_judged_budget", "infra_error"]
+    """judged, or why there is no score (same meanings as the migration judge)."""
+    model: str | None = None
+    """Judge model id."""
+    score: float | None = None
+    """Weighted fraction of criteria met (0-1), averaged over samples."""
+    sample_scores: list[float] = Field(default_factory=list)
+    """The score of each sample."""
+    results: list[CriterionResult] = Field(default_factory=list)
+    """Per-criterion outcome, in the case's order."""
+    unstable: bool = False
+    """Some criterion was met in some samples and not in others."""
+    reasoning: list[str] = Field(default_factory=list)
+    """Free text before each sample's JSON."""
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens of every response used (repairs included)."""
+    cost_usd: float = 0.0
+    """USD cost of producing those responses."""
+    raw_answers: list[str] = Field(default_factory=list)
+    """Unusable answers, kept on judge_error."""
+    error: str | None = None
+    """Why there is no score."""
+    request_keys: list[str] = Field(default_factory=list)
+    """Cache keys of the responses used."""
+
+
+def prompt_version() -> str:
+    """Digest of the rubric templates: part of the grade stage's config slice."""
+    return template_digest(SYSTEM_TEMPLATE, USER_TEMPLATE)
+
+
+def parser_for(criteria: list[Criterion]) -> Callable[[str], tuple[RubricAnswer, str]]:
+    """A parse function that also checks the answer covers exactly these criterion ids."""
+    expected = [c.id for c in criteria]
+
+    def parse(text: str) -> tuple[RubricAnswer, str]:
+        obj, start = last_json_object(text)
+        try:
+            answer = RubricAnswer.model_validate(obj)
+        except ValidationError as exc:
+            raise AnswerError(validation_message(exc)) from None
+        got = [v.id for v in answer.criteria]
+        problems = []
+        missing = [i for i in expected if i not in got]
+        unknown = sorted({i for i in got if i not in expected})
+        repeated = sorted({i for i in got if got.count(i) > 1})
+        if missing:
+            problems.append(f"missing criteria: {missing}")
+        if unknown:
+            problems.append(f"unknown criterion ids: {unknown}")
+        if repeated:
+            problems.append(f"criteria answered more than once: {repeated}")
+        if problems:
+            raise AnswerError("; ".join(problems))
+        return answer, reasoning_before(text, start)
+
+    return parse
+
+
+def rubric_requests(item: RubricInput, settings: JudgeSettings) -> list[LLMRequest]:
+    """The first-round requests for ``item``, one per sample."""
+    settings = settings.with_env()
+    user = render(
+        USER_TEMPLATE,
+        task=item.task,
+        files=[(f.path, f.content) for f in item.files],
+        criteria=item.criteria,
+    )
+    return [
+        LLMRequest(
+            model=settings.model,
+            system=system_blocks(render(SYSTEM_TEMPLATE)),
+            messages=[{"role": "user", "content": user}],
+            max_tokens=settings.max_tokens,
+            sample_index=index,
+            item_id=item.item_id,
+        )
+        for index in range(settings.samples)
+    ]
+
+
+def weighted_score(criteria: list[Criterion], met: dict[str, bool]) -> float:
+    """Weighted fraction of ``criteria`` met."""
+    total = sum(c.weight for c in criteria)
+    return sum(c.weight for c in criteria if met[c.id]) / total
+
+
+def grade_rubric(item: RubricInput, client: ModelClient | None, settings: JudgeSettings) -> RubricOutcome:
+    """Grade one generation case against its criteria."""
+    settings = settings.with_env()
+    base = RubricOutcome(status="judged", model=settings.model)
+    if client is None:
+        return base.model_copy(update={"status": "not_configured", "error": "ANTHROPIC_API_KEY is not set"})
+    parse = parser_for(item.criteria)
+    answers: list[RubricAnswer] = []
+    reasoning: list[str] = []
+    raw: list[str] = []
+    usage, cost, keys, errors = Usage(), 0.0, [], []
+    try:
+        for request in rubric_requests(item, settings):
+            answer = ask_structured(client, request, parse)
+            for response in answer.responses:
+                usage, cost = usage + response.usage, cost + response.cost_usd
+                keys.append(response.request_key)
+            if answer.value is None:
+                raw.extend(answer.raw)
+                errors.append(f"sample {request.sample_index}: {answer.error}")
+            else:
+                answers.append(answer.value)
+                reasoning.append(answer.reasoning)
+    except BudgetExceeded as exc:
+        return base.model_copy(update={"status": "not_judged_budget", "error": str(exc),
+                                       "usage": usage, "cost_usd": cost, "request_keys": keys})
+    except LLMError as exc:
+        return base.model_copy(update={"status": "infra_error", "error": str(exc),
+                                       "usage": usage, "cost_usd": cost, "request_keys": keys})
+    spent = {"usage": usage, "cost_usd": cost, "request_keys": keys, "reasoning": reasoning}
+    if errors:
+        return base.model_copy(update={"status": "judge_error", "error": "; ".join(errors), "raw_answers": raw, **spent})
+
+    decisions = [{v.id: v for v in answer.criteria} for answer in answers]
+    sample_scores = [weighted_score(item.criteria, {i: v.met for i, v in d.items()}) for d in decisions]
+    results = []
+    for criterion in item.criteria:
+        votes = [d[criterion.id].met for d in decisions]
+        results.append(CriterionResult(
+            id=criterion.id, weight=criterion.weight, met=sum(votes) * 2 > len(votes),
+            met_fraction=sum(votes) / len(votes), reason=decisions[0][criterion.id].reason,
+        ))
+    return base.model_copy(update={
+        "score": sum(sample_scores) / len(sample_scores),
+        "sample_scores": sample_scores,
+        "results": results,
+        "unstable": any(0 < r.met_fraction < 1 for r in results),
+        **spent,
+    })
