@@ -1,0 +1,57 @@
+"""Content-addressed test runs: same spec, same tree contents, same image -> stored result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.sandbox.archive import tree_digest
+from evalkit.sandbox.images import ImageUnavailable, image_id
+from evalkit.sandbox.runner import Backend, resolve_backend, run_tests
+from evalkit.sandbox.spec import ExecutionResult, TestRunSpec
+from evalkit.store import ContentStore
+
+#: Outcomes that are final for given inputs. infra_error is the harness's failure and timeout may
+#: come from a loaded machine: both are run again next time.
+CACHEABLE = frozenset({"completed", "patch_failed", "case_error", "oom"})
+KEY_VERSION = 1
+
+
+def cache_inputs(spec: TestRunSpec, isolation: str, image: str | None) -> dict[str, Any]:
+    """Everything the result depends on: the spec without host paths, the tree's contents, the image id."""
+    return {
+        "version": KEY_VERSION,
+        "spec": spec.model_dump(mode="json", exclude={"tree", "dockerfile_dir"}),
+        "tree": tree_digest(spec.tree),
+        "isolation": isolation,
+        "image": image,
+    }
+
+
+def run_tests_cached(spec: TestRunSpec, store: ContentStore, backend: Backend = "auto") -> ExecutionResult:
+    """run_tests, answered from ``store`` when the same inputs ran before (infra errors are not stored)."""
+    chosen = resolve_backend(backend)
+    image = None
+    if chosen == "docker":
+        try:
+            image = image_id(spec.image)
+        except Exception:  # daemon trouble: let run_tests report it as infra_error, uncached
+            return run_tests(spec, chosen)
+        if image is None:  # not present yet: run_tests pulls or builds it, then the key is known
+            result = run_tests(spec, chosen)
+            if result.image_digest and result.status in CACHEABLE:
+                store.put(store.key(cache_inputs(spec, chosen, result.image_digest)), result.model_dump(mode="json"))
+            return result
+    key = store.key(cache_inputs(spec, chosen, image))
+    hit = store.get(key)
+    if hit is not None:
+        try:
+            return ExecutionResult.model_validate(hit)
+        except ValueError:
+            hit = None  # an entry from an older schema: run again and overwrite
+    result = run_tests(spec, chosen)
+    if result.status in CACHEABLE:
+        store.put(key, result.model_dump(mode="json"))
+    return result
+
+
+__all__ = ["CACHEABLE", "ImageUnavailable", "cache_inputs", "run_tests_cached"]

@@ -1,0 +1,258 @@
+"""Docker sandbox: one labelled, network-less, unprivileged, resource-limited container per run.
+
+The container is created, filled with ``put_archive`` (tree and control files), then started once
+per phase (the main run, then each rerun, in the same filesystem); results are fetched with
+``get_archive``. It is removed in every case, and leftovers of dead processes are swept by label.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+
+import docker.errors
+import requests.exceptions
+from docker.types import LogConfig
+
+from evalkit.sandbox.archive import SANDBOX_UID, TarBuilder, read_tar_files
+from evalkit.sandbox.dockerclient import client
+from evalkit.sandbox.phase import PhaseOutcome, SandboxError, new_nonce
+from evalkit.sandbox.script import ControlFiles
+from evalkit.sandbox.spec import TestRunSpec
+
+log = logging.getLogger(__name__)
+
+LABEL = "evalkit.sandbox"
+OWNER_LABEL = "evalkit.sandbox.owner"
+DEADLINE_LABEL = "evalkit.sandbox.deadline"
+ROOT = "/work"
+#: Bytes fetched at most from a phase's results besides its capped test log (JUnit reports...).
+RESULTS_EXTRA_BYTES = 64 << 20
+
+_sweep_lock = threading.Lock()
+_swept = False
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep_leftovers(force: bool = False) -> int:
+    """Remove labelled containers left by dead processes on this host or past their deadline.
+
+    Runs once per process (at first use) unless ``force``; returns how many were removed.
+    Containers of live processes (another doit run) are left alone.
+    """
+    global _swept
+    with _sweep_lock:
+        if _swept and not force:
+            return 0
+        _swept = True
+        removed = 0
+        host = socket.gethostname()
+        for c in client().containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+            labels = c.labels or {}
+            owner_host, _, pid = labels.get(OWNER_LABEL, ":").rpartition(":")
+            try:
+                deadline = float(labels.get(DEADLINE_LABEL, "0"))
+            except ValueError:
+                deadline = 0.0
+            dead_owner = owner_host == host and pid.isdigit() and not _pid_alive(int(pid))
+            if dead_owner or deadline < time.time():
+                try:
+                    c.remove(force=True)
+                    removed += 1
+                except docker.errors.NotFound:
+                    continue
+        return removed
+
+
+def _ctl_tar(files: dict[str, str], nonce: str, prefix: str) -> bytes:
+    """Control files owned by root (the runner cannot change them) and a nonce only it can read."""
+    tar = TarBuilder()
+    for name, text in files.items():
+        tar.add_bytes(f"{prefix}/{name}", text.encode("utf-8"), 0o755 if name.endswith(".sh") else 0o644, uid=0)
+    tar.add_dir(f"{prefix}/secret", 0o700)
+    tar.add_bytes(f"{prefix}/secret/nonce", nonce.encode(), 0o600)
+    return tar.getvalue()
+
+
+class DockerSandbox:
+    """One container for one test run; use as a context manager (it is always removed)."""
+
+    isolation = "docker"
+
+    def __init__(self, spec: TestRunSpec, ctl: ControlFiles, image_digest: str) -> None:
+        self.spec = spec
+        self.ctl = ctl
+        self.image_digest: str | None = image_digest
+        self.notes: list[str] = []
+        self.container = None
+        self._first_nonce = new_nonce()
+        self._started = False
+        lim = spec.limits
+        cli = client()
+        sweep_leftovers()
+        budget = (spec.reruns + 1) * (lim.timeout_s + 60) + 300
+        name = f"evalkit-sbx-{uuid.uuid4().hex[:16]}"
+        try:
+            self.container = cli.containers.create(
+                image=image_digest,
+                command=["/bin/sh", f"{ROOT}/ctl/run.sh", ROOT],
+                name=name,
+                labels={LABEL: "1", OWNER_LABEL: _owner(), DEADLINE_LABEL: f"{time.time() + budget:.0f}"},
+                user=f"{SANDBOX_UID}:{SANDBOX_UID}",
+                working_dir=f"{ROOT}/tree",
+                environment={"HOME": f"{ROOT}/home", "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8"},
+                network_disabled=True,
+                mem_limit=f"{lim.memory_mb}m",
+                memswap_limit=f"{lim.memory_mb}m",
+                nano_cpus=int(lim.cpus * 1e9),
+                pids_limit=lim.pids,
+                cap_drop=["ALL"],
+                security_opt=["no-new-privileges"],
+                log_config=LogConfig(
+                    type="json-file", config={"max-size": str(max(lim.log_limit_bytes * 2, 1 << 20)), "max-file": "1"}
+                ),
+            )
+        except docker.errors.ImageNotFound as exc:
+            raise SandboxError(f"image {spec.image} disappeared before the container was created: {exc}") from exc
+        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+            raise SandboxError(f"cannot create the container: {exc}") from exc
+
+    def __enter__(self) -> DockerSandbox:
+        try:
+            self._fill()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _fill(self) -> None:
+        tar = TarBuilder()
+        tar.add_dir("work", 0o755)
+        tar.add_tree(self.spec.tree, "work/tree")
+        tar.add_dir("work/out", 0o755)
+        tar.add_dir("work/home", 0o755)
+        tar.add_dir("work/ctl", 0o755, uid=0)
+        for name, text in {**self.ctl.files, "phase": "main\n"}.items():
+            mode = 0o755 if name.endswith(".sh") else 0o644
+            tar.add_bytes(f"work/ctl/{name}", text.encode("utf-8"), mode, uid=0)
+        tar.add_dir("work/ctl/secret", 0o700)
+        tar.add_bytes("work/ctl/secret/nonce", self._first_nonce.encode(), 0o600)
+        self._put("/", tar.getvalue())
+
+    def _put(self, path: str, data: bytes) -> None:
+        try:
+            ok = self.container.put_archive(path, data)
+        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+            raise SandboxError(f"cannot copy files into the container: {exc}") from exc
+        if not ok:
+            raise SandboxError("cannot copy files into the container (put_archive refused)")
+
+    def run_phase(self, phase: str, command: str | None) -> PhaseOutcome:
+        if phase == "main":
+            nonce = self._first_nonce
+        else:
+            nonce = new_nonce()
+            files = {"phase": f"{phase}\n"}
+            if command is not None:
+                files[f"{phase}.cmd"] = command + "\n"
+            self._put(f"{ROOT}/ctl", _ctl_tar(files, nonce, "."))
+        t0 = time.monotonic()
+        try:
+            self.container.start()
+        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+            raise SandboxError(f"the container did not start: {exc}") from exc
+        state, exit_code = self._wait(self.spec.limits.timeout_s)
+        outcome = PhaseOutcome(phase, nonce, state, exit_code, duration_s=time.monotonic() - t0)
+        if state == "timeout":
+            return outcome
+        outcome.files, outcome.files_capped = self._fetch(f"{ROOT}/out/{phase}")
+        if "runner.txt" not in outcome.files:
+            outcome.crash_output = self._logs()
+        return outcome
+
+    def _wait(self, timeout: float) -> tuple[str, int | None]:
+        try:
+            result = self.container.wait(timeout=timeout)
+            code = result.get("StatusCode")
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+            # docker-py raises ReadTimeout, or ConnectionError wrapping urllib3's read timeout.
+            try:
+                self.container.reload()
+            except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+                raise SandboxError(f"lost the Docker daemon while waiting: {exc}") from exc
+            if self.container.status in ("running", "restarting", "paused"):
+                self._kill()
+                return "timeout", None
+            code = self.container.attrs["State"].get("ExitCode")
+        try:
+            self.container.reload()
+        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+            raise SandboxError(f"cannot inspect the container after it exited: {exc}") from exc
+        st = self.container.attrs.get("State", {})
+        if st.get("OOMKilled"):
+            return "oom", code
+        if st.get("Error"):
+            raise SandboxError(f"the container failed: {st['Error']}")
+        return "exited", code
+
+    def _kill(self) -> None:
+        try:
+            self.container.kill()
+            self.container.wait(timeout=30)
+        except docker.errors.APIError as exc:
+            if "is not running" not in str(exc):
+                raise SandboxError(f"cannot kill the timed-out container: {exc}") from exc
+
+    def _fetch(self, path: str) -> tuple[dict[str, bytes], bool]:
+        cap = self.spec.limits.log_limit_bytes + RESULTS_EXTRA_BYTES
+        try:
+            stream, _stat = self.container.get_archive(path)
+        except docker.errors.NotFound:
+            return {}, False
+        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+            raise SandboxError(f"cannot fetch results from the container: {exc}") from exc
+        base = path.rstrip("/").rsplit("/", 1)[-1]
+        return read_tar_files(stream, cap, strip=base + "/")
+
+    def _logs(self) -> bytes:
+        cap = self.spec.limits.log_limit_bytes
+        out = bytearray()
+        try:
+            for chunk in self.container.logs(stdout=True, stderr=True, stream=True, follow=False):
+                out += chunk
+                if len(out) >= cap:
+                    break
+        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+            return f"(container logs unavailable: {exc})".encode()
+        return bytes(out[:cap])
+
+    def close(self) -> None:
+        if self.container is None:
+            return
+        try:
+            self.container.remove(force=True, v=True)
+        except docker.errors.NotFound:
+            log.debug("container %s was already removed", self.container.name)
+        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+            log.warning("could not remove container %s (the next sweep will): %s", self.container.name, exc)
+        self.container = None

@@ -1,0 +1,174 @@
+"""From what a phase left behind (marker files, JUnit reports, output) to a verdict.
+
+Trust rules, so that a patch printing fake ``PASSED`` lines cannot pass:
+
+* markers (patch method, exit status) count only when they carry the phase's nonce;
+* JUnit XML fetched from the sandbox is preferred to printed output; printed failures still
+  count against a test (the worse status wins);
+* when ``junit_paths`` are given but no report was produced, printed outcomes are not trusted;
+* a non-zero exit status with no failing test reported means the output lies: not resolved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from evalkit.sandbox.grading import grade, merge_rerun
+from evalkit.sandbox.parsing import apply_collection_errors, parse_junit, parse_pytest_summary, worse
+from evalkit.sandbox.phase import PhaseOutcome
+from evalkit.sandbox.script import PATCH_FAILED_EXIT, RUNNER_ERROR, TEST_PATCH_FAILED_EXIT
+from evalkit.sandbox.spec import ExecutionResult, RunStatus, TestRunSpec, TestStatus
+
+NOT_FOUND_EXITS = (126, 127)
+
+
+def _excerpt(data: bytes, limit: int = 2000) -> str:
+    text = data.decode("utf-8", "replace").strip()
+    return text if len(text) <= limit else text[:limit] + " [...]"
+
+
+def phase_tests(spec: TestRunSpec, phase: PhaseOutcome) -> tuple[dict[str, TestStatus], bool]:
+    """Test statuses of one phase and whether a JUnit report was found."""
+    wanted = [*spec.fail_to_pass, *spec.pass_to_pass]
+    printed = parse_pytest_summary(phase.files.get("log", b"").decode("utf-8", "replace"))
+    junit: dict[str, TestStatus] = {}
+    found = False
+    for name, data in sorted(phase.files.items()):
+        if name.startswith("junit/"):
+            try:
+                parsed = parse_junit(data, wanted)
+            except ValueError:
+                continue
+            found = True
+            for test_id, status in parsed.items():
+                junit[test_id] = worse(junit.get(test_id), status)
+    if found:
+        tests = junit
+        for test_id, status in printed.items():
+            if status in ("failed", "error"):
+                tests[test_id] = worse(tests.get(test_id), status)
+    else:
+        tests = printed
+    return apply_collection_errors(tests, wanted), found
+
+
+@dataclass
+class Verdict:
+    """What the run found so far; becomes an ExecutionResult."""
+
+    spec: TestRunSpec
+    status: RunStatus
+    reason: str
+    phases: list[PhaseOutcome] = field(default_factory=list)
+    patch_applied: bool = False
+    patch_method: str | None = None
+    tests: dict[str, TestStatus] = field(default_factory=dict)
+    exit_code: int | None = None
+    trusted: bool = True
+    notes: list[str] = field(default_factory=list)
+
+    def add_rerun(self, spec: TestRunSpec, phase: PhaseOutcome, ids: list[str]) -> list[str]:
+        """Fold a rerun of ``ids`` in; returns the ids still failing (empty to stop rerunning)."""
+        self.phases.append(phase)
+        if phase.state != "exited":
+            self.notes.append(f"{phase.phase} ended by {phase.state}: its tests count as failed")
+            return []
+        rc = phase.marker("status")
+        rerun, _ = phase_tests(spec, phase)
+        if rc is None or (rc != "0" and not any(rerun.get(t) in ("failed", "error") for t in ids)):
+            self.notes.append(f"{phase.phase}: no trustworthy exit status or output; ignored")
+            return []
+        self.tests, still = merge_rerun(self.tests, rerun, ids)
+        return still
+
+    def result(self, *, reason: str, isolation: str, image_digest: str | None, duration_s: float) -> ExecutionResult:
+        log, truncated, total = self._log()
+        kw = {}
+        if self.status == "completed":
+            g = grade(self.tests, list(self.spec.fail_to_pass), list(self.spec.pass_to_pass), self.spec.flaky_policy)
+            kw = dict(fail_to_pass=g.fail_to_pass, pass_to_pass=g.pass_to_pass, resolved=g.resolved and self.trusted)
+            reason = "; ".join([reason, *g.notes])
+        flaky = sorted(t for t, s in self.tests.items() if s == "flaky")
+        if flaky:
+            reason += f"; {len(flaky)} flaky test(s) counted per flaky_policy={self.spec.flaky_policy}"
+        return ExecutionResult(
+            status=self.status, reason="; ".join([reason, *self.notes]) if self.notes else reason,
+            isolation=isolation, patch_applied=self.patch_applied, patch_method=self.patch_method,
+            tests=dict(sorted(self.tests.items())), exit_code=self.exit_code, flaky=flaky, log=log,
+            log_truncated=truncated, log_bytes=total, duration_s=duration_s, image_digest=image_digest, **kw,
+        )
+
+    def _log(self) -> tuple[str, bool, int]:
+        parts: list[bytes] = []
+        total = 0
+        truncated = False
+        for ph in self.phases:
+            runner = ph.files.get("runner.txt", ph.crash_output)
+            out = ph.files.get("log", b"")
+            try:
+                rest = int(ph.files.get("rest", b"0").strip() or 0)
+            except ValueError:
+                rest = 0
+            truncated = truncated or rest > 0 or ph.files_capped
+            total += len(runner) + len(out) + rest
+            parts += [f"===== {ph.phase}: runner =====\n".encode(), runner,
+                      f"\n===== {ph.phase}: test output =====\n".encode(), out]
+            if rest:
+                parts.append(f"\n[... {rest} more bytes of output not kept ...]\n".encode())
+        blob = b"".join(parts)
+        limit = self.spec.limits.log_limit_bytes
+        if len(blob) > limit:
+            blob, truncated = blob[:limit], True
+        return blob.decode("utf-8", "replace"), truncated, total
+
+
+def interpret(spec: TestRunSpec, main: PhaseOutcome) -> Verdict:
+    """The verdict of the main phase (before reruns)."""
+    v = Verdict(spec, "completed", "", [main])
+    if main.state == "timeout":
+        v.status, v.reason = "timeout", f"the run did not finish within {spec.limits.timeout_s:g} s and was killed"
+        return v
+    if main.state == "oom":
+        v.status, v.reason = "oom", f"the run exceeded the memory limit of {spec.limits.memory_mb} MiB and was killed"
+        return v
+    if "runner.txt" not in main.files:
+        v.status = "infra_error"
+        v.reason = f"the sandbox runner did not start (exit {main.exit_code}): {_excerpt(main.crash_output, 500)}"
+        return v
+    method = main.marker("method")
+    runner_text = _excerpt(main.files["runner.txt"], 1500)
+    if method == "none" or main.exit_code == PATCH_FAILED_EXIT and method is None:
+        v.status, v.reason = "patch_failed", f"the patch does not apply with any method: {runner_text}"
+        return v
+    if method == "error" or (main.exit_code or 0) >= RUNNER_ERROR:
+        v.status, v.reason = "infra_error", f"the sandbox runner failed (exit {main.exit_code}): {runner_text}"
+        return v
+    if main.marker("testpatch") == "failed" or main.exit_code == TEST_PATCH_FAILED_EXIT:
+        v.status, v.reason = "case_error", f"the test patch does not apply over the base files: {runner_text}"
+        return v
+    if spec.patch is not None and method not in (None, "-"):
+        v.patch_applied, v.patch_method = True, method
+    elif spec.patch is not None:
+        v.patch_applied = True
+        v.notes.append("the patch-method marker was overwritten during the tests")
+    rc_text = main.marker("status")
+    v.tests, junit_found = phase_tests(spec, main)
+    if rc_text is None or not rc_text.lstrip("-").isdigit():
+        v.trusted = False
+        v.reason = "the run left no trustworthy exit status (missing, or overwritten by test code): not resolved"
+        return v
+    v.exit_code = int(rc_text)
+    if v.exit_code in NOT_FOUND_EXITS and not v.tests:
+        v.status = "case_error"
+        v.reason = f"the test command could not run (exit {v.exit_code}: not found or not executable); no test ran"
+        return v
+    v.reason = f"tests ran; exit status {v.exit_code}"
+    if spec.junit_paths and not junit_found:
+        v.trusted = False
+        v.notes.append("no JUnit report was produced although junit_paths are set: printed outcomes not trusted")
+    if v.exit_code != 0 and not any(s in ("failed", "error") for s in v.tests.values()):
+        v.trusted = False
+        v.notes.append(f"exit status {v.exit_code} but no failing test reported: printed outcomes not trusted")
+    if main.files_capped:
+        v.notes.append("results were larger than the fetch cap and were cut")
+    return v

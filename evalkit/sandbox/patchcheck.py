@@ -1,0 +1,117 @@
+"""Host-side safety checks of a unified diff, done before any sandbox starts.
+
+A patch is refused when it is not text (not UTF-8, NUL bytes), has no diff headers, touches a
+path outside the tree (absolute, ``..``), inside a ``.git`` folder, or creates a symbolic link.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_DIFF_GIT = re.compile(r"^diff --git (?P<a>\S+) (?P<b>\S+)\s*$")
+_OLD = re.compile(r"^--- (?P<path>.+?)(?:\t.*)?$")
+_NEW = re.compile(r"^\+\+\+ (?P<path>.+?)(?:\t.*)?$")
+_RENAME_COPY = re.compile(r"^(?:rename|copy) (?:from|to) (?P<path>.+)$")
+_SYMLINK_MODE = re.compile(r"^(?:new file mode|new mode|deleted file mode|old mode) 120000\s*$")
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
+
+
+class PatchRejected(ValueError):
+    """The patch is unsafe or not a diff; the message says why in plain words."""
+
+
+@dataclass(frozen=True)
+class PatchInfo:
+    """What a diff touches: tree-relative paths, old side and new side."""
+
+    old_paths: tuple[str, ...]
+    new_paths: tuple[str, ...]
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(sorted(set(self.old_paths) | set(self.new_paths)))
+
+
+def _unquote(path: str) -> str:
+    path = path.strip()
+    if len(path) >= 2 and path[0] == '"' and path[-1] == '"':
+        path = path[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+    return path
+
+
+def _strip_prefix(path: str) -> str:
+    """Drop the ``a/``/``b/`` component the way ``-p1`` does."""
+    return path.split("/", 1)[1] if "/" in path else path
+
+
+def check_path(raw: str, *, strip: bool) -> str | None:
+    """The tree-relative path of one header path, or None for /dev/null; raises when unsafe."""
+    path = _unquote(raw)
+    if path == "/dev/null":
+        return None
+    if path.startswith("/") or path.startswith("\\") or re.match(r"^[A-Za-z]:", path):
+        raise PatchRejected(f"patch touches an absolute path: {path!r}")
+    parts = path.replace("\\", "/").split("/")
+    if ".." in parts:
+        raise PatchRejected(f"patch touches a path outside the tree: {path!r}")
+    rel = _strip_prefix(path) if strip else path
+    rel_parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not rel_parts:
+        raise PatchRejected(f"patch touches an empty path: {path!r}")
+    if any(p.lower() == ".git" for p in parts):
+        raise PatchRejected(f"patch touches the .git folder: {path!r}")
+    return "/".join(rel_parts)
+
+
+def check_patch(patch: str | bytes) -> PatchInfo:
+    """Validate a unified diff; return the paths it touches or raise PatchRejected."""
+    if isinstance(patch, bytes):
+        if b"\x00" in patch:
+            raise PatchRejected("patch contains NUL bytes: binary garbage, not a diff")
+        try:
+            text = patch.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise PatchRejected(f"patch is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    else:
+        text = patch
+        if "\x00" in text:
+            raise PatchRejected("patch contains NUL bytes: binary garbage, not a diff")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise PatchRejected("patch is not UTF-8 text (undecodable characters)") from None
+    if not text.strip():
+        raise PatchRejected("patch is empty")
+
+    old: list[str] = []
+    new: list[str] = []
+    has_git_header = has_old = has_new = has_hunk = False
+    for line in text.splitlines():
+        if m := _DIFF_GIT.match(line):
+            has_git_header = True
+            for side, target in (("a", old), ("b", new)):
+                p = check_path(m.group(side), strip=True)
+                if p is not None:
+                    target.append(p)
+        elif line.startswith("--- ") and (m := _OLD.match(line)):
+            has_old = True
+            if (p := check_path(m.group("path"), strip=True)) is not None:
+                old.append(p)
+        elif line.startswith("+++ ") and (m := _NEW.match(line)):
+            has_new = True
+            if (p := check_path(m.group("path"), strip=True)) is not None:
+                new.append(p)
+        elif m := _RENAME_COPY.match(line):
+            p = check_path(m.group("path"), strip=False)
+            if p is not None:
+                (old if " from " in line else new).append(p)
+        elif _SYMLINK_MODE.match(line):
+            raise PatchRejected("patch creates or changes a symbolic link, which is not allowed")
+        elif _HUNK.match(line) or line.startswith("GIT binary patch"):
+            has_hunk = True
+    if not (has_git_header or (has_old and has_new and has_hunk)):
+        raise PatchRejected("no diff headers found: not a unified diff")
+    if not old and not new:
+        raise PatchRejected("patch names no file to change")
+    return PatchInfo(tuple(dict.fromkeys(old)), tuple(dict.fromkeys(new)))

@@ -1,0 +1,110 @@
+"""run_tests: check a case and a patch, run the tests in a sandbox, and judge the outcome."""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from typing import Literal
+
+from evalkit.sandbox.dockerclient import docker_available
+from evalkit.sandbox.images import ImageUnavailable, ensure_image
+from evalkit.sandbox.outcome import Verdict, interpret
+from evalkit.sandbox.patchcheck import PatchRejected, check_patch
+from evalkit.sandbox.phase import PhaseOutcome, Sandbox, SandboxError
+from evalkit.sandbox.script import control_files, rerun_command, split_junit_path
+from evalkit.sandbox.spec import ExecutionResult, TestRunSpec
+
+log = logging.getLogger(__name__)
+
+Backend = Literal["auto", "docker", "local"]
+
+
+def resolve_backend(backend: Backend) -> Literal["docker", "local"]:
+    """``auto`` is Docker when a daemon answers, else local."""
+    if backend == "auto":
+        return "docker" if docker_available() else "local"
+    return backend
+
+
+def _early(status, reason: str, isolation: str, t0: float, **kw) -> ExecutionResult:
+    return ExecutionResult(status=status, reason=reason, isolation=isolation,
+                           duration_s=round(time.monotonic() - t0, 3), **kw)
+
+
+def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
+    """Run ``spec``'s tests against its patch in a sandbox; never raises for a bad case or patch.
+
+    Order of checks: the case (FAIL_TO_PASS list, test patch, JUnit paths) -> ``case_error``;
+    the system's patch (safety, on the host, before any container) -> ``patch_failed``; then the
+    sandbox (image, daemon, container) -> ``infra_error`` when it fails; then the run itself.
+    """
+    t0 = time.monotonic()
+    chosen = resolve_backend(backend)
+    notes = [] if backend != "auto" or chosen == "docker" else ["no Docker daemon answered: fell back to the local backend"]
+
+    if not spec.fail_to_pass:
+        return _early("case_error", "no FAIL_TO_PASS tests: cannot decide resolution", chosen, t0)
+    test_paths: tuple[str, ...] = ()
+    try:
+        for pattern in spec.junit_paths:
+            split_junit_path(pattern)
+        if spec.test_patch:
+            test_paths = check_patch(spec.test_patch).paths
+    except (PatchRejected, ValueError) as exc:
+        return _early("case_error", f"the case is unusable: {exc}", chosen, t0)
+    if spec.patch is not None:
+        try:
+            check_patch(spec.patch)
+        except PatchRejected as exc:
+            return _early("patch_failed", f"patch refused before running: {exc}", chosen, t0)
+
+    try:
+        ctl = control_files(spec, test_paths)
+        with _open_sandbox(spec, chosen, ctl) as box:
+            verdict = _run_phases(spec, box)
+            image_digest = box.image_digest
+            notes += box.notes
+    except ImageUnavailable as exc:
+        return _early("infra_error", str(exc), chosen, t0)
+    except SandboxError as exc:
+        return _early("infra_error", f"sandbox failure: {exc}", chosen, t0)
+    except Exception as exc:  # a crash of the sandbox machinery is the harness's failure, retried next run
+        log.exception("sandbox crashed")
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return _early("infra_error", f"sandbox crash: {type(exc).__name__}: {exc} "
+                      f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})", chosen, t0)
+    reason = "; ".join([verdict.reason, *notes])
+    return verdict.result(reason=reason, isolation=chosen, image_digest=image_digest,
+                          duration_s=round(time.monotonic() - t0, 3))
+
+
+def _open_sandbox(spec: TestRunSpec, chosen: str, ctl) -> Sandbox:
+    if chosen == "docker":
+        from evalkit.sandbox.docker_backend import DockerSandbox
+
+        try:
+            digest = ensure_image(spec.image, spec.dockerfile_dir)
+        except ImageUnavailable:
+            raise
+        except Exception as exc:
+            raise SandboxError(f"Docker daemon unreachable or failing: {exc}") from exc
+        return DockerSandbox(spec, ctl, digest)
+    from evalkit.sandbox.local_backend import LocalSandbox
+
+    return LocalSandbox(spec, ctl)
+
+
+def _run_phases(spec: TestRunSpec, box: Sandbox) -> Verdict:
+    main = box.run_phase("main", None)
+    verdict = interpret(spec, main)
+    if verdict.status != "completed" or spec.reruns == 0:
+        return verdict
+    wanted = dict.fromkeys([*spec.fail_to_pass, *spec.pass_to_pass])
+    failing = [t for t in wanted if verdict.tests.get(t) in ("failed", "error")]
+    for i in range(1, spec.reruns + 1):
+        if not failing:
+            break
+        phase: PhaseOutcome = box.run_phase(f"rerun{i}", rerun_command(spec, failing))
+        failing = verdict.add_rerun(spec, phase, failing)
+    return verdict

@@ -1,0 +1,100 @@
+"""What a sandboxed test run is asked to do (TestRunSpec) and what it found (ExecutionResult)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from evalkit.models import Model
+
+TestStatus = Literal["passed", "failed", "error", "skipped", "flaky"]
+RunStatus = Literal["completed", "patch_failed", "timeout", "oom", "infra_error", "case_error"]
+
+#: Patch methods tried in this order; the first that applies cleanly wins.
+PATCH_METHODS = ("git apply", "git apply --3way", "git apply --reject", "patch --fuzz=3")
+
+
+class SandboxLimits(Model):
+    """Resource limits of one sandboxed run."""
+
+    memory_mb: int = Field(1024, gt=0)
+    """Memory limit in MiB (Docker mem_limit, swap included; local: RLIMIT_AS)."""
+    cpus: float = Field(1.0, gt=0)
+    """CPU quota in cores (Docker nano_cpus; not enforced by the local backend)."""
+    pids: int = Field(256, gt=0)
+    """Maximum number of processes (Docker pids_limit; local: RLIMIT_NPROC above the user's current count)."""
+    timeout_s: float = Field(120.0, gt=0)
+    """Wall-clock limit of one phase (setup + patches + tests, or one rerun); the sandbox is killed after it."""
+    log_limit_bytes: int = Field(1_000_000, gt=0)
+    """At most this many bytes of output are kept per phase and in the final log."""
+
+
+class TestRunSpec(Model):
+    """One request to run a case's tests against a system's patch in a sandbox."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    image: str
+    """Docker image to run in, e.g. ``evalkit/python-pytest:bookworm``."""
+    tree: str
+    """Host path of the source tree; it is copied (without ``.git``), never modified, never executed on the host."""
+    patch: str | None = None
+    """The system's unified diff (untrusted); None runs the tests on the unmodified tree."""
+    test_patch: str | None = None
+    """The case's test diff, applied strictly (``git apply``) after the system patch, over base versions of its files."""
+    test_command: str
+    """Shell command run in the tree, e.g. ``python3 -m pytest -rA -p no:cacheprovider tests``."""
+    rerun_command: str = "{test_command} {ids}"
+    """Template of the command that reruns failing tests; ``{ids}`` is the shell-quoted, space-separated ids."""
+    junit_paths: list[str] = []
+    """JUnit XML files to collect after each run, relative to the tree; glob characters are allowed in the file name only."""
+    fail_to_pass: list[str]
+    """Test ids that fail before the fix and must pass after it."""
+    pass_to_pass: list[str] = []
+    """Test ids that pass before the fix and must still pass after it."""
+    reruns: int = Field(0, ge=0)
+    """Rerun failing FAIL_TO_PASS/PASS_TO_PASS tests up to this many times to detect flakiness."""
+    flaky_policy: Literal["fail", "pass", "exclude"] = "fail"
+    """How a flaky FAIL_TO_PASS/PASS_TO_PASS test counts for resolution: as failed, as passed, or left out."""
+    limits: SandboxLimits = SandboxLimits()
+    """Resource limits of the run."""
+    dockerfile_dir: str | None = None
+    """Host folder with a Dockerfile to build ``image`` from when it is neither present nor pullable."""
+
+
+class ExecutionResult(Model):
+    """What one sandboxed test run found: the ``execute`` stage's payload."""
+
+    status: RunStatus
+    """completed; patch_failed (the system's patch is unsafe or does not apply); timeout; oom; infra_error (retry later); case_error (the case is unusable)."""
+    reason: str
+    """Plain-language explanation of the status and of anything notable (fallbacks, distrusted output)."""
+    isolation: Literal["docker", "local"]
+    """Where the tests ran: a Docker container, or a local subprocess (weaker isolation)."""
+    patch_applied: bool = False
+    """Whether the system's patch was applied."""
+    patch_method: str | None = None
+    """Which method applied it: ``git apply``, ``git apply --3way``, ``git apply --reject`` or ``patch --fuzz=3``."""
+    tests: dict[str, TestStatus] = {}
+    """Status of every test id seen (after reruns)."""
+    exit_code: int | None = None
+    """Exit status of the test command in the main run (None when it did not finish)."""
+    resolved: bool | None = None
+    """All FAIL_TO_PASS and PASS_TO_PASS tests pass; None unless status is completed."""
+    fail_to_pass: dict[str, TestStatus] = {}
+    """Status of each FAIL_TO_PASS id (an id absent from the results is failed)."""
+    pass_to_pass: dict[str, TestStatus] = {}
+    """Status of each PASS_TO_PASS id (an id absent from the results is failed)."""
+    flaky: list[str] = []
+    """Ids whose outcome flipped between the run and its reruns."""
+    log: str = ""
+    """Runner and test output, capped at the log limit, decoded with errors replaced."""
+    log_truncated: bool = False
+    """Whether output was cut to fit the log limit."""
+    log_bytes: int = 0
+    """How many bytes of output were produced in all (before capping)."""
+    duration_s: float = 0.0
+    """Wall-clock time of the run, in seconds."""
+    image_digest: str | None = None
+    """Image id (``sha256:...``) the tests ran in; None for the local backend or when no container ran."""
