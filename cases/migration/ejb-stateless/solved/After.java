@@ -1,0 +1,5 @@
+import jakarta.enterprise.context.ApplicationScoped;
+
+@ApplicationScoped
+public class CatalogService {
+}

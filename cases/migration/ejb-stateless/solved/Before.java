@@ -1,0 +1,5 @@
+import javax.ejb.Stateless;
+
+@Stateless
+public class CatalogService {
+}

@@ -1,0 +1,218 @@
+"""The JSON artifacts the stages write, one per (system, case) and stage, and where they live."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from evalkit.fsutil import atomic_write_json
+from evalkit.models import Model, OpenModel
+
+SCHEMA_VERSION = 1
+STAGES = ("generate", "execute", "grade", "score")
+ARTIFACT_FILES = {"generate": "output.json", "execute": "execution.json", "grade": "grades.json", "score": "scores.json"}
+
+# How a (system, case) ended. `error` is the system's own failure or a broken case; `infra_error`
+# is ours (daemon down, judge API error) and is retried on the next run; `broken` is a case that
+# failed harness validation and is excluded from rates.
+Status = Literal["ok", "error", "timeout", "infra_error", "broken", "skipped"]
+
+
+class Usage(Model):
+    """Tokens and money one run spent."""
+
+    input_tokens: int = 0
+    """Prompt tokens."""
+    output_tokens: int = 0
+    """Completion tokens."""
+    cache_read_tokens: int = 0
+    """Prompt tokens served from a prompt cache."""
+    cache_write_tokens: int = 0
+    """Prompt tokens written to a prompt cache."""
+    cost_usd: float = 0.0
+    """Price of those tokens."""
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
+
+
+class Sample(OpenModel):
+    """One answer of the system under test to one case (the command protocol's output JSON)."""
+
+    status: Status = "ok"
+    """`ok`, or how the run failed."""
+    reason: str = ""
+    """Why it failed, in plain words."""
+    files: dict[str, str] = {}
+    """Generated files: path -> content."""
+    patch: str | None = None
+    """A unified diff against the case's tree or legacy file."""
+    text: str | None = None
+    """A free-text answer (hint, explanation)."""
+    context_files: list[str] = []
+    """Files the system looked at, most relevant first (localization)."""
+    context_functions: list[str] = []
+    """Functions the system looked at, most relevant first (`path::Class.func`)."""
+    usage: Usage = Usage()
+    """Tokens and cost the system reports."""
+    steps: int | None = None
+    """Agent steps the system reports."""
+    wall_s: float = 0.0
+    """Wall time of the run, measured by evalkit."""
+    exit_code: int | None = None
+    """Exit status of a command system."""
+    stderr: str = ""
+    """Tail of the command's standard error."""
+
+
+class Provenance(Model):
+    """What an artifact was computed from."""
+
+    inputs: str
+    """Digest of every input of the stage (case, upstream artifacts, config slice)."""
+    config: str
+    """Digest of the stage's slice of the config."""
+
+
+class ArtifactBase(Model):
+    """Fields every artifact has."""
+
+    schema_version: int = SCHEMA_VERSION
+    """Version of this file's shape."""
+    system: str
+    """System name."""
+    suite: str
+    """Suite name."""
+    case_id: str
+    """Case id within the suite."""
+    status: Status = "ok"
+    """How this stage ended for this (system, case)."""
+    reason: str = ""
+    """Why, when not ok."""
+    provenance: Provenance | None = None
+    """What it was computed from."""
+
+
+class OutputArtifact(ArtifactBase):
+    """output.json: the system's answer(s)."""
+
+    stage: Literal["generate"] = "generate"
+    samples: list[Sample] = []
+    """k answers (k = the system's `samples`); the first is graded."""
+
+    @property
+    def first(self) -> Sample:
+        return self.samples[0] if self.samples else Sample(status=self.status, reason=self.reason)
+
+
+class ExecutionArtifact(ArtifactBase):
+    """execution.json: the tests run on the system's patch, per sample."""
+
+    stage: Literal["execute"] = "execute"
+    runs: list[dict[str, Any]] = []
+    """One sandbox result per sample (see evalkit.sandbox.spec.ExecutionResult)."""
+    isolation: str | None = None
+    """`docker`, or `local` when tests ran without container isolation."""
+
+
+class AssertionResult(Model):
+    """Outcome of one assertion."""
+
+    type: str
+    """Assertion type."""
+    description: str
+    """What was checked."""
+    passed: bool
+    """Whether it held."""
+    weight: float = 1.0
+    """Weight in the score."""
+    detail: str = ""
+    """Why it failed, or what matched."""
+
+
+class SyntaxResult(Model):
+    """Did the generated code parse."""
+
+    language: str
+    """Parser used."""
+    valid: bool | None
+    """True/False, or None when the language has no parser here."""
+    issues: list[str] = []
+    """First few parse errors with line numbers."""
+
+
+class GradesArtifact(ArtifactBase):
+    """grades.json: assertion results, syntax check, judge verdict(s)."""
+
+    stage: Literal["grade"] = "grade"
+    syntax: SyntaxResult | None = None
+    """Syntax validity of the main generated file."""
+    assertions: list[AssertionResult] = []
+    """Deterministic checks."""
+    assertion_score: float | None = None
+    """Weighted fraction of assertions that held (0-1), None without assertions."""
+    judge: dict[str, Any] | None = None
+    """The LLM judge's outcome (see evalkit.graders.judge.JudgeOutcome)."""
+    rubric: dict[str, Any] | None = None
+    """Rubric grading outcome (generation suites)."""
+    extra: dict[str, Any] = {}
+    """Kind-specific grading data (agentic task matching, injection detectors, ...)."""
+
+
+class ScoresArtifact(ArtifactBase):
+    """scores.json: every metric of one (system, case)."""
+
+    stage: Literal["score"] = "score"
+    metrics: dict[str, float | None] = {}
+    """Metric name -> value (booleans as 0/1); None = not applicable. Metadata: evalkit.metrics.registry."""
+    excluded: Literal["broken", "infra", "not_judged"] | None = None
+    """Why this case is left out of aggregates, if it is."""
+    tags: list[str] = []
+    """The case's tags (for breakdowns)."""
+    usage: Usage = Usage()
+    """System-under-test tokens and cost."""
+    judge_usage: Usage = Usage()
+    """Judge tokens and cost."""
+    wall_s: float = 0.0
+    """System wall time."""
+
+
+ARTIFACT_MODELS: dict[str, type[ArtifactBase]] = {
+    "generate": OutputArtifact, "execute": ExecutionArtifact, "grade": GradesArtifact, "score": ScoresArtifact,
+}
+
+
+def artifact_path(work: Path, stage: str, system: str, suite: str, case_id: str) -> Path:
+    """`<work>/artifacts/<system>/<suite>/<case>/<file>`."""
+    return work / "artifacts" / system / suite / case_id / ARTIFACT_FILES[stage]
+
+
+def retry_marker(path: Path) -> Path:
+    """Beside an artifact that recorded an infrastructure error: its task reruns next time."""
+    return path.with_name(path.name + ".retry")
+
+
+def write_artifact(path: Path, artifact: ArtifactBase) -> None:
+    """Write atomically; mark infrastructure errors for retry, clear the mark otherwise."""
+    atomic_write_json(path, artifact)
+    marker = retry_marker(path)
+    if artifact.status == "infra_error":
+        marker.touch()
+    elif marker.exists():
+        marker.unlink()
+
+
+def read_artifact(path: Path, stage: str) -> Any:
+    """Load and validate an artifact of a stage."""
+    with open(path, encoding="utf-8") as fh:
+        return ARTIFACT_MODELS[stage].model_validate(json.load(fh))
+
+
+def read_optional(path: Path, stage: str) -> Any | None:
+    return read_artifact(path, stage) if path.exists() else None
+
+
+__all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations", "Field", "Path", "json")]

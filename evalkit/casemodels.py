@@ -1,0 +1,167 @@
+"""What a suite.yaml and a case file may say, per suite kind (JSON Schema is generated from these)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from evalkit.models import Model
+
+SuiteKind = Literal["patch", "migration", "generation", "rag", "agentic", "e2e"]
+SUITE_KINDS: tuple[str, ...] = ("patch", "migration", "generation", "rag", "agentic", "e2e")
+CASE_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+
+class SuiteSpec(Model):
+    """cases/<suite>/suite.yaml"""
+
+    kind: SuiteKind
+    """What the cases are: patch, migration, generation, rag, agentic or e2e."""
+    language: str = "text"
+    """Language of the code in this suite (java, python, typescript, text); picks the parser."""
+    description: str = ""
+    """One paragraph shown on the suite page."""
+    defaults: dict[str, Any] = {}
+    """Values merged into every case's `inputs` (a case's own value wins)."""
+
+
+class AssertionSpec(Model):
+    """One deterministic check of a system's output."""
+
+    type: Literal[
+        "contains", "not_contains", "icontains", "not_icontains", "regex", "not_regex",
+        "is_json", "syntax_valid", "file_set", "python",
+    ]
+    """Kind of check."""
+    value: Any = None
+    """The string, pattern, expected file list, or `module:function` the check uses."""
+    file: str | None = None
+    """Which output file to check (default: the case's main file, or the whole answer)."""
+    schema_: dict[str, Any] | None = Field(None, alias="schema")
+    """JSON Schema for `is_json`."""
+    weight: float = Field(1.0, ge=0)
+    """Weight in the case's assertion score."""
+    description: str = ""
+    """What the check means, shown in the report."""
+
+
+class Criterion(Model):
+    """One rubric criterion a judge marks met / not met."""
+
+    id: str | None = None
+    """Short id (defaults to c1, c2, ...)."""
+    text: str
+    """The criterion, in plain words."""
+    weight: float = Field(1.0, ge=0)
+    """Weight in the case's rubric score."""
+
+
+class Incident(Model):
+    """One analyzer incident (Konveyor style)."""
+
+    rule_id: str
+    """Rule that fired, e.g. javax-to-jakarta-import-00001."""
+    description: str = ""
+    """The rule's description."""
+    message: str = ""
+    """The incident's message."""
+    line: int | None = Field(None, ge=1)
+    """1-based line in the legacy file."""
+    file: str | None = None
+    """File the incident is in, when the case spans several files."""
+
+
+class SolvedExample(Model):
+    """A solved example of the same rule, shown to the system and the judge."""
+
+    before_file: str
+    """Code before the fix (path relative to the case)."""
+    after_file: str
+    """Code after the fix (path relative to the case)."""
+
+
+class MigrationInputs(Model):
+    """Inputs of a migration case: one legacy file and its incidents."""
+
+    file_path: str
+    """Path of the file inside the application (shown, and used as the output file name)."""
+    legacy_file: str
+    """The legacy source (path relative to the case)."""
+    source_technology: str = "Java EE"
+    """Technology migrated from."""
+    target_technology: str = "Quarkus"
+    """Technology migrated to."""
+    incidents: list[Incident] = Field(min_length=1)
+    """Analyzer incidents in the legacy file."""
+    solved_example: SolvedExample | None = None
+    """Optional solved example of the same rule."""
+
+
+class MigrationReference(Model):
+    """Reference of a migration case."""
+
+    expected_file: str
+    """The migrated file as a person wrote it (path relative to the case)."""
+
+
+class PatchInputs(Model):
+    """Inputs of a SWE-bench-style patch case."""
+
+    problem_statement: str = ""
+    """The issue text the system sees."""
+    source_dir: str | None = None
+    """The source tree (folder relative to the case, inside the suite)."""
+    repo: str | None = None
+    """Or a git repository (path or URL) ..."""
+    base_commit: str | None = None
+    """... and the commit to check out."""
+    test_patch_file: str | None = None
+    """Patch adding the tests (applied after the system's patch)."""
+    test_command: str = "python3 -m pytest -rA -p no:cacheprovider"
+    """Command that runs the tests inside the sandbox."""
+    junit_paths: list[str] = []
+    """JUnit XML reports the test command writes (relative to the tree)."""
+    image: str = "evalkit/python-pytest:bookworm"
+    """Container image the tests run in."""
+    dockerfile_dir: str | None = None
+    """Folder with a Dockerfile to build the image when it is absent (relative to the case)."""
+    timeout_s: float = Field(120.0, gt=0)
+    """Limit for one test run."""
+
+
+class PatchReference(Model):
+    """Reference of a patch case."""
+
+    patch_file: str
+    """The gold patch (path relative to the case)."""
+    fail_to_pass: list[str]
+    """Tests that fail before the fix and must pass after it."""
+    pass_to_pass: list[str] = []
+    """Tests that pass before and must still pass."""
+
+
+class CaseFile(Model):
+    """A case file: cases/<suite>/<case>/case.yaml or cases/<suite>/<case>.yaml."""
+
+    id: str = Field(pattern=CASE_ID, max_length=120)
+    """Unique id within the suite (used in file names and URLs)."""
+    description: str = ""
+    """What the case checks."""
+    tags: list[str] = []
+    """Labels for breakdowns in the report."""
+    inputs: dict[str, Any] = {}
+    """What the system under test gets (schema depends on the suite kind)."""
+    reference: dict[str, Any] = {}
+    """The expected answer (schema depends on the suite kind)."""
+    assertions: list[AssertionSpec] = []
+    """Deterministic checks of the output."""
+    criteria: list[Criterion] = []
+    """Rubric criteria for a judge (generation suites)."""
+
+
+# Kind -> (inputs model, reference model); kinds not listed keep free-form dicts until typed.
+KIND_MODELS: dict[str, tuple[type[Model], type[Model]]] = {
+    "migration": (MigrationInputs, MigrationReference),
+    "patch": (PatchInputs, PatchReference),
+}

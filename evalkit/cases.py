@@ -1,0 +1,307 @@
+"""Finding, validating and caching the cases of a project.
+
+A suite is a folder `cases/<suite>/` with a `suite.yaml`; a case is `cases/<suite>/<name>/case.yaml`
+or `cases/<suite>/<name>.yaml`. Files a case refers to (keys ending in `_file`, `_dir`, `_files`)
+are relative to the case's folder and must stay inside the suite folder.
+
+Parsing YAML dominates discovery, so parsed cases are cached by the stat signature of every file
+they depend on; a no-op run only stats files.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import ValidationError
+
+from evalkit.casemodels import KIND_MODELS, CaseFile, SuiteSpec
+from evalkit.errors import InputError, Problem
+from evalkit.fsutil import atomic_write_bytes, digest, file_digest
+from evalkit.yamlio import describe_error, line_of, load_yaml, plain, validate
+
+CACHE_VERSION = 3
+REF_SUFFIXES = ("_file", "_dir", "_files")
+
+
+@dataclass
+class Suite:
+    """A suite folder and its validated suite.yaml (spec is None when suite.yaml is broken)."""
+
+    name: str
+    dir: str
+    spec: SuiteSpec | None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        return self.spec.kind if self.spec else "unknown"
+
+    @property
+    def language(self) -> str:
+        return self.spec.language if self.spec else "text"
+
+
+@dataclass
+class Case:
+    """One loaded case. Broken cases keep their problems and are recorded as errors during a run."""
+
+    suite: str
+    id: str
+    kind: str
+    language: str
+    path: str
+    """The case file."""
+    dir: str
+    """Folder relative file references resolve against."""
+    files: list[str]
+    """Every file the case depends on (doit file_dep)."""
+    data: dict[str, Any] = field(default_factory=dict)
+    """Validated case (CaseFile dump, inputs and reference typed for the kind, suite defaults merged)."""
+    refs: dict[str, str] = field(default_factory=dict)
+    """Dotted key of a file reference -> absolute path."""
+    problems: list[Problem] = field(default_factory=list)
+    digest: str = ""
+    """Digest of the contents of every file the case depends on."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.suite}/{self.id}"
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        return self.data.get("inputs", {})
+
+    @property
+    def reference(self) -> dict[str, Any]:
+        return self.data.get("reference", {})
+
+    def ref_path(self, dotted: str) -> Path | None:
+        """Absolute path of a file reference such as `inputs.legacy_file`."""
+        p = self.refs.get(dotted)
+        return Path(p) if p else None
+
+    def read(self, dotted: str) -> str | None:
+        """Text of a referenced file, or None when the case has no such reference."""
+        p = self.ref_path(dotted)
+        return p.read_text(encoding="utf-8", errors="replace") if p else None
+
+
+@dataclass
+class Project:
+    """Every suite and case found under the cases folder."""
+
+    suites: dict[str, Suite]
+    cases: list[Case]
+
+    @property
+    def problems(self) -> list[Problem]:
+        out = [p for s in self.suites.values() for p in s.problems]
+        seen = set(out)
+        for c in self.cases:
+            for p in c.problems:
+                if p not in seen:
+                    seen.add(p)
+                    out.append(p)
+        return sorted(out, key=lambda p: (p.file, p.line or 0, p.message))
+
+    def case(self, key: str) -> Case:
+        index = self.__dict__.get("_index")
+        if index is None or len(index) != len(self.cases):
+            index = self.__dict__["_index"] = {c.key: c for c in self.cases}
+        return index[key]
+
+
+def _case_files(suite_dir: Path) -> list[tuple[str, Path]]:
+    """(name, case file) for every case in a suite folder, sorted by name."""
+    found = []
+    with os.scandir(suite_dir) as it:
+        for entry in it:
+            if entry.name.startswith((".", "_")) or entry.name == "suite.yaml":
+                continue
+            if entry.is_dir():
+                case_yaml = Path(entry.path) / "case.yaml"
+                if case_yaml.exists():
+                    found.append((entry.name, case_yaml))
+            elif entry.name.endswith((".yaml", ".yml")):
+                found.append((entry.name.rsplit(".", 1)[0], Path(entry.path)))
+    return sorted(found)
+
+
+def _walk_refs(node: Any, prefix: tuple[Any, ...]) -> Iterable[tuple[tuple[Any, ...], str]]:
+    """(loc, relative path) of every file reference in a validated case dict."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            loc = prefix + (k,)
+            if isinstance(k, str) and k.endswith(REF_SUFFIXES):
+                if isinstance(v, str):
+                    yield loc, v
+                elif isinstance(v, list):
+                    for i, item in enumerate(v):
+                        if isinstance(item, str):
+                            yield loc + (i,), item
+                continue
+            yield from _walk_refs(v, loc)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _walk_refs(v, prefix + (i,))
+
+
+def _files_below(path: Path) -> list[str]:
+    if path.is_file():
+        return [str(path)]
+    out = []
+    for root, dirs, files in os.walk(path):
+        dirs[:] = sorted(d for d in dirs if d != ".git")
+        out.extend(str(Path(root) / f) for f in sorted(files))
+    return out
+
+
+def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
+    suite_yaml = str(Path(suite.dir) / "suite.yaml")
+    case = Case(suite=suite.name, id=name, kind=suite.kind, language=suite.language,
+                path=str(case_path), dir=str(case_path.parent), files=[str(case_path), suite_yaml])
+    if suite.spec is None:
+        case.problems = [Problem(shown, None, f"suite {suite.name!r} has a broken suite.yaml")]
+        return case
+    try:
+        node = load_yaml(case_path, shown)
+        if not isinstance(node, dict):
+            raise InputError(Problem(shown, 1, "expected a mapping with keys id, inputs, reference, ..."))
+        if isinstance(node.get("id"), str):
+            case.id = node["id"]
+        parsed = validate(CaseFile, node, shown)
+    except InputError as exc:
+        case.problems = exc.problems
+        return case
+    data = parsed.model_dump(mode="json", by_alias=True)
+    data["inputs"] = {**suite.spec.defaults, **data["inputs"]}
+    problems: list[Problem] = []
+    typed = KIND_MODELS.get(suite.kind)
+    if typed:
+        for part, model in zip(("inputs", "reference"), typed):
+            try:
+                data[part] = model.model_validate(data[part]).model_dump(mode="json")
+            except ValidationError as exc:
+                for e in exc.errors():
+                    loc = (part,) + tuple(e.get("loc", ()))
+                    e = {**e, "loc": loc}
+                    problems.append(Problem(shown, line_of(node, loc), describe_error(e)))
+    suite_root = os.path.realpath(suite.dir)
+    for loc, relpath in _walk_refs({k: data[k] for k in ("inputs", "reference")}, ()):
+        line = line_of(node, loc)
+        dotted = ".".join(str(p) for p in loc)
+        if os.path.isabs(relpath):
+            problems.append(Problem(shown, line, f"{dotted}: absolute path {relpath!r}; expected a path inside the suite folder"))
+            continue
+        target = os.path.realpath(os.path.join(case_path.parent, relpath))
+        if target != suite_root and not target.startswith(suite_root + os.sep):
+            problems.append(Problem(shown, line, f"{dotted}: {relpath!r} lies outside the suite folder {suite.name}/"))
+            continue
+        if not os.path.exists(target):
+            problems.append(Problem(shown, line, f"{dotted}: file {relpath!r} does not exist"))
+            continue
+        case.refs[dotted] = target
+        case.files.extend(_files_below(Path(target)))
+    case.data = data
+    case.problems = problems
+    return case
+
+
+def _stat_sig(paths: Iterable[str]) -> tuple:
+    sig = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            sig.append((p, st.st_mtime_ns, st.st_size))
+        except FileNotFoundError:
+            sig.append((p, None, None))
+    return tuple(sig)
+
+
+def _load_suite(name: str, suite_dir: Path, shown: str) -> Suite:
+    try:
+        node = load_yaml(suite_dir / "suite.yaml", shown)
+        if not isinstance(node, dict):
+            raise InputError(Problem(shown, 1, "expected a mapping with keys kind, language, defaults"))
+        spec = validate(SuiteSpec, node, shown)
+        return Suite(name, str(suite_dir), spec)
+    except InputError as exc:
+        return Suite(name, str(suite_dir), None, exc.problems)
+
+
+def discover(cases_dir: Path, only_suites: list[str] | None = None, cache_dir: Path | None = None,
+             shown_root: Path | None = None) -> Project:
+    """Load every suite and case; problems are collected, never raised."""
+    shown_root = shown_root or cases_dir.parent
+    cache: dict[str, Any] = {}
+    cache_file = cache_dir / f"cases-{digest(str(cases_dir.resolve()))[:12]}.pickle" if cache_dir else None
+    if cache_file and cache_file.exists():
+        try:
+            with open(cache_file, "rb") as fh:
+                loaded = pickle.load(fh)
+            if loaded.get("version") == CACHE_VERSION:
+                cache = loaded["entries"]
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError):
+            cache = {}
+    new_cache: dict[str, Any] = {}
+
+    def show(p: Path) -> str:
+        try:
+            return str(p.resolve().relative_to(shown_root.resolve()))
+        except ValueError:
+            return str(p)
+
+    suites: dict[str, Suite] = {}
+    cases: list[Case] = []
+    if not cases_dir.is_dir():
+        problem = Problem(show(cases_dir), None, "cases folder not found")
+        return Project({"-": Suite("-", str(cases_dir), None, [problem])}, [])
+    names = sorted(e.name for e in os.scandir(cases_dir) if e.is_dir() and not e.name.startswith((".", "_")))
+    for wanted in only_suites or []:
+        if wanted not in names:
+            suites[wanted] = Suite(wanted, str(cases_dir / wanted), None,
+                                   [Problem(show(cases_dir / wanted), None, f"suite {wanted!r} named in config has no folder")])
+    for name in names:
+        if only_suites is not None and name not in only_suites:
+            continue
+        sdir = cases_dir / name
+        if not (sdir / "suite.yaml").exists():
+            suites[name] = Suite(name, str(sdir), None, [Problem(show(sdir / "suite.yaml"), None, "missing suite.yaml (expected kind, language)")])
+            continue
+        suite_key = str(sdir / "suite.yaml")
+        entry = cache.get(suite_key)
+        sig = _stat_sig([suite_key])
+        if entry and entry[0] == sig:
+            suite = entry[1]
+        else:
+            suite = _load_suite(name, sdir, show(sdir / "suite.yaml"))
+        new_cache[suite_key] = (sig, suite)
+        suites[name] = suite
+        seen_ids: dict[str, str] = {}
+        for cname, cpath in _case_files(sdir):
+            key = str(cpath)
+            entry = cache.get(key)
+            if entry and entry[0] == _stat_sig(entry[1].files) and entry[2] == suite_key and entry[3] == sig:
+                case = entry[1]
+            else:
+                case = _load_case(suite, cname, cpath, show(cpath))
+                case.files = sorted(set(case.files))
+                case.digest = digest([(os.path.relpath(f, sdir), file_digest(f)) for f in case.files if os.path.exists(f)])
+            new_cache[key] = (_stat_sig(case.files), case, suite_key, sig)
+            if case.id in seen_ids:
+                case = Case(**{**case.__dict__, "problems": case.problems + [Problem(
+                    show(cpath), 1, f"duplicate case id {case.id!r} (also in {seen_ids[case.id]})")]})
+            else:
+                seen_ids[case.id] = show(cpath)
+            cases.append(case)
+    if cache_file and new_cache != cache:
+        atomic_write_bytes(cache_file, pickle.dumps({"version": CACHE_VERSION, "entries": new_cache}))
+    return Project(suites, cases)

@@ -1,0 +1,136 @@
+"""The `evalkit` command: check, run, schema, serve (estimate and import come from their modules)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Callable
+
+from evalkit.errors import InputError
+
+COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
+
+
+def command(name: str, help: str, configure: Callable[[argparse.ArgumentParser], None] = lambda p: None):
+    def deco(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+        COMMANDS[name] = (help, configure, fn)
+        return fn
+
+    return deco
+
+
+def _config_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", "-c", help="evalkit.yaml to use (default: $EVALKIT_CONFIG or ./evalkit.yaml)")
+
+
+@command("check", "validate evalkit.yaml and every suite and case; list every problem (exit 2 if any)", _config_arg)
+def cmd_check(args: argparse.Namespace) -> int:
+    from evalkit.checks import check_project
+
+    problems, summary = check_project(args.config)
+    for p in problems:
+        print(p, file=sys.stderr)
+    if problems:
+        print(f"evalkit check: {len(problems)} problem(s)", file=sys.stderr)
+        return 2
+    print(f"evalkit check: ok ({summary})")
+    return 0
+
+
+def _run_args(p: argparse.ArgumentParser) -> None:
+    _config_arg(p)
+    p.add_argument("--select", "-s", action="append", default=[],
+                   help="only cases matching SUITE/CASE-GLOB (repeatable); others keep their results")
+    p.add_argument("--jobs", "-n", type=int, default=1, help="tasks in parallel (threads)")
+    p.add_argument("--release", help="release label (overrides the config; same as EVALKIT_RELEASE)")
+    p.add_argument("doit_args", nargs="*", help="extra arguments for doit (task names, ...)")
+
+
+@command("run", "run the evaluation with doit (only what changed is redone)", _run_args)
+def cmd_run(args: argparse.Namespace) -> int:
+    if args.config:
+        os.environ["EVALKIT_CONFIG"] = str(Path(args.config).resolve())
+    if args.select:
+        os.environ["EVALKIT_SELECT"] = ",".join(args.select)
+    if args.release:
+        os.environ["EVALKIT_RELEASE"] = args.release
+    from doit.cmd_base import ModuleTaskLoader
+    from doit.doit_cmd import DoitMain
+
+    import evalkit.tasks as tasks
+
+    try:
+        module = {"DOIT_CONFIG": tasks.doit_config(), **{k: getattr(tasks, k) for k in dir(tasks) if k.startswith("task_")}}
+    except SystemExit as exc:
+        return int(exc.code or 2)
+    argv = ["run"] + (["-n", str(args.jobs), "-P", "thread"] if args.jobs > 1 else []) + list(args.doit_args)
+    return DoitMain(ModuleTaskLoader(module)).run(argv)
+
+
+def _schema_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default=None, help="folder to write the schemas to (default: the package's schemas/)")
+
+
+@command("schema", "write JSON Schemas of case, suite, config and report files", _schema_args)
+def cmd_schema(args: argparse.Namespace) -> int:
+    from evalkit.schemas import write_schemas
+
+    for path in write_schemas(Path(args.out) if args.out else None):
+        print(path)
+    return 0
+
+
+def _serve_args(p: argparse.ArgumentParser) -> None:
+    _config_arg(p)
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--dir", default=None, help="folder to serve (default: the config's site_dir)")
+
+
+@command("serve", "serve the report site on http://127.0.0.1:PORT/", _serve_args)
+def cmd_serve(args: argparse.Namespace) -> int:
+    import functools
+    import http.server
+
+    if args.dir:
+        site = Path(args.dir)
+    else:
+        from evalkit.config import load_config
+
+        site = load_config(args.config).site_path
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler) as httpd:
+        print(f"evalkit: serving {site} at http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C to stop)")
+        try:
+            httpd.serve_forever()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def _load_plugins() -> None:
+    """Commands defined in other modules register themselves on import."""
+    import importlib
+
+    for module in ("evalkit.llm.estimate_cmd", "evalkit.importers.cli"):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module and not module.startswith(str(exc.name)):
+                raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    _load_plugins()
+    parser = argparse.ArgumentParser(prog="evalkit", description="Evaluate AI coding assistants, release after release.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_text, configure, _fn) in sorted(COMMANDS.items()):
+        configure(sub.add_parser(name, help=help_text, description=help_text))
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command][2](args)
+    except InputError as exc:
+        for p in exc.problems:
+            print(f"evalkit: {p}", file=sys.stderr)
+        return 2

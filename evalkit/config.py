@@ -1,0 +1,238 @@
+"""evalkit.yaml: the release label, the systems under test, suites, folders, sandbox and judge."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, field_validator, model_validator
+
+from evalkit.errors import InputError, Problem
+from evalkit.models import Model
+from evalkit.yamlio import load_yaml, validate
+
+NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+Name = Annotated[str, Field(pattern=NAME_RE, max_length=80)]
+
+
+class SystemBase(Model):
+    """Settings every system has, whatever its adapter."""
+
+    name: Name
+    """Unique name of this configuration of the system under test (used in file names and URLs)."""
+    description: str = ""
+    """One line shown in the report."""
+    suites: list[str] | None = None
+    """Suites this system runs on; None means every suite of a kind its adapter supports."""
+    samples: int = Field(1, ge=1, le=50)
+    """How many times to run the system per case (k > 1 enables semantic entropy)."""
+
+
+class CommandSystem(SystemBase):
+    """Any executable, run with the case materialised in a temporary work folder."""
+
+    adapter: Literal["command"]
+    command: list[str]
+    """argv of the program; `{python}` is replaced by the running interpreter."""
+    timeout_s: float = Field(60.0, gt=0)
+    """Wall-clock limit for one run; past it the run is killed and recorded as `timeout`."""
+    max_output_bytes: int = Field(10_000_000, gt=0)
+    """Cap on what the program may print or write as output JSON."""
+    env: dict[str, str] = {}
+    """Extra environment variables for the program (never put secrets here; they would be hashed, not shown)."""
+    settings: dict[str, Any] = {}
+    """Free-form settings handed to the program in the case JSON (`system.settings`)."""
+    watch: list[str] = []
+    """Files of the program itself (relative to the config file): editing one reruns this system."""
+
+    @field_validator("command")
+    @classmethod
+    def _non_empty(cls, v: list[str]) -> list[str]:
+        if not v:
+            raise ValueError("command must name a program")
+        return v
+
+
+class RecordedSystem(SystemBase):
+    """Outputs read from files: a folder of `<suite>/<case>.json`, or SWE-bench predictions JSONL."""
+
+    adapter: Literal["recorded"]
+    path: str
+    """Folder of recorded outputs, or a predictions .jsonl file (relative to the config file)."""
+    model_name: str | None = None
+    """For predictions JSONL holding several models: which `model_name_or_path` to take."""
+
+
+class GoldSystem(SystemBase):
+    """The case's reference answer: what a perfect system would return."""
+
+    adapter: Literal["gold"]
+
+
+class EmptySystem(SystemBase):
+    """No output at all: the floor every metric should sit on."""
+
+    adapter: Literal["empty"]
+
+
+class AnthropicSystem(SystemBase):
+    """A prompt template sent to a model: the plain model as a baseline system."""
+
+    adapter: Literal["anthropic"]
+    model: str
+    """Model id of the system under test (never the judge's model)."""
+    prompt: str = "templates/prompts/system_migration.md.j2"
+    """Jinja prompt template (relative to the config file)."""
+    max_tokens: int = 4096
+    """Largest answer accepted from the model."""
+
+
+System = Annotated[
+    Union[CommandSystem, RecordedSystem, GoldSystem, EmptySystem, AnthropicSystem],
+    Field(discriminator="adapter"),
+]
+
+
+class SandboxSettings(Model):
+    """Where and how tests of patch, agentic and e2e suites run."""
+
+    backend: Literal["auto", "docker", "local"] = "auto"
+    """`auto` uses Docker when a daemon answers, else the local sandbox (the report says so)."""
+    memory_mb: int = 1024
+    """Memory limit per container."""
+    cpus: float = 1.0
+    """CPU limit per container."""
+    pids: int = 256
+    """Process limit per container."""
+    log_limit_bytes: int = 1_000_000
+    """Cap on test output kept per run."""
+    reruns: int = 0
+    """Rerun failing tests this many times to detect flaky ones."""
+    flaky_policy: Literal["fail", "pass", "exclude"] = "fail"
+    """How a flaky FAIL_TO_PASS / PASS_TO_PASS test counts for resolution."""
+
+
+class MetricsSettings(Model):
+    """Settings of the score stage."""
+
+    ks: list[int] = [1, 3, 5, 10]
+    """Cut-offs for localization recall@k and hit@k."""
+    codebleu_weights: tuple[float, float, float, float] = (0.25, 0.25, 0.25, 0.25)
+    """Weights of n-gram, weighted n-gram, syntax and dataflow match."""
+    pass_threshold: float = Field(0.5, ge=0, le=1)
+    """A case's assertion score at or above this passes."""
+
+
+class ReportSettings(Model):
+    """Settings of the summarize stage."""
+
+    bootstrap_resamples: int = Field(2000, ge=100)
+    """Resamples for every bootstrap interval."""
+    seed: int = 0
+    """Seed of every resampling: same inputs, same report."""
+    confidence: float = Field(0.95, gt=0.5, lt=1)
+    """Confidence level of every interval."""
+
+
+class Config(Model):
+    """The whole evalkit.yaml."""
+
+    release: Annotated[str, Field(pattern=NAME_RE, max_length=80)]
+    """Version label of the system under test; one report per release (env EVALKIT_RELEASE overrides)."""
+    title: str = "evalkit report"
+    """Title shown on every page."""
+    baseline: str | None = None
+    """System every other system is compared with (paired tests); defaults to the first system."""
+    systems: list[System]
+    """Systems under test, in report order."""
+    suites: list[str] | None = None
+    """Suites to run (folder names under cases_dir); None runs every suite found."""
+    cases_dir: str = "cases"
+    """Folder of suites (relative to this file)."""
+    work_dir: str = ".evalkit"
+    """Artifacts, caches and doit's database (relative to this file)."""
+    site_dir: str = "site"
+    """Where the report site is written (relative to this file)."""
+    templates_dir: str | None = None
+    """Override folder for page templates; None uses the project's `templates/`."""
+    sandbox: SandboxSettings = SandboxSettings()
+    """Sandbox settings (execute stage)."""
+    judge: dict[str, Any] = {}
+    """LLM judge settings (grade stage); see README "Judge"."""
+    metrics: MetricsSettings = MetricsSettings()
+    """Score stage settings."""
+    report: ReportSettings = ReportSettings()
+    """Summarize stage settings."""
+
+    # Set by load_config, not read from YAML.
+    root: str = ""
+    """Folder of the config file; every relative path resolves against it."""
+    path: str = ""
+    """The config file itself."""
+
+    @model_validator(mode="after")
+    def _check(self) -> "Config":
+        names = [s.name for s in self.systems]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate system name(s): {', '.join(dupes)}")
+        if not self.systems:
+            raise ValueError("systems: at least one system is needed")
+        if self.baseline is not None and self.baseline not in names:
+            raise ValueError(f"baseline {self.baseline!r} is not one of the systems ({', '.join(names)})")
+        return self
+
+    def resolve(self, rel: str) -> Path:
+        """A path from the config, resolved against the config's folder."""
+        p = Path(rel)
+        return p if p.is_absolute() else Path(self.root) / p
+
+    @property
+    def baseline_name(self) -> str:
+        return self.baseline or self.systems[0].name
+
+    @property
+    def cases_path(self) -> Path:
+        return self.resolve(self.cases_dir)
+
+    @property
+    def work_path(self) -> Path:
+        return self.resolve(self.work_dir)
+
+    @property
+    def site_path(self) -> Path:
+        return self.resolve(self.site_dir)
+
+    def system(self, name: str) -> Any:
+        for s in self.systems:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+
+def config_path(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The config file: explicit argument, else $EVALKIT_CONFIG, else ./evalkit.yaml."""
+    if explicit:
+        return Path(explicit).resolve()
+    env = os.environ.get("EVALKIT_CONFIG")
+    return Path(env).resolve() if env else (Path.cwd() / "evalkit.yaml").resolve()
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Read and validate evalkit.yaml; raise InputError naming file:line on any problem."""
+    p = config_path(path)
+    shown = str(p)
+    if not p.exists():
+        raise InputError(Problem(shown, None, "config file not found (set EVALKIT_CONFIG or create evalkit.yaml)"))
+    node = load_yaml(p, shown)
+    if not isinstance(node, dict):
+        raise InputError(Problem(shown, 1, "expected a mapping with keys release, systems, ..."))
+    cfg = validate(Config, node, shown)
+    release = os.environ.get("EVALKIT_RELEASE")
+    if release:
+        if not re.match(NAME_RE, release):
+            raise InputError(Problem("EVALKIT_RELEASE", None, f"release label {release!r} must match {NAME_RE}"))
+        cfg = cfg.model_copy(update={"release": release})
+    return cfg.model_copy(update={"root": str(p.parent), "path": str(p)})

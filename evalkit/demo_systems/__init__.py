@@ -1,0 +1,1 @@
+"""Small real programs the demo evaluates through the `command` adapter (no model inside)."""

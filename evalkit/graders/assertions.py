@@ -1,0 +1,150 @@
+"""Deterministic assertion graders: no API, same answer every time.
+
+Types: contains / not_contains (and case-insensitive icontains / not_icontains), regex /
+not_regex, is_json (optionally against a JSON Schema), syntax_valid (tree-sitter), file_set (the
+expected files and no others) and python (`module:function(output_text, sample, spec) -> bool |
+(bool, detail)`). Each has a weight; the case's score is the weighted fraction that held.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from typing import Any, Callable
+
+from evalkit.artifacts import AssertionResult, Sample
+from evalkit.casemodels import AssertionSpec
+
+Check = Callable[[AssertionSpec, str, Sample, str], tuple[bool, str]]
+CHECKS: dict[str, Check] = {}
+
+
+def check(name: str) -> Callable[[Check], Check]:
+    def deco(fn: Check) -> Check:
+        CHECKS[name] = fn
+        return fn
+
+    return deco
+
+
+def _snippet(text: str, start: int, end: int) -> str:
+    return text[max(0, start - 20): end + 20].replace("\n", "\\n")
+
+
+@check("contains")
+def _contains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+    i = text.find(str(spec.value))
+    return i >= 0, "found" if i >= 0 else "not found"
+
+
+@check("not_contains")
+def _not_contains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+    i = text.find(str(spec.value))
+    return i < 0, "absent" if i < 0 else f"found: …{_snippet(text, i, i + len(str(spec.value)))}…"
+
+
+@check("icontains")
+def _icontains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+    i = text.lower().find(str(spec.value).lower())
+    return i >= 0, "found" if i >= 0 else "not found"
+
+
+@check("not_icontains")
+def _not_icontains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+    i = text.lower().find(str(spec.value).lower())
+    return i < 0, "absent" if i < 0 else f"found: …{_snippet(text, i, i + len(str(spec.value)))}…"
+
+
+@check("regex")
+def _regex(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+    m = re.search(str(spec.value), text, re.MULTILINE)
+    return m is not None, f"matched {m.group(0)[:80]!r}" if m else "no match"
+
+
+@check("not_regex")
+def _not_regex(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+    m = re.search(str(spec.value), text, re.MULTILINE)
+    return m is None, "no match" if m is None else f"matched {m.group(0)[:80]!r}"
+
+
+@check("is_json")
+def _is_json(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return False, f"not JSON: {exc.msg} at line {exc.lineno}"
+    if spec.schema_:
+        from jsonschema import Draft202012Validator  # shipped with ragas' dependencies
+
+        errors = sorted(Draft202012Validator(spec.schema_).iter_errors(value), key=lambda e: list(e.path))
+        if errors:
+            e = errors[0]
+            return False, f"schema: {'/'.join(map(str, e.path)) or '(root)'}: {e.message[:200]}"
+    return True, "valid JSON"
+
+
+@check("syntax_valid")
+def _syntax_valid(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+    from evalkit.graders.syntax import check_syntax
+
+    result = check_syntax(text, str(spec.value or language))
+    if result.valid is None:
+        return False, f"no parser for {result.language}"
+    return bool(result.valid), "parses" if result.valid else "; ".join(result.issues) or "empty"
+
+
+@check("file_set")
+def _file_set(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+    expected = {str(v) for v in (spec.value or [])}
+    got = set(sample.files)
+    missing, extra = sorted(expected - got), sorted(got - expected)
+    if not missing and not extra:
+        return True, "exactly the expected files"
+    return False, "; ".join(filter(None, [f"missing {missing}" if missing else "", f"unexpected {extra}" if extra else ""]))
+
+
+@check("python")
+def _python(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+    module, _, func = str(spec.value).partition(":")
+    fn = getattr(importlib.import_module(module), func)
+    result = fn(text, sample, spec)
+    if isinstance(result, tuple):
+        return bool(result[0]), str(result[1])
+    return bool(result), ""
+
+
+def subject_text(spec: AssertionSpec, sample: Sample, main_file: str | None) -> str:
+    """What an assertion looks at: a named output file, the main file, or the whole answer."""
+    if spec.file:
+        return sample.files.get(spec.file, "")
+    if main_file and main_file in sample.files:
+        return sample.files[main_file]
+    parts = [sample.files[k] for k in sorted(sample.files)]
+    parts += [p for p in (sample.patch, sample.text) if p]
+    return "\n".join(parts)
+
+
+def describe(spec: AssertionSpec) -> str:
+    if spec.description:
+        return spec.description
+    value = spec.value if not isinstance(spec.value, str) or len(spec.value) < 80 else spec.value[:77] + "..."
+    return f"{spec.type} {value!r}" + (f" in {spec.file}" if spec.file else "")
+
+
+def run_assertions(specs: list[AssertionSpec], sample: Sample, language: str, main_file: str | None
+                   ) -> tuple[list[AssertionResult], float | None]:
+    """Every assertion's outcome and the weighted score (None without assertions)."""
+    results = []
+    for spec in specs:
+        text = subject_text(spec, sample, main_file)
+        try:
+            passed, detail = CHECKS[spec.type](spec, text, sample, language)
+        except (re.error, ImportError, AttributeError, ValueError, TypeError) as exc:
+            passed, detail = False, f"assertion could not run: {type(exc).__name__}: {exc}"
+        results.append(AssertionResult(type=spec.type, description=describe(spec), passed=passed,
+                                       weight=spec.weight, detail=detail[:500]))
+    total = sum(r.weight for r in results)
+    if not results or total == 0:
+        return results, None
+    return results, sum(r.weight for r in results if r.passed) / total

@@ -1,0 +1,42 @@
+"""A loaded project (config + cases), memoized per process so doit actions don't re-read YAML."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalkit.cases import Case, Project, discover
+from evalkit.config import Config, config_path, load_config
+
+_lock = threading.Lock()
+_loaded: dict[str, "Loaded"] = {}
+
+
+@dataclass
+class Loaded:
+    """Config and cases of one project."""
+
+    config: Config
+    project: Project
+
+    def case(self, suite: str, case_id: str) -> Case:
+        return self.project.case(f"{suite}/{case_id}")
+
+
+def load(path: str | None = None, refresh: bool = False) -> Loaded:
+    """Config and cases, read once per process (per config file)."""
+    key = str(config_path(path))
+    with _lock:
+        if not refresh and key in _loaded:
+            return _loaded[key]
+        cfg = load_config(key)
+        project = discover(cfg.cases_path, cfg.suites, cache_dir=cfg.work_path / "cache", shown_root=Path(cfg.root))
+        _loaded[key] = Loaded(cfg, project)
+        return _loaded[key]
+
+
+def forget() -> None:
+    """Drop memoized projects (tests that edit files in-process)."""
+    with _lock:
+        _loaded.clear()

@@ -1,0 +1,1 @@
+"""The release report: its data model (report.json), the summarize logic and the site renderer."""

@@ -1,0 +1,201 @@
+"""report.json and the per-case JSON files: the data every page is rendered from."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.metrics.registry import MetricInfo
+from evalkit.models import Model
+from evalkit.stats import PairedComparison
+
+REPORT_SCHEMA_VERSION = 1
+
+
+class Aggregate(Model):
+    """One metric aggregated over the cases of one system (and suite or tag)."""
+
+    metric: str
+    """Metric name (evalkit.metrics.registry)."""
+    n: int
+    """Cases that contributed a value."""
+    value: float | None
+    """Rate, mean or total."""
+    low: float | None = None
+    """Lower end of the interval (None when there is none)."""
+    high: float | None = None
+    """Upper end of the interval."""
+    method: str
+    """How the interval was made: wilson, bca, a stated fallback, or total."""
+    not_applicable: int = 0
+    """Cases where the metric does not apply (left out, not counted as 0)."""
+    excluded: dict[str, int] = {}
+    """Cases left out and why: broken, infra, not_judged."""
+
+
+class SystemSummary(Model):
+    """One system over the whole release."""
+
+    name: str
+    """System name."""
+    description: str
+    """What the system is."""
+    adapter: str
+    """How it is run."""
+    is_baseline: bool
+    """The system others are compared with."""
+    n_cases: int
+    """Cases it ran on."""
+    status_counts: dict[str, int]
+    """ok / error / timeout / infra_error / broken counts."""
+    metrics: dict[str, Aggregate]
+    """Metric name -> aggregate over all its cases."""
+    cost_per_resolved: float | None = None
+    """System cost divided by resolved cases (patch suites)."""
+
+
+class SuiteSummary(Model):
+    """One suite: per-system aggregates and paired comparisons with the baseline."""
+
+    name: str
+    """Suite folder name."""
+    kind: str
+    """Suite kind."""
+    language: str
+    """Language of its code."""
+    description: str
+    """What it holds."""
+    n_cases: int
+    """Cases in the suite."""
+    metrics: list[str]
+    """Metrics that apply, in display order."""
+    systems: dict[str, dict[str, Aggregate]]
+    """System -> metric -> aggregate."""
+    comparisons: list[PairedComparison]
+    """Each system against the baseline on the same cases (Holm-adjusted per system)."""
+    broken: list[str]
+    """Case ids excluded as broken, with the reason after a colon."""
+    notes: list[str] = []
+    """Plain-language remarks (e.g. tests ran without container isolation)."""
+
+
+class CaseCell(Model):
+    """One system on one case, as the report tables show it."""
+
+    status: str
+    """ok / error / timeout / infra_error / broken."""
+    reason: str = ""
+    """Why, when not ok."""
+    metrics: dict[str, float | None] = {}
+    """Metric values."""
+    excluded: str | None = None
+    """Why the case is left out of aggregates."""
+
+
+class CaseRow(Model):
+    """One case with every system's cell."""
+
+    suite: str
+    """Suite name."""
+    case_id: str
+    """Case id."""
+    description: str = ""
+    """What the case checks."""
+    tags: list[str] = []
+    """Case tags."""
+    problems: list[str] = []
+    """Why the case is broken, if it is."""
+    systems: dict[str, CaseCell]
+    """System -> cell."""
+
+
+class Change(Model):
+    """A metric of one case that moved between releases."""
+
+    suite: str
+    """Suite name."""
+    case_id: str
+    """Case id."""
+    metric: str
+    """Metric that moved."""
+    before: float | None
+    """Value in the previous release."""
+    after: float | None
+    """Value in this release."""
+
+
+class SystemDiff(Model):
+    """What got better and worse for one system since the previous release."""
+
+    improved: list[Change] = []
+    """Cases that got better."""
+    regressed: list[Change] = []
+    """Cases that got worse."""
+
+
+class ReleaseDiff(Model):
+    """Release over release."""
+
+    previous_release: str | None = None
+    """The release compared with (None for the first release)."""
+    systems: dict[str, SystemDiff] = {}
+    """System -> changes (systems present in both releases)."""
+
+
+class Report(Model):
+    """report.json: everything the release page shows."""
+
+    schema_version: int = REPORT_SCHEMA_VERSION
+    """Version of this file's shape."""
+    release: str
+    """Release label."""
+    title: str
+    """Report title."""
+    baseline: str
+    """The baseline system."""
+    systems: list[SystemSummary]
+    """Per system, over all suites."""
+    suites: list[SuiteSummary]
+    """Per suite."""
+    breakdowns: dict[str, dict[str, dict[str, Aggregate]]] = {}
+    """Tag -> system -> headline metric -> aggregate."""
+    cases: list[CaseRow]
+    """Every case."""
+    diff: ReleaseDiff = ReleaseDiff()
+    """Release over release."""
+    metric_info: dict[str, MetricInfo]
+    """Metadata of every metric that appears."""
+    notes: list[str] = []
+    """Remarks about the whole run."""
+
+
+class CaseDetail(Model):
+    """site/<release>/cases/<suite>/<case>.json: everything a case page shows."""
+
+    schema_version: int = REPORT_SCHEMA_VERSION
+    """Version of this file's shape."""
+    release: str
+    """Release label."""
+    suite: str
+    """Suite name."""
+    kind: str
+    """Suite kind."""
+    language: str
+    """Language of the suite's code."""
+    case_id: str
+    """Case id."""
+    description: str = ""
+    """What the case checks."""
+    tags: list[str] = []
+    """Case tags."""
+    problems: list[str] = []
+    """Why the case is broken, if it is."""
+    inputs: dict[str, Any] = {}
+    """The case's inputs, as given to systems."""
+    input_files: dict[str, str] = {}
+    """Text of the input files (key: dotted reference)."""
+    reference_files: dict[str, str] = {}
+    """Text of the reference files."""
+    primary_file: str | None = None
+    """Name of the file systems are expected to produce."""
+    systems: dict[str, dict[str, Any]] = {}
+    """System -> {output, execution, grades, scores} artifacts."""

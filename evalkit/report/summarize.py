@@ -1,0 +1,281 @@
+"""summarize: aggregate every (system, case) score into report.json and the per-case JSON files."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+from evalkit.artifacts import ScoresArtifact, artifact_path
+from evalkit.cases import Case, Project
+from evalkit.config import Config
+from evalkit.fsutil import atomic_write_json
+from evalkit.metrics.registry import METRICS, MetricInfo
+from evalkit.report.models import (Aggregate, CaseCell, CaseDetail, CaseRow, Change, ReleaseDiff, Report,
+                                   SuiteSummary, SystemDiff, SystemSummary)
+from evalkit.stats import apply_holm, compare_binary, compare_scores, mean_ci, rate
+
+EPS = 1e-9
+
+
+def participating(cfg: Config, project: Project) -> list[tuple[Any, Case]]:
+    """Every (system, case) pair the run covers, in config and case order."""
+    from evalkit.systems.base import runs_on
+
+    pairs = []
+    for system in cfg.systems:
+        for case in project.cases:
+            suite = project.suites[case.suite]
+            if runs_on(system, case.suite, suite.kind):
+                pairs.append((system, case))
+    return pairs
+
+
+def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: dict[str, int], cfg: Config) -> Aggregate:
+    """Rate with a Wilson interval, mean with a bootstrap BCa interval, or a total."""
+    base = {"metric": info.name, "n": len(values), "not_applicable": n_na, "excluded": dict(sorted(excluded.items()))}
+    if info.aggregate == "sum":
+        return Aggregate(**base, value=round(sum(values), 6) if values else None, method="total")
+    if info.aggregate == "rate":
+        est = rate(int(round(sum(values))), len(values), cfg.report.confidence)
+        return Aggregate(**base, value=est.value, low=est.low, high=est.high, method="wilson")
+    m = mean_ci(values, n_resamples=cfg.report.bootstrap_resamples, seed=cfg.report.seed,
+                confidence=cfg.report.confidence)
+    return Aggregate(**base, value=m.value, low=m.low, high=m.high, method=m.method)
+
+
+def aggregate_scores(scores: Iterable[ScoresArtifact], metric_names: list[str], cfg: Config) -> dict[str, Aggregate]:
+    scores = list(scores)
+    out = {}
+    for name in metric_names:
+        info = METRICS[name]
+        values, n_na, excluded = [], 0, Counter()
+        for s in scores:
+            if s.excluded:
+                excluded[s.excluded] += 1
+                continue
+            v = s.metrics.get(name)
+            if v is None:
+                n_na += 1
+            else:
+                values.append(float(v))
+        out[name] = aggregate(info, values, n_na, excluded, cfg)
+    return out
+
+
+def metric_order(scores: Iterable[ScoresArtifact]) -> list[str]:
+    present = {k for s in scores for k, v in s.metrics.items() if v is not None}
+    return [name for name in METRICS if name in present]
+
+
+def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], ScoresArtifact], systems: list[str],
+                  case_ids: list[str]) -> list:
+    """Each system against the baseline on the cases both have a value for; Holm per system."""
+    baseline = cfg.baseline_name
+    if baseline not in systems:
+        return []
+    out = []
+    for system in systems:
+        if system == baseline:
+            continue
+        group = []
+        for name in names:
+            info = METRICS[name]
+            if info.aggregate == "sum" or info.higher_is_better is None:
+                continue
+            base_vals, other_vals = [], []
+            for cid in case_ids:
+                a, b = scores.get((baseline, cid)), scores.get((system, cid))
+                if a is None or b is None or a.excluded or b.excluded:
+                    continue
+                va, vb = a.metrics.get(name), b.metrics.get(name)
+                if va is None or vb is None:
+                    continue
+                base_vals.append(va)
+                other_vals.append(vb)
+            if len(base_vals) < 1:
+                continue
+            if info.binary:
+                group.append(compare_binary(name, baseline, system, [v >= 0.5 for v in base_vals],
+                                            [v >= 0.5 for v in other_vals], seed=cfg.report.seed))
+            else:
+                group.append(compare_scores(name, baseline, system, base_vals, other_vals, seed=cfg.report.seed))
+        out.extend(apply_holm(group))
+    return out
+
+
+def previous_report(cfg: Config) -> Report | None:
+    """The release before this one in site/manifest.json (or the newest other release present)."""
+    path = previous_report_path(cfg)
+    if path is None:
+        return None
+    try:
+        return Report.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, OSError):
+        return None
+
+
+def previous_report_path(cfg: Config) -> Path | None:
+    from evalkit.report.site import list_releases
+
+    releases = [r for r in list_releases(cfg.site_path) if r != cfg.release]
+    if not releases:
+        return None
+    return cfg.site_path / releases[0] / "report.json"
+
+
+def release_diff(prev: Report | None, cases: list[CaseRow]) -> ReleaseDiff:
+    if prev is None:
+        return ReleaseDiff()
+    before = {(r.suite, r.case_id): r for r in prev.cases}
+    diffs: dict[str, SystemDiff] = {}
+    for row in cases:
+        old = before.get((row.suite, row.case_id))
+        if old is None:
+            continue
+        for system, cell in row.systems.items():
+            old_cell = old.systems.get(system)
+            if old_cell is None:
+                continue
+            d = diffs.setdefault(system, SystemDiff())
+            for name, after in cell.metrics.items():
+                info = METRICS.get(name)
+                if info is None or not info.headline or info.higher_is_better is None or info.aggregate == "sum":
+                    continue
+                if name == "wall_s":
+                    continue  # timing noise is not a regression
+                b = old_cell.metrics.get(name)
+                if b is None or after is None or abs(after - b) <= EPS:
+                    continue
+                better = (after > b) == info.higher_is_better
+                (d.improved if better else d.regressed).append(
+                    Change(suite=row.suite, case_id=row.case_id, metric=name, before=b, after=after))
+    return ReleaseDiff(previous_release=prev.release, systems=dict(sorted(diffs.items())))
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def case_detail(cfg: Config, case: Case, systems: list[Any]) -> CaseDetail:
+    work = cfg.work_path
+    input_files, reference_files = {}, {}
+    for dotted, path in sorted(case.refs.items()):
+        if Path(path).is_file():
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+            (input_files if dotted.startswith("inputs.") else reference_files)[dotted] = text
+    per_system = {}
+    for system in systems:
+        arts = {stage: _read_json(artifact_path(work, stage, system.name, case.suite, case.id))
+                for stage in ("generate", "execute", "grade", "score")}
+        per_system[system.name] = {"output": arts["generate"], "execution": arts["execute"],
+                                   "grades": arts["grade"], "scores": arts["score"]}
+    from evalkit.stages.grade import main_file
+
+    return CaseDetail(release=cfg.release, suite=case.suite, kind=case.kind, language=case.language, case_id=case.id,
+                      description=case.data.get("description", ""), tags=case.data.get("tags", []),
+                      problems=[str(p) for p in case.problems], inputs=case.inputs, input_files=input_files,
+                      reference_files=reference_files, primary_file=main_file(case), systems=per_system)
+
+
+def summarize(cfg: Config, project: Project, write_case_details: bool = True) -> Report:
+    """Read every scores.json of the run; write report.json and site/<release>/cases/**.json."""
+    pairs = participating(cfg, project)
+    scores: dict[tuple[str, str], ScoresArtifact] = {}
+    for system, case in pairs:
+        p = artifact_path(cfg.work_path, "score", system.name, case.suite, case.id)
+        if p.exists():
+            scores[(system.name, case.key)] = ScoresArtifact.model_validate_json(p.read_bytes())
+    systems_in_run = [s for s in cfg.systems if any(p[0] is s for p in pairs)]
+    names = [s.name for s in systems_in_run]
+
+    rows: list[CaseRow] = []
+    by_suite_cases: dict[str, list[Case]] = defaultdict(list)
+    for case in project.cases:
+        by_suite_cases[case.suite].append(case)
+        cells = {}
+        for system in systems_in_run:
+            s = scores.get((system.name, case.key))
+            if s is None:
+                continue
+            cells[system.name] = CaseCell(status=s.status, reason=s.reason[:500], metrics=s.metrics, excluded=s.excluded)
+        rows.append(CaseRow(suite=case.suite, case_id=case.id, description=case.data.get("description", ""),
+                            tags=case.data.get("tags", []), problems=[str(p) for p in case.problems], systems=cells))
+
+    system_summaries = []
+    for system in systems_in_run:
+        mine = [s for (sys_name, _), s in scores.items() if sys_name == system.name]
+        aggs = aggregate_scores(mine, metric_order(mine), cfg)
+        resolved = aggs.get("resolved")
+        cost = sum(s.usage.cost_usd for s in mine)
+        cpr = None
+        if resolved is not None and resolved.value and resolved.n:
+            k = round(resolved.value * resolved.n)
+            cpr = cost / k if k else None
+        system_summaries.append(SystemSummary(
+            name=system.name, description=system.description, adapter=system.adapter,
+            is_baseline=system.name == cfg.baseline_name, n_cases=len(mine),
+            status_counts=dict(sorted(Counter(s.status for s in mine).items())), metrics=aggs,
+            cost_per_resolved=cpr))
+
+    suite_summaries = []
+    isolation_notes = _isolation_notes(cfg, pairs)
+    for suite_name, cases in sorted(by_suite_cases.items()):
+        suite = project.suites[suite_name]
+        keys = [c.key for c in cases]
+        suite_scores = {(sn, ck): s for (sn, ck), s in scores.items() if ck in keys}
+        names_here = [n for n in names if any(sn == n for sn, _ in suite_scores)]
+        order = metric_order(suite_scores.values())
+        per_system = {n: aggregate_scores([s for (sn, _), s in suite_scores.items() if sn == n], order, cfg)
+                      for n in names_here}
+        broken = sorted({f"{c.id}: {'; '.join(p.message for p in c.problems)}" for c in cases if c.problems} |
+                        {f"{ck.split('/', 1)[1]}: {s.reason}" for (sn, ck), s in suite_scores.items() if s.excluded == "broken"
+                         and sn == cfg.baseline_name and project.case(ck).ok})
+        suite_summaries.append(SuiteSummary(
+            name=suite_name, kind=suite.kind, language=suite.language,
+            description=suite.spec.description if suite.spec else "", n_cases=len(cases), metrics=order,
+            systems=per_system, comparisons=compare_suite(cfg, order, {(sn, ck): s for (sn, ck), s in suite_scores.items()},
+                                                          names_here, keys),
+            broken=broken, notes=isolation_notes.get(suite_name, [])))
+
+    breakdowns: dict[str, dict[str, dict[str, Aggregate]]] = {}
+    tags = sorted({t for c in project.cases for t in c.data.get("tags", [])})
+    headline = [m for m, info in METRICS.items() if info.headline and info.aggregate != "sum" and m != "wall_s"]
+    for tag in tags:
+        tagged = {c.key for c in project.cases if tag in c.data.get("tags", [])}
+        breakdowns[tag] = {}
+        for n in names:
+            mine = [s for (sn, ck), s in scores.items() if sn == n and ck in tagged]
+            if mine:
+                order = [m for m in metric_order(mine) if m in headline]
+                breakdowns[tag][n] = aggregate_scores(mine, order, cfg)
+
+    present = {m for s in scores.values() for m in s.metrics}
+    report = Report(release=cfg.release, title=cfg.title, baseline=cfg.baseline_name, systems=system_summaries,
+                    suites=suite_summaries, breakdowns=breakdowns, cases=rows,
+                    diff=release_diff(previous_report(cfg), rows),
+                    metric_info={m: METRICS[m] for m in METRICS if m in present},
+                    notes=sorted({n for notes in isolation_notes.values() for n in notes}))
+    out_dir = cfg.site_path / cfg.release
+    if write_case_details:
+        for case in project.cases:
+            sys_here = [s for s, c in pairs if c is case]
+            atomic_write_json(out_dir / "cases" / case.suite / f"{case.id}.json", case_detail(cfg, case, sys_here))
+    atomic_write_json(out_dir / "report.json", report)
+    return report
+
+
+def _isolation_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> dict[str, list[str]]:
+    notes: dict[str, set[str]] = defaultdict(set)
+    for system, case in pairs:
+        p = artifact_path(cfg.work_path, "execute", system.name, case.suite, case.id)
+        if not p.exists():
+            continue
+        data = json.loads(p.read_text(encoding="utf-8"))
+        if data.get("isolation") == "local":
+            notes[case.suite].add("Tests ran in the local sandbox, without container isolation (no Docker daemon answered).")
+    return {k: sorted(v) for k, v in notes.items()}

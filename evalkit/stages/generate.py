@@ -1,0 +1,48 @@
+"""generate: run the system under test on a case (k samples), content-addressed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalkit.artifacts import OutputArtifact, Provenance, Sample
+from evalkit.cases import Case
+from evalkit.config import Config
+from evalkit.fsutil import digest, file_digest
+from evalkit.stages.slices import generate_slice
+from evalkit.store import ContentStore
+from evalkit.systems.base import RunContext, run_system
+from evalkit.systems.command import PROTOCOL_VERSION
+
+
+def generate_key(cfg: Config, system: Any, case: Case, sample_index: int) -> dict[str, Any]:
+    """Everything a system's answer depends on: its settings, its program's files, the case."""
+    watched = [(w, file_digest(cfg.resolve(w))) for w in getattr(system, "watch", []) if cfg.resolve(w).exists()]
+    return {"protocol": PROTOCOL_VERSION, "system": generate_slice(cfg, system), "watch": watched,
+            "case": case.digest, "sample": sample_index}
+
+
+def generate(cfg: Config, system: Any, case: Case) -> OutputArtifact:
+    """The system's answers to one case; each sample is looked up in the cache before it is paid for."""
+    base = {"system": system.name, "suite": case.suite, "case_id": case.id}
+    keys = [generate_key(cfg, system, case, i) for i in range(system.samples)]
+    prov = Provenance(inputs=digest(keys), config=digest(generate_slice(cfg, system)))
+    if not case.ok:
+        reason = "; ".join(str(p) for p in case.problems)
+        return OutputArtifact(**base, status="error", reason=f"broken case: {reason}", provenance=prov)
+    store = ContentStore(cfg.work_path / "cache", "generate")
+    ctx = RunContext(root=Path(cfg.root), work=cfg.work_path, judge=cfg.judge)
+    samples: list[Sample] = []
+    for i, key_inputs in enumerate(keys):
+        key = store.key(key_inputs)
+        hit = store.get(key)
+        if hit is not None:
+            samples.append(Sample.model_validate(hit))
+            continue
+        sample = run_system(system, case, i, ctx)
+        if sample.status != "infra_error":  # the system's own failures are final; ours are retried
+            store.put(key, sample.model_dump(mode="json"))
+        samples.append(sample)
+    first = samples[0]
+    status = first.status if first.status in ("error", "timeout", "infra_error") else "ok"
+    return OutputArtifact(**base, status=status, reason=first.reason, samples=samples, provenance=prov)

@@ -1,0 +1,41 @@
+"""grade: assertions, syntax validity and (when configured) the LLM judge, for one (system, case)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Provenance
+from evalkit.casemodels import AssertionSpec
+from evalkit.cases import Case
+from evalkit.config import Config
+from evalkit.fsutil import digest
+from evalkit.graders.assertions import run_assertions
+from evalkit.graders.syntax import check_syntax
+from evalkit.stages.slices import grade_slice
+
+
+def main_file(case: Case) -> str | None:
+    """The file a migration case is about (graded for syntax, compared by CodeBLEU)."""
+    return case.inputs.get("file_path") if case.kind == "migration" else case.inputs.get("main_file")
+
+
+def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
+          execution: ExecutionArtifact | None = None) -> GradesArtifact:
+    base = {"system": system.name, "suite": case.suite, "case_id": case.id}
+    prov = Provenance(inputs=digest([output.provenance, execution.provenance if execution else None,
+                                     case.digest]), config=digest(grade_slice(cfg)))
+    if output.status != "ok":
+        return GradesArtifact(**base, status=output.status, reason=output.reason, provenance=prov)
+    sample = output.first
+    mf = main_file(case)
+    specs = [AssertionSpec.model_validate(a) for a in case.data.get("assertions", [])]
+    assertions, score = run_assertions(specs, sample, case.language, mf)
+    syntax = None
+    if mf is not None:
+        syntax = check_syntax(sample.files.get(mf, ""), case.language)
+    judge = None
+    from evalkit.graders import judging
+
+    judge = judging.judge_case(cfg, case, sample, mf)
+    return GradesArtifact(**base, syntax=syntax, assertions=assertions, assertion_score=score, judge=judge,
+                          provenance=prov)

@@ -1,0 +1,117 @@
+"""score: every metric of one (system, case), named as in evalkit.metrics.registry."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Provenance, ScoresArtifact
+from evalkit.cases import Case
+from evalkit.config import Config
+from evalkit.fsutil import digest
+from evalkit.stages.grade import main_file
+from evalkit.stages.slices import score_slice
+
+Metrics = dict[str, float | None]
+# Kind-specific scorers add metrics; registered by the modules that own those suite kinds.
+KIND_SCORERS: dict[str, list[Callable[[Config, Case, OutputArtifact, ExecutionArtifact | None, GradesArtifact], Metrics]]] = {}
+
+
+def scorer(*kinds: str) -> Callable:
+    def deco(fn: Callable) -> Callable:
+        for k in kinds:
+            KIND_SCORERS.setdefault(k, []).append(fn)
+        return fn
+
+    return deco
+
+
+def _b(v: bool | None) -> float | None:
+    return None if v is None else float(v)
+
+
+def expected_code(case: Case) -> str | None:
+    if case.kind == "migration":
+        return case.read("reference.expected_file")
+    return None
+
+
+@scorer("migration", "generation")
+def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
+                 grades: GradesArtifact) -> Metrics:
+    out: Metrics = {}
+    if grades.syntax is not None:
+        out["syntax_valid"] = _b(grades.syntax.valid)
+    mf = main_file(case)
+    reference = expected_code(case)
+    if mf is None or reference is None:
+        return out
+    from evalkit.metrics.codebleu import codebleu
+
+    generated = output.first.files.get(mf, "")
+    result = codebleu(generated, reference, case.language, weights=tuple(cfg.metrics.codebleu_weights))
+    if result is not None:
+        out["codebleu"] = result.codebleu
+        for part in ("ngram_match", "weighted_ngram_match", "syntax_match", "dataflow_match"):
+            out[f"codebleu_{part}"] = getattr(result, part)
+    return out
+
+
+def _load_kind_scorers() -> None:
+    import importlib
+
+    for module in ("evalkit.stages.score_patch", "evalkit.stages.score_judge", "evalkit.stages.score_agentic",
+                   "evalkit.stages.score_rag"):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+
+def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
+          grades: GradesArtifact) -> ScoresArtifact:
+    _load_kind_scorers()
+    base = {"system": system.name, "suite": case.suite, "case_id": case.id, "tags": case.data.get("tags", [])}
+    prov = Provenance(inputs=digest([output.provenance, execution.provenance if execution else None,
+                                     grades.provenance]), config=digest(score_slice(cfg)))
+    usage = output.first.usage
+    judge_usage = _judge_usage(grades)
+    common = {"usage": usage, "judge_usage": judge_usage, "wall_s": output.first.wall_s, "provenance": prov}
+    if not case.ok:
+        return ScoresArtifact(**base, status="error", reason=output.reason, excluded="broken", **common)
+    for art in (output, execution, grades):
+        if art is not None and art.status == "infra_error":
+            return ScoresArtifact(**base, status="infra_error", reason=art.reason, excluded="infra", **common)
+        if art is not None and art.status == "broken":
+            return ScoresArtifact(**base, status="broken", reason=art.reason, excluded="broken", **common)
+    answered = output.status == "ok"
+    metrics: Metrics = {
+        "answered": float(answered),
+        "wall_s": output.first.wall_s,
+        "cost_usd": usage.cost_usd,
+        "tokens": float(usage.input_tokens + usage.output_tokens),
+        "judge_cost_usd": judge_usage.cost_usd,
+    }
+    if grades.assertion_score is not None:
+        metrics["assertion_score"] = grades.assertion_score
+        metrics["assertion_pass"] = float(grades.assertion_score >= cfg.metrics.pass_threshold)
+    elif not answered and case.data.get("assertions"):
+        metrics["assertion_score"] = 0.0
+        metrics["assertion_pass"] = 0.0
+    for fn in KIND_SCORERS.get(case.kind, []):
+        metrics.update(fn(cfg, case, output, execution, grades))
+    if not answered and case.kind in ("migration", "generation"):
+        metrics.setdefault("syntax_valid", 0.0)
+    status = "ok" if answered else output.status
+    return ScoresArtifact(**base, status=status, reason=output.reason, metrics=metrics, **common)
+
+
+def _judge_usage(grades: GradesArtifact):
+    from evalkit.artifacts import Usage
+
+    judge = grades.judge or {}
+    u = judge.get("usage") or {}
+    fields = {k: u[k] for k in Usage.model_fields if k in u}
+    if "cost_usd" in judge and "cost_usd" not in fields:
+        fields["cost_usd"] = judge["cost_usd"]
+    return Usage(**fields)

@@ -1,0 +1,47 @@
+"""The slice of the config each stage reads: doit's `config_changed` watches exactly this."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.config import Config
+from evalkit.fsutil import digest
+
+
+def system_slice(system: Any) -> dict[str, Any]:
+    """What changes a system's answers (not its name or description)."""
+    return system.model_dump(mode="json", exclude={"name", "description", "suites"})
+
+
+def generate_slice(cfg: Config, system: Any) -> dict[str, Any]:
+    return {"system": system_slice(system)}
+
+
+def execute_slice(cfg: Config) -> dict[str, Any]:
+    return {"sandbox": cfg.sandbox.model_dump(mode="json")}
+
+
+def grade_slice(cfg: Config) -> dict[str, Any]:
+    return {"judge": cfg.judge, "pass_threshold": cfg.metrics.pass_threshold}
+
+
+def score_slice(cfg: Config) -> dict[str, Any]:
+    return {"metrics": cfg.metrics.model_dump(mode="json")}
+
+
+def summarize_slice(cfg: Config) -> dict[str, Any]:
+    return {
+        "release": cfg.release,
+        "title": cfg.title,
+        "baseline": cfg.baseline_name,
+        "report": cfg.report.model_dump(mode="json"),
+        "systems": [(s.name, s.description, s.adapter) for s in cfg.systems],
+    }
+
+
+def render_slice(cfg: Config) -> dict[str, Any]:
+    return {"release": cfg.release, "title": cfg.title}
+
+
+def slice_digest(data: dict[str, Any]) -> str:
+    return digest(data)

@@ -1,0 +1,197 @@
+"""`command`: any executable, run on a case materialised in a temporary work folder.
+
+Protocol (README "The command protocol"):
+- the work folder holds `case.json` and the case's input files under `inputs/`; the same JSON
+  arrives on standard input; env: EVALKIT_CASE, EVALKIT_OUTPUT, EVALKIT_OUT_DIR, EVALKIT_SAMPLE;
+- the program prints one JSON object (or writes it to $EVALKIT_OUTPUT) with any of: files,
+  patch, text, context_files, context_functions, tasks, usage {input_tokens, output_tokens,
+  cost_usd}, steps, help_requests; files written under $EVALKIT_OUT_DIR are added to `files`;
+- exit 0 means it answered; anything else is the system's failure, as are a timeout, non-JSON,
+  non-UTF-8 or more output than `max_output_bytes`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from evalkit.artifacts import Sample
+from evalkit.cases import Case
+from evalkit.systems.base import RunContext, adapter
+
+STDERR_TAIL = 4000
+PROTOCOL_VERSION = 1
+
+
+def case_payload(case: Case, system: Any, sample_index: int, work: Path) -> dict[str, Any]:
+    """The case JSON a command system receives; input files are copied under `inputs/`."""
+    files: dict[str, str] = {}
+    for dotted, src in sorted(case.refs.items()):
+        if not dotted.startswith("inputs."):
+            continue
+        rel = os.path.relpath(src, case.dir)
+        rel = rel.replace("..", "_up")
+        dest = work / "inputs" / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if os.path.isdir(src):
+            shutil.copytree(src, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"))
+        else:
+            shutil.copyfile(src, dest)
+        files[dotted] = str(dest.relative_to(work))
+    return {
+        "protocol": PROTOCOL_VERSION,
+        "suite": case.suite,
+        "kind": case.kind,
+        "language": case.language,
+        "case_id": case.id,
+        "description": case.data.get("description", ""),
+        "tags": case.data.get("tags", []),
+        "inputs": case.inputs,
+        "files": files,
+        "system": {"name": system.name, "settings": getattr(system, "settings", {})},
+        "sample_index": sample_index,
+    }
+
+
+class _CappedReader(threading.Thread):
+    """Reads a pipe into memory up to a cap; past it, sets `overflow` and calls `on_overflow`."""
+
+    def __init__(self, pipe: Any, cap: int, on_overflow: Any) -> None:
+        super().__init__(daemon=True)
+        self.pipe, self.cap, self.on_overflow = pipe, cap, on_overflow
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.overflow = False
+
+    def run(self) -> None:
+        while True:
+            chunk = self.pipe.read(65536)
+            if not chunk:
+                break
+            if self.size + len(chunk) > self.cap:
+                self.overflow = True
+                self.on_overflow()
+                break
+            self.chunks.append(chunk)
+            self.size += len(chunk)
+        self.pipe.close()
+
+    @property
+    def data(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _collect_out_dir(out_dir: Path, cap: int) -> tuple[dict[str, str], str | None]:
+    files: dict[str, str] = {}
+    total = 0
+    for p in sorted(out_dir.rglob("*")):
+        if not p.is_file() or p.is_symlink():
+            continue
+        data = p.read_bytes()
+        total += len(data)
+        if total > cap:
+            return files, f"wrote more than {cap} bytes of output files"
+        try:
+            files[str(p.relative_to(out_dir))] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return files, f"output file {p.relative_to(out_dir)} is not UTF-8 text"
+    return files, None
+
+
+def run_command(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+    argv = [a.replace("{python}", sys.executable) for a in system.command]
+    with tempfile.TemporaryDirectory(prefix="evalkit-run-") as tmp:
+        work = Path(tmp)
+        payload = case_payload(case, system, sample_index, work)
+        case_json = json.dumps(payload, sort_keys=True, indent=1)
+        (work / "case.json").write_text(case_json, encoding="utf-8")
+        out_dir = work / "out"
+        out_dir.mkdir()
+        out_json = work / "output.json"
+        env = {**os.environ, **system.env, "EVALKIT_CASE": str(work / "case.json"), "EVALKIT_OUTPUT": str(out_json),
+               "EVALKIT_OUT_DIR": str(out_dir), "EVALKIT_SAMPLE": str(sample_index), "PYTHONDONTWRITEBYTECODE": "1"}
+        env.pop("ANTHROPIC_API_KEY", None) if "ANTHROPIC_API_KEY" not in system.env else None
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, start_new_session=True)
+        except FileNotFoundError:
+            return Sample(status="error", reason=f"command not found: {argv[0]}")
+        except PermissionError:
+            return Sample(status="error", reason=f"command is not executable: {argv[0]}")
+        out = _CappedReader(proc.stdout, system.max_output_bytes, lambda: _kill_group(proc))
+        err = _CappedReader(proc.stderr, system.max_output_bytes, lambda: None)
+        out.start()
+        err.start()
+        try:
+            proc.stdin.write(case_json.encode("utf-8"))  # type: ignore[union-attr]
+            proc.stdin.close()  # type: ignore[union-attr]
+        except BrokenPipeError:
+            pass
+        timed_out = False
+        try:
+            proc.wait(timeout=system.timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)
+            proc.wait()
+        out.join(5)
+        err.join(5)
+        wall = time.monotonic() - start
+        stderr = err.data[-STDERR_TAIL:].decode("utf-8", errors="replace")
+        base = {"wall_s": round(wall, 3), "exit_code": proc.returncode, "stderr": stderr}
+        if timed_out:
+            return Sample(status="timeout", reason=f"no answer within {system.timeout_s:g} s; killed", **base)
+        if out.overflow:
+            return Sample(status="error", reason=f"printed more than {system.max_output_bytes} bytes; killed", **base)
+        if proc.returncode != 0:
+            last = stderr.strip().splitlines()[-1:] or ["(no stderr)"]
+            return Sample(status="error", reason=f"exited with status {proc.returncode}: {last[0][:300]}", **base)
+        raw = out_json.read_bytes() if out_json.exists() else out.data
+        if len(raw) > system.max_output_bytes:
+            return Sample(status="error", reason=f"wrote more than {system.max_output_bytes} bytes of output JSON", **base)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return Sample(status="error", reason=f"output is not UTF-8 (byte {exc.start})", **base)
+        try:
+            answer = json.loads(text) if text.strip() else {}
+        except json.JSONDecodeError as exc:
+            return Sample(status="error", reason=f"output is not JSON: {exc.msg} at line {exc.lineno}", **base)
+        if not isinstance(answer, dict):
+            return Sample(status="error", reason="output JSON must be an object", **base)
+        files, problem = _collect_out_dir(out_dir, system.max_output_bytes)
+        if problem:
+            return Sample(status="error", reason=problem, **base)
+        answer.setdefault("files", {})
+        if isinstance(answer["files"], dict):
+            answer["files"] = {**files, **answer["files"]}
+        for k in ("status", "reason", "wall_s", "exit_code", "stderr"):
+            answer.pop(k, None)
+        try:
+            return Sample.model_validate({**answer, **base})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            return Sample(status="error", reason=f"output JSON: {where}: {first['msg']}", **base)
+
+
+adapter("command")(run_command)

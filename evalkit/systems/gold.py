@@ -1,0 +1,39 @@
+"""`gold` and `empty`: the case's reference answer, and no answer at all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.artifacts import Sample
+from evalkit.cases import Case
+from evalkit.systems.base import RunContext, adapter
+
+
+@adapter("gold")
+def gold(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+    """What a perfect system would answer, built from the case's reference."""
+    ref = case.reference
+    if case.kind == "migration":
+        return Sample(files={case.inputs["file_path"]: case.read("reference.expected_file") or ""})
+    if case.kind == "patch":
+        return Sample(patch=case.read("reference.patch_file") or "")
+    sample: dict[str, Any] = {}
+    if "patch_file" in ref:
+        sample["patch"] = case.read("reference.patch_file")
+    if "text" in ref:
+        sample["text"] = ref["text"]
+    files = {k.split(".", 2)[-1]: case.read(k) or "" for k in case.refs if k.startswith("reference.files.")}
+    if isinstance(ref.get("files"), dict):
+        files.update({name: case.read(f"reference.files.{name}") or "" for name in ref["files"]})
+    if files:
+        sample["files"] = files
+    for key in ("tasks", "context_files", "context_functions"):
+        if key in ref:
+            sample[key] = ref[key]
+    return Sample(**sample)
+
+
+@adapter("empty")
+def empty(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+    """No output: every metric's floor."""
+    return Sample()

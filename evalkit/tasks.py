@@ -1,0 +1,250 @@
+"""The doit graph: one task per (stage, system, case), then summarize and render per release.
+
+`dodo.py` imports everything here. Each task's `file_dep` is its input artifacts plus the case's
+files, `uptodate` is `config_changed(<that stage's config slice>)` (and, for stages that can hit
+an infrastructure error, "no retry marker"), `targets` is its artifact. Editing a case reruns that
+case's tasks; a system's settings rerun that system's tasks; judge settings rerun grade and
+score; a template reruns render only.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Iterator
+
+from doit.tools import config_changed
+
+from evalkit.artifacts import (ArtifactBase, artifact_path, read_artifact, read_optional, retry_marker,
+                               write_artifact, ARTIFACT_MODELS)
+from evalkit.errors import InputError
+from evalkit.project import Loaded, load
+from evalkit.stages import slices
+
+EXECUTED_KINDS = {"patch", "agentic", "e2e"}
+
+
+def selection() -> list[str]:
+    """Case globs from $EVALKIT_SELECT (`suite/case-glob`, comma separated); empty = all."""
+    raw = os.environ.get("EVALKIT_SELECT", "")
+    return [p.strip() for p in raw.split(",") if p.strip()]
+
+
+def selected(case_key: str, globs: list[str]) -> bool:
+    return not globs or any(fnmatch.fnmatchcase(case_key, g) for g in globs)
+
+
+def not_marked_for_retry(path: str) -> bool:
+    """uptodate check: an artifact that recorded an infrastructure error is redone next run."""
+    return not os.path.exists(path + ".retry")
+
+
+# ---- actions (plain functions; they load the project once per process) -------------------------
+
+def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
+    """Run one stage for one (system, case) and write its artifact atomically."""
+    loaded = load(config)
+    cfg = loaded.config
+    system = cfg.system(system_name)
+    case = loaded.project.case(case_key)
+    work = cfg.work_path
+    target = artifact_path(work, stage, system.name, case.suite, case.id)
+
+    def art(s: str) -> Any:
+        return read_optional(artifact_path(work, s, system.name, case.suite, case.id), s)
+
+    try:
+        if stage == "generate":
+            from evalkit.stages.generate import generate
+
+            result: ArtifactBase = generate(cfg, system, case)
+        elif stage == "execute":
+            from evalkit.stages.execute import execute
+
+            result = execute(cfg, system, case, art("generate"))
+        elif stage == "grade":
+            from evalkit.stages.grade import grade
+
+            result = grade(cfg, system, case, art("generate"), art("execute"))
+        elif stage == "score":
+            from evalkit.stages.score import score
+
+            result = score(cfg, system, case, art("generate"), art("execute"), art("grade"))
+        else:  # pragma: no cover
+            raise ValueError(stage)
+    except Exception as exc:  # our own failure: kept apart from the system's and retried next run
+        traceback.print_exc(file=sys.stderr)
+        model = ARTIFACT_MODELS[stage]
+        result = model(system=system.name, suite=case.suite, case_id=case.id, status="infra_error",
+                       reason=f"evalkit internal error in {stage}: {type(exc).__name__}: {exc}"[:1000])
+    write_artifact(target, result)
+    return True
+
+
+def run_summarize(config: str) -> bool:
+    from evalkit.report.summarize import summarize
+
+    loaded = load(config)
+    summarize(loaded.config, loaded.project)
+    return True
+
+
+def run_render(config: str, release: str) -> bool:
+    from evalkit.report.render import render_site
+
+    loaded = load(config)
+    cfg = loaded.config
+    page = render_site(cfg.site_path, release, cfg.resolve(cfg.templates_dir) if cfg.templates_dir else None)
+    if release == cfg.release:
+        print(f"evalkit: report for release {release} -> open {os.path.relpath(page)}")
+    return True
+
+
+# ---- task generators ---------------------------------------------------------------------------
+
+class Graph:
+    """Everything the task generators share, computed once per doit run."""
+
+    def __init__(self, config: str | None = None) -> None:
+        self.loaded: Loaded = load(config)
+        cfg = self.loaded.config
+        self.config = cfg.path
+        self.globs = selection()
+        from evalkit.report.summarize import participating
+
+        self.pairs = participating(cfg, self.loaded.project)
+        self.cfg = cfg
+        self.digests = {
+            "execute": slices.slice_digest(slices.execute_slice(cfg)),
+            "grade": slices.slice_digest(slices.grade_slice(cfg)),
+            "score": slices.slice_digest(slices.score_slice(cfg)),
+            "summarize": slices.slice_digest(slices.summarize_slice(cfg)),
+            "render": slices.slice_digest(slices.render_slice(cfg)),
+        }
+        self.system_digests = {s.name: slices.slice_digest(slices.generate_slice(cfg, s)) for s in cfg.systems}
+
+    def path(self, stage: str, system: str, case: Any) -> str:
+        return str(artifact_path(self.cfg.work_path, stage, system, case.suite, case.id))
+
+    def stages_for(self, case: Any) -> list[str]:
+        return ["generate"] + (["execute"] if case.kind in EXECUTED_KINDS else []) + ["grade", "score"]
+
+    def stage_tasks(self, stage: str) -> Iterator[dict[str, Any]]:
+        cfg = self.cfg
+        for system, case in self.pairs:
+            if not selected(case.key, self.globs) or stage not in self.stages_for(case):
+                continue
+            chain = self.stages_for(case)
+            target = self.path(stage, system.name, case)
+            deps = list(case.files)
+            if stage == "generate":
+                deps += [str(cfg.resolve(w)) for w in getattr(system, "watch", [])]
+                digest = self.system_digests[system.name]
+            else:
+                deps += [self.path(s, system.name, case) for s in chain[: chain.index(stage)]]
+                digest = self.digests[stage]
+            yield {
+                "name": f"{system.name}:{case.key}",
+                "actions": [(run_stage, [stage, self.config, system.name, case.key])],
+                "file_dep": deps,
+                "targets": [target],
+                "uptodate": [config_changed(digest), (not_marked_for_retry, [target])],
+                "clean": True,
+            }
+
+    def score_files(self) -> list[str]:
+        files = []
+        for system, case in self.pairs:
+            p = self.path("score", system.name, case)
+            if selected(case.key, self.globs) or os.path.exists(p):
+                files.append(p)
+        return files
+
+
+_graph: Graph | None = None
+
+
+def graph() -> Graph:
+    global _graph
+    if _graph is None:
+        _graph = Graph()
+    return _graph
+
+
+def doit_config() -> dict[str, Any]:
+    """DOIT_CONFIG for dodo.py: sqlite3 backend in the work folder, quiet reporter."""
+    try:
+        g = graph()
+    except InputError as exc:
+        for p in exc.problems:
+            print(f"evalkit: {p}", file=sys.stderr)
+        raise SystemExit(2) from None
+    db = g.cfg.work_path / "doit.sqlite3"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    return {"backend": "sqlite3", "dep_file": str(db), "verbosity": 1, "reporter": "executed-only",
+            "default_tasks": ["generate", "execute", "grade", "score", "summarize", "render"]}
+
+
+def task_generate() -> Iterator[dict[str, Any]]:
+    """Run each system under test on each case (content-addressed: a rerun never pays twice)."""
+    yield {"basename": "generate", "name": None, "doc": task_generate.__doc__}
+    yield from graph().stage_tasks("generate")
+
+
+def task_execute() -> Iterator[dict[str, Any]]:
+    """Apply each system's patch and run the case's tests in the sandbox (patch, agentic, e2e suites)."""
+    yield {"basename": "execute", "name": None, "doc": task_execute.__doc__}
+    yield from graph().stage_tasks("execute")
+
+
+def task_grade() -> Iterator[dict[str, Any]]:
+    """Grade each output: assertions, syntax validity, and the LLM judge when configured."""
+    yield {"basename": "grade", "name": None, "doc": task_grade.__doc__}
+    yield from graph().stage_tasks("grade")
+
+
+def task_score() -> Iterator[dict[str, Any]]:
+    """Compute every metric of each (system, case)."""
+    yield {"basename": "score", "name": None, "doc": task_score.__doc__}
+    yield from graph().stage_tasks("score")
+
+
+def task_summarize() -> dict[str, Any]:
+    """Aggregate scores into site/<release>/report.json (intervals, paired comparisons, regressions)."""
+    g = graph()
+    from evalkit.report.summarize import previous_report_path
+
+    deps = g.score_files()
+    prev = previous_report_path(g.cfg)
+    if prev is not None and prev.exists():
+        deps.append(str(prev))
+    report = g.cfg.site_path / g.cfg.release / "report.json"
+    return {"actions": [(run_summarize, [g.config])], "file_dep": deps, "targets": [str(report)],
+            "uptodate": [config_changed(g.digests["summarize"])], "doc": task_summarize.__doc__, "clean": True}
+
+
+def _template_files(g: Graph) -> list[str]:
+    from evalkit.report.render import templates_dir
+
+    tdir = templates_dir(g.cfg.resolve(g.cfg.templates_dir) if g.cfg.templates_dir else None) / "site"
+    return sorted(str(p) for p in tdir.rglob("*") if p.is_file())
+
+
+def task_render() -> Iterator[dict[str, Any]]:
+    """Render the HTML pages of this release (and re-render older releases when templates change)."""
+    g = graph()
+    yield {"basename": "render", "name": None, "doc": task_render.__doc__}
+    from evalkit.report.site import list_releases
+
+    templates = _template_files(g)
+    site = g.cfg.site_path
+    releases = sorted(set(list_releases(site)) | {g.cfg.release})
+    for release in releases:
+        report = site / release / "report.json"
+        yield {"name": release, "actions": [(run_render, [g.config, release])],
+               "file_dep": [str(report)] + templates, "targets": [str(site / release / "index.html")],
+               "uptodate": [config_changed(g.digests["render"] if release == g.cfg.release else "old")],
+               "verbosity": 2}

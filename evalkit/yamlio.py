@@ -1,0 +1,96 @@
+"""YAML in with ruamel.yaml, keeping line numbers so every error can name file:line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from evalkit.errors import InputError, Problem
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _yaml() -> YAML:
+    # A new instance per call: ruamel's YAML objects are not thread-safe.
+    y = YAML(typ="rt", pure=True)
+    y.allow_duplicate_keys = False
+    return y
+
+
+def load_yaml(path: Path, shown_as: str | None = None) -> Any:
+    """Parse a YAML file (round-trip nodes, so line numbers survive); raise InputError on bad YAML."""
+    shown = shown_as or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(Problem(shown, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")) from None
+    except OSError as exc:
+        raise InputError(Problem(shown, None, f"cannot read: {exc.strerror}")) from None
+    try:
+        return _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else None
+        what = (exc.problem or exc.context or "malformed YAML").strip()
+        raise InputError(Problem(shown, line, f"malformed YAML: {what}")) from None
+    except YAMLError as exc:
+        raise InputError(Problem(shown, None, f"malformed YAML: {exc}")) from None
+
+
+def line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
+    """The 1-based line of the deepest node along ``loc`` that the YAML file has."""
+    line: int | None = None
+    cur = node
+    for part in loc:
+        if isinstance(cur, CommentedMap) and part in cur:
+            ln, _col = cur.lc.key(part)
+            line = ln + 1
+            cur = cur[part]
+        elif isinstance(cur, CommentedSeq) and isinstance(part, int) and 0 <= part < len(cur):
+            ln, _col = cur.lc.item(part)
+            line = ln + 1
+            cur = cur[part]
+        else:
+            break
+    if line is None and isinstance(cur, (CommentedMap, CommentedSeq)) and cur.lc.line is not None:
+        line = cur.lc.line + 1
+    return line
+
+
+def plain(node: Any) -> Any:
+    """ruamel nodes to plain dict / list / scalars."""
+    if isinstance(node, dict):
+        return {str(k): plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [plain(v) for v in node]
+    if hasattr(node, "value") and type(node).__module__.startswith("ruamel"):
+        return node.value  # pragma: no cover - scalar wrappers are rare with rt loader
+    return node
+
+
+def describe_error(err: dict[str, Any]) -> str:
+    """A pydantic error dict as a plain sentence: where, and what was expected."""
+    loc = ".".join(str(p) for p in err.get("loc", ()) if not str(p).startswith("function-"))
+    msg = err.get("msg", "invalid value")
+    typ = err.get("type", "")
+    if typ == "extra_forbidden":
+        msg = "unknown key"
+    elif typ == "missing":
+        msg = "required key is missing"
+    return f"{loc}: {msg}" if loc else msg
+
+
+def validate(model: type[M], node: Any, shown_as: str, context: dict[str, Any] | None = None) -> M:
+    """Validate parsed YAML against a model; every error gets its file:line."""
+    try:
+        return model.model_validate(plain(node), context=context)
+    except ValidationError as exc:
+        problems = [
+            Problem(shown_as, line_of(node, tuple(e.get("loc", ()))), describe_error(e)) for e in exc.errors()
+        ]
+        raise InputError(problems) from None
