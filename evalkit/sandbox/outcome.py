@@ -27,10 +27,23 @@ def _excerpt(data: bytes, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[:limit] + " [...]"
 
 
+def test_output(phase: PhaseOutcome) -> tuple[bytes, int, bool]:
+    """The kept test output of a phase (head, a cut marker, tail), its full size, whether it was cut."""
+    head, tail = phase.files.get("log", b""), phase.files.get("tail", b"")
+    try:
+        rest = int(phase.files.get("rest", b"0").strip() or 0)
+    except ValueError:
+        rest = 0
+    omitted = max(rest - len(tail), 0)
+    if omitted:
+        return head + f"\n[... {omitted} bytes of output not kept ...]\n".encode() + tail, len(head) + rest, True
+    return head + tail, len(head) + rest, False
+
+
 def phase_tests(spec: TestRunSpec, phase: PhaseOutcome) -> tuple[dict[str, TestStatus], bool]:
     """Test statuses of one phase and whether a JUnit report was found."""
     wanted = [*spec.fail_to_pass, *spec.pass_to_pass]
-    printed = parse_pytest_summary(phase.files.get("log", b"").decode("utf-8", "replace"))
+    printed = parse_pytest_summary(test_output(phase)[0].decode("utf-8", "replace"))
     junit: dict[str, TestStatus] = {}
     found = False
     for name, data in sorted(phase.files.items()):
@@ -104,21 +117,17 @@ class Verdict:
         truncated = False
         for ph in self.phases:
             runner = ph.files.get("runner.txt", ph.crash_output)
-            out = ph.files.get("log", b"")
-            try:
-                rest = int(ph.files.get("rest", b"0").strip() or 0)
-            except ValueError:
-                rest = 0
-            truncated = truncated or rest > 0 or ph.files_capped
-            total += len(runner) + len(out) + rest
+            out, size, cut = test_output(ph)
+            truncated = truncated or cut or ph.files_capped
+            total += len(runner) + size
             parts += [f"===== {ph.phase}: runner =====\n".encode(), runner,
                       f"\n===== {ph.phase}: test output =====\n".encode(), out]
-            if rest:
-                parts.append(f"\n[... {rest} more bytes of output not kept ...]\n".encode())
         blob = b"".join(parts)
         limit = self.spec.limits.log_limit_bytes
-        if len(blob) > limit:
-            blob, truncated = blob[:limit], True
+        if len(blob) > limit:  # keep both ends: the start says what ran, the end how it finished
+            cut_mark = b"\n[... log cut ...]\n"
+            half = max((limit - len(cut_mark)) // 2, 0)
+            blob, truncated = blob[:half] + cut_mark + blob[len(blob) - half:], True
         return blob.decode("utf-8", "replace"), truncated, total
 
 

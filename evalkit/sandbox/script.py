@@ -8,7 +8,8 @@ Layout under a root (``/work`` in a container, a temporary folder locally)::
       patch.diff, test_patch.diff, test_patch.paths
       secret/nonce    per-phase random token; the runner reads and deletes it before tests run
     out/<phase>/      results: status, method, testpatch (each "<nonce> <value>"), runner.txt (the
-                      runner's own messages), log (test output, capped), rest (bytes past the cap), junit/<i>/
+                      runner's own messages), log and tail (first and last half of the capped test output), rest (bytes after log,
+                      tail included), junit/<i>/
     home/             HOME of the runner
 
 Phases: ``main`` (git repo of the tree, system patch, test patch, tests) and ``rerun1``... (the
@@ -86,8 +87,10 @@ fi
 
 _RUN = r"""
 say "running: $(cat "$CTL/$PHASE.cmd")"
-rc=$( { { sh -c "$(cat "$CTL/$PHASE.cmd")" </dev/null 2>&1 3>&-; echo $? >&3; } \
-        | { head -c {limit} > "$OUT/log"; wc -c > "$OUT/rest"; }; } 3>&1 )
+# Keep the first and the last {half} bytes of the output (the summary is at the end) and count the rest;
+# the exit status comes back on fd 3, which the test command does not inherit.
+rc=$( { { sh -c "$(cat "$CTL/$PHASE.cmd")" </dev/null 2>&1 3>&- 4>&-; echo $? >&3; } \
+        | { head -c {half} > "$OUT/log"; { tee /dev/fd/4 | tail -c {half} > "$OUT/tail"; } 4>&1 | wc -c > "$OUT/rest"; }; } 3>&1 )
 say "test command exited with status $rc"
 """
 
@@ -117,7 +120,7 @@ def runner_script(spec: TestRunSpec) -> str:
         )
     parts = [_HEAD, _MAIN, "\n# stale JUnit reports (shipped or planted by a patch) must not count\n"]
     parts += [line + "\n" for line in clean]
-    parts.append(_RUN.replace("{limit}", str(limit)))
+    parts.append(_RUN.replace("{half}", str(max(limit // 2, 1))))
     parts += [line + "\n" for line in collect]
     parts.append('mark status "$rc"\nexit 0\n')
     return "".join(parts)
