@@ -126,3 +126,9 @@ def leftovers(docker_engine):
 def fix_patch() -> str:
     """The correct fix of the demo's bug (a diff)."""
     return FIX
+
+
+@pytest.fixture
+def tests_source() -> str:
+    """The demo's tests/test_calc.py."""
+    return TESTS

@@ -122,3 +122,176 @@ def test_junit_report_is_preferred_and_mapped_to_node_ids(docker_engine, spec_fo
     assert r.status == "completed", r.reason
     assert r.tests == {F2P: "passed", P2P: "passed"}
     assert r.resolved is True
+
+
+@pytest.fixture
+def no_container(monkeypatch):
+    """Fail the test if a container would be created."""
+    from evalkit.sandbox import docker_backend
+
+    def refuse(*_a, **_k):
+        raise AssertionError("a container was created for a patch that should have been refused")
+
+    monkeypatch.setattr(docker_backend.DockerSandbox, "__init__", refuse)
+
+
+@pytest.mark.parametrize(
+    "patch, words",
+    [
+        ("--- a/../evil.py\n+++ b/../evil.py\n@@ -0,0 +1 @@\n+x = 1\n", "outside the tree"),
+        ("--- /dev/null\n+++ /etc/cron.d/evil\n@@ -0,0 +1 @@\n+x\n", "absolute path"),
+        ("diff --git a/.git/hooks/pre-commit b/.git/hooks/pre-commit\nnew file mode 100755\n"
+         "--- /dev/null\n+++ b/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+rm -rf /\n", ".git"),
+        ("\x00\x01\x02binary garbage\xff", "NUL"),
+        ("just some words, no diff here\n", "no diff headers"),
+    ],
+)
+def test_unsafe_patch_refused_without_a_container(docker_engine, spec_for, no_container, patch, words):
+    r = run_tests(spec_for(patch=patch), "docker")
+    assert r.status == "patch_failed"
+    assert words in r.reason
+    assert r.image_digest is None and r.log == ""
+
+
+def test_fifty_megabytes_of_output_are_capped(docker_engine, spec_for, make_diff, fix_patch):
+    noisy = make_diff("tests/test_noisy.py", None,
+                      "import sys\n\n\ndef test_noisy():\n    line = 'x' * 999 + '\\n'\n"
+                      "    for _ in range(50_000):\n        sys.stdout.write(line)\n    assert False\n")
+    r = run_tests(spec_for(patch=fix_patch + noisy, test_command="python3 -m pytest -rA -s -p no:cacheprovider tests",
+                           limits={"log_limit_bytes": 200_000}), "docker")
+    assert r.status == "completed", r.reason
+    assert r.log_truncated is True
+    assert len(r.log.encode()) <= 200_000
+    assert r.log_bytes >= 50_000_000
+    # the summary at the end survives the cap
+    assert r.tests["tests/test_noisy.py::test_noisy"] == "failed"
+    assert r.resolved is True
+
+
+def test_missing_image_is_an_infrastructure_error(docker_engine, spec_for, leftovers):
+    r = run_tests(spec_for(image="evalkit/no-such-image:never"), "docker")
+    assert r.status == "infra_error"
+    assert "evalkit/no-such-image:never" in r.reason
+    assert r.resolved is None
+    assert leftovers() == []
+
+
+def test_nonexistent_fail_to_pass_ids_are_not_resolved(docker_engine, spec_for):
+    r = run_tests(spec_for(fail_to_pass=["tests/test_calc.py::test_nope"]), "docker")
+    assert r.status == "completed"
+    assert r.fail_to_pass == {"tests/test_calc.py::test_nope": "failed"}
+    assert r.resolved is False
+    assert "absent" in r.reason
+
+
+def test_empty_fail_to_pass_is_a_case_error(docker_engine, spec_for, no_container):
+    r = run_tests(spec_for(fail_to_pass=[]), "docker")
+    assert r.status == "case_error"
+    assert r.reason == "no FAIL_TO_PASS tests: cannot decide resolution"
+    assert r.resolved is None
+
+
+def test_collection_error_is_recorded_not_a_crash(docker_engine, spec_for, make_diff, calc_source):
+    # The patch breaks the import the test module needs.
+    broken = make_diff("calc/__init__.py", calc_source, calc_source.replace("def add(a, b):", "def add(a, b)"))
+    r = run_tests(spec_for(patch=broken), "docker")
+    assert r.status == "completed", r.reason
+    assert r.exit_code == 2
+    assert r.tests.get("tests/test_calc.py") == "error"
+    assert r.fail_to_pass == {F2P: "error"} and r.pass_to_pass == {P2P: "error"}
+    assert r.resolved is False
+
+
+def test_missing_test_command_is_a_case_error(docker_engine, spec_for):
+    r = run_tests(spec_for(test_command="no-such-test-runner --all"), "docker")
+    assert r.status == "case_error"
+    assert r.exit_code == 127
+    assert r.resolved is None
+
+
+FLAKY_TEST = """from pathlib import Path
+
+COUNTER = Path(__file__).with_name("counter.txt")
+
+
+def test_flaky():
+    n = int(COUNTER.read_text()) if COUNTER.exists() else 0
+    COUNTER.write_text(str(n + 1))
+    assert n % 2 == 1
+"""
+
+
+@pytest.mark.parametrize("policy, resolved", [("fail", False), ("pass", True)])
+def test_flaky_test_detected_by_reruns(docker_engine, spec_for, make_diff, fix_patch, policy, resolved):
+    flaky = make_diff("tests/test_flaky.py", None, FLAKY_TEST)
+    # The rerun command names only the ids: the default "{test_command} {ids}" would also rerun
+    # the whole "tests" folder, running the flaky test twice per rerun.
+    r = run_tests(spec_for(patch=fix_patch + flaky, reruns=2, flaky_policy=policy,
+                           rerun_command="python3 -m pytest -rA -p no:cacheprovider {ids}",
+                           pass_to_pass=[P2P, "tests/test_flaky.py::test_flaky"]), "docker")
+    assert r.status == "completed", r.reason
+    assert r.flaky == ["tests/test_flaky.py::test_flaky"]
+    assert r.tests["tests/test_flaky.py::test_flaky"] == "flaky"
+    assert r.pass_to_pass["tests/test_flaky.py::test_flaky"] == "flaky"
+    assert r.resolved is resolved
+    assert "rerun1" in r.log
+
+
+def test_consistent_failure_is_not_flaky(docker_engine, spec_for):
+    r = run_tests(spec_for(patch=None, reruns=2), "docker")
+    assert r.status == "completed"
+    assert r.flaky == [] and r.fail_to_pass == {F2P: "failed"}
+    assert "rerun2" in r.log
+
+
+def test_memory_hog_is_oom(docker_engine, spec_for, make_diff, fix_patch):
+    hog = make_diff("tests/test_hog.py", None,
+                    "def test_hog():\n    blocks = []\n    for _ in range(64):\n"
+                    "        blocks.append(bytearray(8 << 20))\n    assert blocks\n")
+    r = run_tests(spec_for(patch=fix_patch + hog, limits={"memory_mb": 64}), "docker")
+    assert r.status == "oom", r.reason
+    assert r.resolved is None
+
+
+def test_test_patch_applies_over_base_files(docker_engine, spec_for, make_diff, fix_patch, tests_source):
+    # The system also rewrote the test file (dropping test_mul); the case's test patch is applied
+    # over the base version of that file, as the SWE-bench harness does.
+    weakened = make_diff("tests/test_calc.py", tests_source, tests_source.split("def test_mul")[0])
+    extended = tests_source + "\n\ndef test_add_negative():\n    assert add(-2, -3) == -5\n"
+    r = run_tests(spec_for(patch=fix_patch + weakened,
+                           test_patch=make_diff("tests/test_calc.py", tests_source, extended),
+                           fail_to_pass=[F2P, "tests/test_calc.py::test_add_negative"]), "docker")
+    assert r.status == "completed", r.reason
+    assert r.tests == {F2P: "passed", P2P: "passed", "tests/test_calc.py::test_add_negative": "passed"}
+    assert r.resolved is True
+
+
+def test_two_threads_at_once(docker_engine, spec_for, leftovers):
+    spec = spec_for()
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(run_tests(spec, "docker"))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [r.resolved for r in results] == [True] * 4, [r.reason for r in results]
+    assert leftovers() == []
+
+
+def test_sweep_removes_leftovers_of_dead_processes(docker_engine, leftovers):
+    from evalkit.sandbox.docker_backend import DEADLINE_LABEL, LABEL, OWNER_LABEL, sweep_leftovers
+    from evalkit.sandbox.dockerclient import client
+
+    import socket
+    import time
+
+    dead = client().containers.create(
+        docker_engine, ["true"], labels={LABEL: "1", OWNER_LABEL: f"{socket.gethostname()}:999999999",
+                                         DEADLINE_LABEL: f"{time.time() + 3600:.0f}"})
+    try:
+        assert sweep_leftovers(force=True) >= 1
+        assert dead.id not in {c.id for c in leftovers()}
+    finally:
+        for c in leftovers():
+            if c.id == dead.id:
+                c.remove(force=True)
