@@ -47,6 +47,37 @@ class TestRunSpec(Model):
     """Shell command run in the tree, e.g. ``python3 -m pytest -rA -p no:cacheprovider tests``."""
     rerun_command: str = "{test_command} {ids}"
     """Rerun template; ``{ids}``: shell-quoted failing ids (the default also reruns a folder the command names)."""
+    junit_paths: list[str] = []
+    """JUnit XML files to collect after each run, relative to the tree; glob characters are allowed in the file name only."""
+    fail_to_pass: list[str]
+    """Test ids that fail before the fix and must pass after it."""
+    pass_to_pass: list[str] = []
+    """Test ids that pass before the fix and must still pass after it."""
+    reruns: int = Field(0, ge=0)
+    """Rerun failing FAIL_TO_PASS/PASS_TO_PASS tests up to this many times to detect flakiness."""
+    flaky_policy: Literal["fail", "pass", "exclude"] = "fail"
+    """How a flaky FAIL_TO_PASS/PASS_TO_PASS test counts for resolution: as failed, as passed, or left out."""
+    limits: SandboxLimits = SandboxLimits()
+    """Resource limits of the run."""
+    dockerfile_dir: str | None = None
+    """Host folder with a Dockerfile to build ``image`` from when it is neither present nor pullable."""
+
+
+class ExecutionResult(Model):
+    """What one sandboxed test run found: the ``execute`` stage's payload."""
+
+    status: RunStatus
+    """completed; patch_failed (the system's patch is unsafe or does not apply); timeout; oom; infra_error (retry later); case_error (the case is unusable)."""
+    reason: str
+    """Plain-language explanation of the status and of anything notable (fallbacks, distrusted output)."""
+    isolation: Literal["docker", "local"]
+    """Where the tests ran: a Docker container, or a local subprocess (weaker isolation)."""
+    patch_applied: bool = False
+    """Whether the system's patch was applied."""
+    patch_method: str | None = None
+    """Which method applied it: ``git apply``, ``git apply --3way``, ``git apply --reject`` or ``patch --fuzz=3``."""
+    tests: dict[str, TestStatus] = {}
+    """Status of every test id seen (after reruns)."""
     exit_code: int | None = None
     """Exit status of the test command in the main run (None when it did not finish)."""
     resolved: bool | None = None
