@@ -122,7 +122,6 @@ class Graph:
             "grade": slices.slice_digest(slices.grade_slice(cfg)),
             "score": slices.slice_digest(slices.score_slice(cfg)),
             "summarize": slices.slice_digest(slices.summarize_slice(cfg)),
-            "render": slices.slice_digest(slices.render_slice(cfg)),
         }
         self.system_digests = {s.name: slices.slice_digest(slices.generate_slice(cfg, s)) for s in cfg.systems}
 
@@ -246,5 +245,5 @@ def task_render() -> Iterator[dict[str, Any]]:
         report = site / release / "report.json"
         yield {"name": release, "actions": [(run_render, [g.config, release])],
                "file_dep": [str(report)] + templates, "targets": [str(site / release / "index.html")],
-               "uptodate": [config_changed(g.digests["render"] if release == g.cfg.release else "old")],
+               "uptodate": [config_changed(slices.slice_digest(slices.render_slice(g.cfg, release)))],
                "verbosity": 2}

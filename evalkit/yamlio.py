@@ -85,12 +85,20 @@ def describe_error(err: dict[str, Any]) -> str:
     return f"{loc}: {msg}" if loc else msg
 
 
+def _error_loc(err: dict[str, Any]) -> tuple[Any, ...]:
+    """Where an error points; a bad discriminator (e.g. `adapter:`) points at its own key."""
+    loc = tuple(p for p in err.get("loc", ()) if not str(p).startswith("function-"))
+    if err.get("type") in ("union_tag_invalid", "union_tag_not_found"):
+        key = str((err.get("ctx") or {}).get("discriminator", "")).strip("'\"")
+        if key:
+            loc += (key,)
+    return loc
+
+
 def validate(model: type[M], node: Any, shown_as: str, context: dict[str, Any] | None = None) -> M:
     """Validate parsed YAML against a model; every error gets its file:line."""
     try:
         return model.model_validate(plain(node), context=context)
     except ValidationError as exc:
-        problems = [
-            Problem(shown_as, line_of(node, tuple(e.get("loc", ()))), describe_error(e)) for e in exc.errors()
-        ]
+        problems = [Problem(shown_as, line_of(node, _error_loc(e)), describe_error(e)) for e in exc.errors()]
         raise InputError(problems) from None

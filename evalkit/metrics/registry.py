@@ -34,9 +34,18 @@ class MetricInfo(Model):
     """Shown in the systems x metrics table and trend charts."""
     binary: bool = False
     """Paired comparisons use McNemar (binary) or Wilcoxon (scores)."""
+    primary: int | None = None
+    """Rank as a case's one-number summary in case tables (lowest present wins)."""
 
 
 METRICS: dict[str, MetricInfo] = {}
+
+
+def primary_metric(values: dict[str, float | None]) -> str | None:
+    """The metric that best summarises one case's cell (e.g. resolved, then judge score)."""
+    ranked = [(METRICS[m].primary, m) for m, v in values.items()
+              if v is not None and m in METRICS and METRICS[m].primary is not None]
+    return min(ranked)[1] if ranked else None
 
 
 def metric(**kw: object) -> MetricInfo:
@@ -56,7 +65,7 @@ metric(name="tokens", display="Tokens", aggregate="sum", higher_is_better=False,
        description="Input plus output tokens the system under test reports.")
 metric(name="judge_cost_usd", display="Judge cost", aggregate="sum", higher_is_better=False, unit="USD", scale="any",
        description="What the LLM judge cost for this system's cases.")
-metric(name="assertion_score", display="Assertions", aggregate="mean", scale="0-1", headline=True,
+metric(name="assertion_score", display="Assertions", aggregate="mean", scale="0-1", headline=True, primary=40,
        description="Weighted fraction of the case's deterministic assertions that held.")
 metric(name="assertion_pass", display="Assert pass", aggregate="rate", binary=True,
        description="Share of cases whose assertion score reached the pass threshold.")
@@ -65,7 +74,7 @@ metric(name="assertion_pass", display="Assert pass", aggregate="rate", binary=Tr
 metric(name="syntax_valid", display="Parses", aggregate="rate", binary=True, headline=True,
        kinds=("migration", "generation"),
        description="Share of cases whose generated main file parses (tree-sitter, the suite's language).")
-metric(name="codebleu", display="CodeBLEU", aggregate="mean", headline=True, kinds=("migration", "generation", "patch"),
+metric(name="codebleu", display="CodeBLEU", aggregate="mean", headline=True, primary=30, kinds=("migration", "generation", "patch"),
        description="Per-case CodeBLEU against the expected code, averaged over cases (source tokenizer).")
 for part, text in [("ngram_match", "n-gram match"), ("weighted_ngram_match", "weighted n-gram match"),
                    ("syntax_match", "syntax (AST) match"), ("dataflow_match", "dataflow match")]:

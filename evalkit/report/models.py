@@ -166,6 +166,8 @@ class Report(Model):
     """Metadata of every metric that appears."""
     notes: list[str] = []
     """Remarks about the whole run."""
+    inputs_digest: str = ""
+    """Digest of every artifact the report was computed from (changes whenever any of them does)."""
 
 
 class CaseDetail(Model):

@@ -12,10 +12,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import ChainableUndefined, Environment, FileSystemLoader, select_autoescape
 
 from evalkit.fsutil import atomic_write_text
-from evalkit.metrics.registry import METRICS, MetricInfo
+from evalkit.metrics.registry import METRICS, MetricInfo, primary_metric
 from evalkit.report.models import CaseDetail, Report
 from evalkit.report.site import list_releases, update_manifest
 
@@ -30,10 +30,11 @@ def templates_dir(override: str | Path | None = None) -> Path:
 def environment(tdir: Path | None = None) -> Environment:
     env = Environment(loader=FileSystemLoader(str(templates_dir(tdir) / "site")),
                       autoescape=select_autoescape(default=True, default_for_string=True),
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                      undefined=ChainableUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = fmt_value
     env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.0f}%"
     env.globals["METRICS"] = METRICS
+    env.globals["primary_metric"] = primary_metric
     env.globals["diff_lines"] = diff_lines
     env.globals["truncate_log"] = truncate_log
     return env

@@ -10,7 +10,7 @@ from typing import Any, Iterable
 from evalkit.artifacts import ScoresArtifact, artifact_path
 from evalkit.cases import Case, Project
 from evalkit.config import Config
-from evalkit.fsutil import atomic_write_json
+from evalkit.fsutil import atomic_write_json, digest
 from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.report.models import (Aggregate, CaseCell, CaseDetail, CaseRow, Change, ReleaseDiff, Report,
                                    SuiteSummary, SystemDiff, SystemSummary)
@@ -259,7 +259,9 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                     suites=suite_summaries, breakdowns=breakdowns, cases=rows,
                     diff=release_diff(previous_report(cfg), rows),
                     metric_info={m: METRICS[m] for m in METRICS if m in present},
-                    notes=sorted({n for notes in isolation_notes.values() for n in notes}))
+                    notes=sorted({n for notes in isolation_notes.values() for n in notes}),
+                    inputs_digest=digest(sorted((k, s.provenance.model_dump() if s.provenance else None)
+                                                for k, s in scores.items())))
     out_dir = cfg.site_path / cfg.release
     if write_case_details:
         for case in project.cases:

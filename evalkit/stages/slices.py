@@ -39,8 +39,8 @@ def summarize_slice(cfg: Config) -> dict[str, Any]:
     }
 
 
-def render_slice(cfg: Config) -> dict[str, Any]:
-    return {"release": cfg.release, "title": cfg.title}
+def render_slice(cfg: Config, release: str | None = None) -> dict[str, Any]:
+    return {"release": release or cfg.release, "title": cfg.title}
 
 
 def slice_digest(data: dict[str, Any]) -> str:

@@ -1,0 +1,63 @@
+"""Build small evalkit projects in a temp folder and run them the way a user does."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def make_project(root: Path, cases: list[str] | None = None, systems: str | None = None, extra: str = "") -> Path:
+    """A project with a copy of some demo migration cases and the two demo rewriters (+ gold)."""
+    root.mkdir(parents=True, exist_ok=True)
+    src = REPO / "cases" / "migration"
+    dest = root / "cases" / "migration"
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copy(src / "suite.yaml", dest / "suite.yaml")
+    for name in cases or ["jpa-entity", "cdi-inject"]:
+        shutil.copytree(src / name, dest / name)
+    shutil.copytree(REPO / "templates", root / "templates")
+    systems = systems or textwrap.dedent("""\
+        systems:
+          - name: naive
+            adapter: command
+            command: ["{python}", "-m", "evalkit.demo_systems.naive_rewriter"]
+          - name: rules
+            adapter: command
+            command: ["{python}", "-m", "evalkit.demo_systems.rule_rewriter"]
+          - name: gold
+            adapter: gold
+        """)
+    (root / "evalkit.yaml").write_text(
+        "release: r1\nbaseline: naive\ntemplates_dir: templates\n" + systems + extra, encoding="utf-8")
+    return root
+
+
+def evalkit(project: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300,
+            check: bool = True) -> subprocess.CompletedProcess[str]:
+    """`python -m evalkit ARGS` with the project's config, from an unrelated working directory."""
+    full_env = {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), **(env or {})}
+    full_env.pop("EVALKIT_RELEASE", None) if "EVALKIT_RELEASE" not in (env or {}) else None
+    proc = subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(project.parent), env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"evalkit {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+TASK_LINE = re.compile(r"^\.  (\S+)$", re.MULTILINE)
+
+
+def executed(proc: subprocess.CompletedProcess[str]) -> set[str]:
+    """Task names doit executed (its executed-only reporter prints `.  name`)."""
+    return set(TASK_LINE.findall(proc.stdout))
+
+
+def run(project: Path, *args: str, env: dict[str, str] | None = None) -> set[str]:
+    return executed(evalkit(project, "run", *args, env=env))

@@ -1,0 +1,59 @@
+"""A run killed with SIGKILL loses doit's state; the rerun redoes only the work that was in flight."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from helpers import make_project, run
+
+CASES = ["jpa-entity", "cdi-inject", "jaxrs-resource", "servlet-filter"]
+
+
+def test_sigkill_then_rerun_pays_only_unfinished(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    slow = tmp_path / "slow.py"
+    slow.write_text(textwrap.dedent(f"""\
+        import json, sys, time
+        case = json.load(sys.stdin)
+        with open({str(log)!r}, "a") as fh:
+            fh.write("start " + case["case_id"] + "\\n")
+        time.sleep(1.0)
+        with open({str(log)!r}, "a") as fh:
+            fh.write("done " + case["case_id"] + "\\n")
+        print(json.dumps({{"files": {{}}}}))
+        """))
+    systems = f'systems:\n  - name: slow\n    adapter: command\n    command: ["{{python}}", "{slow}"]\n'
+    project = make_project(tmp_path / "p", cases=CASES, systems=systems)
+    cfg = project / "evalkit.yaml"
+    cfg.write_text(cfg.read_text().replace("baseline: naive\n", ""))
+    env = {**os.environ, "EVALKIT_CONFIG": str(cfg)}
+    proc = subprocess.Popen([sys.executable, "-m", "evalkit", "run"], env=env, cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if log.exists() and log.read_text().count("done") >= 2:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = log.read_text().splitlines()
+    # finished = its artifact was written before the kill (the system may have finished a case
+    # whose result evalkit had not stored yet: that one was still in flight)
+    artifacts = project / ".evalkit" / "artifacts" / "slow" / "migration"
+    finished = {c for c in CASES if (artifacts / c / "output.json").exists()}
+    assert 1 <= len(finished) < len(CASES), before
+
+    ran = run(project)
+    assert {f"generate:slow:migration/{c}" for c in CASES} <= ran  # doit's state was lost ...
+    after = log.read_text().splitlines()[len(before):]
+    rerun_cases = {line.split()[1] for line in after if line.startswith("start")}
+    # ... but the system itself ran again only for cases that had not finished
+    assert rerun_cases == set(CASES) - finished
+    assert all(sum(1 for l in before + after if l == f"done {c}") == 1 for c in finished)
+    assert (project / "site" / "r1" / "report.json").exists()
