@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+import docker.errors
+import requests.exceptions
 
 from evalkit.sandbox.archive import tree_digest
 from evalkit.sandbox.images import ImageUnavailable, image_id
 from evalkit.sandbox.runner import Backend, resolve_backend, run_tests
 from evalkit.sandbox.spec import ExecutionResult, TestRunSpec
 from evalkit.store import ContentStore
+
+log = logging.getLogger(__name__)
 
 #: Outcomes that are final for given inputs. infra_error is the harness's failure and timeout may
 #: come from a loaded machine: both are run again next time.
@@ -34,8 +40,8 @@ def run_tests_cached(spec: TestRunSpec, store: ContentStore, backend: Backend = 
     if chosen == "docker":
         try:
             image = image_id(spec.image)
-        except Exception:  # daemon trouble: let run_tests report it as infra_error, uncached
-            return run_tests(spec, chosen)
+        except (docker.errors.DockerException, requests.exceptions.RequestException):
+            return run_tests(spec, chosen)  # daemon trouble: run_tests reports it as infra_error, uncached
         if image is None:  # not present yet: run_tests pulls or builds it, then the key is known
             result = run_tests(spec, chosen)
             if result.image_digest and result.status in CACHEABLE:
@@ -47,7 +53,7 @@ def run_tests_cached(spec: TestRunSpec, store: ContentStore, backend: Backend = 
         try:
             return ExecutionResult.model_validate(hit)
         except ValueError:
-            hit = None  # an entry from an older schema: run again and overwrite
+            log.info("stale sandbox cache entry %s (older schema): running again", key)
     result = run_tests(spec, chosen)
     if result.status in CACHEABLE:
         store.put(key, result.model_dump(mode="json"))

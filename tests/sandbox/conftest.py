@@ -99,9 +99,11 @@ def spec_for(demo_tree):
 
 
 def sandbox_containers() -> list:
+    """Sandbox-labelled containers of this process (other processes may be running their own)."""
+    from evalkit.sandbox.docker_backend import LABEL, OWNER_LABEL, _owner
     from evalkit.sandbox.dockerclient import client
 
-    return client().containers.list(all=True, filters={"label": "evalkit.sandbox=1"})
+    return client().containers.list(all=True, filters={"label": [f"{LABEL}=1", f"{OWNER_LABEL}={_owner()}"]})
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import docker.errors
 import pytest
 
 from evalkit.sandbox import run_tests
@@ -290,8 +291,10 @@ def test_sweep_removes_leftovers_of_dead_processes(docker_engine, leftovers):
                                          DEADLINE_LABEL: f"{time.time() + 3600:.0f}"})
     try:
         assert sweep_leftovers(force=True) >= 1
-        assert dead.id not in {c.id for c in leftovers()}
+        remaining = client().containers.list(all=True, filters={"label": f"{LABEL}=1"})
+        assert dead.id not in {c.id for c in remaining}
     finally:
-        for c in leftovers():
-            if c.id == dead.id:
-                c.remove(force=True)
+        try:
+            dead.remove(force=True)
+        except docker.errors.NotFound:
+            assert True  # swept, as it should be
