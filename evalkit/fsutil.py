@@ -68,6 +68,9 @@ def pretty_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=1, default=str) + "\n"
 
 
-def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> None:
-    """Write a model or plain object as sorted, indented JSON, atomically."""
-    atomic_write_text(path, pretty_json(obj))
+def atomic_write_json(path: str | os.PathLike[str], obj: Any, compact: bool = False) -> None:
+    """Write a model or plain object as sorted JSON (indented unless ``compact``), atomically.
+
+    Compact output goes through json's C encoder: use it for large files (site data).
+    """
+    atomic_write_text(path, canonical_json(obj) + "\n" if compact else pretty_json(obj))

@@ -1,10 +1,12 @@
 """The doit graph: one task per (stage, system, case), then summarize and render per release.
 
-`dodo.py` imports everything here. Each task's `file_dep` is its input artifacts plus the case's
-files, `uptodate` is `config_changed(<that stage's config slice>)` (and, for stages that can hit
-an infrastructure error, "no retry marker"), `targets` is its artifact. Editing a case reruns that
-case's tasks; a system's settings rerun that system's tasks; judge settings rerun grade and
-score; a template reruns render only.
+`dodo.py` imports everything here. Each task's `file_dep` is its input artifacts, the case's
+files and its stage's *config slice file* (`<work>/slices/<stage>.json`, rewritten only when that
+slice of evalkit.yaml changes: the same job as doit's `config_changed`, but a plain file stat per
+task, which keeps a no-op run of 12,000 tasks fast); `targets` is its artifact; `uptodate` is
+False when the artifact recorded an infrastructure error (a `.retry` marker), so that is redone.
+Editing a case reruns that case's tasks; a system's settings rerun that system's tasks; judge
+settings rerun grade and score; a template reruns render only.
 """
 
 from __future__ import annotations
@@ -16,10 +18,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Iterator
 
-from doit.tools import config_changed
-
-from evalkit.artifacts import (ArtifactBase, artifact_path, read_artifact, read_optional, retry_marker,
-                               write_artifact, ARTIFACT_MODELS)
+from evalkit.artifacts import ARTIFACT_FILES, ARTIFACT_MODELS, ArtifactBase, artifact_path, read_optional, write_artifact
 from evalkit.errors import InputError
 from evalkit.project import Loaded, load
 from evalkit.stages import slices
@@ -84,6 +83,24 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
     return True
 
 
+def run_validate(config: str, case_key: str) -> bool:
+    """Harness validation of one patch case: gold must resolve, no patch must not."""
+    from evalkit.fsutil import atomic_write_json
+    from evalkit.stages.validate import validate_case, validation_path
+
+    loaded = load(config)
+    case = loaded.project.case(case_key)
+    result = validate_case(loaded.config, case)
+    path = validation_path(loaded.config.work_path, case)
+    atomic_write_json(path, result)
+    marker = Path(str(path) + ".retry")
+    if result.status == "infra_error":
+        marker.touch()
+    elif marker.exists():
+        marker.unlink()
+    return True
+
+
 def run_summarize(config: str) -> bool:
     from evalkit.report.summarize import summarize
 
@@ -113,20 +130,23 @@ class Graph:
         cfg = self.loaded.config
         self.config = cfg.path
         self.globs = selection()
-        from evalkit.report.summarize import participating
+        from evalkit.systems.base import participating
 
         self.pairs = participating(cfg, self.loaded.project)
         self.cfg = cfg
-        self.digests = {
-            "execute": slices.slice_digest(slices.execute_slice(cfg)),
-            "grade": slices.slice_digest(slices.grade_slice(cfg)),
-            "score": slices.slice_digest(slices.score_slice(cfg)),
-            "summarize": slices.slice_digest(slices.summarize_slice(cfg)),
+        self.work = str(cfg.work_path)
+        self.slice_files = {
+            "execute": slices.write_slice(cfg, "execute", slices.execute_slice(cfg)),
+            "grade": slices.write_slice(cfg, "grade", slices.grade_slice(cfg)),
+            "score": slices.write_slice(cfg, "score", slices.score_slice(cfg)),
+            "summarize": slices.write_slice(cfg, "summarize", slices.summarize_slice(cfg)),
         }
-        self.system_digests = {s.name: slices.slice_digest(slices.generate_slice(cfg, s)) for s in cfg.systems}
+        self.system_slice_files = {s.name: slices.write_slice(cfg, f"generate-{s.name}", slices.generate_slice(cfg, s))
+                                   for s in cfg.systems}
 
     def path(self, stage: str, system: str, case: Any) -> str:
-        return str(artifact_path(self.cfg.work_path, stage, system, case.suite, case.id))
+        # plain string joins: this runs ~30,000 times per doit invocation on a large project
+        return f"{self.work}/artifacts/{system}/{case.suite}/{case.id}/{ARTIFACT_FILES[stage]}"
 
     def stages_for(self, case: Any) -> list[str]:
         return ["generate"] + (["execute"] if case.kind in EXECUTED_KINDS else []) + ["grade", "score"]
@@ -138,21 +158,41 @@ class Graph:
                 continue
             chain = self.stages_for(case)
             target = self.path(stage, system.name, case)
-            deps = list(case.files)
             if stage == "generate":
-                deps += [str(cfg.resolve(w)) for w in getattr(system, "watch", [])]
-                digest = self.system_digests[system.name]
+                deps = list(case.files) + [str(cfg.resolve(w)) for w in getattr(system, "watch", [])]
+                deps.append(self.system_slice_files[system.name])
             else:
-                deps += [self.path(s, system.name, case) for s in chain[: chain.index(stage)]]
-                digest = self.digests[stage]
+                # The case's files reach later stages through output.json, whose provenance holds
+                # the case digest: listing them again would only cost stats on every no-op run.
+                deps = [self.path(s, system.name, case) for s in chain[: chain.index(stage)]]
+                deps.append(self.slice_files[stage])
+            if stage == "score" and case.kind == "patch":
+                deps.append(self.validation_path(case))
             yield {
                 "name": f"{system.name}:{case.key}",
                 "actions": [(run_stage, [stage, self.config, system.name, case.key])],
                 "file_dep": deps,
                 "targets": [target],
-                "uptodate": [config_changed(digest), (not_marked_for_retry, [target])],
+                "uptodate": [not_marked_for_retry(target)],
                 "clean": True,
             }
+
+    def validation_path(self, case: Any) -> str:
+        from evalkit.stages.validate import validation_path
+
+        return str(validation_path(self.cfg.work_path, case))
+
+    def validate_tasks(self) -> Iterator[dict[str, Any]]:
+        seen = set()
+        for _system, case in self.pairs:
+            if case.kind != "patch" or case.key in seen or not selected(case.key, self.globs):
+                continue
+            seen.add(case.key)
+            target = self.validation_path(case)
+            yield {"name": case.key, "actions": [(run_validate, [self.config, case.key])],
+                   "file_dep": list(case.files) + [self.slice_files["execute"]], "targets": [target],
+                   "uptodate": [not_marked_for_retry(target)],
+                   "clean": True}
 
     def score_files(self) -> list[str]:
         files = []
@@ -184,7 +224,7 @@ def doit_config() -> dict[str, Any]:
     db = g.cfg.work_path / "doit.sqlite3"
     db.parent.mkdir(parents=True, exist_ok=True)
     return {"backend": "sqlite3", "dep_file": str(db), "verbosity": 1, "reporter": "executed-only",
-            "default_tasks": ["generate", "execute", "grade", "score", "summarize", "render"]}
+            "default_tasks": ["generate", "validate", "execute", "grade", "score", "summarize", "render"]}
 
 
 def task_generate() -> Iterator[dict[str, Any]]:
@@ -197,6 +237,12 @@ def task_execute() -> Iterator[dict[str, Any]]:
     """Apply each system's patch and run the case's tests in the sandbox (patch, agentic, e2e suites)."""
     yield {"basename": "execute", "name": None, "doc": task_execute.__doc__}
     yield from graph().stage_tasks("execute")
+
+
+def task_validate() -> Iterator[dict[str, Any]]:
+    """Harness validation of patch cases: the gold patch must resolve and no patch must not."""
+    yield {"basename": "validate", "name": None, "doc": task_validate.__doc__}
+    yield from graph().validate_tasks()
 
 
 def task_grade() -> Iterator[dict[str, Any]]:
@@ -214,19 +260,19 @@ def task_score() -> Iterator[dict[str, Any]]:
 def task_summarize() -> dict[str, Any]:
     """Aggregate scores into site/<release>/report.json (intervals, paired comparisons, regressions)."""
     g = graph()
-    from evalkit.report.summarize import previous_report_path
+    from evalkit.report.site import previous_report_path
 
-    deps = g.score_files()
-    prev = previous_report_path(g.cfg)
+    deps = g.score_files() + [g.slice_files["summarize"]]
+    prev = previous_report_path(g.cfg.site_path, g.cfg.release)
     if prev is not None and prev.exists():
         deps.append(str(prev))
     report = g.cfg.site_path / g.cfg.release / "report.json"
     return {"actions": [(run_summarize, [g.config])], "file_dep": deps, "targets": [str(report)],
-            "uptodate": [config_changed(g.digests["summarize"])], "doc": task_summarize.__doc__, "clean": True}
+            "doc": task_summarize.__doc__, "clean": True}
 
 
 def _template_files(g: Graph) -> list[str]:
-    from evalkit.report.render import templates_dir
+    from evalkit.report.site import templates_dir
 
     tdir = templates_dir(g.cfg.resolve(g.cfg.templates_dir) if g.cfg.templates_dir else None) / "site"
     return sorted(str(p) for p in tdir.rglob("*") if p.is_file())
@@ -244,6 +290,6 @@ def task_render() -> Iterator[dict[str, Any]]:
     for release in releases:
         report = site / release / "report.json"
         yield {"name": release, "actions": [(run_render, [g.config, release])],
-               "file_dep": [str(report)] + templates, "targets": [str(site / release / "index.html")],
-               "uptodate": [config_changed(slices.slice_digest(slices.render_slice(g.cfg, release)))],
+               "file_dep": [str(report), slices.write_slice(g.cfg, f"render-{release}", slices.render_slice(g.cfg, release))]
+               + templates, "targets": [str(site / release / "index.html")],
                "verbosity": 2}

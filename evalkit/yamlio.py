@@ -78,7 +78,10 @@ def describe_error(err: dict[str, Any]) -> str:
     loc = ".".join(str(p) for p in err.get("loc", ()) if not str(p).startswith("function-"))
     msg = err.get("msg", "invalid value")
     typ = err.get("type", "")
-    if typ == "extra_forbidden":
+    if typ == "union_tag_not_found":
+        key = str((err.get("ctx") or {}).get("discriminator", "")).strip("'\"")
+        msg = f"{key}: required key is missing"
+    elif typ == "extra_forbidden":
         msg = "unknown key"
     elif typ == "missing":
         msg = "required key is missing"

@@ -225,7 +225,7 @@ def _handler_for(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             with server._lock:
                 server.counts[endpoint] += 1
                 server.requests.append({"endpoint": endpoint, "method": self.command, "path": self.path,
-                                        "headers": dict(self.headers.items()), "body": body})
+                                        "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
 
         def do_POST(self) -> None:  # noqa: N802 - http.server API
             length = int(self.headers.get("content-length", 0))

@@ -48,6 +48,7 @@ def default_prices() -> dict[str, ModelPrice]:
     return {
         "claude-sonnet-4-5": sonnet,
         "claude-sonnet-4": sonnet,
+        "claude-opus-4-5": ModelPrice(input=5.0, output=25.0, cache_read=0.50, cache_write=6.25),
         "claude-opus-4-1": ModelPrice(input=15.0, output=75.0, cache_read=1.50, cache_write=18.75),
         "claude-opus-4": ModelPrice(input=15.0, output=75.0, cache_read=1.50, cache_write=18.75),
         "claude-haiku-4-5": ModelPrice(input=1.0, output=5.0, cache_read=0.10, cache_write=1.25),

@@ -80,3 +80,23 @@ for part, text in [("ngram_match", "n-gram match"), ("weighted_ngram_match", "we
                    ("syntax_match", "syntax (AST) match"), ("dataflow_match", "dataflow match")]:
     metric(name=f"codebleu_{part}", display=f"CB {text}", aggregate="mean", kinds=("migration", "generation", "patch"),
            description=f"CodeBLEU component: {text}, per case, averaged over cases.")
+
+# --- patch suites (SWE-bench style) ---------------------------------------------------------
+metric(name="resolved", display="Resolved", aggregate="rate", binary=True, headline=True, primary=0, kinds=("patch",),
+       description="Share of cases where every FAIL_TO_PASS test passes and every PASS_TO_PASS test still passes.")
+metric(name="patch_applied", display="Applied", aggregate="rate", binary=True, kinds=("patch",),
+       description="Share of cases where the system's patch applied to the source tree.")
+metric(name="f2p_pass_rate", display="F2P passing", aggregate="mean", kinds=("patch",),
+       description="Fraction of FAIL_TO_PASS tests that pass after the patch, averaged over cases.")
+metric(name="p2p_pass_rate", display="P2P passing", aggregate="mean", kinds=("patch",),
+       description="Fraction of PASS_TO_PASS tests that still pass after the patch, averaged over cases.")
+metric(name="flaky_tests", display="Flaky tests", aggregate="sum", higher_is_better=None, scale="count", kinds=("patch",),
+       description="Tests whose outcome flipped on rerun (counted apart from passes and failures).")
+metric(name="sandbox_timeout", display="Test timeouts", aggregate="rate", binary=True, higher_is_better=False,
+       kinds=("patch",), description="Share of cases whose test run hit the sandbox time limit.")
+for k in (1, 3, 5, 10, 20):
+    for unit in ("file", "function"):
+        metric(name=f"{unit}_recall@{k}", display=f"{unit.title()} R@{k}", aggregate="mean", kinds=("patch",),
+               description=f"Share of the {unit}s the gold patch changes found in the system's top {k} context {unit}s.")
+        metric(name=f"{unit}_hit@{k}", display=f"{unit.title()} hit@{k}", aggregate="rate", binary=True, kinds=("patch",),
+               description=f"Share of cases where at least one gold {unit} is in the system's top {k} context {unit}s.")

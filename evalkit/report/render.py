@@ -17,14 +17,9 @@ from jinja2 import ChainableUndefined, Environment, FileSystemLoader, select_aut
 from evalkit.fsutil import atomic_write_text
 from evalkit.metrics.registry import METRICS, MetricInfo, primary_metric
 from evalkit.report.models import CaseDetail, Report
-from evalkit.report.site import list_releases, update_manifest
+from evalkit.report.site import list_releases, templates_dir, update_manifest
 
-PACKAGE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 LOG_PREVIEW = 4000
-
-
-def templates_dir(override: str | Path | None = None) -> Path:
-    return Path(override) if override else PACKAGE_TEMPLATES
 
 
 def environment(tdir: Path | None = None) -> Environment:

@@ -8,6 +8,13 @@ from typing import Any
 
 from evalkit.fsutil import atomic_write_json
 
+PACKAGE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+
+
+def templates_dir(override: str | Path | None = None) -> Path:
+    """The templates folder: the config's override, else the project's `templates/`."""
+    return Path(override) if override else PACKAGE_TEMPLATES
+
 
 def _manifest(site: Path) -> dict[str, Any]:
     try:
@@ -39,3 +46,9 @@ def update_manifest(site: Path, release: str) -> dict[str, Any]:
         out["releases"].append({"release": r, "report": f"{r}/report.json", "files": files})
     atomic_write_json(site / "manifest.json", out)
     return out
+
+
+def previous_report_path(site: Path, release: str) -> Path | None:
+    """report.json of the release before ``release`` (newest other release present), if any."""
+    releases = [r for r in list_releases(site) if r != release]
+    return site / releases[0] / "report.json" if releases else None

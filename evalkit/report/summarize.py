@@ -14,22 +14,11 @@ from evalkit.fsutil import atomic_write_json, digest
 from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.report.models import (Aggregate, CaseCell, CaseDetail, CaseRow, Change, ReleaseDiff, Report,
                                    SuiteSummary, SystemDiff, SystemSummary)
+from evalkit.report.site import previous_report_path
+from evalkit.systems.base import participating
 from evalkit.stats import apply_holm, compare_binary, compare_scores, mean_ci, rate
 
 EPS = 1e-9
-
-
-def participating(cfg: Config, project: Project) -> list[tuple[Any, Case]]:
-    """Every (system, case) pair the run covers, in config and case order."""
-    from evalkit.systems.base import runs_on
-
-    pairs = []
-    for system in cfg.systems:
-        for case in project.cases:
-            suite = project.suites[case.suite]
-            if runs_on(system, case.suite, suite.kind):
-                pairs.append((system, case))
-    return pairs
 
 
 def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: dict[str, int], cfg: Config) -> Aggregate:
@@ -71,10 +60,13 @@ def metric_order(scores: Iterable[ScoresArtifact]) -> list[str]:
 
 def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], ScoresArtifact], systems: list[str],
                   case_ids: list[str]) -> list:
-    """Each system against the baseline on the cases both have a value for; Holm per system."""
-    baseline = cfg.baseline_name
-    if baseline not in systems:
+    """Each system against the baseline on the cases both have a value for; Holm per system.
+
+    When the configured baseline does not run on this suite, the suite's first system is its baseline.
+    """
+    if not systems:
         return []
+    baseline = cfg.baseline_name if cfg.baseline_name in systems else systems[0]
     out = []
     for system in systems:
         if system == baseline:
@@ -107,22 +99,13 @@ def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], S
 
 def previous_report(cfg: Config) -> Report | None:
     """The release before this one in site/manifest.json (or the newest other release present)."""
-    path = previous_report_path(cfg)
+    path = previous_report_path(cfg.site_path, cfg.release)
     if path is None:
         return None
     try:
         return Report.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, OSError):
         return None
-
-
-def previous_report_path(cfg: Config) -> Path | None:
-    from evalkit.report.site import list_releases
-
-    releases = [r for r in list_releases(cfg.site_path) if r != cfg.release]
-    if not releases:
-        return None
-    return cfg.site_path / releases[0] / "report.json"
 
 
 def release_diff(prev: Report | None, cases: list[CaseRow]) -> ReleaseDiff:
@@ -264,11 +247,38 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                                                 for k, s in scores.items())))
     out_dir = cfg.site_path / cfg.release
     if write_case_details:
-        for case in project.cases:
-            sys_here = [s for s, c in pairs if c is case]
-            atomic_write_json(out_dir / "cases" / case.suite / f"{case.id}.json", case_detail(cfg, case, sys_here))
-    atomic_write_json(out_dir / "report.json", report)
+        write_case_details_incrementally(cfg, project, pairs, scores, out_dir)
+    atomic_write_json(out_dir / "report.json", report, compact=True)
     return report
+
+
+def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[tuple[Any, Case]],
+                                     scores: dict[tuple[str, str], ScoresArtifact], out_dir: Path) -> None:
+    """Write site/<release>/cases/<suite>/<case>.json, skipping cases whose inputs did not change.
+
+    A case's detail is a function of the case and its systems' artifacts, whose provenance the
+    scores carry; an index of those digests lets a one-case edit rewrite one file, not a thousand.
+    """
+    index_path = cfg.work_path / "cache" / f"case-details-{cfg.release}.json"
+    try:
+        old_index = json.loads(index_path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        old_index = {}
+    systems_of: dict[str, list[Any]] = defaultdict(list)
+    for system, case in pairs:
+        systems_of[case.key].append(system)
+    index = {}
+    for case in project.cases:
+        sys_here = systems_of[case.key]
+        key = digest([case.digest, [(s.name, scores[(s.name, case.key)].provenance.model_dump()
+                                     if (s.name, case.key) in scores and scores[(s.name, case.key)].provenance else None)
+                                    for s in sys_here]])
+        index[case.key] = key
+        path = out_dir / "cases" / case.suite / f"{case.id}.json"
+        if old_index.get(case.key) == key and path.exists():
+            continue
+        atomic_write_json(path, case_detail(cfg, case, sys_here), compact=True)
+    atomic_write_json(index_path, index, compact=True)
 
 
 def _isolation_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> dict[str, list[str]]:

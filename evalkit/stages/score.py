@@ -84,6 +84,13 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
             return ScoresArtifact(**base, status="infra_error", reason=art.reason, excluded="infra", **common)
         if art is not None and art.status == "broken":
             return ScoresArtifact(**base, status="broken", reason=art.reason, excluded="broken", **common)
+    if case.kind == "patch":
+        from evalkit.stages.score_patch import validation_status
+
+        validation = validation_status(cfg, case)
+        if validation and validation[0] == "broken":
+            return ScoresArtifact(**base, status="broken", reason=f"harness validation: {validation[1]}",
+                                  excluded="broken", **common)
     answered = output.status == "ok"
     metrics: Metrics = {
         "answered": float(answered),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.config import Config
-from evalkit.fsutil import digest
+from evalkit.fsutil import atomic_write_text, digest, pretty_json
 
 
 def system_slice(system: Any) -> dict[str, Any]:
@@ -45,3 +45,19 @@ def render_slice(cfg: Config, release: str | None = None) -> dict[str, Any]:
 
 def slice_digest(data: dict[str, Any]) -> str:
     return digest(data)
+
+
+def write_slice(cfg: Config, name: str, data: dict[str, Any]) -> str:
+    """Write a stage's config slice to `<work>/slices/<name>.json` when it changed; return the path.
+
+    Tasks list this file in `file_dep`, so a changed slice reruns exactly the tasks that read it.
+    """
+    path = cfg.work_path / "slices" / f"{name}.json"
+    text = pretty_json(data)
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return str(path)
+    except FileNotFoundError:
+        pass
+    atomic_write_text(path, text)
+    return str(path)

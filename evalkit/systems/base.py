@@ -62,6 +62,16 @@ def runs_on(system: Any, suite_name: str, kind: str) -> bool:
     return kinds is None or kind in kinds
 
 
+def participating(cfg: Any, project: Any) -> list[tuple[Any, Case]]:
+    """Every (system, case) pair a run covers, in config and case order."""
+    pairs = []
+    for system in cfg.systems:
+        for case in project.cases:
+            if runs_on(system, case.suite, project.suites[case.suite].kind):
+                pairs.append((system, case))
+    return pairs
+
+
 def run_system(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     load_adapters()
     return ADAPTERS[system.adapter](system, case, sample_index, ctx)

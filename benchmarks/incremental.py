@@ -1,0 +1,104 @@
+"""Benchmark: how fast doit decides what to redo, on a synthetic project of C cases x S systems.
+
+    python benchmarks/incremental.py --cases 1000 --systems 4 [--keep DIR]
+
+Times the first run, a no-op rerun and a rerun after editing one case (process start and case
+discovery included: each is a fresh `python -m evalkit run`). Last line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+LEGACY = """package com.acme.gen{i};
+
+import javax.inject.Inject;
+import javax.persistence.Entity;
+
+@Entity
+public class Thing{i} {{
+    @Inject
+    Helper helper;
+
+    public int value() {{
+        return {i} + helper.offset();
+    }}
+}}
+"""
+
+
+def make_project(root: Path, n_cases: int, n_systems: int) -> None:
+    suite = root / "cases" / "migration"
+    suite.mkdir(parents=True)
+    shutil.copy(REPO / "cases" / "migration" / "suite.yaml", suite / "suite.yaml")
+    for i in range(n_cases):
+        d = suite / f"case-{i:04d}"
+        d.mkdir()
+        legacy = LEGACY.format(i=i)
+        (d / "Legacy.java").write_text(legacy)
+        (d / "Expected.java").write_text(legacy.replace("javax.", "jakarta."))
+        (d / "case.yaml").write_text(
+            f"id: case-{i:04d}\ntags: [group-{i % 7}]\ninputs:\n  file_path: src/Thing{i}.java\n"
+            f"  legacy_file: Legacy.java\n  incidents:\n    - rule_id: javax-to-jakarta-import-00001\n"
+            f"      line: 3\nreference:\n  expected_file: Expected.java\nassertions:\n"
+            f"  - type: not_contains\n    value: javax.\n")
+    pool = [
+        'adapter: command\n    command: ["{python}", "-m", "evalkit.demo_systems.naive_rewriter"]',
+        'adapter: command\n    command: ["{python}", "-m", "evalkit.demo_systems.rule_rewriter"]',
+        "adapter: gold",
+        "adapter: empty",
+    ]
+    systems = "".join(f"  - name: s{j}\n    {pool[j % len(pool)]}\n" for j in range(n_systems))
+    (root / "evalkit.yaml").write_text(f"release: bench\nsystems:\n{systems}")
+
+
+def timed_run(root: Path, jobs: int) -> tuple[float, int]:
+    env = {**os.environ, "EVALKIT_CONFIG": str(root / "evalkit.yaml")}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "evalkit", "run", "--jobs", str(jobs)], env=env, cwd=root,
+                          capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"run failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return elapsed, sum(1 for line in proc.stdout.splitlines() if line.startswith(".  "))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", type=int, default=1000)
+    ap.add_argument("--systems", type=int, default=4)
+    ap.add_argument("--jobs", type=int, default=2, help="parallel tasks for the first run")
+    ap.add_argument("--keep", help="leave the generated project in this folder")
+    args = ap.parse_args()
+    root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="evalkit-bench-"))
+    if root.exists() and any(root.iterdir()):
+        shutil.rmtree(root)
+    root.mkdir(parents=True, exist_ok=True)
+    make_project(root, args.cases, args.systems)
+    first, n_first = timed_run(root, args.jobs)
+    print(f"first run: {first:.1f} s ({n_first} tasks)")
+    noop, n_noop = timed_run(root, 1)
+    print(f"no-op rerun: {noop:.2f} s ({n_noop} tasks)")
+    case = root / "cases" / "migration" / "case-0500" / "case.yaml"
+    if not case.exists():
+        case = next((root / "cases" / "migration").glob("case-*/case.yaml"))
+    case.write_text(case.read_text().replace("tags: [", "tags: [edited, "))
+    edit, n_edit = timed_run(root, 1)
+    print(f"one edited case: {edit:.2f} s ({n_edit} tasks)")
+    print(f"project left in {root}" if args.keep else f"project in {root} (pass --keep DIR to choose)")
+    print(json.dumps({"cases": args.cases, "systems": args.systems, "first_run_s": round(first, 2),
+                      "noop_s": round(noop, 3), "one_edit_s": round(edit, 3), "tasks_first": n_first,
+                      "tasks_noop": n_noop, "tasks_one_edit": n_edit}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""execute: apply a system's patch to the case's source tree and run its tests in the sandbox."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Provenance
+from evalkit.cases import Case
+from evalkit.config import Config
+from evalkit.fsutil import digest
+from evalkit.stages.slices import execute_slice
+from evalkit.store import ContentStore
+
+_tree_lock = threading.Lock()
+
+# sandbox status -> artifact status: the system's failures, ours, and the case's.
+STATUS = {"completed": "ok", "patch_failed": "ok", "timeout": "ok", "oom": "ok",
+          "infra_error": "infra_error", "case_error": "broken"}
+
+
+class TreeUnavailable(RuntimeError):
+    """The case's source tree could not be materialised (bad repo or commit)."""
+
+
+def source_tree(cfg: Config, case: Case) -> Path:
+    """The case's source tree: its folder, or `git archive` of repo@base_commit (cached)."""
+    folder = case.ref_path("inputs.source_dir")
+    if folder is not None:
+        return folder
+    repo, commit = case.inputs.get("repo"), case.inputs.get("base_commit")
+    if not repo or not commit:
+        raise TreeUnavailable("patch case needs inputs.source_dir, or inputs.repo and inputs.base_commit")
+    dest = cfg.work_path / "cache" / "trees" / digest([repo, commit])[:24]
+    with _tree_lock:
+        if (dest / ".evalkit-complete").exists():
+            return dest
+        src = Path(repo) if not str(repo).startswith(("http://", "https://", "git@")) else None
+        with tempfile.TemporaryDirectory(prefix="evalkit-tree-") as tmp:
+            if src is None:
+                proc = subprocess.run(["git", "clone", "--quiet", "--no-checkout", repo, tmp + "/r"],
+                                      capture_output=True, text=True)
+                if proc.returncode:
+                    raise TreeUnavailable(f"cannot clone {repo}: {proc.stderr.strip()[:300]}")
+                src = Path(tmp) / "r"
+            dest.mkdir(parents=True, exist_ok=True)
+            archive = subprocess.run(["git", "-C", str(src), "archive", "--format=tar", commit],
+                                     capture_output=True)
+            if archive.returncode:
+                raise TreeUnavailable(f"cannot check out {commit} of {repo}: "
+                                      f"{archive.stderr.decode(errors='replace').strip()[:300]}")
+            subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
+        (dest / ".evalkit-complete").write_text(commit)
+    return dest
+
+
+def run_spec(cfg: Config, case: Case, patch: str | None) -> Any:
+    """The sandbox request for one patch on one case."""
+    from evalkit.sandbox import SandboxLimits, TestRunSpec
+
+    inputs, ref = case.inputs, case.reference
+    sb = cfg.sandbox
+    return TestRunSpec(
+        image=inputs["image"], tree=str(source_tree(cfg, case)), patch=patch or None,
+        test_patch=case.read("inputs.test_patch_file"), test_command=inputs["test_command"],
+        junit_paths=inputs.get("junit_paths", []), fail_to_pass=ref.get("fail_to_pass", []),
+        pass_to_pass=ref.get("pass_to_pass", []), reruns=sb.reruns, flaky_policy=sb.flaky_policy,
+        limits=SandboxLimits(memory_mb=sb.memory_mb, cpus=sb.cpus, pids=sb.pids, timeout_s=inputs["timeout_s"],
+                             log_limit_bytes=sb.log_limit_bytes),
+        dockerfile_dir=str(case.ref_path("inputs.dockerfile_dir")) if case.ref_path("inputs.dockerfile_dir") else None)
+
+
+def run_patch(cfg: Config, case: Case, patch: str | None) -> dict[str, Any]:
+    """Run one patch (content-addressed: the same tree, patch and settings never run twice)."""
+    from evalkit.sandbox import run_tests_cached
+
+    try:
+        spec = run_spec(cfg, case, patch)
+    except TreeUnavailable as exc:
+        return {"status": "case_error", "reason": str(exc), "isolation": "local"}
+    store = ContentStore(cfg.work_path / "cache", "sandbox")
+    return run_tests_cached(spec, store, cfg.sandbox.backend).model_dump(mode="json")
+
+
+def execute(cfg: Config, system: Any, case: Case, output: OutputArtifact) -> ExecutionArtifact:
+    base = {"system": system.name, "suite": case.suite, "case_id": case.id}
+    prov = Provenance(inputs=digest([output.provenance, case.digest]), config=digest(execute_slice(cfg)))
+    if output.status != "ok" or not case.ok:
+        return ExecutionArtifact(**base, status=output.status if case.ok else "error",
+                                 reason=output.reason, provenance=prov)
+    runs = [run_patch(cfg, case, sample.patch) for sample in output.samples]
+    first = runs[0]
+    status = STATUS[first["status"]]
+    return ExecutionArtifact(**base, status=status, reason=first.get("reason", "") if status != "ok" else "",
+                             runs=runs, isolation=first.get("isolation"), provenance=prov)

@@ -1,0 +1,65 @@
+"""Patch-suite metrics: resolution the SWE-bench way, test pass counts, flakiness, localization."""
+
+from __future__ import annotations
+
+import json
+
+from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
+from evalkit.cases import Case
+from evalkit.config import Config
+from evalkit.stages.score import Metrics, scorer
+
+
+def _fraction(statuses: dict[str, str]) -> float | None:
+    return sum(1 for s in statuses.values() if s == "passed") / len(statuses) if statuses else None
+
+
+@scorer("patch")
+def patch_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
+                  grades: GradesArtifact) -> Metrics:
+    out: Metrics = {}
+    if output.status != "ok" or execution is None or not execution.runs:
+        out.update(resolved=0.0, patch_applied=0.0)
+    else:
+        run = execution.runs[0]
+        out["resolved"] = float(bool(run.get("resolved")))
+        out["patch_applied"] = float(bool(run.get("patch_applied")))
+        out["f2p_pass_rate"] = _fraction(run.get("fail_to_pass", {}))
+        out["p2p_pass_rate"] = _fraction(run.get("pass_to_pass", {}))
+        out["flaky_tests"] = float(len(run.get("flaky", [])))
+        out["sandbox_timeout"] = float(run.get("status") == "timeout")
+    out.update(localization_metrics(cfg, case, output))
+    return out
+
+
+def localization_metrics(cfg: Config, case: Case, output: OutputArtifact) -> Metrics:
+    """File/function recall@k and hit@k of the context the system reports, against the gold patch."""
+    sample = output.first
+    if not sample.context_files and not sample.context_functions:
+        return {}
+    from evalkit.metrics.localization import gold_locations, localization
+    from evalkit.stages.execute import TreeUnavailable, source_tree
+
+    gold_patch = case.read("reference.patch_file") or ""
+    try:
+        tree = source_tree(cfg, case)
+    except TreeUnavailable:
+        return {}
+
+    def read(path: str) -> str | None:
+        p = tree / path
+        return p.read_text(encoding="utf-8", errors="replace") if p.is_file() else None
+
+    gold = gold_locations(gold_patch, read, case.language)
+    return localization(sample.context_files, sample.context_functions, gold, ks=tuple(cfg.metrics.ks)).as_metrics()
+
+
+def validation_status(cfg: Config, case: Case) -> tuple[str, str] | None:
+    """(status, reason) of the case's harness validation, when it has run."""
+    from evalkit.stages.validate import validation_path
+
+    p = validation_path(cfg.work_path, case)
+    if not p.exists():
+        return None
+    data = json.loads(p.read_text(encoding="utf-8"))
+    return data["status"], data.get("reason", "")
