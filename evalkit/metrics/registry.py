@@ -100,3 +100,19 @@ for k in (1, 3, 5, 10, 20):
                description=f"Share of the {unit}s the gold patch changes found in the system's top {k} context {unit}s.")
         metric(name=f"{unit}_hit@{k}", display=f"{unit.title()} hit@{k}", aggregate="rate", binary=True, kinds=("patch",),
                description=f"Share of cases where at least one gold {unit} is in the system's top {k} context {unit}s.")
+
+# --- every suite, systems with `samples: k > 1` (semantic entropy) ---------------------------
+metric(name="semantic_entropy", display="Sem. entropy", aggregate="mean", higher_is_better=False, scale="any",
+       description="Entropy (natural log) of how the system's k samples spread over clusters of equivalent answers "
+                   "(same test outcomes, else same normalised code); 0 when every sample agrees.")
+metric(name="semantic_entropy_norm", display="Sem. entropy (norm.)", aggregate="mean", higher_is_better=False,
+       description="Semantic entropy divided by ln k: 0 when all k samples agree, 1 when all differ.")
+metric(name="entropy_clusters", display="Clusters", aggregate="mean", higher_is_better=None, scale="count",
+       description="Number of distinct answers (clusters) among the system's k samples, averaged over cases.")
+metric(name="largest_cluster_share", display="Majority share", aggregate="mean", higher_is_better=True,
+       description="Share of the k samples in the largest cluster of equivalent answers (self-consistency).")
+
+# --- corpus-level (per suite and system, in SuiteSummary.corpus, not per case) ---------------
+metric(name="corpus_codebleu", display="Corpus CodeBLEU", aggregate="mean", kinds=("migration", "generation"),
+       description="CodeBLEU with n-gram, syntax and dataflow counts pooled over all the suite's cases before "
+                   "dividing; differs from CodeBLEU, the mean of per-case scores. One number per suite, no interval.")

@@ -51,6 +51,8 @@ class SystemSummary(Model):
     """Metric name -> aggregate over all its cases."""
     cost_per_resolved: float | None = None
     """System cost divided by resolved cases (patch suites)."""
+    judge_tokens: int = 0
+    """Judge input plus output tokens over the system's cases (system tokens: metrics["tokens"])."""
 
 
 class SuiteSummary(Model):
@@ -76,6 +78,8 @@ class SuiteSummary(Model):
     """Case ids excluded as broken, with the reason after a colon."""
     notes: list[str] = []
     """Plain-language remarks (e.g. tests ran without container isolation)."""
+    corpus: dict[str, dict[str, float]] = {}
+    """System -> corpus-level metrics (e.g. corpus_codebleu: counts pooled over the suite's cases, which differs from the per-case mean)."""
 
 
 class CaseCell(Model):

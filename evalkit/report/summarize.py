@@ -97,6 +97,38 @@ def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], S
     return out
 
 
+def corpus_metrics(cfg: Config, project: Project, system: str, cases: list[Case],
+                   scores: dict[tuple[str, str], ScoresArtifact]) -> dict[str, float]:
+    """Corpus-level metrics of one system on one suite: corpus_codebleu over the main files.
+
+    Uses the same cases as the per-case `codebleu` mean (scored, not excluded, with a reference), but
+    pools n-gram, syntax and dataflow counts over them before dividing, so the two numbers differ.
+    """
+    from evalkit.artifacts import OutputArtifact
+    from evalkit.stages.grade import main_file
+    from evalkit.stages.score import expected_code
+
+    predictions, references, language = [], [], None
+    for case in cases:
+        s = scores.get((system, case.key))
+        if s is None or s.excluded or s.metrics.get("codebleu") is None:
+            continue
+        mf, ref = main_file(case), expected_code(case)
+        p = artifact_path(cfg.work_path, "generate", system, case.suite, case.id)
+        if mf is None or ref is None or not p.exists():
+            continue
+        output = OutputArtifact.model_validate_json(p.read_bytes())
+        predictions.append(output.first.files.get(mf, ""))
+        references.append(ref)
+        language = case.language
+    if not predictions or language is None:
+        return {}
+    from evalkit.metrics.codebleu import corpus_codebleu
+
+    result = corpus_codebleu(predictions, references, language, weights=tuple(cfg.metrics.codebleu_weights))
+    return {} if result is None else {"corpus_codebleu": result.codebleu}
+
+
 def previous_report(cfg: Config) -> Report | None:
     """The release before this one in site/manifest.json (or the newest other release present)."""
     path = previous_report_path(cfg.site_path, cfg.release)
@@ -203,7 +235,8 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
             name=system.name, description=system.description, adapter=system.adapter,
             is_baseline=system.name == cfg.baseline_name, n_cases=len(mine),
             status_counts=dict(sorted(Counter(s.status for s in mine).items())), metrics=aggs,
-            cost_per_resolved=cpr))
+            cost_per_resolved=cpr,
+            judge_tokens=sum(s.judge_usage.input_tokens + s.judge_usage.output_tokens for s in mine)))
 
     suite_summaries = []
     isolation_notes = _isolation_notes(cfg, pairs)
@@ -223,7 +256,8 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
             description=suite.spec.description if suite.spec else "", n_cases=len(cases), metrics=order,
             systems=per_system, comparisons=compare_suite(cfg, order, {(sn, ck): s for (sn, ck), s in suite_scores.items()},
                                                           names_here, keys),
-            broken=broken, notes=isolation_notes.get(suite_name, [])))
+            broken=broken, notes=isolation_notes.get(suite_name, []),
+            corpus={n: c for n in names_here if (c := corpus_metrics(cfg, project, n, cases, scores))}))
 
     breakdowns: dict[str, dict[str, dict[str, Aggregate]]] = {}
     tags = sorted({t for c in project.cases for t in c.data.get("tags", [])})
@@ -238,6 +272,7 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                 breakdowns[tag][n] = aggregate_scores(mine, order, cfg)
 
     present = {m for s in scores.values() for m in s.metrics}
+    present |= {m for su in suite_summaries for c in su.corpus.values() for m in c}
     report = Report(release=cfg.release, title=cfg.title, baseline=cfg.baseline_name, systems=system_summaries,
                     suites=suite_summaries, breakdowns=breakdowns, cases=rows,
                     diff=release_diff(previous_report(cfg), rows),

@@ -60,7 +60,7 @@ def _load_kind_scorers() -> None:
     import importlib
 
     for module in ("evalkit.stages.score_patch", "evalkit.stages.score_judge", "evalkit.stages.score_agentic",
-                   "evalkit.stages.score_rag"):
+                   "evalkit.stages.score_rag", "evalkit.stages.score_entropy"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
