@@ -108,16 +108,17 @@ class FakeAnthropic:
         return f"http://{host}:{port}"
 
     def start(self) -> FakeAnthropic:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self._thread.start()
         return self
 
     def close(self) -> None:
         self._release.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
+        if self._thread is not None:  # shutdown() waits for serve_forever: only when it runs
+            self._httpd.shutdown()
             self._thread.join()
+            self._thread = None
+        self._httpd.server_close()
 
     def __enter__(self) -> FakeAnthropic:
         return self.start()
