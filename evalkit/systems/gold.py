@@ -20,8 +20,10 @@ def gold(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     sample: dict[str, Any] = {}
     if "patch_file" in ref:
         sample["patch"] = case.read("reference.patch_file")
-    if "text" in ref:
-        sample["text"] = ref["text"]
+    for key in ("text", "answer"):  # rag cases keep their reference hint under `answer`
+        if isinstance(ref.get(key), str):
+            sample["text"] = ref[key]
+            break
     files = {k.split(".", 2)[-1]: case.read(k) or "" for k in case.refs if k.startswith("reference.files.")}
     if isinstance(ref.get("files"), dict):
         files.update({name: case.read(f"reference.files.{name}") or "" for name in ref["files"]})

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-pytest.importorskip("rapidfuzz")  # ragas' non-LLM string metrics need it
 
 from evalkit.metrics.ragas_metrics import (EvalkitRagasLLM, HashedEmbedding, llm_metrics, non_llm_metrics,
                                            to_five)
