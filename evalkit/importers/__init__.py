@@ -1,0 +1,1 @@
+"""Importers: turn other benchmarks' task files into evalkit suites (`evalkit import <source> ...`)."""

@@ -1,0 +1,63 @@
+"""`evalkit import <source>` (swebench today; one subcommand per source) and `evalkit swebench-report`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from evalkit.cli import _config_arg, command
+
+
+def _swebench_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("instances", help="SWE-bench instances: a JSON list or a JSONL file")
+    p.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME=PATH_OR_URL",
+                   help="where the source of a SWE-bench repo is: a local git clone or a URL git can clone "
+                        "(repeatable); rows of repos not mapped are skipped")
+    p.add_argument("--suite-dir", required=True, help="suite folder to write (e.g. cases/swebench-lite)")
+    p.add_argument("--image", default=None, help="container image the tests run in (default: evalkit's python-pytest image)")
+    p.add_argument("--test-command", default=None,
+                   help="test runner; the files the test patch touches are appended "
+                        "(default: python3 -m pytest -rA -p no:cacheprovider)")
+
+
+def _import_args(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="source", required=True, metavar="SOURCE")
+    _swebench_args(sub.add_parser("swebench", help="SWE-bench task instances -> a patch suite",
+                                  description="Make a patch suite from SWE-bench task instances."))
+
+
+@command("import", "make a suite from another benchmark's task files (swebench)", _import_args)
+def cmd_import(args: argparse.Namespace) -> int:
+    if args.source == "swebench":
+        from evalkit.importers.swebench import import_swebench, parse_repo_map
+
+        repos = parse_repo_map(args.repo)
+        result = import_swebench(Path(args.instances), repos, Path(args.suite_dir), image=args.image,
+                                 test_command=args.test_command)
+        for repo, ids in sorted(result.skipped.items()):
+            print(f"evalkit import: skipped {len(ids)} instance(s) of {repo} (no --repo {repo}=PATH_OR_URL): "
+                  f"{', '.join(ids)}", file=sys.stderr)
+        print(f"evalkit import: wrote {len(result.written)} case(s) to {args.suite_dir}")
+        return 0
+    raise AssertionError(args.source)  # pragma: no cover - argparse restricts the choices
+
+
+def _report_args(p: argparse.ArgumentParser) -> None:
+    _config_arg(p)
+    p.add_argument("--system", required=True, help="system whose execution results to write")
+    p.add_argument("--suite", action="append", default=[], help="only these patch suites (repeatable; default: all)")
+    p.add_argument("--out", required=True, help="report.json to write (SWE-bench's per-instance shape)")
+
+
+@command("swebench-report", "write a system's patch results as SWE-bench report.json", _report_args)
+def cmd_swebench_report(args: argparse.Namespace) -> int:
+    from evalkit.sandbox.swebench_report import write_system_report
+
+    report, missing = write_system_report(args.config, args.system, Path(args.out), args.suite or None)
+    if missing:
+        print(f"evalkit swebench-report: {len(missing)} case(s) have no execution.json yet (run `evalkit run`): "
+              f"{', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}", file=sys.stderr)
+    resolved = sum(1 for r in report.values() if r["resolved"])
+    print(f"evalkit swebench-report: {resolved}/{len(report)} resolved -> {args.out}")
+    return 0

@@ -1,0 +1,134 @@
+"""Results in SWE-bench's report.json shape, and re-grading a saved test log without a container.
+
+SWE-bench's harness writes, per instance::
+
+    {instance_id: {"patch_is_None": bool, "patch_exists": bool, "patch_successfully_applied": bool,
+                   "resolved": bool,
+                   "tests_status": {"FAIL_TO_PASS": {"success": [...], "failure": [...]},
+                                    "PASS_TO_PASS": {...}, "FAIL_TO_FAIL": {...}, "PASS_TO_FAIL": {...}}}}
+
+`tests_status` is present only when tests ran on the applied patch, as in SWE-bench. FAIL_TO_FAIL
+and PASS_TO_FAIL are always empty: evalkit cases (like SWE-bench's datasets) list neither.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Literal, Mapping
+
+from evalkit.models import Model
+from evalkit.sandbox.grading import grade
+from evalkit.sandbox.parsing import apply_collection_errors, parse_pytest_summary
+from evalkit.sandbox.spec import ExecutionResult, TestStatus
+
+
+class Regraded(Model):
+    """Verdict re-computed from a saved test log (same fields as ExecutionResult where they mean the same)."""
+
+    status: Literal["completed", "no_tests"]
+    """completed: the log holds test outcomes; no_tests: it holds none (the tests did not run)."""
+    reason: str = ""
+    """Notes from grading (absent ids, flaky exclusions)."""
+    patch_applied: bool = True
+    """Whether the patch was applied (as the caller knows it; a log alone does not say reliably)."""
+    tests: dict[str, TestStatus] = {}
+    """Every test outcome found in the log."""
+    resolved: bool = False
+    """All FAIL_TO_PASS and PASS_TO_PASS ids passed."""
+    fail_to_pass: dict[str, TestStatus] = {}
+    """Status of each FAIL_TO_PASS id (absent = failed)."""
+    pass_to_pass: dict[str, TestStatus] = {}
+    """Status of each PASS_TO_PASS id (absent = failed)."""
+
+
+def regrade_from_log(log_text: str, fail_to_pass: list[str], pass_to_pass: list[str], *,
+                     patch_applied: bool = True, flaky_policy: Literal["fail", "pass", "exclude"] = "fail") -> Regraded:
+    """Grade pytest ``-rA`` output again (e.g. a SWE-bench test_output.txt or an execution.json log).
+
+    No container runs. A log is only printed text: unlike a sandbox run, there are no nonce
+    markers or JUnit reports to check it against, so a patch that prints fake PASSED lines fools
+    this re-grade. Use it to re-score old logs under new FAIL_TO_PASS/PASS_TO_PASS lists, not to trust
+    a new patch.
+    """
+    wanted = [*fail_to_pass, *pass_to_pass]
+    tests = apply_collection_errors(parse_pytest_summary(log_text), wanted)
+    if not tests or not patch_applied:
+        why = "the patch was not applied" if not patch_applied else "no pytest -rA outcome lines in the log"
+        return Regraded(status="no_tests", reason=why, patch_applied=patch_applied, tests=dict(sorted(tests.items())),
+                        fail_to_pass={t: "failed" for t in fail_to_pass},
+                        pass_to_pass={t: "failed" for t in pass_to_pass})
+    g = grade(tests, list(fail_to_pass), list(pass_to_pass), flaky_policy)
+    return Regraded(status="completed", reason="; ".join(g.notes), patch_applied=True, tests=dict(sorted(tests.items())),
+                    resolved=g.resolved, fail_to_pass=g.fail_to_pass, pass_to_pass=g.pass_to_pass)
+
+
+def _split(statuses: Mapping[str, str]) -> dict[str, list[str]]:
+    return {"success": sorted(t for t, s in statuses.items() if s == "passed"),
+            "failure": sorted(t for t, s in statuses.items() if s != "passed")}
+
+
+def instance_report(instance_id: str, result: ExecutionResult | Regraded | Mapping[str, Any] | None,
+                    patch: str | None) -> dict[str, Any]:
+    """One instance's entry of SWE-bench's report.json from a sandbox result (or a re-grade)."""
+    r = result.model_dump(mode="json") if hasattr(result, "model_dump") else dict(result or {})
+    applied = bool(r.get("patch_applied")) and patch is not None and bool(patch.strip())
+    entry: dict[str, Any] = {
+        "patch_is_None": patch is None,
+        "patch_exists": patch is not None and bool(patch.strip()),
+        "patch_successfully_applied": applied,
+        "resolved": bool(r.get("resolved")) and applied,
+    }
+    if applied and r.get("status") == "completed":
+        empty = {"success": [], "failure": []}
+        entry["tests_status"] = {
+            "FAIL_TO_PASS": _split(r.get("fail_to_pass", {})),
+            "PASS_TO_PASS": _split(r.get("pass_to_pass", {})),
+            "FAIL_TO_FAIL": dict(empty),
+            "PASS_TO_FAIL": dict(empty),
+        }
+    return {instance_id: entry}
+
+
+def system_report(work: Path, system: str, suite_case_ids: Iterable[tuple[str, str]]) -> tuple[dict[str, Any], list[str]]:
+    """Report of one system over (suite, case) pairs from its artifacts; also the cases with no execution.json."""
+    from evalkit.artifacts import artifact_path, read_optional
+
+    report: dict[str, Any] = {}
+    missing: list[str] = []
+    for suite, case_id in suite_case_ids:
+        execution = read_optional(artifact_path(work, "execute", system, suite, case_id), "execute")
+        if execution is None:
+            missing.append(f"{suite}/{case_id}")
+            continue
+        output = read_optional(artifact_path(work, "generate", system, suite, case_id), "generate")
+        patch = output.first.patch if output is not None and output.samples else None
+        run = execution.runs[0] if execution.runs else None
+        report.update(instance_report(case_id, run, patch))
+    return dict(sorted(report.items())), missing
+
+
+def write_system_report(config: str | None, system: str, out: Path, suites: list[str] | None = None) -> tuple[dict[str, Any], list[str]]:
+    """`evalkit swebench-report`: the patch cases of a config's suites, one system, written to ``out``."""
+    from evalkit.cases import discover
+    from evalkit.config import load_config
+    from evalkit.errors import InputError, Problem
+    from evalkit.fsutil import atomic_write_text
+
+    cfg = load_config(config)
+    names = [s.name for s in cfg.systems]
+    if system not in names:
+        raise InputError(Problem(cfg.path, None, f"no system {system!r} (systems: {', '.join(names)})"))
+    project = discover(cfg.cases_path, cfg.suites, cache_dir=None, shown_root=Path(cfg.root))
+    unknown = [s for s in suites or [] if s not in project.suites]
+    if unknown:
+        raise InputError(Problem(cfg.path, None, f"unknown suite(s): {', '.join(unknown)}"))
+    pairs = [(c.suite, c.id) for c in project.cases if c.kind == "patch" and (not suites or c.suite in suites)]
+    ids = [cid for _s, cid in pairs]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise InputError(Problem(cfg.path, None, f"case id(s) in more than one patch suite: {', '.join(dupes)} "
+                                                 "(pick one with --suite; report.json is keyed by instance id)"))
+    report, missing = system_report(cfg.work_path, system, pairs)
+    atomic_write_text(out, json.dumps(report, indent=2, sort_keys=True) + "\n")
+    return report, missing
