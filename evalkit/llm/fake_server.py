@@ -206,6 +206,7 @@ class FakeAnthropic:
 def _handler_for(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are separate writes: avoid 40 ms delayed-ACK stalls
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
             return
