@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field, field_validator, model_validator
 
 from evalkit.errors import InputError, Problem
+from evalkit.llm.settings import JudgeSettings
 from evalkit.models import Model
 from evalkit.yamlio import load_yaml, validate
 
@@ -159,8 +160,8 @@ class Config(Model):
     """Override folder for page templates; None uses the project's `templates/`."""
     sandbox: SandboxSettings = SandboxSettings()
     """Sandbox settings (execute stage)."""
-    judge: dict[str, Any] = {}
-    """LLM judge settings (grade stage); see README "Judge"."""
+    judge: JudgeSettings = JudgeSettings()
+    """LLM judge settings (grade stage); the API key comes from ANTHROPIC_API_KEY only."""
     metrics: MetricsSettings = MetricsSettings()
     """Score stage settings."""
     report: ReportSettings = ReportSettings()

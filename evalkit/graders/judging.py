@@ -1,19 +1,61 @@
-"""Which judge (if any) grades a case, and the shared model client of a run."""
+"""Which judge (if any) grades a case, and the one model client a run shares.
+
+The client is built once per process from the config's judge settings (model overridable by
+EVALKIT_JUDGE_MODEL, key from ANTHROPIC_API_KEY only) with one Budget for the whole run, so
+`judge.budget_usd` caps this run's spend across every grade task.
+"""
 
 from __future__ import annotations
 
-import os
+import threading
 from typing import Any
 
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
 from evalkit.config import Config
 
+_lock = threading.Lock()
+_clients: dict[str, Any] = {}
+
+NOT_CONFIGURED = {"status": "not_configured", "error": "judge not configured: ANTHROPIC_API_KEY is not set"}
+
+
+def client_for(cfg: Config) -> Any | None:
+    """The run's shared model client, or None when no API key is set."""
+    from evalkit.llm.client import Budget, make_client
+
+    settings = cfg.judge.with_env()
+    key = f"{cfg.path}:{settings.model_dump_json()}"
+    with _lock:
+        if key not in _clients:
+            _clients[key] = make_client(settings, cfg.work_path / "cache", budget=Budget(settings.budget_usd))
+        return _clients[key]
+
+
+def migration_input(case: Case, sample: Sample, main_file: str | None) -> Any:
+    from evalkit.graders.judge import Incident, MigrationJudgeInput
+
+    inputs = case.inputs
+    solved = None
+    if case.ref_path("inputs.solved_example.before_file"):
+        solved = (f"Before:\n{case.read('inputs.solved_example.before_file')}\n"
+                  f"After:\n{case.read('inputs.solved_example.after_file')}")
+    return MigrationJudgeInput(
+        item_id=f"{case.key}",
+        source_technology=inputs.get("source_technology", ""), target_technology=inputs.get("target_technology", ""),
+        language=case.language, legacy_code=case.read("inputs.legacy_file") or "",
+        incidents=[Incident(rule_id=i["rule_id"], description=i.get("description", ""), message=i.get("message", ""),
+                            line=i.get("line")) for i in inputs.get("incidents", [])],
+        solved_example=solved, generated_code=sample.files.get(main_file or "", ""))
+
 
 def judge_case(cfg: Config, case: Case, sample: Sample, main_file: str | None) -> dict[str, Any] | None:
-    """The judge outcome for a case, or None for suites without a model-graded part."""
-    if case.kind not in ("migration", "generation", "rag"):
-        return None
-    if not os.environ.get("ANTHROPIC_API_KEY"):
-        return {"status": "not_configured", "reason": "judge not configured: ANTHROPIC_API_KEY is not set"}
-    return {"status": "not_configured", "reason": "judge not wired yet"}
+    """The judge outcome for a case (as JSON), or None for suites without a model-graded part."""
+    if case.kind == "migration":
+        from evalkit.graders.judge import judge_migration
+
+        outcome = judge_migration(migration_input(case, sample, main_file), client_for(cfg), cfg.judge)
+        return outcome.model_dump(mode="json")
+    if case.kind in ("generation", "rag") and client_for(cfg) is None:
+        return dict(NOT_CONFIGURED)
+    return None
