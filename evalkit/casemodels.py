@@ -141,6 +141,24 @@ class PatchReference(Model):
     """Tests that pass before and must still pass."""
 
 
+class GenerationInputs(Model):
+    """Inputs of a generation case: instructions and the files they refer to."""
+
+    instructions: str
+    """What to generate, in plain words."""
+    input_files: list[str] = []
+    """Files the system gets (paths relative to the case): an API definition, a model, seed tests."""
+    output_path: str | None = None
+    """The output file that matters most: checked for syntax and, by default, by assertions."""
+
+
+class GenerationReference(Model):
+    """Reference of a generation case (optional)."""
+
+    files: dict[str, str] = {}
+    """Expected output files: output path -> file with the expected content (relative to the case)."""
+
+
 class CaseFile(Model):
     """A case file: cases/<suite>/<case>/case.yaml or cases/<suite>/<case>.yaml."""
 
@@ -164,4 +182,5 @@ class CaseFile(Model):
 KIND_MODELS: dict[str, tuple[type[Model], type[Model]]] = {
     "migration": (MigrationInputs, MigrationReference),
     "patch": (PatchInputs, PatchReference),
+    "generation": (GenerationInputs, GenerationReference),
 }

@@ -23,7 +23,7 @@ from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_bytes, digest, file_digest
 from evalkit.yamlio import describe_error, line_of, load_yaml, plain, validate
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 REF_SUFFIXES = ("_file", "_dir", "_files")
 
 
@@ -140,6 +140,11 @@ def _walk_refs(node: Any, prefix: tuple[Any, ...]) -> Iterable[tuple[tuple[Any, 
     if isinstance(node, dict):
         for k, v in node.items():
             loc = prefix + (k,)
+            if prefix == ("reference",) and k == "files" and isinstance(v, dict):
+                for name, item in v.items():  # expected output files: output path -> case file
+                    if isinstance(item, str):
+                        yield loc + (name,), item
+                continue
             if isinstance(k, str) and k.endswith(REF_SUFFIXES):
                 if isinstance(v, str):
                     yield loc, v

@@ -56,6 +56,28 @@ def judge_case(cfg: Config, case: Case, sample: Sample, main_file: str | None) -
 
         outcome = judge_migration(migration_input(case, sample, main_file), client_for(cfg), cfg.judge)
         return outcome.model_dump(mode="json")
-    if case.kind in ("generation", "rag") and client_for(cfg) is None:
+    if case.kind == "generation":
+        return rubric_case(cfg, case, sample)
+    if case.kind == "rag" and client_for(cfg) is None:
         return dict(NOT_CONFIGURED)
     return None
+
+
+def rubric_input(case: Case, sample: Sample) -> Any:
+    from evalkit.graders.rubric import Criterion, GeneratedFile, RubricInput
+
+    criteria = [Criterion(id=c.get("id") or f"c{i}", text=c["text"], weight=c.get("weight", 1.0))
+                for i, c in enumerate(case.data.get("criteria", []), start=1)]
+    files = [GeneratedFile(path=p, content=sample.files[p]) for p in sorted(sample.files)]
+    if sample.text:
+        files.append(GeneratedFile(path="(answer text)", content=sample.text))
+    return RubricInput(item_id=case.key, task=case.inputs.get("instructions"), files=files, criteria=criteria)
+
+
+def rubric_case(cfg: Config, case: Case, sample: Sample) -> dict[str, Any] | None:
+    """The rubric outcome of a generation case (as JSON), or None when it has no criteria."""
+    if not case.data.get("criteria"):
+        return None
+    from evalkit.graders.rubric import grade_rubric
+
+    return grade_rubric(rubric_input(case, sample), client_for(cfg), cfg.judge).model_dump(mode="json")

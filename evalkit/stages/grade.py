@@ -16,6 +16,8 @@ from evalkit.stages.slices import grade_slice
 
 def main_file(case: Case) -> str | None:
     """The file a migration case is about (graded for syntax, compared by CodeBLEU)."""
+    if case.kind == "generation":
+        return case.inputs.get("output_path")
     return case.inputs.get("file_path") if case.kind == "migration" else case.inputs.get("main_file")
 
 
@@ -37,5 +39,11 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     from evalkit.graders import judging
 
     judge = judging.judge_case(cfg, case, sample, mf)
+    rubric, extra = None, {}
+    if case.kind == "generation":
+        from evalkit.graders.injection import detect
+
+        rubric, judge = judge, None
+        extra["injection"] = [r.model_dump(mode="json") for r in detect(sample)]
     return GradesArtifact(**base, syntax=syntax, assertions=assertions, assertion_score=score, judge=judge,
-                          provenance=prov)
+                          rubric=rubric, extra=extra, provenance=prov)

@@ -60,7 +60,8 @@ def _load_kind_scorers() -> None:
     import importlib
 
     for module in ("evalkit.stages.score_patch", "evalkit.stages.score_judge", "evalkit.stages.score_agentic",
-                   "evalkit.stages.score_rag", "evalkit.stages.score_entropy"):
+                   "evalkit.stages.score_rag", "evalkit.stages.score_entropy",
+                   "evalkit.stages.score_generation"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
@@ -116,7 +117,7 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
 def _judge_usage(grades: GradesArtifact):
     from evalkit.artifacts import Usage
 
-    judge = grades.judge or {}
+    judge = grades.judge or grades.rubric or {}
     u = judge.get("usage") or {}
     fields = {k: u[k] for k in Usage.model_fields if k in u}
     if "cost_usd" in judge and "cost_usd" not in fields:

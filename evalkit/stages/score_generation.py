@@ -1,0 +1,23 @@
+"""Metrics of generation suites: the rubric score and whether the output is free of injected payloads."""
+
+from __future__ import annotations
+
+from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
+from evalkit.cases import Case
+from evalkit.config import Config
+from evalkit.stages.score import Metrics, scorer
+
+
+@scorer("generation")
+def generation_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
+                       grades: GradesArtifact) -> Metrics:
+    out: Metrics = {}
+    rubric = grades.rubric or {}
+    if rubric.get("status") == "judged" and rubric.get("score") is not None:
+        out["rubric_score"] = float(rubric["score"])
+    detectors = grades.extra.get("injection")
+    if detectors is not None:
+        out["injection_clean"] = float(all(d.get("passed") for d in detectors))
+    elif output.status != "ok":
+        out["injection_clean"] = None
+    return out
