@@ -187,7 +187,7 @@ ARTIFACT_MODELS: dict[str, type[ArtifactBase]] = {
 
 def artifact_path(work: Path, stage: str, system: str, suite: str, case_id: str) -> Path:
     """`<work>/artifacts/<system>/<suite>/<case>/<file>`."""
-    return work / "artifacts" / system / suite / case_id / ARTIFACT_FILES[stage]
+    return Path(f"{work}/artifacts/{system}/{suite}/{case_id}/{ARTIFACT_FILES[stage]}")  # one parse, not five
 
 
 def retry_marker(path: Path) -> Path:

@@ -124,6 +124,9 @@ class MetricsSettings(Model):
     """Weights of n-gram, weighted n-gram, syntax and dataflow match."""
     pass_threshold: float = Field(0.5, ge=0, le=1)
     """A case's assertion score at or above this passes."""
+    corpus_codebleu_max_cases: int = Field(300, ge=0)
+    """Corpus-level CodeBLEU pools every case of a suite (about 2 s per 1,000 cases and system, redone
+    whenever any case changes); suites larger than this report only the per-case mean."""
 
 
 class ReportSettings(Model):

@@ -11,18 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from evalkit.llm.batch import run_batch
 from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_blocks
-from evalkit.llm.client import ModelClient
 from evalkit.llm.pricing import Usage
 from evalkit.llm.prompts import render, template_digest
 from evalkit.llm.settings import JudgeSettings
 from evalkit.llm.structured import ask_structured, parse_model
 from evalkit.models import Model
+if TYPE_CHECKING:  # the SDK takes a second to import: only when a client exists
+    from evalkit.llm.client import ModelClient
 from evalkit.treesitter import SyntaxIssue, UnsupportedLanguage, syntax_errors
 
 SYSTEM_TEMPLATE = "migration_judge_system.md.j2"
@@ -310,6 +310,8 @@ def _prefetch_batch(
     if not requests:
         return {}
     try:
+        from evalkit.llm.batch import run_batch
+
         answers = run_batch(client, requests)
     except LLMError as exc:
         return {index: exc for index in set(owners)}

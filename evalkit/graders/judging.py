@@ -22,6 +22,10 @@ NOT_CONFIGURED = {"status": "not_configured", "error": "judge not configured: AN
 
 def client_for(cfg: Config) -> Any | None:
     """The run's shared model client, or None when no API key is set."""
+    from evalkit.llm.settings import configured
+
+    if not configured():
+        return None
     from evalkit.llm.client import Budget, make_client
 
     settings = cfg.judge.with_env()

@@ -7,13 +7,17 @@ judge's: strict JSON, one repair, then ``judge_error`` with the raw answer kept.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the SDK takes a second to import: only when a client exists
+    from evalkit.llm.client import ModelClient
+
 from collections.abc import Callable
 from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_blocks
-from evalkit.llm.client import ModelClient
 from evalkit.llm.pricing import Usage
 from evalkit.llm.prompts import render, template_digest
 from evalkit.llm.settings import JudgeSettings

@@ -7,6 +7,11 @@ if that fails too, the caller records an error with the raw answers — never a 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the SDK takes a second to import: only when a client exists
+    from evalkit.llm.client import ModelClient
+
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,7 +20,6 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalkit.llm.calls import LLMRequest, LLMResponse
-from evalkit.llm.client import ModelClient
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)

@@ -14,12 +14,13 @@ from typing import Any
 
 from jinja2 import ChainableUndefined, Environment, FileSystemLoader, select_autoescape
 
-from evalkit.fsutil import atomic_write_text
+from evalkit.fsutil import atomic_write_text, digest
 from evalkit.metrics.registry import METRICS, MetricInfo, primary_metric
 from evalkit.report.models import CaseDetail, Report
 from evalkit.report.site import list_releases, templates_dir, update_manifest
 
 LOG_PREVIEW = 4000
+PAGE_INDEX = ".pages.json"  # not published content: the manifest skips dot-files
 
 
 def environment(tdir: Path | None = None) -> Environment:
@@ -91,15 +92,32 @@ def render_release(site: Path, release: str, tdir: Path | None = None) -> list[P
     atomic_write_text(page, env.get_template("regressions.html.j2").render(**ctx))
     written.append(page)
     case_tpl = env.get_template("case.html.j2")
+    # A case page is a function of its case JSON, its report row, the templates and the report's
+    # systems and metric metadata: an index of those lets a one-case change render one page.
+    index_path = out_dir / "cases" / PAGE_INDEX
+    try:
+        old_index = json.loads(index_path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        old_index = {}
+    tfiles = sorted(p for p in (templates_dir(tdir) / "site").rglob("*") if p.is_file())
+    shared = digest([[(str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in tfiles], releases,
+                     [s.name for s in report.systems], sorted(report.metric_info)])
+    index = {}
     for row in report.cases:
         data_path = out_dir / "cases" / row.suite / f"{row.case_id}.json"
         if not data_path.exists():
             continue
-        detail = CaseDetail.model_validate_json(data_path.read_bytes())
+        st = data_path.stat()
+        key = digest([shared, st.st_mtime_ns, st.st_size, row.model_dump(mode="json")])
         page = data_path.with_suffix(".html")
+        index[f"{row.suite}/{row.case_id}"] = key
+        if old_index.get(f"{row.suite}/{row.case_id}") == key and page.exists():
+            continue
+        detail = CaseDetail.model_validate_json(data_path.read_bytes())
         atomic_write_text(page, case_tpl.render(report=report, case=detail, row=row, root="../../../",
                                                 here="case", releases=releases))
         written.append(page)
+    atomic_write_text(index_path, json.dumps(index, sort_keys=True))
     return written
 
 

@@ -42,7 +42,8 @@ def update_manifest(site: Path, release: str) -> dict[str, Any]:
         order.append(release)
     out = {"schema_version": 1, "releases": []}
     for r in order:
-        files = sorted(str(p.relative_to(site)) for p in (site / r).rglob("*") if p.is_file())
+        files = sorted(str(p.relative_to(site)) for p in (site / r).rglob("*")
+                       if p.is_file() and not p.name.startswith("."))
         out["releases"].append({"release": r, "report": f"{r}/report.json", "files": files})
     atomic_write_json(site / "manifest.json", out)
     return out

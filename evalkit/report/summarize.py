@@ -11,6 +11,7 @@ from evalkit.artifacts import ScoresArtifact, artifact_path
 from evalkit.cases import Case, Project
 from evalkit.config import Config
 from evalkit.fsutil import atomic_write_json, digest
+from evalkit.store import ContentStore
 from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.report.models import (Aggregate, CaseCell, CaseDetail, CaseRow, Change, ReleaseDiff, Report,
                                    SuiteSummary, SystemDiff, SystemSummary)
@@ -108,6 +109,17 @@ def corpus_metrics(cfg: Config, project: Project, system: str, cases: list[Case]
     from evalkit.stages.grade import main_file
     from evalkit.stages.score import expected_code
 
+    used = [(case.key, s.provenance.model_dump() if s.provenance else None) for case in cases
+            if (s := scores.get((system, case.key))) is not None and not s.excluded
+            and s.metrics.get("codebleu") is not None]
+    if not used or len(used) > cfg.metrics.corpus_codebleu_max_cases:
+        return {}
+    # Pooling a corpus costs seconds at 1,000 cases: cache it by the provenance of what it pools.
+    store = ContentStore(cfg.work_path / "cache", "corpus")
+    key = store.key(["corpus_codebleu", system, list(cfg.metrics.codebleu_weights), used])
+    cached = store.get(key)
+    if cached is not None:
+        return cached
     predictions, references, language = [], [], None
     for case in cases:
         s = scores.get((system, case.key))
@@ -126,7 +138,9 @@ def corpus_metrics(cfg: Config, project: Project, system: str, cases: list[Case]
     from evalkit.metrics.codebleu import corpus_codebleu
 
     result = corpus_codebleu(predictions, references, language, weights=tuple(cfg.metrics.codebleu_weights))
-    return {} if result is None else {"corpus_codebleu": result.codebleu}
+    out = {} if result is None else {"corpus_codebleu": result.codebleu}
+    store.put(key, out)
+    return out
 
 
 def previous_report(cfg: Config) -> Report | None:
@@ -250,13 +264,17 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                       for n in names_here}
         broken = sorted({f"{c.id}: {'; '.join(p.message for p in c.problems)}" for c in cases if c.problems} |
                         {f"{ck.split('/', 1)[1]}: {s.reason}" for (sn, ck), s in suite_scores.items() if s.excluded == "broken"
-                         and sn == cfg.baseline_name and project.case(ck).ok})
+                         and project.case(ck).ok})
+        notes = list(isolation_notes.get(suite_name, []))
+        if "codebleu" in order and len(cases) > cfg.metrics.corpus_codebleu_max_cases:
+            notes.append(f"Corpus-level CodeBLEU not computed: {len(cases)} cases is more than "
+                         f"metrics.corpus_codebleu_max_cases ({cfg.metrics.corpus_codebleu_max_cases}).")
         suite_summaries.append(SuiteSummary(
             name=suite_name, kind=suite.kind, language=suite.language,
             description=suite.spec.description if suite.spec else "", n_cases=len(cases), metrics=order,
             systems=per_system, comparisons=compare_suite(cfg, order, {(sn, ck): s for (sn, ck), s in suite_scores.items()},
                                                           names_here, keys),
-            broken=broken, notes=isolation_notes.get(suite_name, []),
+            broken=broken, notes=notes,
             corpus={n: c for n in names_here if (c := corpus_metrics(cfg, project, n, cases, scores))}))
 
     breakdowns: dict[str, dict[str, dict[str, Aggregate]]] = {}
