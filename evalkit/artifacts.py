@@ -178,6 +178,8 @@ class ScoresArtifact(ArtifactBase):
     """Judge tokens and cost."""
     wall_s: float = 0.0
     """System wall time."""
+    judge_status: str | None = None
+    """How the model-graded part ended: judged, parser, not_configured, not_judged_budget, judge_error, infra_error."""
 
 
 ARTIFACT_MODELS: dict[str, type[ArtifactBase]] = {

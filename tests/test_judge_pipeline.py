@@ -72,6 +72,8 @@ def test_without_key_judge_not_configured(tmp_path: Path, server: FakeAnthropic)
     assert grades["judge"]["status"] == "not_configured"
     report = json.loads((project / "site/r1/report.json").read_text())
     assert "judge_mean" not in report["suites"][0]["systems"]["rules"]
+    assert any("judge not configured" in n for n in report["notes"])
+    assert "judge not configured" in (project / "site/r1/index.html").read_text()
     assert (project / "site/r1/index.html").exists()
 
 

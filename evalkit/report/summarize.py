@@ -295,7 +295,7 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                     suites=suite_summaries, breakdowns=breakdowns, cases=rows,
                     diff=release_diff(previous_report(cfg), rows),
                     metric_info={m: METRICS[m] for m in METRICS if m in present},
-                    notes=sorted({n for notes in isolation_notes.values() for n in notes}),
+                    notes=sorted({n for notes in isolation_notes.values() for n in notes} | judge_notes(scores.values())),
                     inputs_digest=digest(sorted((k, s.provenance.model_dump() if s.provenance else None)
                                                 for k, s in scores.items())))
     out_dir = cfg.site_path / cfg.release
@@ -332,6 +332,21 @@ def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[
             continue
         atomic_write_json(path, case_detail(cfg, case, sys_here), compact=True)
     atomic_write_json(index_path, index, compact=True)
+
+
+def judge_notes(scores: Iterable[ScoresArtifact]) -> set[str]:
+    """Say plainly when model-graded metrics are missing, and why."""
+    counts = Counter(s.judge_status for s in scores if s.judge_status)
+    notes = set()
+    if counts.get("not_configured"):
+        notes.add(f"LLM judge not configured (ANTHROPIC_API_KEY is not set): {counts['not_configured']} outputs "
+                  "have no model-graded scores; the deterministic graders still score them.")
+    if counts.get("not_judged_budget"):
+        notes.add(f"Not judged: budget reached for {counts['not_judged_budget']} outputs (judge.budget_usd).")
+    failed = counts.get("judge_error", 0) + counts.get("infra_error", 0)
+    if failed:
+        notes.add(f"{failed} outputs have no judge verdict (judge error or API failure; retried next run).")
+    return notes
 
 
 def _isolation_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> dict[str, list[str]]:

@@ -77,7 +77,9 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
                                      grades.provenance]), config=digest(score_slice(cfg)))
     usage = output.first.usage
     judge_usage = _judge_usage(grades)
-    common = {"usage": usage, "judge_usage": judge_usage, "wall_s": output.first.wall_s, "provenance": prov}
+    judged = grades.rubric or grades.judge or {}
+    common = {"usage": usage, "judge_usage": judge_usage, "wall_s": output.first.wall_s, "provenance": prov,
+              "judge_status": judged.get("status")}
     if not case.ok:
         return ScoresArtifact(**base, status="error", reason=output.reason, excluded="broken", **common)
     for art in (output, execution, grades):
