@@ -7,9 +7,7 @@ EVALKIT_REQUIRE_DOCKER=1 (CI), as the sandbox tests do.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import textwrap
 from pathlib import Path
 
@@ -18,32 +16,9 @@ import pytest
 from helpers import REPO, evalkit
 
 pytestmark = pytest.mark.docker
-IMAGE = "evalkit/python-pytest:bookworm"
 CASES = ["parse-thousands", "remove-below-zero", "round-half-up", "slug-lowercase", "total-value-quantity",
          "truncate-limit"]
 TEXT_P2P = "tests/test_text.py::test_slug_separators"
-
-
-@pytest.fixture(scope="module")
-def docker_image() -> str:
-    """The sandbox image on a live Docker engine; skip (or fail with EVALKIT_REQUIRE_DOCKER=1) without one."""
-    from evalkit.sandbox import docker_available
-    from evalkit.sandbox.images import ImageUnavailable, ensure_image
-
-    def unavailable(reason: str):
-        if os.environ.get("EVALKIT_REQUIRE_DOCKER") == "1":
-            pytest.fail(f"EVALKIT_REQUIRE_DOCKER=1 but {reason}")
-        pytest.skip(reason)
-
-    if not docker_available():
-        unavailable("no Docker engine answers (start dockerd, or set DOCKER_HOST)")
-    try:
-        return ensure_image(IMAGE)
-    except ImageUnavailable:
-        build = subprocess.run([str(REPO / "scripts" / "build-base-image.sh"), IMAGE], capture_output=True, text=True)
-        if build.returncode != 0:
-            unavailable(f"image {IMAGE} missing and scripts/build-base-image.sh failed: {build.stderr[-500:]}")
-        return ensure_image(IMAGE)
 
 
 def patch_project(root: Path) -> Path:
@@ -73,7 +48,7 @@ def run_of(work: Path, system: str, case: str) -> dict:
     return art["runs"][0]
 
 
-def test_patch_demo_outcomes_and_a_broken_case(docker_image: str, tmp_path: Path) -> None:
+def test_patch_demo_outcomes_and_a_broken_case(docker_engine: str, tmp_path: Path) -> None:
     project = patch_project(tmp_path / "proj")
     work = project / ".evalkit"
     evalkit(project, "run", "--jobs", "2", timeout=240)

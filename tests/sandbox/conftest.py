@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,28 +32,6 @@ def test_add():
 def test_mul():
     assert mul(2, 3) == 6
 '''
-
-
-@pytest.fixture(scope="session")
-def docker_engine() -> str:
-    """The sandbox image's id on a live Docker engine; skip (or fail in CI) when there is none."""
-    from evalkit.sandbox import docker_available
-    from evalkit.sandbox.images import ImageUnavailable, ensure_image
-
-    def unavailable(reason: str):
-        if os.environ.get("EVALKIT_REQUIRE_DOCKER") == "1":
-            pytest.fail(f"EVALKIT_REQUIRE_DOCKER=1 but {reason}")
-        pytest.skip(reason)
-
-    if not docker_available():
-        unavailable("no Docker engine answers (start dockerd, or set DOCKER_HOST)")
-    try:
-        return ensure_image(IMAGE)
-    except ImageUnavailable:
-        build = subprocess.run([str(REPO / "scripts" / "build-base-image.sh"), IMAGE], capture_output=True, text=True)
-        if build.returncode != 0:
-            unavailable(f"image {IMAGE} missing and scripts/build-base-image.sh failed: {build.stderr[-500:]}")
-        return ensure_image(IMAGE)
 
 
 def write_tree(root: Path, files: dict[str, str]) -> Path:
