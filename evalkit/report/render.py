@@ -1,7 +1,21 @@
 """render: Jinja pages of one release (and the site index) from report.json and the per-case JSON.
 
 Reads only what summarize wrote under site/<release>/, so old releases re-render without
-rerunning anything. Autoescape is on: every string from a case or a system is shown as text.
+rerunning anything. Autoescape is on: every string from a case or a system is shown as text,
+charts are JSON in `<script type="application/json">` (escaped by `tojson`) and every href is
+built from names the config and case loader validated, percent-encoded once more.
+
+Pages of a release:
+
+    site/index.html                          every release, newest first, trend charts
+    site/<release>/index.html                summary: counts, systems x headline metrics, charts, suites
+    site/<release>/suites/<suite>.html       one suite: every metric, paired comparisons, every case
+    site/<release>/cases/<suite>/<case>.html          one case: inputs, each system's output and grades
+    site/<release>/cases/<suite>/<case>.compare.html  two systems side by side (?a=SYS&b=SYS)
+    site/<release>/cases/<suite>/<case>.<system>.log.txt  full test log, when tests ran
+    site/<release>/regressions.html          per system, cases worse / better than the previous release
+    site/assets/                             style.css, charts.js, compare.js, plotly.min.js (one copy)
+    site/schemas/*.schema.json               JSON Schemas of report.json, the case JSON, ...
 """
 
 from __future__ import annotations
@@ -9,91 +23,396 @@ from __future__ import annotations
 import difflib
 import json
 import math
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from jinja2 import ChainableUndefined, Environment, FileSystemLoader, select_autoescape
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-from evalkit.fsutil import atomic_write_text, digest
-from evalkit.metrics.registry import METRICS, MetricInfo, primary_metric
-from evalkit.report.models import CaseDetail, Report
+from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
+from evalkit.metrics.registry import METRICS, MetricInfo
+from evalkit.metrics.registry import primary_metric as registry_primary
+from evalkit.report import charts
+from evalkit.report.models import CaseDetail, CaseRow, Report, SuiteSummary
 from evalkit.report.site import list_releases, templates_dir, update_manifest
 
 LOG_PREVIEW = 4000
 PAGE_INDEX = ".pages.json"  # not published content: the manifest skips dot-files
+LEGACY_KEY = "inputs.legacy_file"
+REFERENCE_KEY = "reference.expected_file"
+STATUS_ORDER = ("ok", "error", "timeout", "infra_error", "broken", "skipped")
 
 
 def environment(tdir: Path | None = None) -> Environment:
     env = Environment(loader=FileSystemLoader(str(templates_dir(tdir) / "site")),
                       autoescape=select_autoescape(default=True, default_for_string=True),
-                      undefined=ChainableUndefined, trim_blocks=True, lstrip_blocks=True)
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["fmt"] = fmt_value
     env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.0f}%"
+    env.filters["signed"] = fmt_difference
+    env.filters["pval"] = lambda p: "–" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3f}")
+    env.filters["raw"] = lambda v: "" if v is None else repr(float(v))
     env.globals["METRICS"] = METRICS
-    env.globals["primary_metric"] = primary_metric
     env.globals["diff_lines"] = diff_lines
     env.globals["truncate_log"] = truncate_log
     return env
 
 
 def fmt_value(value: float | None, metric: str | MetricInfo | None = None) -> str:
-    """A metric value as people read it: 73%, 3.40, 1.2 s, $0.0123."""
+    """A metric value as people read it: 73.0%, 0.648, 1.20 s, $0.0123, 1,204."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     info = METRICS.get(metric) if isinstance(metric, str) else metric
     if info is None:
         return f"{value:.3g}"
     if info.unit == "USD":
-        return f"${value:.4f}"
+        return f"${value:.4f}" if abs(value) < 100 else f"${value:,.2f}"
     if info.unit == "s":
         return f"{value:.2f} s"
     if info.unit == "tokens" or info.scale == "count":
         return f"{value:,.0f}"
-    if info.aggregate == "rate" or info.scale == "0-1":
-        return f"{100 * value:.1f}%" if info.aggregate == "rate" else f"{value:.3f}"
+    if info.aggregate == "rate":
+        return f"{100 * value:.1f}%"
+    if info.scale == "0-1":
+        return f"{value:.3f}"
     return f"{value:.2f}"
 
 
-def diff_lines(before: str | None, after: str | None, name: str = "file") -> list[tuple[str, str]]:
+def fmt_difference(value: float | None, metric: str | MetricInfo | None = None) -> str:
+    """A signed difference in the metric's own terms: +12.5 pts for rates, +0.031 for scores."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    info = METRICS.get(metric) if isinstance(metric, str) else metric
+    if info is not None and info.aggregate == "rate":
+        return f"{100 * value:+.1f} pts"
+    if info is not None and info.unit == "s":
+        return f"{value:+.2f} s"
+    if info is not None and info.unit == "USD":
+        return f"{value:+.4f} $"
+    return f"{value:+.3f}"
+
+
+def diff_lines(before: str | None, after: str | None, name: str = "file",
+               before_label: str = "a", after_label: str = "b") -> list[tuple[str, str]]:
     """(css class, line) pairs of a unified diff, for showing an output against the legacy code."""
     if before is None or after is None:
         return []
-    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), f"a/{name}", f"b/{name}", lineterm="", n=3)
-    out = []
-    for line in lines:
-        cls = "add" if line.startswith("+") and not line.startswith("+++") else \
-              "del" if line.startswith("-") and not line.startswith("---") else \
-              "hunk" if line.startswith("@@") else "ctx"
-        out.append((cls, line))
-    return out
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), f"{before_label}/{name}",
+                                 f"{after_label}/{name}", lineterm="", n=3)
+    return [(line_class(line), line) for line in lines]
+
+
+def line_class(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "file"
+    if line.startswith("+"):
+        return "add"
+    if line.startswith("-"):
+        return "del"
+    if line.startswith("@@"):
+        return "hunk"
+    return "ctx"
 
 
 def truncate_log(text: str | None, limit: int = LOG_PREVIEW) -> tuple[str, bool]:
+    """The last ``limit`` characters of a log, and whether anything was cut."""
     text = text or ""
     return (text[-limit:], True) if len(text) > limit else (text, False)
+
+
+def json_for_script(obj: Any) -> str:
+    """JSON safe to embed in a <script> block (no closing tags, no HTML specials)."""
+    return (json.dumps(obj, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("&", "\\u0026").replace("'", "\\u0027"))
 
 
 def _load_report(site: Path, release: str) -> Report:
     return Report.model_validate_json((site / release / "report.json").read_bytes())
 
 
+# ---- what the pages show, computed once ---------------------------------------------------------
+
+def headline_metrics(report: Report) -> list[MetricInfo]:
+    """Headline metrics present in the report: quality first, then cost and time."""
+    infos = [i for i in report.metric_info.values() if i.headline]
+    return [i for i in infos if i.higher_is_better is not False] + [i for i in infos if i.higher_is_better is False]
+
+
+def primary_metric(metrics: list[str]) -> str | None:
+    """The one metric shown per cell in a suite's case list (the registry's ranking)."""
+    return registry_primary({m: 1.0 for m in metrics})
+
+
+def status_counts(rows: list[CaseRow], systems: list[str]) -> dict[str, Counter]:
+    """System -> counts of statuses and exclusions over the rows (`total` is the grand total)."""
+    counts: dict[str, Counter] = {s: Counter() for s in systems}
+    counts["total"] = Counter()
+    for row in rows:
+        for name, cell in row.systems.items():
+            for key in (cell.status, f"excluded:{cell.excluded}" if cell.excluded else None):
+                if key:
+                    counts.setdefault(name, Counter())[key] += 1
+                    counts["total"][key] += 1
+            counts.setdefault(name, Counter())["cells"] += 1
+            counts["total"]["cells"] += 1
+    return counts
+
+
+def comparison_index(suites: list[SuiteSummary]) -> dict[tuple[str, str, str], Any]:
+    """(suite, system, metric) -> PairedComparison."""
+    return {(s.name, c.system, c.metric): c for s in suites for c in s.comparisons}
+
+
+def judgement(c: Any, info: MetricInfo | None) -> str:
+    """better / worse / same / unknown for a comparison, in the metric's direction."""
+    d = c.difference.value
+    if info is None or info.higher_is_better is None or d is None or abs(d) < 1e-12:
+        return "same"
+    return "better" if (d > 0) == info.higher_is_better else "worse"
+
+
+def per_case_values(rows: list[CaseRow], system: str, metric: str) -> list[float]:
+    out = []
+    for row in rows:
+        cell = row.systems.get(system)
+        if cell is None or cell.excluded:
+            continue
+        v = cell.metrics.get(metric)
+        if v is not None and not (isinstance(v, float) and math.isnan(v)):
+            out.append(float(v))
+    return out
+
+
+def release_charts(report: Report, rows: list[CaseRow], aggregates: list[tuple[str, dict[str, Any]]],
+                   metric_names: list[str], palette: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    """The rates chart and one distribution chart per headline score, for a set of systems."""
+    info = report.metric_info
+    out: list[dict[str, Any]] = []
+    rate_metrics = [info[m] for m in metric_names if m in info and info[m].aggregate == "rate"]
+    fig = charts.rates_figure(aggregates, rate_metrics, palette)
+    if fig:
+        out.append({"figure": fig, "caption": "Share of cases per rate metric; the black bars are 95% Wilson "
+                                              "intervals. The same numbers are in the table above.",
+                    "label": "Bar chart of rates per system"})
+    for m in metric_names:
+        i = info.get(m)
+        if i is None or not i.headline or i.aggregate != "mean" or i.scale == "any":
+            continue
+        fig = charts.distribution_figure(i, [(name, per_case_values(rows, name, m)) for name, _ in aggregates],
+                                         palette)
+        if fig:
+            out.append({"figure": fig, "caption": f"{i.display} per case: box from the first to the third "
+                                                  f"quartile, line at the median, dashed line at the mean, whiskers "
+                                                  f"to the furthest value within 1.5 IQR. {i.description}",
+                        "label": f"Box plot of {i.display} per system"})
+    return out
+
+
+def _exists_in(site: Path, release: str | None, suite: str, case_id: str) -> bool:
+    return bool(release) and (site / str(release) / "cases" / suite / f"{case_id}.json").exists()
+
+
+def regression_groups(site: Path, report: Report) -> list[dict[str, Any]]:
+    """Per system: worse and better cases, one entry per case with every metric that moved."""
+    prev = report.diff.previous_release
+    out = []
+    for system, d in report.diff.systems.items():
+        entry: dict[str, Any] = {"system": system}
+        for key, items in (("regressed", d.regressed), ("improved", d.improved)):
+            cases: dict[tuple[str, str], dict[str, Any]] = {}
+            for c in items:
+                e = cases.setdefault((c.suite, c.case_id), {
+                    "suite": c.suite, "case_id": c.case_id, "changes": [],
+                    "here": _exists_in(site, report.release, c.suite, c.case_id),
+                    "before": _exists_in(site, prev, c.suite, c.case_id)})
+                e["changes"].append(c)
+            entry[key] = sorted(cases.values(), key=lambda e: (e["suite"], e["case_id"]))
+        out.append(entry)
+    return out
+
+
+# ---- case pages -----------------------------------------------------------------------------
+
+# Artifacts reach the case JSON as plain dicts; every field a template reads gets its model's
+# default here (older artifacts may lack newer fields).
+USAGE_DEFAULTS = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0,
+                  "cost_usd": 0.0}
+RUN_DEFAULTS = {"status": "", "reason": "", "isolation": "", "patch_method": None, "duration_s": 0.0,
+                "resolved": None, "tests": {}, "fail_to_pass": {}, "pass_to_pass": {}, "flaky": [], "log": "",
+                "log_truncated": False, "log_bytes": 0}
+JUDGE_DEFAULTS = {"status": "", "reason": "", "model": None, "error": None, "scores": None, "spread": {},
+                  "is_compilable": None, "unstable": False, "verdicts": [], "reasoning": [], "raw_answers": []}
+RUBRIC_DEFAULTS = {"status": "", "model": None, "score": None, "results": [], "unstable": False, "reasoning": [],
+                   "error": None}
+
+
+def _with(d: Any, defaults: dict[str, Any]) -> dict[str, Any] | None:
+    """A copy of an artifact dict with defaults for missing fields (None stays None)."""
+    if not isinstance(d, dict):
+        return None
+    return {**defaults, **{k: v for k, v in d.items() if v is not None or k not in defaults}}
+
+
+def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Report) -> dict[str, Any]:
+    """Everything the case page shows for one system, from its artifacts (plain dicts)."""
+    out = arts.get("output") or {}
+    samples = out.get("samples") or []
+    first = samples[0] if samples else {}
+    grades = arts.get("grades") or {}
+    scores = arts.get("scores") or {}
+    exe = arts.get("execution") or {}
+    legacy = case.input_files.get(LEGACY_KEY)
+    reference = case.reference_files.get(REFERENCE_KEY)
+    files = []
+    for fname, content in sorted((first.get("files") or {}).items()):
+        content = content if isinstance(content, str) else json.dumps(content)
+        primary = fname == case.primary_file
+        vs_legacy = diff_lines(legacy, content, fname, "legacy", name) if primary and legacy is not None else []
+        vs_ref = diff_lines(reference, content, fname, "reference", name) if primary and reference is not None else []
+        files.append({"name": fname, "content": content, "primary": primary, "diff": vs_legacy,
+                      "diff_reference": vs_ref, "same_as_legacy": primary and legacy is not None and not vs_legacy,
+                      "same_as_reference": primary and reference is not None and not vs_ref})
+    patch = first.get("patch")
+    metrics = []
+    for m, v in (scores.get("metrics") or {}).items():
+        metrics.append({"name": m, "info": report.metric_info.get(m) or METRICS.get(m), "value": v})
+    metrics.sort(key=lambda r: (list(METRICS).index(r["name"]) if r["name"] in METRICS else 999, r["name"]))
+    runs = []
+    for i, run in enumerate(exe.get("runs") or []):
+        run = _with(run, RUN_DEFAULTS)
+        preview, cut = truncate_log(run.get("log"))
+        tests = []
+        f2p, p2p = run.get("fail_to_pass") or {}, run.get("pass_to_pass") or {}
+        for tid, st in sorted((run.get("tests") or {}).items()):
+            tests.append({"id": tid, "status": st, "role": "FAIL_TO_PASS" if tid in f2p else
+                          "PASS_TO_PASS" if tid in p2p else "", "flaky": tid in (run.get("flaky") or []), "missing": False})
+        for tid, st in sorted({**f2p, **p2p}.items()):
+            if tid not in (run.get("tests") or {}):
+                tests.append({"id": tid, "status": st, "role": "FAIL_TO_PASS" if tid in f2p else "PASS_TO_PASS",
+                              "flaky": False, "missing": True})
+        tests.sort(key=lambda t: (t["status"] == "passed", t["role"] != "FAIL_TO_PASS", t["id"]))
+        runs.append({**run, "index": i, "preview": preview, "cut": cut or bool(run.get("log_truncated")),
+                     "test_rows": tests, "log_file": f"{case.case_id}.{name}.log{'.' + str(i) if i else ''}.txt"
+                     if run.get("log") else None})
+    judge = _with(grades.get("judge"), JUDGE_DEFAULTS)
+    rubric = _with(grades.get("rubric"), RUBRIC_DEFAULTS)
+    if rubric:
+        rubric["results"] = [_with(r, {"id": "", "weight": 1.0, "met": None, "met_fraction": None, "reason": ""})
+                             for r in rubric["results"] or []]
+    usage = _with(first.get("usage"), USAGE_DEFAULTS) or dict(USAGE_DEFAULTS)
+    status = scores.get("status") or out.get("status") or "skipped"
+    reason = scores.get("reason") or out.get("reason") or first.get("reason") or ""
+    return {"name": name, "status": status, "reason": reason, "excluded": scores.get("excluded"),
+            "metrics": metrics, "files": files, "patch": [(line_class(x), x) for x in patch.splitlines()] if patch
+            else [], "text": first.get("text"), "usage": usage, "wall_s": first.get("wall_s"),
+            "steps": first.get("steps"), "exit_code": first.get("exit_code"), "stderr": first.get("stderr") or "",
+            "samples": len(samples), "runs": runs, "isolation": exe.get("isolation"),
+            "syntax": _with(grades.get("syntax"), {"language": "", "valid": None, "issues": []}),
+            "assertions": [_with(a, {"description": "", "passed": None, "weight": 1.0, "detail": ""})
+                           for a in grades.get("assertions") or []], "assertion_score": grades.get("assertion_score"),
+            "judge": judge, "rubric": rubric, "extra": grades.get("extra") or {},
+            "judge_usage": _with(scores.get("judge_usage"), USAGE_DEFAULTS) or dict(USAGE_DEFAULTS), "context_files": first.get("context_files") or []}
+
+
+def write_logs(page_dir: Path, views: list[dict[str, Any]]) -> list[Path]:
+    """The full test log of each run as a .txt next to the case page (served as plain text)."""
+    written = []
+    for v in views:
+        for run in v["runs"]:
+            if run["log_file"]:
+                path = page_dir / run["log_file"]
+                data = (run.get("log") or "").encode("utf-8", errors="replace")
+                if not path.exists() or path.read_bytes() != data:
+                    atomic_write_bytes(path, data)
+                written.append(path)
+    return written
+
+
+def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: dict[str, Any],
+               shared: str, old_index: dict[str, str], index: dict[str, str]) -> list[Path]:
+    """The case page, its compare page and log files; skipped when nothing they show has changed.
+
+    A case page is a function of its case JSON, its report row, the templates, the report's
+    systems and metric metadata, and whether the previous release has the case: ``index``
+    records a digest of those per case, so a one-case change renders one case's pages.
+    """
+    data_path = site / report.release / "cases" / row.suite / f"{row.case_id}.json"
+    if not data_path.exists():
+        return []
+    prev = report.diff.previous_release
+    has_prev = _exists_in(site, prev, row.suite, row.case_id)
+    st = data_path.stat()
+    key = digest([shared, st.st_mtime_ns, st.st_size, row.model_dump(mode="json"), has_prev])
+    ident = f"{row.suite}/{row.case_id}"
+    index[ident] = key
+    page = data_path.with_suffix(".html")
+    if old_index.get(ident) == key and page.exists():
+        return []
+    detail = CaseDetail.model_validate_json(data_path.read_bytes())
+    order = [s.name for s in report.systems if s.name in detail.systems] + \
+        sorted(n for n in detail.systems if n not in {s.name for s in report.systems})
+    views = [system_view(detail, n, detail.systems[n], report) for n in order]
+    names = [v["name"] for v in views]
+    left = report.baseline if report.baseline in names else names[0]
+    right = next((n for n in names if n != left), left)
+    ctx = {"report": report, "case": detail, "pair": (left, right), "row": row, "views": views, "root": "../../../", **nav,
+           "headline": [i for i in headline_metrics(report)
+                        if any(c.metrics.get(i.name) is not None for c in row.systems.values())],
+           "previous": prev if has_prev else None}
+    written = write_logs(data_path.parent, views)
+    atomic_write_text(page, env.get_template("case.html.j2").render(**ctx, here="case"))
+    written.append(page)
+    if len(views) >= 2:
+        page = data_path.with_name(f"{row.case_id}.compare.html")
+        atomic_write_text(page, env.get_template("compare.html.j2").render(**ctx, here="compare"))
+        written.append(page)
+    return written
+
+
+# ---- pages --------------------------------------------------------------------------------
+
 def render_release(site: Path, release: str, tdir: Path | None = None) -> list[Path]:
     """Every page of one release. Returns the pages written."""
     env = environment(tdir)
     report = _load_report(site, release)
     out_dir = site / release
-    written = []
     releases = list_releases(site)
-    ctx = {"report": report, "releases": releases, "root": "../", "here": "release"}
+    names = [s.name for s in report.systems]
+    palette = charts.colours(names)
+    counts = status_counts(report.cases, names)
+    comps = comparison_index(report.suites)
+    headline = headline_metrics(report)
+    overall_suite = report.suites[0].name if len(report.suites) == 1 else None
+    show_cpr = any(s.cost_per_resolved is not None for s in report.systems)
+    nav = {"releases": releases, "palette": palette, "counts": counts, "comps": comps, "judgement": judgement,
+           "show_cpr": show_cpr}
+    written = []
+
+    suite_rows = {s.name: [r for r in report.cases if r.suite == s.name] for s in report.suites}
+    headline_names = {i.name for i in headline}
+    suite_charts = {s.name: release_charts(report, suite_rows[s.name], list(s.systems.items()),
+                                           [m for m in s.metrics if m in headline_names], palette)
+                    for s in report.suites}
+    ctx = {"report": report, "root": "../", "here": "release", "headline": headline, "suite_charts": suite_charts,
+           "overall_suite": overall_suite, "suite_rows": suite_rows, **nav}
     page = out_dir / "index.html"
     atomic_write_text(page, env.get_template("release.html.j2").render(**ctx))
     written.append(page)
+
+    for suite in report.suites:
+        rows = suite_rows[suite.name]
+        page_charts = release_charts(report, rows, list(suite.systems.items()), suite.metrics, palette)
+        page = out_dir / "suites" / f"{suite.name}.html"
+        atomic_write_text(page, env.get_template("suite.html.j2").render(
+            report=report, suite=suite, rows=rows, charts=page_charts, root="../../", here="suite",
+            primary=primary_metric(suite.metrics), **nav))
+        written.append(page)
+
     page = out_dir / "regressions.html"
-    atomic_write_text(page, env.get_template("regressions.html.j2").render(**ctx))
+    atomic_write_text(page, env.get_template("regressions.html.j2").render(
+        report=report, groups=regression_groups(site, report), root="../", here="regressions", **nav))
     written.append(page)
-    case_tpl = env.get_template("case.html.j2")
-    # A case page is a function of its case JSON, its report row, the templates and the report's
-    # systems and metric metadata: an index of those lets a one-case change render one page.
+
     index_path = out_dir / "cases" / PAGE_INDEX
     try:
         old_index = json.loads(index_path.read_text(encoding="utf-8"))
@@ -101,61 +420,101 @@ def render_release(site: Path, release: str, tdir: Path | None = None) -> list[P
         old_index = {}
     tfiles = sorted(p for p in (templates_dir(tdir) / "site").rglob("*") if p.is_file())
     shared = digest([[(str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in tfiles], releases,
-                     [s.name for s in report.systems], sorted(report.metric_info)])
-    index = {}
+                     [s.name for s in report.systems], report.baseline, report.diff.previous_release,
+                     {k: v.model_dump(mode="json") for k, v in report.metric_info.items()}, __file__,
+                     Path(__file__).stat().st_mtime_ns])
+    index: dict[str, str] = {}
     for row in report.cases:
-        data_path = out_dir / "cases" / row.suite / f"{row.case_id}.json"
-        if not data_path.exists():
-            continue
-        st = data_path.stat()
-        key = digest([shared, st.st_mtime_ns, st.st_size, row.model_dump(mode="json")])
-        page = data_path.with_suffix(".html")
-        index[f"{row.suite}/{row.case_id}"] = key
-        if old_index.get(f"{row.suite}/{row.case_id}") == key and page.exists():
-            continue
-        detail = CaseDetail.model_validate_json(data_path.read_bytes())
-        atomic_write_text(page, case_tpl.render(report=report, case=detail, row=row, root="../../../",
-                                                here="case", releases=releases))
-        written.append(page)
+        written += case_pages(env, site, report, row, nav, shared, old_index, index)
     atomic_write_text(index_path, json.dumps(index, sort_keys=True))
     return written
 
 
 def render_index(site: Path, tdir: Path | None = None) -> Path:
-    """site/index.html: every release, newest first."""
+    """site/index.html: every release, newest first, with trend charts of the headline metrics."""
     env = environment(tdir)
     releases = list_releases(site)
-    summaries = []
+    summaries: list[Report] = []
     for r in releases:
         try:
             summaries.append(_load_report(site, r))
         except (OSError, ValueError):
             continue
+    oldest_first = list(reversed(summaries))
+    names = [s.name for rep in summaries for s in rep.systems]
+    palette = charts.colours(names)
+    infos: dict[str, MetricInfo] = {}
+    for rep in oldest_first:
+        for i in headline_metrics(rep):
+            infos.setdefault(i.name, i)
+    trends = []
+    for m, info in infos.items():
+        series: dict[str, list[Any]] = {}
+        for name in palette:
+            aggs = []
+            for rep in oldest_first:
+                s = next((s for s in rep.systems if s.name == name), None)
+                aggs.append(s.metrics.get(m) if s else None)
+            series[name] = aggs
+        fig = charts.trend_figure(info, [r.release for r in oldest_first], series, palette)
+        if fig:
+            trends.append({"figure": fig, "label": f"Line chart of {info.display} per system across releases",
+                           "caption": info.description})
+    rows = []
+    for rep in summaries:
+        c = status_counts(rep.cases, [s.name for s in rep.systems])["total"]
+        reg = sum(len(d.regressed) for d in rep.diff.systems.values())
+        imp = sum(len(d.improved) for d in rep.diff.systems.values())
+        rows.append({"report": rep, "counts": c, "regressed": reg, "improved": imp})
     page = site / "index.html"
-    atomic_write_text(page, env.get_template("index.html.j2").render(reports=summaries, root="", here="index",
-                                                                     releases=releases))
+    atomic_write_text(page, env.get_template("index.html.j2").render(
+        rows=rows, trends=trends, root="", here="index", releases=releases, palette=palette))
     return page
 
 
 def render_site(site: Path, release: str, tdir: Path | None = None) -> Path:
-    """Render one release, the index, copy static assets, update the manifest."""
-    render_release(site, release, tdir)
+    """Render one release, the index, copy static assets and schemas, update the manifest."""
+    site = Path(site)
     copy_assets(site, tdir)
+    write_site_schemas(site)
+    render_release(site, release, tdir)
     update_manifest(site, release)
     render_index(site, tdir)
     return site / release / "index.html"
 
 
-def copy_assets(site: Path, tdir: Path | None = None) -> None:
+def _write_if_changed(dest: Path, data: bytes) -> bool:
+    if dest.exists() and dest.stat().st_size == len(data) and dest.read_bytes() == data:
+        return False
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(dest, data)
+    return True
+
+
+def plotly_js() -> Path:
+    import plotly
+
+    return Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+def copy_assets(site: Path, tdir: Path | None = None) -> list[Path]:
+    """Static files and the one copy of plotly.js under site/assets/, written only when changed."""
     src = templates_dir(tdir) / "site" / "assets"
-    for f in sorted(src.glob("*")):
-        dest = site / "assets" / f.name
-        data = f.read_bytes()
-        if not dest.exists() or dest.read_bytes() != data:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(dest, data.decode("utf-8"))
+    changed = []
+    for f in sorted([*src.glob("*"), plotly_js()]):
+        if f.is_file() and _write_if_changed(site / "assets" / f.name, f.read_bytes()):
+            changed.append(site / "assets" / f.name)
+    return changed
 
 
-def json_for_script(obj: Any) -> str:
-    """JSON safe to embed in a <script> block (no closing tags)."""
-    return json.dumps(obj, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+def write_site_schemas(site: Path) -> list[Path]:
+    """site/schemas/<name>.schema.json from evalkit.schemas.models(), written only when changed."""
+    from evalkit.schemas import models
+
+    out = []
+    for name, model in models().items():
+        path = site / "schemas" / f"{name}.schema.json"
+        text = json.dumps(model.model_json_schema(by_alias=True), indent=1, sort_keys=True) + "\n"
+        _write_if_changed(path, text.encode("utf-8"))
+        out.append(path)
+    return out

@@ -1,4 +1,5 @@
-"""The site's release list: site/manifest.json records releases in the order they were first built."""
+"""The site's release list: site/manifest.json lists releases (newest first, in the order they were first
+built), every file of each release, the shared assets and the JSON Schemas."""
 
 from __future__ import annotations
 
@@ -23,9 +24,21 @@ def _manifest(site: Path) -> dict[str, Any]:
         return {"releases": []}
 
 
+def _temp(p: Path) -> bool:
+    """Dot-files (the page index, atomic-write temp files) are not published content."""
+    return p.name.startswith(".") or p.name.endswith(".tmp")
+
+
+def _known(manifest: dict[str, Any]) -> list[str]:
+    """Releases in build order (oldest first), whichever order the manifest stores them in."""
+    rows = manifest.get("releases", [])
+    names = [r["release"] for r in rows]
+    return names if manifest.get("order") != "newest-first" else list(reversed(names))
+
+
 def list_releases(site: Path) -> list[str]:
     """Releases present under site/, newest first."""
-    known = [r["release"] for r in _manifest(site).get("releases", [])]
+    known = _known(_manifest(site))
     present = {p.parent.name for p in site.glob("*/report.json")}
     order = [r for r in known if r in present] + sorted(present - set(known))
     return list(reversed(order))
@@ -34,17 +47,19 @@ def list_releases(site: Path) -> list[str]:
 def update_manifest(site: Path, release: str) -> dict[str, Any]:
     """Add ``release`` (if new) and refresh every release's file list."""
     manifest = _manifest(site)
-    known = [r["release"] for r in manifest.get("releases", [])]
+    known = _known(manifest)
     present = {p.parent.name for p in site.glob("*/report.json")}
     order = [r for r in known if r in present]
     order += sorted(present - set(order) - {release})
     if release in present and release not in order:
         order.append(release)
-    out = {"schema_version": 1, "releases": []}
-    for r in order:
-        files = sorted(str(p.relative_to(site)) for p in (site / r).rglob("*")
-                       if p.is_file() and not p.name.startswith("."))
-        out["releases"].append({"release": r, "report": f"{r}/report.json", "files": files})
+    out: dict[str, Any] = {"schema_version": 1, "order": "newest-first", "releases": []}
+    for r in reversed(order):  # newest first, as the index lists them
+        files = sorted(p.relative_to(site).as_posix() for p in (site / r).rglob("*") if p.is_file() and not _temp(p))
+        out["releases"].append({"release": r, "report": f"{r}/report.json", "index": f"{r}/index.html",
+                                "files": files})
+    out["assets"] = sorted(p.relative_to(site).as_posix() for p in (site / "assets").glob("*") if p.is_file())
+    out["schemas"] = sorted(p.relative_to(site).as_posix() for p in (site / "schemas").glob("*.schema.json"))
     atomic_write_json(site / "manifest.json", out)
     return out
 
