@@ -2,7 +2,9 @@
 
 Builds a small site, adds a recorded system whose output carries script payloads, then crawls every
 page from site/index.html over http on 127.0.0.1: no console error, no failed request, every
-internal link resolves, the payloads stay text, and no dialog opens.
+internal link resolves, every chart is drawn (an SVG in each chart container), the payloads stay
+text, no dialog opens, and no page scrolls sideways at phone width (390 px). Screenshots of the
+site index, a release page, a suite page and a case page go to tests/screenshots/ (gitignored).
 """
 
 from __future__ import annotations
@@ -88,6 +90,9 @@ def test_every_page_loads_clean_and_payloads_stay_inert(site: Path) -> None:
                 response = page.goto(url)
                 assert response is not None and response.ok, f"{url}: {response.status if response else 'no response'}"
                 assert page.evaluate("window.__pwned") is None, url
+                charts = page.locator(".chart[data-figure]")
+                for i in range(charts.count()):
+                    charts.nth(i).locator(".main-svg").first.wait_for(state="attached", timeout=5000)
                 for href in page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))"):
                     target = urljoin(url, href)
                     parsed = urlparse(target)
@@ -97,22 +102,40 @@ def test_every_page_loads_clean_and_payloads_stay_inert(site: Path) -> None:
                         queue.append(target.split("#", 1)[0])
             assert not errors, errors
             assert not dialogs, dialogs
-            pages = [u for u in seen if u.endswith(".html")]
-            assert len(pages) == 5, pages  # site index, release, regressions, 2 case pages
-            evil = urljoin(base, "r1/cases/migration/jpa-entity.html")
-            page.goto(evil)
-            assert PAYLOAD[:40] in page.inner_text("body")  # shown as text
-            assert page.locator("#evil").count() == 0 and page.locator("img[src=x]").count() == 0
+            pages = sorted(u[len(base):] for u in seen if u.endswith(".html"))
+            # site index, release, suite, regressions, 2 case pages and their 2 compare pages
+            assert pages == ["index.html", "r1/cases/migration/ejb-stateless.compare.html",
+                             "r1/cases/migration/ejb-stateless.html", "r1/cases/migration/jpa-entity.compare.html",
+                             "r1/cases/migration/jpa-entity.html", "r1/index.html", "r1/regressions.html",
+                             "r1/suites/migration.html"], pages
+            for url in [u for u in seen if "assets/" in u]:
+                assert url.endswith(("style.css", "plotly.min.js", "charts.js", "compare.js")), url
+            for name in ("jpa-entity.html", "jpa-entity.compare.html?a=evil&b=gold"):
+                page.goto(urljoin(base, f"r1/cases/migration/{name}"))
+                assert PAYLOAD[:40] in page.inner_text("body")  # shown as text
+                assert page.locator("#evil").count() == 0 and page.locator("img[src=x]").count() == 0
+                assert page.locator("main script").count() == 0
+                assert page.evaluate("window.__pwned") is None
+            assert page.locator("[data-panel=evil]").is_visible() and page.locator("[data-panel=gold]").is_visible()
+            assert not page.locator("[data-panel=naive]").is_visible()
+            page.goto(urljoin(base, "r1/cases/migration/jpa-entity.html"))
             page.screenshot(path=str(SHOTS / "case.png"), full_page=True)
             page.goto(urljoin(base, "r1/index.html"))
+            assert page.locator(".chart .main-svg").count() >= 2
             page.screenshot(path=str(SHOTS / "release.png"), full_page=True)
+            page.goto(urljoin(base, "r1/suites/migration.html"))
+            page.screenshot(path=str(SHOTS / "suite.png"), full_page=True)
             page.goto(urljoin(base, "index.html"))
             page.screenshot(path=str(SHOTS / "index.png"), full_page=True)
             page.set_viewport_size({"width": 390, "height": 844})
+            for url in sorted(u for u in seen if u.endswith(".html")):
+                page.goto(url)
+                overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+                assert overflow <= 1, f"{url}: horizontal page scroll of {overflow}px at phone width"
             page.goto(urljoin(base, "r1/index.html"))
-            overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
-            assert overflow <= 1, f"horizontal page scroll of {overflow}px at phone width"
-            assert page.evaluate("window.__pwned") is None
+            page.screenshot(path=str(SHOTS / "release-phone.png"), full_page=True)
+            assert not errors, errors
+            assert not dialogs, dialogs
             browser.close()
     finally:
         httpd.shutdown()

@@ -1,0 +1,147 @@
+"""render, charts and site: pages from synthetic report data (no evaluation run, no browser)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from evalkit.report import charts
+from evalkit.report.models import Report
+from evalkit.report.render import (copy_assets, diff_lines, fmt_difference, fmt_value, json_for_script,
+                                   render_site, truncate_log)
+from evalkit.report.site import list_releases
+
+REPO = Path(__file__).resolve().parents[2]
+PAYLOAD = '</script><script>window.__pwned=1</script><img src=x onerror="alert(1)"><a href="javascript:alert(2)">x</a>'
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_site", REPO / "benchmarks" / "site.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("site")
+    bench = _bench()
+    old = bench.synthesize(root, n_cases=12, n_systems=3, release="r1", seed=1)
+    render_site(root, "r1")
+    bench.synthesize(root, n_cases=12, n_systems=3, release="r2", seed=2, previous=old, payload=PAYLOAD)
+    render_site(root, "r2")
+    return root
+
+
+class Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[tuple[str, str]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for k, v in attrs:
+            if k in ("href", "src") and v is not None:
+                self.urls.append((tag, v))
+
+
+def test_formatting() -> None:
+    assert fmt_value(0.5, "answered") == "50.0%"
+    assert fmt_value(0.12345, "cost_usd") == "$0.1235"
+    assert fmt_value(1.234, "wall_s") == "1.23 s"
+    assert fmt_value(None, "answered") == "–" and fmt_value(float("nan"), "codebleu") == "–"
+    assert fmt_difference(0.125, "answered") == "+12.5 pts"
+    assert fmt_difference(-0.0314, "codebleu") == "-0.031"
+    assert truncate_log("x" * 10, 4) == ("xxxx", True) and truncate_log(None) == ("", False)
+    assert [c for c, _ in diff_lines("a\nb\n", "a\nc\n", "f")] == ["file", "file", "hunk", "ctx", "del", "add"]
+
+
+def test_json_for_script_and_chart_labels_are_inert() -> None:
+    text = json_for_script({"k": PAYLOAD})
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text) == {"k": PAYLOAD}
+    assert "<" not in charts.label("<b onmouseover=x>")
+
+
+def test_every_page_written_and_linked_relatively(site: Path) -> None:
+    pages = sorted(site.rglob("*.html"))
+    assert site / "r2" / "suites" / "migration.html" in pages
+    assert site / "r2" / "cases" / "patch" / "case-0000.compare.html" in pages
+    assert list(site.rglob("*.log.txt")), "full test logs are written next to the case pages"
+    for page in pages:
+        parser = Links()
+        parser.feed(page.read_text(encoding="utf-8"))
+        for tag, url in parser.urls:
+            assert not re.match(r"^[a-z]+:", url) or url == "data:,", f"{page}: absolute or scripted url {url}"
+            if url.startswith("#") or url == "data:,":
+                continue
+            target = (page.parent / url.split("#")[0].split("?")[0]).resolve()
+            assert target.exists(), f"{page.relative_to(site)} links to missing {url}"
+
+
+def test_plotly_written_once_and_only_when_changed(site: Path) -> None:
+    copies = [p for p in site.rglob("*.js") if p.stat().st_size > 1_000_000]
+    assert copies == [site / "assets" / "plotly.min.js"]
+    assert copy_assets(site) == [], "nothing changed: nothing rewritten"
+    release = (site / "r2" / "index.html").read_text(encoding="utf-8")
+    assert '<script src="../assets/plotly.min.js">' in release
+    assert release.count('class="chart"') >= 2
+
+
+def test_payload_shown_as_text(site: Path) -> None:
+    for page in (site / "r2" / "cases" / "migration").glob("case-0001*.html"):
+        html = page.read_text(encoding="utf-8")
+        assert "window.__pwned" in html, "the payload is shown"
+        assert "<script>window" not in html and "<img src=x" not in html and 'href="javascript:' not in html
+        assert "&lt;/script&gt;&lt;script&gt;window.__pwned=1" in html
+
+
+def test_numbers_on_the_page_are_report_numbers(site: Path) -> None:
+    report = Report.model_validate_json((site / "r2" / "report.json").read_bytes())
+    html = (site / "r2" / "index.html").read_text(encoding="utf-8")
+    cells = re.findall(r'data-system="([^"]+)" data-metric="([^"]+)" data-value="([^"]+)"', html)
+    assert len(cells) >= len(report.systems) * 3
+    by_system = {s.name: s.metrics for s in report.systems}
+    by_suite = {(s.name, sys_name): aggs for s in report.suites for sys_name, aggs in s.systems.items()}
+    for system, metric, value in cells:
+        candidates = [by_system[system][metric].value] + [a[metric].value for (su, sy), a in by_suite.items()
+                                                          if sy == system and metric in a]
+        assert float(value) in candidates, (system, metric, value)
+    case = json.loads((site / "r2" / "cases" / "patch" / "case-0000.json").read_text())
+    page = (site / "r2" / "cases" / "patch" / "case-0000.html").read_text(encoding="utf-8")
+    for system, arts in case["systems"].items():
+        for metric, value in arts["scores"]["metrics"].items():
+            assert f'data-metric="{metric}" data-value="{float(value)!r}"' in page
+
+
+def test_manifest_schemas_and_release_order(site: Path) -> None:
+    manifest = json.loads((site / "manifest.json").read_text())
+    assert [r["release"] for r in manifest["releases"]] == ["r2", "r1"] == list_releases(site)
+    files = manifest["releases"][0]["files"]
+    assert "r2/report.json" in files and "r2/index.html" in files and not any("/." in f for f in files)
+    assert "assets/plotly.min.js" in manifest["assets"]
+    assert "schemas/report.schema.json" in manifest["schemas"]
+    schema = json.loads((site / "schemas" / "report.schema.json").read_text())
+    assert schema["title"] == "Report"
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert index.index('href="r2/index.html"') < index.index('href="r1/index.html"')
+    assert index.count('class="chart"') >= 3, "trend charts of the headline metrics"
+
+
+def test_regressions_link_both_releases(site: Path) -> None:
+    html = (site / "r2" / "regressions.html").read_text(encoding="utf-8")
+    assert 'href="../r1/cases/' in html and 'href="cases/' in html
+    assert "Got worse" in html and "Got better" in html
+
+
+def test_old_release_rerenders_from_its_own_data(site: Path) -> None:
+    before = (site / "r1" / "report.json").read_bytes()
+    (site / "r1" / "index.html").unlink()
+    render_site(site, "r1")
+    assert (site / "r1" / "index.html").exists()
+    assert (site / "r1" / "report.json").read_bytes() == before
+    assert list_releases(site) == ["r2", "r1"], "re-rendering an old release keeps the order"
