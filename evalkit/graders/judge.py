@@ -19,7 +19,7 @@ from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_block
 from evalkit.llm.pricing import Usage
 from evalkit.llm.prompts import render, template_digest
 from evalkit.llm.settings import JudgeSettings
-from evalkit.llm.structured import ask_structured, parse_model
+from evalkit.llm.structured import ask_samples, parse_model
 from evalkit.models import Model
 if TYPE_CHECKING:  # the SDK takes a second to import: only when a client exists
     from evalkit.llm.client import ModelClient
@@ -229,34 +229,14 @@ def judge_migration(
     if client is None:
         return base.model_copy(update={"status": "not_configured", "error": "ANTHROPIC_API_KEY is not set"})
 
-    verdicts: list[MigrationVerdict] = []
-    reasoning: list[str] = []
-    raw: list[str] = []
-    usage, cost, keys, errors = Usage(), 0.0, [], []
-    try:
-        for request in migration_requests(item, settings):
-            answer = ask_structured(client, request, parse_verdict)
-            for response in answer.responses:
-                usage, cost = usage + response.usage, cost + response.cost_usd
-                keys.append(response.request_key)
-            if answer.value is None:
-                raw.extend(answer.raw)
-                errors.append(f"sample {request.sample_index}: {answer.error}")
-            else:
-                verdicts.append(answer.value)
-                reasoning.append(answer.reasoning)
-    except BudgetExceeded as exc:
-        return base.model_copy(update={"status": "not_judged_budget", "error": str(exc), "verdicts": verdicts,
-                                       "usage": usage, "cost_usd": cost, "request_keys": keys})
-    except LLMError as exc:
-        return base.model_copy(update={"status": "infra_error", "error": str(exc), "verdicts": verdicts,
-                                       "usage": usage, "cost_usd": cost, "request_keys": keys})
-    outcome = base.model_copy(update={
-        "source": "judge", "verdicts": verdicts, "reasoning": reasoning, "usage": usage,
-        "cost_usd": cost, "request_keys": keys, "raw_answers": raw,
-    })
-    if errors:
-        return outcome.model_copy(update={"status": "judge_error", "error": "; ".join(errors)})
+    got = ask_samples(client, migration_requests(item, settings), parse_verdict)
+    spent = {"verdicts": got.values, "usage": got.usage, "cost_usd": got.cost_usd, "request_keys": got.request_keys}
+    if got.stopped is not None:
+        status = "not_judged_budget" if isinstance(got.stopped, BudgetExceeded) else "infra_error"
+        return base.model_copy(update={"status": status, "error": str(got.stopped), **spent})
+    outcome = base.model_copy(update={"source": "judge", "reasoning": got.reasoning, "raw_answers": got.raw, **spent})
+    if got.errors:
+        return outcome.model_copy(update={"status": "judge_error", "error": "; ".join(got.errors)})
     return _aggregate(outcome)
 
 

@@ -17,11 +17,11 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_blocks
+from evalkit.llm.calls import BudgetExceeded, LLMRequest, system_blocks
 from evalkit.llm.pricing import Usage
 from evalkit.llm.prompts import render, template_digest
 from evalkit.llm.settings import JudgeSettings
-from evalkit.llm.structured import AnswerError, ask_structured, last_json_object, reasoning_before, validation_message
+from evalkit.llm.structured import AnswerError, ask_samples, last_json_object, reasoning_before, validation_message
 from evalkit.models import Model
 
 SYSTEM_TEMPLATE = "rubric_judge_system.md.j2"
@@ -224,31 +224,16 @@ def grade_rubric(item: RubricInput, client: ModelClient | None, settings: JudgeS
     if client is None:
         return base.model_copy(update={"status": "not_configured", "error": "ANTHROPIC_API_KEY is not set"})
     parse = parser_for(item.criteria)
-    answers: list[RubricAnswer] = []
-    reasoning: list[str] = []
-    raw: list[str] = []
-    usage, cost, keys, errors = Usage(), 0.0, [], []
-    try:
-        for request in rubric_requests(item, settings):
-            answer = ask_structured(client, request, parse)
-            for response in answer.responses:
-                usage, cost = usage + response.usage, cost + response.cost_usd
-                keys.append(response.request_key)
-            if answer.value is None:
-                raw.extend(answer.raw)
-                errors.append(f"sample {request.sample_index}: {answer.error}")
-            else:
-                answers.append(answer.value)
-                reasoning.append(answer.reasoning)
-    except BudgetExceeded as exc:
-        return base.model_copy(update={"status": "not_judged_budget", "error": str(exc),
-                                       "usage": usage, "cost_usd": cost, "request_keys": keys})
-    except LLMError as exc:
-        return base.model_copy(update={"status": "infra_error", "error": str(exc),
-                                       "usage": usage, "cost_usd": cost, "request_keys": keys})
-    spent = {"usage": usage, "cost_usd": cost, "request_keys": keys, "reasoning": reasoning}
-    if errors:
-        return base.model_copy(update={"status": "judge_error", "error": "; ".join(errors), "raw_answers": raw, **spent})
+    got = ask_samples(client, rubric_requests(item, settings), parse)
+    answers: list[RubricAnswer] = got.values
+    if got.stopped is not None:
+        status = "not_judged_budget" if isinstance(got.stopped, BudgetExceeded) else "infra_error"
+        return base.model_copy(update={"status": status, "error": str(got.stopped), "usage": got.usage,
+                                       "cost_usd": got.cost_usd, "request_keys": got.request_keys})
+    spent = {"usage": got.usage, "cost_usd": got.cost_usd, "request_keys": got.request_keys, "reasoning": got.reasoning}
+    if got.errors:
+        return base.model_copy(update={"status": "judge_error", "error": "; ".join(got.errors),
+                                       "raw_answers": got.raw, **spent})
 
     decisions = [{v.id: v for v in answer.criteria} for answer in answers]
     sample_scores = [weighted_score(item.criteria, {i: v.met for i, v in d.items()}) for d in decisions]

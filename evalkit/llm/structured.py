@@ -134,3 +134,48 @@ def ask_structured(
         return StructuredAnswer(value=value, reasoning=reasoning, responses=[first, second])
     except AnswerError as exc:
         return StructuredAnswer(value=None, responses=[first, second], error=str(exc))
+
+
+@dataclass
+class Sampled(Generic[T]):
+    """Every sample of one structured question: accepted answers, failures, and what they cost."""
+
+    values: list[T] = field(default_factory=list)
+    """Accepted answers, in sample order."""
+    reasoning: list[str] = field(default_factory=list)
+    """Free text before each accepted answer."""
+    raw: list[str] = field(default_factory=list)
+    """Raw responses of samples that stayed unusable after their repair."""
+    errors: list[str] = field(default_factory=list)
+    """Why those samples were unusable."""
+    usage: Any = None
+    """Tokens of every response (evalkit.llm.pricing.Usage)."""
+    cost_usd: float = 0.0
+    """Cost of every response."""
+    request_keys: list[str] = field(default_factory=list)
+    """Cache keys of every response."""
+    stopped: Exception | None = None
+    """The LLMError (or BudgetExceeded) that ended the sampling early, if any."""
+
+
+def ask_samples(client: ModelClient, requests: list[LLMRequest], parse: Callable[[str], tuple[T, str]]) -> Sampled[T]:
+    """Ask each request (one per sample) with `ask_structured`; an API error or the budget stops early."""
+    from evalkit.llm.calls import LLMError
+    from evalkit.llm.pricing import Usage
+
+    out: Sampled[T] = Sampled(usage=Usage())
+    try:
+        for request in requests:
+            answer = ask_structured(client, request, parse)
+            for response in answer.responses:
+                out.usage, out.cost_usd = out.usage + response.usage, out.cost_usd + response.cost_usd
+                out.request_keys.append(response.request_key)
+            if answer.value is None:
+                out.raw.extend(answer.raw)
+                out.errors.append(f"sample {request.sample_index}: {answer.error}")
+            else:
+                out.values.append(answer.value)
+                out.reasoning.append(answer.reasoning)
+    except LLMError as exc:  # BudgetExceeded is an LLMError too
+        out.stopped = exc
+    return out
