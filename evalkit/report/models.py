@@ -145,6 +145,27 @@ class ReleaseDiff(Model):
     """System -> changes (systems present in both releases)."""
 
 
+class ScenarioGroup(Model):
+    """A configuration matrix (e.g. agents x solution server): its scenarios compared with the all-off one."""
+
+    name: str
+    """Name of the system entry that declared the matrix."""
+    axes: dict[str, list[Any]]
+    """Setting -> the values the matrix takes."""
+    baseline: str
+    """The scenario every other is compared with (first value of every axis, e.g. both off)."""
+    scenarios: dict[str, dict[str, Any]]
+    """Expanded system name -> its settings from the matrix, in matrix order."""
+    suites: list[str]
+    """Suites the scenarios ran on (all of them on the same cases)."""
+    metrics: list[str]
+    """Metrics shown, in display order."""
+    systems: dict[str, dict[str, Aggregate]]
+    """Scenario -> metric -> aggregate over the group's suites."""
+    comparisons: list[PairedComparison]
+    """Each scenario against the group's baseline on the same cases (Holm-adjusted per scenario)."""
+
+
 class Report(Model):
     """report.json: everything the release page shows."""
 
@@ -166,6 +187,8 @@ class Report(Model):
     """Every case."""
     diff: ReleaseDiff = ReleaseDiff()
     """Release over release."""
+    scenarios: list[ScenarioGroup] = []
+    """Configuration matrices (Kai's four scenarios): each scenario against the all-off one."""
     metric_info: dict[str, MetricInfo]
     """Metadata of every metric that appears."""
     notes: list[str] = []

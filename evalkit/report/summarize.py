@@ -15,6 +15,7 @@ from evalkit.store import ContentStore
 from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.report.models import (Aggregate, CaseCell, CaseDetail, CaseRow, Change, ReleaseDiff, Report,
                                    SuiteSummary, SystemDiff, SystemSummary)
+from evalkit.report.scenarios import scenario_groups
 from evalkit.report.site import previous_report_path
 from evalkit.systems.base import participating
 from evalkit.stats import apply_holm, compare_binary, compare_scores, mean_ci, rate
@@ -294,6 +295,7 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
     report = Report(release=cfg.release, title=cfg.title, baseline=cfg.baseline_name, systems=system_summaries,
                     suites=suite_summaries, breakdowns=breakdowns, cases=rows,
                     diff=release_diff(previous_report(cfg), rows),
+                    scenarios=scenario_groups(cfg, project, scores),
                     metric_info={m: METRICS[m] for m in METRICS if m in present},
                     notes=sorted({n for notes in isolation_notes.values() for n in notes} | judge_notes(scores.values())),
                     inputs_digest=digest(sorted((k, s.provenance.model_dump() if s.provenance else None)
