@@ -101,8 +101,9 @@ class MigrationInputs(Model):
 class MigrationReference(Model):
     """Reference of a migration case."""
 
-    expected_file: str
-    """The migrated file as a person wrote it (path relative to the case)."""
+    expected_file: str | None = None
+    """The migrated file as a person wrote it (path relative to the case); without it (e.g. a case
+    imported from an analyzer report) reference-based metrics are not applicable."""
 
 
 class PatchInputs(Model):
@@ -159,6 +160,77 @@ class GenerationReference(Model):
     """Expected output files: output path -> file with the expected content (relative to the case)."""
 
 
+class IncidentMatcher(Model):
+    """How to tell whether an incident of one rule is still there after a system's changes."""
+
+    type: Literal["regex", "import"]
+    """`regex`: the pattern matches the file; `import`: the file imports the module (Java or Python)."""
+    pattern: str
+    """A regular expression (regex), or a module prefix such as `javax.ejb` (import)."""
+
+
+class ExpectedTask(Model):
+    """A task a migration assistant should discover: one incident to fix."""
+
+    rule_id: str
+    """Rule that fired."""
+    file: str
+    """File of the incident, relative to the source tree."""
+    line: int | None = Field(None, ge=1)
+    """1-based line of the incident (None: anywhere in the file)."""
+    tests: list[str] = []
+    """Test ids that must pass for the incident to count as resolved (optional)."""
+
+
+class SandboxInputs(Model):
+    """Inputs of a case whose source tree is tested in the sandbox."""
+
+    source_dir: str
+    """The application's source tree (folder relative to the case, inside the suite)."""
+    instructions: str = ""
+    """What the assistant is asked to do, in plain words."""
+    incidents: list[Incident] = []
+    """The code-analysis report: rule id, file, line, message."""
+    test_command: str | None = None
+    """Command that runs the application's tests inside the sandbox (None: the case has no tests)."""
+    junit_paths: list[str] = []
+    """JUnit XML reports the test command writes (relative to the tree)."""
+    image: str = "evalkit/python-pytest:bookworm"
+    """Container image the tests run in."""
+    timeout_s: float = Field(120.0, gt=0)
+    """Limit for one test run."""
+
+
+class AgenticInputs(SandboxInputs):
+    """Inputs of an agentic case: a source tree, its analysis incidents, how to re-check them."""
+
+    matchers: dict[str, IncidentMatcher] = {}
+    """Rule id -> how to re-check its incidents after the system's changes."""
+
+
+class AgenticReference(Model):
+    """Reference of an agentic case."""
+
+    expected_tasks: list[ExpectedTask] = Field(min_length=1)
+    """The tasks a complete analysis of the incidents yields."""
+    line_tolerance: int = Field(2, ge=0)
+    """A discovered task matches an expected one on the same rule and file within this many lines."""
+
+
+class E2EInputs(SandboxInputs):
+    """Inputs of an end-to-end case: a whole application to migrate until its tests pass."""
+
+    max_iterations: int = Field(3, ge=1, le=20)
+    """How many times the system may be re-invoked with the failing tests' output."""
+
+
+class E2EReference(Model):
+    """Reference of an end-to-end case."""
+
+    tests: list[str] = []
+    """Test ids the pass rate is counted over (absent from the results = failed); empty: every test seen."""
+
+
 class CaseFile(Model):
     """A case file: cases/<suite>/<case>/case.yaml or cases/<suite>/<case>.yaml."""
 
@@ -183,4 +255,6 @@ KIND_MODELS: dict[str, tuple[type[Model], type[Model]]] = {
     "migration": (MigrationInputs, MigrationReference),
     "patch": (PatchInputs, PatchReference),
     "generation": (GenerationInputs, GenerationReference),
+    "agentic": (AgenticInputs, AgenticReference),
+    "e2e": (E2EInputs, E2EReference),
 }
