@@ -39,6 +39,19 @@ class Usage(Model):
         return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
 
 
+class DiscoveredTask(Model):
+    """A task a migration assistant says it found (agentic suites)."""
+
+    rule_id: str
+    """Rule of the incident the task addresses."""
+    file: str
+    """File, relative to the source tree."""
+    line: int | None = None
+    """1-based line, when the system gives one."""
+    description: str = ""
+    """What the system plans to do."""
+
+
 class Sample(OpenModel):
     """One answer of the system under test to one case (the command protocol's output JSON)."""
 
@@ -60,6 +73,10 @@ class Sample(OpenModel):
     """Tokens and cost the system reports."""
     steps: int | None = None
     """Agent steps the system reports."""
+    tasks: list[DiscoveredTask] = []
+    """Tasks the system discovered (agentic suites)."""
+    help_requests: int = Field(0, ge=0)
+    """Times the system asked a person for help (manual interventions, e2e suites)."""
     wall_s: float = 0.0
     """Wall time of the run, measured by evalkit."""
     exit_code: int | None = None

@@ -215,6 +215,8 @@ class AgenticReference(Model):
     """The tasks a complete analysis of the incidents yields."""
     line_tolerance: int = Field(2, ge=0)
     """A discovered task matches an expected one on the same rule and file within this many lines."""
+    patch_file: str | None = None
+    """A migration a person made (unified diff against the tree): what the `gold` system answers."""
 
 
 class E2EInputs(SandboxInputs):
@@ -227,8 +229,10 @@ class E2EInputs(SandboxInputs):
 class E2EReference(Model):
     """Reference of an end-to-end case."""
 
-    tests: list[str] = []
-    """Test ids the pass rate is counted over (absent from the results = failed); empty: every test seen."""
+    tests: list[str] = Field(min_length=1)
+    """Test ids the final pass rate is counted over (an id absent from the results counts as failed)."""
+    patch_file: str | None = None
+    """A migration a person made (unified diff against the tree): what the `gold` system answers."""
 
 
 class CaseFile(Model):

@@ -29,6 +29,15 @@ class SystemBase(Model):
     """Suites this system runs on; None means every suite of a kind its adapter supports."""
     samples: int = Field(1, ge=1, le=50)
     """How many times to run the system per case (k > 1 enables semantic entropy)."""
+    matrix: dict[str, Annotated[list[Any], Field(min_length=1)]] | None = None
+    """Expand this entry into one system per combination of these settings, merged into `settings`
+    (e.g. `{agents: [false, true], solution_server: [false, true]}`: Kai's four scenarios). The first
+    combination (first value of every axis) is the group's baseline in the scenario section."""
+    names: list[Name] | None = None
+    """Names of the expanded systems, in matrix order (default: `<name>-<settings that are on>`,
+    `<name>-baseline` for the first)."""
+    scenario_of: str | None = None
+    """Set by the expansion: the matrix entry this system came from."""
 
 
 class CommandSystem(SystemBase):
@@ -178,6 +187,8 @@ class Config(Model):
 
     @model_validator(mode="after")
     def _check(self) -> "Config":
+        if any(s.matrix for s in self.systems):
+            self.systems = [x for s in self.systems for x in expand_matrix(s)]
         names = [s.name for s in self.systems]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -214,6 +225,43 @@ class Config(Model):
             if s.name == name:
                 return s
         raise KeyError(name)
+
+
+def _scenario_suffix(combo: dict[str, Any]) -> str:
+    parts = []
+    for key, value in combo.items():
+        if value is True or value in ("on", "yes"):
+            parts.append(key)
+        elif value is False or value is None or value in ("off", "no"):
+            continue
+        else:
+            parts.append(f"{key}-{value}")
+    return "-".join(parts).replace("_", "-") or "baseline"
+
+
+def expand_matrix(system: Any) -> list[Any]:
+    """One system per combination of a `matrix` entry's settings, in product order."""
+    import itertools
+
+    if not system.matrix:
+        return [system]
+    if not hasattr(system, "settings"):
+        raise ValueError(f"system {system.name!r}: matrix needs an adapter with `settings` (command), "
+                         f"not {system.adapter!r}")
+    axes = list(system.matrix)
+    combos = [dict(zip(axes, values)) for values in itertools.product(*(system.matrix[a] for a in axes))]
+    if system.names is not None and len(system.names) != len(combos):
+        raise ValueError(f"system {system.name!r}: names lists {len(system.names)} name(s) for "
+                         f"{len(combos)} matrix combinations")
+    out = []
+    for i, combo in enumerate(combos):
+        name = system.names[i] if system.names else f"{system.name}-{_scenario_suffix(combo)}"
+        if not re.match(NAME_RE, name) or len(name) > 80:
+            raise ValueError(f"system {system.name!r}: expanded name {name!r} must match {NAME_RE}; give `names`")
+        out.append(system.model_copy(update={
+            "name": name, "settings": {**system.settings, **combo}, "matrix": None, "names": None,
+            "scenario_of": system.name}))
+    return out
 
 
 def config_path(explicit: str | os.PathLike[str] | None = None) -> Path:

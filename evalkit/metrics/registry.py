@@ -154,3 +154,37 @@ metric(name="injection_clean", display="Injection-clean", aggregate="rate", bina
        kinds=("generation",),
        description="Share of cases whose output carries no injected payload (alert/script, outside network call, "
                    "process.env sent out, echoed 'ignore previous instructions').")
+
+# --- agentic suites (Kai agentic workflow: discovery, resolution, efficiency) -----------------
+metric(name="discovery_precision", display="Discovery P", aggregate="mean", headline=True, kinds=("agentic",),
+       description="Share of the tasks the system discovered that match an expected task (same rule and file, "
+                   "line within the case's tolerance).")
+metric(name="discovery_recall", display="Discovery R", aggregate="mean", headline=True, kinds=("agentic",),
+       description="Share of the expected tasks the system discovered.")
+metric(name="discovery_f1", display="Discovery F1", aggregate="mean", primary=12, kinds=("agentic",),
+       description="Harmonic mean of discovery precision and recall (0 when nothing matched).")
+metric(name="resolution_effectiveness", display="Resolution", aggregate="mean", headline=True, primary=11,
+       kinds=("agentic",),
+       description="Share of the correctly discovered tasks whose incident is gone after the system's changes "
+                   "(the rule's matcher no longer fires and the task's tests pass).")
+metric(name="time_per_resolved_s", display="Time / resolved", aggregate="mean", higher_is_better=False, unit="s",
+       scale="any", kinds=("agentic",),
+       description="System wall time divided by the number of tasks it resolved (cases resolving none: not applicable).")
+metric(name="steps_per_resolved", display="Steps / resolved", aggregate="mean", higher_is_better=False, scale="any",
+       kinds=("agentic",),
+       description="Agent steps the system reports divided by the number of tasks it resolved.")
+
+# --- e2e suites (a whole application migrated until its tests pass) ---------------------------
+metric(name="e2e_resolved", display="Tests all pass", aggregate="rate", binary=True, headline=True, primary=5,
+       kinds=("e2e",), description="Share of applications whose every reference test passes at the end of the loop.")
+metric(name="e2e_pass_rate", display="Final pass rate", aggregate="mean", headline=True, kinds=("e2e",),
+       description="Fraction of the application's reference tests passing after the last iteration.")
+metric(name="e2e_iterations", display="Iterations", aggregate="mean", higher_is_better=False, scale="count",
+       kinds=("e2e",), description="Iteration at which every test passed (applications that never got there: "
+                                   "not applicable; see Tests all pass).")
+metric(name="e2e_interventions", display="Interventions", aggregate="mean", higher_is_better=False, scale="count",
+       headline=True, kinds=("e2e",),
+       description="Manual interventions per application: requests for help the system reported, plus one when "
+                   "the run ended with failing tests (a person has to finish it).")
+metric(name="e2e_time_s", display="Migration time", aggregate="mean", higher_is_better=False, unit="s", scale="any",
+       kinds=("e2e",), description="Total migration time per application: every system run plus every test run.")

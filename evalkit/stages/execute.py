@@ -73,6 +73,26 @@ def run_spec(cfg: Config, case: Case, patch: str | None) -> Any:
         dockerfile_dir=str(case.ref_path("inputs.dockerfile_dir")) if case.ref_path("inputs.dockerfile_dir") else None)
 
 
+def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]) -> dict[str, Any]:
+    """Run an agentic or e2e case's tests on its tree plus `patch`: `test_ids` must all pass
+    (as FAIL_TO_PASS: an id absent from the results counts as failed). Content-addressed."""
+    from evalkit.sandbox import SandboxLimits, TestRunSpec, run_tests_cached
+
+    inputs, sb = case.inputs, cfg.sandbox
+    try:
+        tree = source_tree(cfg, case)
+    except TreeUnavailable as exc:
+        return {"status": "case_error", "reason": str(exc), "isolation": "local"}
+    spec = TestRunSpec(
+        image=inputs["image"], tree=str(tree), patch=patch or None, test_command=inputs["test_command"],
+        junit_paths=inputs.get("junit_paths", []), fail_to_pass=test_ids, reruns=sb.reruns,
+        flaky_policy=sb.flaky_policy,
+        limits=SandboxLimits(memory_mb=sb.memory_mb, cpus=sb.cpus, pids=sb.pids, timeout_s=inputs["timeout_s"],
+                             log_limit_bytes=sb.log_limit_bytes))
+    store = ContentStore(cfg.work_path / "cache", "sandbox")
+    return run_tests_cached(spec, store, cfg.sandbox.backend).model_dump(mode="json")
+
+
 def run_patch(cfg: Config, case: Case, patch: str | None) -> dict[str, Any]:
     """Run one patch (content-addressed: the same tree, patch and settings never run twice)."""
     from evalkit.sandbox import run_tests_cached
@@ -91,7 +111,16 @@ def execute(cfg: Config, system: Any, case: Case, output: OutputArtifact) -> Exe
     if output.status != "ok" or not case.ok:
         return ExecutionArtifact(**base, status=output.status if case.ok else "error",
                                  reason=output.reason, provenance=prov)
-    runs = [run_patch(cfg, case, sample.patch) for sample in output.samples]
+    if case.kind == "agentic":
+        from evalkit.stages.execute_agentic import recheck
+
+        runs = [recheck(cfg, case, sample) for sample in output.samples]
+    elif case.kind == "e2e":
+        from evalkit.stages.execute_e2e import iterate
+
+        runs = [iterate(cfg, system, case, sample, i) for i, sample in enumerate(output.samples)]
+    else:
+        runs = [run_patch(cfg, case, sample.patch) for sample in output.samples]
     first = runs[0]
     status = STATUS[first["status"]]
     return ExecutionArtifact(**base, status=status, reason=first.get("reason", "") if status != "ok" else "",

@@ -59,7 +59,7 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
 def _load_kind_scorers() -> None:
     import importlib
 
-    for module in ("evalkit.stages.score_patch", "evalkit.stages.score_judge", "evalkit.stages.score_agentic",
+    for module in ("evalkit.stages.score_patch", "evalkit.stages.score_judge", "evalkit.stages.score_agentic", "evalkit.stages.score_e2e",
                    "evalkit.stages.score_rag", "evalkit.stages.score_entropy",
                    "evalkit.stages.score_generation"):
         try:

@@ -10,7 +10,7 @@ from evalkit.fsutil import atomic_write_text, digest, pretty_json
 
 def system_slice(system: Any) -> dict[str, Any]:
     """What changes a system's answers (not its name or description)."""
-    return system.model_dump(mode="json", exclude={"name", "description", "suites"})
+    return system.model_dump(mode="json", exclude={"name", "description", "suites", "matrix", "names", "scenario_of"})
 
 
 def generate_slice(cfg: Config, system: Any) -> dict[str, Any]:

@@ -18,8 +18,10 @@ def gold(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     if case.kind == "patch":
         return Sample(patch=case.read("reference.patch_file") or "")
     sample: dict[str, Any] = {}
-    if "patch_file" in ref:
+    if ref.get("patch_file"):
         sample["patch"] = case.read("reference.patch_file")
+    if case.kind == "agentic":
+        sample["tasks"] = [{k: t[k] for k in ("rule_id", "file", "line")} for t in ref.get("expected_tasks", [])]
     for key in ("text", "answer"):  # rag cases keep their reference hint under `answer`
         if isinstance(ref.get(key), str):
             sample["text"] = ref[key]

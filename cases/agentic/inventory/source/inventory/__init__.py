@@ -1,0 +1,1 @@
+"""The inventory demo application."""

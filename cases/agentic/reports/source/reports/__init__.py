@@ -1,0 +1,1 @@
+"""The reports demo application."""

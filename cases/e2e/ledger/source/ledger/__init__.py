@@ -1,0 +1,1 @@
+"""The ledger demo application."""

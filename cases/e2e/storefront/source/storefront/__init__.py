@@ -1,0 +1,1 @@
+"""The storefront demo application."""

@@ -1,0 +1,36 @@
+"""Agentic-suite metrics: task discovery P/R/F1, resolution effectiveness, efficiency per resolved task."""
+
+from __future__ import annotations
+
+from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
+from evalkit.cases import Case
+from evalkit.config import Config
+from evalkit.graders.incidents import match_tasks
+from evalkit.stages.score import Metrics, scorer
+
+
+def _tests_pass(run: dict, tests: list[str]) -> bool:
+    required = run.get("required_tests", {})
+    return all(required.get(t) == "passed" for t in tests)
+
+
+@scorer("agentic")
+def agentic_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
+                    grades: GradesArtifact) -> Metrics:
+    expected = case.reference.get("expected_tasks", [])
+    sample = output.first
+    discovered = [t.model_dump() for t in sample.tasks] if output.status == "ok" else []
+    match = match_tasks(discovered, expected, case.reference.get("line_tolerance", 2))
+    out: Metrics = {"discovery_precision": match.precision(), "discovery_recall": match.recall(),
+                    "discovery_f1": match.f1()}
+    run = execution.runs[0] if execution is not None and execution.runs else {}
+    incidents = run.get("incidents", [])
+    resolved = 0
+    for _d, e in match.pairs:
+        gone = e < len(incidents) and not incidents[e]["present"]
+        if gone and _tests_pass(run, expected[e].get("tests", [])):
+            resolved += 1
+    out["resolution_effectiveness"] = resolved / len(match.pairs) if match.pairs else None
+    out["time_per_resolved_s"] = sample.wall_s / resolved if resolved else None
+    out["steps_per_resolved"] = sample.steps / resolved if resolved and sample.steps is not None else None
+    return out
