@@ -21,10 +21,26 @@ def _swebench_args(p: argparse.ArgumentParser) -> None:
                         "(default: python3 -m pytest -rA -p no:cacheprovider)")
 
 
+def _konveyor_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("report", help="Konveyor analyzer report (output.yaml: rulesets -> violations -> incidents)")
+    p.add_argument("--source", dest="source_dir", required=True, help="the analyzed application's source tree (incident files are found in it)")
+    p.add_argument("--suite-dir", required=True, help="suite folder to write (e.g. cases/coolstore)")
+    p.add_argument("--kind", choices=("agentic", "migration"), default="agentic",
+                   help="agentic: one case for the application with its source tree (default); "
+                        "migration: one case per file with incidents")
+    p.add_argument("--rules", default=None, help="Konveyor rules (a folder of rule YAML files, one file, or a JSON list) "
+                                                 "to derive the re-check matchers from; default: derived from the incidents")
+    p.add_argument("--name", default=None, help="case id of the agentic case (default: the source folder's name)")
+    p.add_argument("--max-source-mb", type=float, default=50.0,
+                   help="refuse to copy a source tree larger than this (build outputs and .git excluded; default 50)")
+
+
 def _import_args(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="source", required=True, metavar="SOURCE")
     _swebench_args(sub.add_parser("swebench", help="SWE-bench task instances -> a patch suite",
                                   description="Make a patch suite from SWE-bench task instances."))
+    _konveyor_args(sub.add_parser("konveyor", help="a Konveyor analyzer report -> an agentic or migration suite",
+                                  description="Make an agentic or migration suite from a Konveyor analyzer output.yaml."))
 
 
 @command("import", "make a suite from another benchmark's task files (swebench)", _import_args)
@@ -39,6 +55,20 @@ def cmd_import(args: argparse.Namespace) -> int:
             print(f"evalkit import: skipped {len(ids)} instance(s) of {repo} (no --repo {repo}=PATH_OR_URL): "
                   f"{', '.join(ids)}", file=sys.stderr)
         print(f"evalkit import: wrote {len(result.written)} case(s) to {args.suite_dir}")
+        return 0
+    if args.source == "konveyor":
+        from evalkit.importers.konveyor import import_konveyor
+
+        kres = import_konveyor(Path(args.report), Path(args.source_dir), Path(args.suite_dir), kind=args.kind,
+                               rules=Path(args.rules) if args.rules else None, name=args.name,
+                               max_source_mb=args.max_source_mb)
+        for warning in kres.warnings:
+            print(f"evalkit import: warning: {warning}", file=sys.stderr)
+        by_type = {t: sum(1 for m in kres.matchers.values() if m.type == t) for t in ("import", "regex")}
+        matchers = (f", {len(kres.matchers)} matcher(s) ({by_type['import']} import, {by_type['regex']} regex)"
+                    if args.kind == "agentic" else "")
+        print(f"evalkit import: wrote {len(kres.written)} {args.kind} case(s) with {kres.incidents} incident(s)"
+              f"{matchers} to {args.suite_dir}")
         return 0
     raise AssertionError(args.source)  # pragma: no cover - argparse restricts the choices
 
