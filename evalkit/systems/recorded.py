@@ -15,26 +15,77 @@ from pydantic import ValidationError
 
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
+from evalkit.errors import InputError, Problem, rel
 from evalkit.systems.base import RunContext, adapter
 
 _lock = threading.Lock()
 _predictions: dict[tuple[str, float], dict[str, dict[str, Any]]] = {}
 
 
-def load_predictions(path: Path) -> dict[str, dict[str, Any]]:
-    """instance_id -> prediction row of a SWE-bench predictions JSONL (or JSON list) file."""
+PREDICTION_SHAPE = "a JSON object with instance_id and model_patch (a diff, empty or null)"
+
+
+def _check_row(row: Any, shown: str, line: int | None, where: str) -> list[Problem]:
+    if not isinstance(row, dict):
+        return [Problem(shown, line, f"{where}: expected {PREDICTION_SHAPE}, got {type(row).__name__}")]
+    out = []
+    if not isinstance(row.get("instance_id"), str) or not row["instance_id"].strip():
+        out.append(Problem(shown, line, f"{where}: instance_id missing or not a non-empty string (expected {PREDICTION_SHAPE})"))
+    if "model_patch" not in row:
+        out.append(Problem(shown, line, f"{where}: model_patch missing (expected {PREDICTION_SHAPE})"))
+    elif row["model_patch"] is not None and not isinstance(row["model_patch"], str):
+        out.append(Problem(shown, line, f"{where}: model_patch must be a string (a diff) or null, "
+                                        f"not {type(row['model_patch']).__name__}"))
+    return out
+
+
+def load_predictions(path: Path, shown: str | None = None) -> dict[str, dict[str, Any]]:
+    """instance_id -> prediction row of a SWE-bench predictions JSONL (or JSON list) file.
+
+    Raises InputError naming file:line (the row number for a JSON list) for malformed JSON, a row
+    that is not an object, or a row without a string instance_id or a model_patch.
+    """
     key = (str(path), path.stat().st_mtime)
     with _lock:
         if key in _predictions:
             return _predictions[key]
-    text = path.read_text(encoding="utf-8")
-    rows: list[dict[str, Any]]
+    shown = shown or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(Problem(shown, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")) from None
+    except OSError as exc:
+        raise InputError(Problem(shown, None, f"cannot read: {exc.strerror}")) from None
+    problems: list[Problem] = []
+    rows: list[tuple[int | None, str, Any]] = []
     if path.suffix == ".json":
-        loaded = json.loads(text)
-        rows = list(loaded.values()) if isinstance(loaded, dict) else loaded
+        try:
+            loaded = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(Problem(shown, exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})")) from None
+        if isinstance(loaded, dict):
+            loaded = list(loaded.values())
+        if not isinstance(loaded, list):
+            raise InputError(Problem(shown, 1, f"expected a JSON list (or {{instance_id: row}} mapping) of predictions, "
+                                               f"each {PREDICTION_SHAPE}"))
+        rows = [(None, f"row {i}", r) for i, r in enumerate(loaded, 1)]
     else:
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-    table = {r["instance_id"]: r for r in rows}
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((n, "prediction", json.loads(line)))
+            except json.JSONDecodeError as exc:
+                problems.append(Problem(shown, n, f"malformed JSON: {exc.msg} (column {exc.colno}); "
+                                                  f"expected one prediction per line, {PREDICTION_SHAPE}"))
+    table: dict[str, dict[str, Any]] = {}
+    for line, where, row in rows:
+        bad = _check_row(row, shown, line, where)
+        problems.extend(bad)
+        if not bad:
+            table[row["instance_id"]] = row
+    if problems:
+        raise InputError(problems)
     with _lock:
         _predictions[key] = table
     return table
@@ -45,7 +96,12 @@ def recorded(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sam
     path = Path(system.path)
     path = path if path.is_absolute() else ctx.root / path
     if path.is_file():
-        table = load_predictions(path)
+        try:
+            table = load_predictions(path, rel(path, ctx.root))
+        except InputError as exc:
+            more = f" (and {len(exc.problems) - 3} more)" if len(exc.problems) > 3 else ""
+            return Sample(status="error", reason="predictions file is not valid: "
+                          + "; ".join(str(p) for p in exc.problems[:3]) + more)
         row = table.get(case.id)
         if row is None or (system.model_name and row.get("model_name_or_path") != system.model_name):
             return Sample(status="error", reason=f"no prediction for {case.id} in {path.name}")
