@@ -145,6 +145,15 @@ class ReleaseDiff(Model):
     """System -> changes (systems present in both releases)."""
 
 
+class Scenario(Model):
+    """One expanded system of a matrix and the settings that make it."""
+
+    system: str
+    """Expanded system name."""
+    settings: dict[str, Any]
+    """Its value of every matrix axis."""
+
+
 class ScenarioGroup(Model):
     """A configuration matrix (e.g. agents x solution server): its scenarios compared with the all-off one."""
 
@@ -154,8 +163,8 @@ class ScenarioGroup(Model):
     """Setting -> the values the matrix takes."""
     baseline: str
     """The scenario every other is compared with (first value of every axis, e.g. both off)."""
-    scenarios: dict[str, dict[str, Any]]
-    """Expanded system name -> its settings from the matrix, in matrix order."""
+    scenarios: list[Scenario]
+    """The expanded systems, in matrix order (the baseline first)."""
     suites: list[str]
     """Suites the scenarios ran on (all of them on the same cases)."""
     metrics: list[str]

@@ -381,6 +381,7 @@ def render_release(site: Path, release: str, tdir: Path | None = None) -> list[P
     palette = charts.colours(names)
     counts = status_counts(report.cases, names)
     comps = comparison_index(report.suites)
+    comps.update({(f"scenario:{g.name}", c.system, c.metric): c for g in report.scenarios for c in g.comparisons})
     headline = headline_metrics(report)
     overall_suite = report.suites[0].name if len(report.suites) == 1 else None
     show_cpr = any(s.cost_per_resolved is not None for s in report.systems)

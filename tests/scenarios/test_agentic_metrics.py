@@ -1,0 +1,66 @@
+"""Agentic metrics on hand-computed examples: matching, P/R/F1, incident re-checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalkit.graders.incidents import import_present, incident_present, match_tasks
+
+
+def T(rule: str, file: str, line: int | None) -> dict:
+    return {"rule_id": rule, "file": file, "line": line}
+
+
+def test_match_tasks_precision_recall_f1_by_hand():
+    expected = [T("r1", "a.py", 10), T("r1", "a.py", 30), T("r2", "b.py", 5), T("r3", "c.py", 1)]
+    discovered = [
+        T("r1", "a.py", 11),   # matches expected[0] (1 line off, tolerance 2)
+        T("r1", "a.py", 34),   # 4 lines from expected[1]: no match
+        T("r2", "b.py", 5),    # matches expected[2]
+        T("r2", "./b.py", 6),  # same incident again: expected[2] is taken, no match
+        T("r9", "c.py", 1),    # wrong rule
+    ]
+    m = match_tasks(discovered, expected, tolerance=2)
+    assert m.pairs == ((0, 0), (2, 2))
+    assert m.precision() == pytest.approx(2 / 5)
+    assert m.recall() == pytest.approx(2 / 4)
+    assert m.f1() == pytest.approx(2 * 0.4 * 0.5 / 0.9)
+
+
+def test_match_prefers_the_closest_line_and_lineless_tasks_match_any_line():
+    expected = [T("r", "f.java", 10), T("r", "f.java", 12)]
+    m = match_tasks([T("r", "f.java", 12), T("r", "f.java", None)], expected, tolerance=3)
+    assert m.pairs == ((0, 1), (1, 0))
+    assert m.precision() == m.recall() == m.f1() == 1.0
+
+
+def test_degenerate_cases_are_not_applicable_or_zero():
+    assert match_tasks([], [T("r", "f", 1)], 2).precision() is None   # nothing discovered: precision n/a
+    assert match_tasks([], [T("r", "f", 1)], 2).recall() == 0.0
+    assert match_tasks([], [T("r", "f", 1)], 2).f1() == 0.0
+    assert match_tasks([T("r", "f", 1)], [], 2).recall() is None       # nothing expected: recall n/a
+    assert match_tasks([T("r", "f", 1)], [], 2).f1() is None
+
+
+def test_import_checks_for_java_and_python():
+    java = "package a;\nimport javax.ejb.Stateless;\nimport static javax.persistence.X.y;\n"
+    assert import_present(java, "javax.ejb", "A.java")
+    assert import_present(java, "javax.persistence", "A.java")
+    assert not import_present(java, "javax.jms", "A.java")
+    assert not import_present("import javax.ejbx.Foo;\n", "javax.ejb", "A.java")
+    py = "import os, imp\nfrom distutils.version import LooseVersion\nimport importlib.util\n"
+    assert import_present(py, "imp", "m.py")
+    assert import_present(py, "distutils", "m.py")
+    assert not import_present("import importlib.util\n", "imp", "m.py")
+    assert not import_present("# import imp\n", "imp", "m.py")
+
+
+def test_incident_present_by_matcher_or_by_the_original_line():
+    assert incident_present({"type": "regex", "pattern": r"cgi\.escape\("}, "x = cgi.escape(s)\n", "r.py", None)
+    assert not incident_present({"type": "regex", "pattern": r"cgi\.escape\("}, "x = html.escape(s)\n", "r.py", None)
+    assert incident_present({"type": "import", "pattern": "cgi"}, "import cgi\n", "r.py", None)
+    # no matcher: the incident's original line must be gone
+    assert incident_present(None, "a\n  @Stateless\n", "A.java", "@Stateless")
+    assert not incident_present(None, "a\n  @ApplicationScoped\n", "A.java", "@Stateless")
+    # a deleted file has no incident left
+    assert not incident_present({"type": "import", "pattern": "cgi"}, None, "r.py", None)
