@@ -23,6 +23,8 @@ from evalkit.llm.fake_server import (
     input_tokens_of,
     ok,
     output_tokens_of,
+    ragas_reply,
+    with_ragas,
 )
 
 __all__ = [
@@ -36,6 +38,8 @@ __all__ = [
     "judge_env",
     "ok",
     "output_tokens_of",
+    "ragas_reply",
+    "with_ragas",
 ]
 
 TEST_KEY = "sk-ant-test-0123456789-do-not-leak"

@@ -6,8 +6,9 @@ It is a real HTTP server on 127.0.0.1 (port 0), so the installed SDK is exercise
 
 Replies are scripted: ``server.script`` is a queue of :class:`Reply` objects or callables
 ``(request_body) -> Reply`` consumed one per message request (batch items included); when it is
-empty, ``server.responder`` answers. Token counts are deterministic (characters // 4), so a
-count-tokens estimate and the usage of the real call agree.
+empty, ``server.responder`` answers (by default ``ragas_reply`` for ragas' metric prompts, else
+"ok"; ``with_ragas(responder)`` adds the ragas answers to a custom responder). Token counts are
+deterministic (characters // 4), so a count-tokens estimate and the usage of the real call agree.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import collections
 import itertools
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -74,6 +76,78 @@ def text_of(body: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+RAGAS_INPUT_MARKER = "Now perform the same with the following input\ninput: "
+_STOP = frozenset({"the", "and", "with", "for", "are", "was", "not", "from", "that", "this", "use", "line", "its",
+                   "into", "where", "which", "when", "their", "them", "there", "then", "than", "has", "have"})
+
+
+def _words(text: str) -> set[str]:
+    return {w.strip(".") for w in re.findall(r"[a-z0-9@._]+", text.lower()) if len(w.strip(".")) > 2} - _STOP
+
+
+def _overlap(part: str, whole: str) -> float:
+    """Share of ``part``'s content words that occur in ``whole`` (0 when ``part`` has none)."""
+    words = _words(part)
+    return len(words & _words(whole)) / len(words) if words else 0.0
+
+
+def ragas_input(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The input object of a ragas 0.4 collection-metric prompt (``BasePrompt.to_string``), or None."""
+    text = text_of(body)
+    at = text.find(RAGAS_INPUT_MARKER)
+    if at == -1:
+        return None
+    try:
+        obj, _ = json.JSONDecoder().raw_decode(text, at + len(RAGAS_INPUT_MARKER))
+    except json.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def ragas_reply(body: dict[str, Any]) -> Reply | None:
+    """A deterministic, lexical stand-in for a judge answering ragas' faithfulness, context relevance
+    and answer relevancy prompts (reasoning, then a fenced JSON object); None for any other prompt.
+
+    - statements: the answer split into sentences;
+    - NLI verdicts: 1 when 60 % of a statement's content words occur in the context;
+    - context relevance: 2 when every context line shares two content words with the question, 1 when
+      some line does, else 0;
+    - answer relevance: the question "How should <response>" (noncommittal when it says "no hint").
+    """
+    data = ragas_input(body)
+    if data is None:
+        return None
+    keys = set(data)
+    if {"question", "answer"} <= keys:
+        sentences = [s.strip() for s in re.split(r"(?<=[.!?;])\s+", str(data["answer"])) if s.strip()]
+        answer: dict[str, Any] = {"statements": sentences}
+    elif {"context", "statements"} <= keys:
+        context = str(data["context"])
+        answer = {"statements": [
+            {"statement": st, "reason": f"{100 * _overlap(st, context):.0f}% of its words are in the context",
+             "verdict": int(_overlap(st, context) >= 0.6)} for st in data["statements"]]}
+    elif {"user_input", "context"} <= keys:
+        question = _words(str(data["user_input"]))
+        lines = [line for line in str(data["context"]).splitlines() if line.strip()]
+        relevant = sum(len(_words(line) & question) >= 2 for line in lines)
+        answer = {"rating": 2 if lines and relevant == len(lines) else 1 if relevant else 0}
+    elif "response" in keys:
+        response = str(data["response"])
+        answer = {"question": f"How should {response.rstrip('.')}?",
+                  "noncommittal": int("no hint" in response.lower() or "i don't know" in response.lower())}
+    else:
+        return None
+    return Reply(text="Checked word by word.\n```json\n" + json.dumps(answer) + "\n```")
+
+
+def with_ragas(responder: Callable[[dict[str, Any]], Reply]) -> Callable[[dict[str, Any]], Reply]:
+    """``responder`` that answers ragas' metric prompts with ``ragas_reply`` first."""
+    def respond(body: dict[str, Any]) -> Reply:
+        return ragas_reply(body) or responder(body)
+
+    return respond
+
+
 def input_tokens_of(body: dict[str, Any]) -> int:
     return len(text_of(body)) // CHARS_PER_TOKEN
 
@@ -89,7 +163,7 @@ class FakeAnthropic:
                  responder: Callable[[dict[str, Any]], Reply] | None = None) -> None:
         self.latency_s = latency_s
         self.polls_to_end = polls_to_end
-        self.responder = responder or (lambda body: Reply(text="ok"))
+        self.responder = responder or with_ragas(lambda body: Reply(text="ok"))
         self.script: collections.deque[Reply | Callable[[dict[str, Any]], Reply]] = collections.deque()
         self.counts: collections.Counter[str] = collections.Counter()
         self.requests: list[dict[str, Any]] = []

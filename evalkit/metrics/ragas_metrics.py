@@ -3,12 +3,16 @@
 - Without a judge: ``NonLLMContextRecall`` (retrieved vs reference contexts) and
   ``NonLLMStringSimilarity`` (hint vs reference hint, 1 - normalised Levenshtein); both need
   ``rapidfuzz``.
-- With a judge: ragas' collection metrics Faithfulness, ContextRelevance and AnswerRelevancy,
-  given an ``InstructorBaseRagasLLM`` whose calls go through ``evalkit.llm.client.ModelClient``
-  (cache, budget and cost apply) and a deterministic local embedding (hashed bag of words: an
-  offline stand-in, coarser than a neural embedding, so answer relevancy is lexical here).
+- With a judge: ragas' collection metrics Faithfulness, ContextRelevance and AnswerRelevancy
+  (``judge_rag``; the grade stage calls it through ``evalkit.graders.rag``), given an
+  ``InstructorBaseRagasLLM`` whose calls go through ``evalkit.llm.client.ModelClient`` (cache,
+  budget, retries and cost apply; one repair request on an unusable answer; no temperature/top_p)
+  and a deterministic local embedding (hashed bag of words: an offline stand-in, coarser than a
+  neural embedding, so answer relevancy is lexical here). Each metric gets its own status in the
+  judge's vocabulary; one failing does not stop the others.
 
-Every score is 0-1; ``to_five`` maps it to the design's 1-5 scale (1 + 4x).
+Every score is 0-1 (an answer relevancy below 0, possible with hashed vectors, is clipped to 0);
+``to_five`` maps it to the design's 1-5 scale (1 + 4x).
 """
 
 from __future__ import annotations
@@ -24,12 +28,14 @@ from typing import Any, TypeVar
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # before ragas is imported anywhere below
 
+import ragas  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 from ragas.embeddings.base import BaseRagasEmbedding  # noqa: E402
 from ragas.llms.base import InstructorBaseRagasLLM  # noqa: E402
 
 T = TypeVar("T", bound=BaseModel)
 EMBEDDING_DIM = 256
+RAGAS_VERSION: str = ragas.__version__
 
 
 def to_five(x: float | None) -> float | None:
@@ -78,48 +84,111 @@ def non_llm_metrics(answer: str | None, reference_answer: str | None, contexts: 
 
 # --- with a judge --------------------------------------------------------------------------------
 
-class EvalkitRagasLLM(InstructorBaseRagasLLM):
-    """ragas' structured-output LLM over a text function ``complete(prompt) -> text``.
+ANSWER_SUFFIX = "\n\nEnd your answer with that JSON object (double quotes), and nothing after it."
+METRIC_NAMES = ("faithfulness", "context_relevance", "answer_relevancy")
+"""The LLM-path ragas metrics, as evalkit records them (scores.json: ``rag_<name>`` and ``rag_<name>_5``)."""
 
-    ``from_client`` makes ``complete`` an ``evalkit.llm.client.ModelClient`` call (cached, budgeted,
-    priced); tests pass a deterministic function. Cost and tokens of every call are summed.
+
+class EvalkitRagasLLM(InstructorBaseRagasLLM):
+    """ragas' structured-output LLM over evalkit's model client (or, in tests, a text function).
+
+    With ``client`` (``from_client``), each prompt is one ``LLMRequest`` through
+    ``evalkit.llm.client.ModelClient`` (response cache, budget, retries, prices), validated with
+    ``evalkit.llm.structured.ask_structured`` (one repair request on a bad answer); no sampling
+    knob (temperature, top_p) is ever sent. The n-th identical prompt of this object (ragas asks
+    answer relevancy's question 3 times, and repeats context relevance on a bad rating) gets
+    ``sample_index`` n, so repeats are distinct cached samples rather than one answer replayed.
+    With ``complete(prompt) -> (text, usage)`` (tests), answers are parsed without repair.
+
+    Tokens and cost of every response used are summed (cost the same whether served from the
+    cache or not, like the judge); ``api_calls`` counts the uncached ones. Failures are kept in
+    ``errors`` as (status, message) — ragas swallows some exceptions (context relevance retries
+    and returns NaN), so the caller reads the outcome from here.
     """
 
-    def __init__(self, complete: Callable[[str], tuple[str, dict[str, float]]]) -> None:
+    def __init__(self, complete: Callable[[str], tuple[str, dict[str, float]]] | None = None, *,
+                 client: Any = None, settings: Any = None, item_id: str = "ragas") -> None:
+        if complete is None and client is None:
+            raise ValueError("EvalkitRagasLLM needs a model client or a complete() function")
+        from evalkit.llm.pricing import Usage
+
         self.complete = complete
+        self.client = client
+        self.settings = settings
+        self.item_id = item_id
+        self.usage = Usage()
         self.cost_usd = 0.0
-        self.input_tokens = 0
-        self.output_tokens = 0
         self.calls = 0
+        """Responses used (cached or not, repairs included)."""
+        self.api_calls = 0
+        """Responses that were not served from the cache."""
+        self.request_keys: list[str] = []
+        self.errors: list[tuple[str, str]] = []
+        self._seen: dict[str, int] = {}
         self._lock = threading.Lock()
 
     @classmethod
-    def from_client(cls, client: Any, settings: Any) -> "EvalkitRagasLLM":
-        from evalkit.llm.calls import LLMRequest
+    def from_client(cls, client: Any, settings: Any, item_id: str = "ragas") -> "EvalkitRagasLLM":
+        return cls(client=client, settings=settings.with_env(), item_id=item_id)
 
-        def complete(prompt: str) -> tuple[str, dict[str, float]]:
-            req = LLMRequest(model=settings.model, max_tokens=settings.max_tokens,
-                             messages=[{"role": "user", "content": prompt}], item_id="ragas")
-            resp = client.call(req)
-            return resp.text, {"cost_usd": 0.0 if resp.cached else resp.cost_usd,
-                               "input_tokens": resp.usage.input_tokens, "output_tokens": resp.usage.output_tokens}
+    @property
+    def input_tokens(self) -> int:
+        return self.usage.input_tokens
 
-        return cls(complete)
+    @property
+    def output_tokens(self) -> int:
+        return self.usage.output_tokens
 
-    def generate(self, prompt: str, response_model: type[T]) -> T:
-        from evalkit.llm.structured import parse_model
-
-        schema = response_model.model_json_schema()
-        full = (f"{prompt}\n\nAnswer with one JSON object matching this JSON Schema, and nothing after it:\n"
-                f"{schema}")
-        text, usage = self.complete(full)
+    def _charge(self, usage: Any, cost: float, *, cached: bool = False, key: str | None = None) -> None:
         with self._lock:
             self.calls += 1
-            self.cost_usd += float(usage.get("cost_usd", 0.0))
-            self.input_tokens += int(usage.get("input_tokens", 0))
-            self.output_tokens += int(usage.get("output_tokens", 0))
-        value, _ = parse_model(response_model, text)
-        return value
+            self.api_calls += 0 if cached else 1
+            self.usage = self.usage + usage
+            self.cost_usd += float(cost)
+            if key is not None:
+                self.request_keys.append(key)
+
+    def _fail(self, status: str, message: str) -> None:
+        with self._lock:
+            self.errors.append((status, message))
+
+    def generate(self, prompt: str, response_model: type[T]) -> T:
+        from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest
+        from evalkit.llm.pricing import Usage
+        from evalkit.llm.structured import AnswerError, ask_structured, parse_model
+
+        full = prompt + ANSWER_SUFFIX
+        with self._lock:
+            index = self._seen.get(full, 0)
+            self._seen[full] = index + 1
+        if self.client is None:
+            assert self.complete is not None
+            text, usage = self.complete(full)
+            self._charge(Usage(input_tokens=int(usage.get("input_tokens", 0)),
+                               output_tokens=int(usage.get("output_tokens", 0))), usage.get("cost_usd", 0.0))
+            try:
+                return parse_model(response_model, text)[0]
+            except AnswerError as exc:
+                self._fail("judge_error", f"{response_model.__name__}: {exc}")
+                raise
+        request = LLMRequest(model=self.settings.model, max_tokens=self.settings.max_tokens,
+                             messages=[{"role": "user", "content": full}], sample_index=index,
+                             item_id=f"{self.item_id}:{response_model.__name__}")
+        try:
+            answer = ask_structured(self.client, request, lambda text: parse_model(response_model, text))
+        except BudgetExceeded as exc:
+            self._fail("not_judged_budget", str(exc))
+            raise
+        except LLMError as exc:
+            self._fail("infra_error", str(exc))
+            raise
+        for response in answer.responses:
+            self._charge(response.usage, response.cost_usd, cached=response.cached, key=response.request_key)
+        if answer.value is None:
+            raw = answer.raw[-1] if answer.raw else ""
+            self._fail("judge_error", f"{response_model.__name__}: {answer.error} (answer: {raw[:300]!r})")
+            raise AnswerError(answer.error or "unusable answer")
+        return answer.value
 
     async def agenerate(self, prompt: str, response_model: type[T]) -> T:
         return await asyncio.to_thread(self.generate, prompt, response_model)
@@ -144,23 +213,89 @@ class HashedEmbedding(BaseRagasEmbedding):
         return self.embed_text(text)
 
 
-def llm_metrics(llm: InstructorBaseRagasLLM, question: str, contexts: Sequence[str], answer: str,
-                embeddings: BaseRagasEmbedding | None = None) -> dict[str, float | None]:
-    """rag_faithfulness, rag_context_relevance, rag_answer_relevancy (0-1) and their _5 forms (1-5)."""
+# Worst first: the status of a metric whose calls failed in several ways.
+_FAILURES = ("not_judged_budget", "infra_error", "judge_error")
+
+
+def judge_rag(llm: EvalkitRagasLLM, question: str, contexts: Sequence[str], answer: str,
+              embeddings: BaseRagasEmbedding | None = None) -> dict[str, dict[str, Any]]:
+    """Each LLM-path metric's outcome: {status, value (0-1 or None), value_5, error, note, calls
+    (responses used, cached or not), usage, cost_usd, request_keys} — the same whether the answers
+    came from the cache or the API. One metric failing (API error, budget, unusable answer) does not
+    stop the others; status uses the judge's vocabulary (judged, judge_error, infra_error,
+    not_judged_budget). An empty hint scores 0 on faithfulness and answer relevancy without a call,
+    no retrieved context 0 on context relevance.
+    """
     from ragas.metrics.collections import AnswerRelevancy, ContextRelevance, Faithfulness
 
     embeddings = embeddings or HashedEmbedding()
-    contexts = list(contexts)
+    contexts = [c for c in contexts if c.strip()]
+    base_item = llm.item_id
+    runs: dict[str, tuple[str | None, Callable[[], Any]]] = {
+        "faithfulness": ("empty hint" if not answer.strip() else "no retrieved context" if not contexts else None,
+                         lambda: Faithfulness(llm=llm).ascore(user_input=question, response=answer,
+                                                              retrieved_contexts=contexts)),
+        "context_relevance": ("no retrieved context" if not contexts else None,
+                              lambda: ContextRelevance(llm=llm).ascore(user_input=question,
+                                                                       retrieved_contexts=contexts)),
+        "answer_relevancy": ("empty hint" if not answer.strip() else None,
+                             lambda: AnswerRelevancy(llm=llm, embeddings=embeddings).ascore(
+                                 user_input=question, response=answer)),
+    }
 
-    async def all_scores() -> tuple[Any, Any, Any]:
-        f = await Faithfulness(llm=llm).ascore(user_input=question, response=answer, retrieved_contexts=contexts)
-        c = await ContextRelevance(llm=llm).ascore(user_input=question, retrieved_contexts=contexts)
-        a = await AnswerRelevancy(llm=llm, embeddings=embeddings).ascore(user_input=question, response=answer)
-        return f, c, a
+    async def one(name: str, zero_reason: str | None, start: Callable[[], Any]) -> dict[str, Any]:
+        if zero_reason is not None:
+            return {"status": "judged", "value": 0.0, "value_5": to_five(0.0), "error": None,
+                    "note": f"{zero_reason}: 0 without a call", "calls": 0,
+                    "usage": {}, "cost_usd": 0.0, "request_keys": []}
+        llm.item_id = f"{base_item}:{name}"
+        calls, usage, cost = llm.calls, llm.usage, llm.cost_usd
+        n_keys, n_errors = len(llm.request_keys), len(llm.errors)
+        value, raised = None, None
+        try:
+            value = _finite(await start())
+        except Exception as exc:  # noqa: BLE001 - ragas raises anything; recorded, the others go on
+            raised = f"{type(exc).__name__}: {exc}"
+        errors = llm.errors[n_errors:]
+        kinds = {kind for kind, _ in errors}
+        status = next((k for k in _FAILURES[:2] if k in kinds), None)
+        if status is None:
+            status = "judge_error" if raised is not None or (value is None and kinds) else "judged"
+        note = None
+        if status != "judged":
+            value = None
+        elif value is None:
+            note = "ragas gave no score (NaN)"
+        elif not 0.0 <= value <= 1.0:
+            note = f"ragas gave {value:.4f}, clipped to 0-1"
+            value = min(1.0, max(0.0, value))
+        messages = [m for _, m in errors] or ([raised] if raised else [])
+        return {"status": status, "value": value, "value_5": to_five(value),
+                "error": "; ".join(dict.fromkeys(messages))[:2000] or None if status != "judged" else None,
+                "note": note, "calls": llm.calls - calls,
+                "usage": _usage_delta(llm.usage, usage), "cost_usd": llm.cost_usd - cost,
+                "request_keys": llm.request_keys[n_keys:]}
 
-    f, c, a = _run(all_scores())
-    out: dict[str, float | None] = {"rag_faithfulness": _finite(f), "rag_context_relevance": _finite(c),
-                                    "rag_answer_relevancy": _finite(a)}
-    for k in list(out):
-        out[f"{k}_5"] = to_five(out[k])
+    async def all_metrics() -> dict[str, dict[str, Any]]:
+        return {name: await one(name, zero, start) for name, (zero, start) in runs.items()}
+
+    try:
+        return _run(all_metrics())
+    finally:
+        llm.item_id = base_item
+
+
+def _usage_delta(after: Any, before: Any) -> dict[str, int]:
+    return {k: getattr(after, k) - getattr(before, k) for k in type(after).model_fields}
+
+
+def llm_metrics(llm: EvalkitRagasLLM, question: str, contexts: Sequence[str], answer: str,
+                embeddings: BaseRagasEmbedding | None = None) -> dict[str, float | None]:
+    """rag_faithfulness, rag_context_relevance, rag_answer_relevancy (0-1) and their _5 forms (1-5)."""
+    outcome = judge_rag(llm, question, contexts, answer, embeddings)
+    out: dict[str, float | None] = {}
+    for name in METRIC_NAMES:
+        out[f"rag_{name}"] = outcome[name]["value"]
+    for name in METRIC_NAMES:
+        out[f"rag_{name}_5"] = outcome[name]["value_5"]
     return out

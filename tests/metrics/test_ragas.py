@@ -76,3 +76,96 @@ def test_demo_rag_suite_scores_hint_bot(tmp_path) -> None:
     assert aggs["rag_context_recall"]["n"] == 3
     scores = json.loads((root / ".evalkit/artifacts/hint-bot/rag/javax-persistence-import/scores.json").read_text())
     assert scores["metrics"]["rag_context_recall"] == 1.0
+
+
+# --- failures are per metric; the model client path ---------------------------------------------
+
+def test_one_unusable_answer_fails_only_its_metric() -> None:
+    from evalkit.metrics.ragas_metrics import judge_rag
+
+    def bad_statements(prompt: str) -> tuple[str, dict[str, float]]:
+        if "StatementGeneratorOutput" in prompt:
+            return "no JSON here", {"cost_usd": 0.001}
+        return fixed(prompt)
+
+    llm = EvalkitRagasLLM(bad_statements)
+    out = judge_rag(llm, QUESTION, CONTEXTS, ANSWER)
+    assert out["faithfulness"]["status"] == "judge_error" and out["faithfulness"]["value"] is None
+    assert "no JSON object" in out["faithfulness"]["error"]
+    assert out["context_relevance"]["status"] == out["answer_relevancy"]["status"] == "judged"
+    assert out["context_relevance"]["value"] == pytest.approx(0.5)
+    assert out["faithfulness"]["cost_usd"] == pytest.approx(0.001)  # the unusable answer still cost
+
+
+def test_empty_hint_scores_zero_without_a_call() -> None:
+    from evalkit.metrics.ragas_metrics import judge_rag
+
+    llm = EvalkitRagasLLM(fixed)
+    out = judge_rag(llm, QUESTION, CONTEXTS, "  ")
+    assert out["faithfulness"]["value"] == out["answer_relevancy"]["value"] == 0.0
+    assert out["faithfulness"]["value_5"] == 1.0 and out["faithfulness"]["calls"] == 0
+    assert out["context_relevance"]["calls"] == 2 and llm.calls == 2
+
+
+@pytest.fixture
+def client_for_server(tmp_path, monkeypatch):
+    """A ModelClient on a loopback server answering ragas' prompts (evalkit.llm.fake_server.ragas_reply)."""
+    from evalkit.llm.client import Budget, make_client
+    from evalkit.llm.fake_server import FakeAnthropic
+    from evalkit.llm.settings import JudgeSettings
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-ragas")
+    monkeypatch.delenv("EVALKIT_JUDGE_MODEL", raising=False)
+    with FakeAnthropic() as server:
+        def make(budget_usd: float | None = None):
+            settings = JudgeSettings(model="claude-test-judge", base_url=server.base_url, max_retries=0,
+                                     budget_usd=budget_usd)
+            return make_client(settings, tmp_path / "cache", budget=Budget(budget_usd)), settings
+
+        yield server, make
+
+
+def test_through_the_model_client_cache_and_samples(client_for_server) -> None:
+    from evalkit.metrics.ragas_metrics import judge_rag
+
+    server, make = client_for_server
+    client, settings = make()
+    llm = EvalkitRagasLLM.from_client(client, settings)
+    out = judge_rag(llm, QUESTION, CONTEXTS, ANSWER)
+    assert {m["status"] for m in out.values()} == {"judged"}
+    assert all(0.0 <= m["value"] <= 1.0 for m in out.values())
+    # 2 + 2 + 3 prompts; answer relevancy's three identical prompts are samples 0, 1, 2 (three real calls)
+    assert server.message_calls() == llm.calls == llm.api_calls == 7
+    bodies = [r["body"] for r in server.requests if r["endpoint"] == "messages"]
+    assert not any(k in b for b in bodies for k in ("temperature", "top_p", "top_k"))
+    assert llm.cost_usd > 0 and llm.input_tokens > 0
+    again = EvalkitRagasLLM.from_client(client, settings)
+    assert judge_rag(again, QUESTION, CONTEXTS, ANSWER) == out  # all from the cache, recorded the same
+    assert server.message_calls() == 7 and again.api_calls == 0 and again.cost_usd == pytest.approx(llm.cost_usd)
+
+
+def test_api_error_and_budget_are_per_metric(client_for_server) -> None:
+    from evalkit.llm.fake_server import error
+    from evalkit.metrics.ragas_metrics import judge_rag
+
+    server, make = client_for_server
+    client, settings = make()
+    server.push(error(400, message="scripted refusal"))  # the first call: faithfulness' statements
+    out = judge_rag(EvalkitRagasLLM.from_client(client, settings), QUESTION, CONTEXTS, ANSWER)
+    assert out["faithfulness"]["status"] == "infra_error" and "scripted refusal" in out["faithfulness"]["error"]
+    assert out["context_relevance"]["status"] == out["answer_relevancy"]["status"] == "judged"
+
+    client, settings = make(budget_usd=1e-9)  # the first uncached call spends it all
+    out = judge_rag(EvalkitRagasLLM.from_client(client, settings), "Another incident about jakarta", CONTEXTS,
+                    "Another hint.")
+    statuses = {name: m["status"] for name, m in out.items()}
+    assert set(statuses.values()) == {"not_judged_budget"}  # faithfulness' second call already stops
+    assert out["context_relevance"]["value"] is None  # ragas swallows the error; we still see it
+
+
+def test_fake_server_ragas_replies_are_backward_compatible() -> None:
+    from evalkit.llm.fake_server import ok, ragas_reply, with_ragas
+
+    plain = {"messages": [{"role": "user", "content": "hello"}]}
+    assert ragas_reply(plain) is None
+    assert with_ragas(lambda body: ok("mine"))(plain).text == "mine"
