@@ -1,4 +1,8 @@
-"""grade: assertions, syntax validity and (when configured) the LLM judge, for one (system, case)."""
+"""grade: assertions, syntax validity and (when configured) the LLM judge, for one (system, case).
+
+rag cases: ragas' faithfulness, context relevance and answer relevancy through the judge's client
+(summary in `judge`, per metric in `extra["ragas"]`; see evalkit.graders.rag).
+"""
 
 from __future__ import annotations
 
@@ -35,11 +39,15 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     syntax = None
     if mf is not None:
         syntax = check_syntax(sample.files.get(mf, ""), case.language)
-    judge = None
     from evalkit.graders import judging
 
-    judge = judging.judge_case(cfg, case, sample, mf)
     rubric, extra = None, {}
+    if case.kind == "rag":  # ragas' LLM-path metrics through our client (evalkit.graders.rag)
+        from evalkit.graders.rag import grade_rag
+
+        judge, extra["ragas"] = grade_rag(cfg, case, sample)
+    else:
+        judge = judging.judge_case(cfg, case, sample, mf)
     if case.kind == "generation":
         from evalkit.graders.injection import detect
 

@@ -1,9 +1,12 @@
-"""RAG-suite metrics (hints from retrieved contexts): ragas' non-LLM metrics, offline.
+"""RAG-suite metrics (hints from retrieved contexts): ragas' non-LLM metrics offline, and the
+LLM-path ones the grade stage computed through the judge's client.
 
 Case inputs: `question` (the incident), `contexts` (retrieved context strings); reference:
 `answer` (optional reference hint), `contexts` (optional reference contexts). Systems answer
-with `text`. The judge-backed metrics (evalkit.metrics.ragas_metrics.llm_metrics) are not wired
-into a stage yet.
+with `text`. Offline: rag_answer_similarity, rag_context_recall. With a judge (grades.extra
+["ragas"], evalkit.graders.rag): rag_faithfulness, rag_context_relevance, rag_answer_relevancy
+(0-1) and their `_5` forms (1-5), for metrics whose status is `judged`; a system that gave no
+answer scores 0 on faithfulness and answer relevancy when a judge is configured.
 """
 
 from __future__ import annotations
@@ -41,4 +44,26 @@ def rag_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exec
     inputs = RagInputs.model_validate(case.inputs)
     ref = RagReference.model_validate(case.data.get("reference", {}))
     answer = output.first.text if output.status == "ok" else None
-    return dict(non_llm_metrics(answer or "", ref.answer, inputs.contexts, ref.contexts or None))
+    out: Metrics = dict(non_llm_metrics(answer or "", ref.answer, inputs.contexts, ref.contexts or None))
+    out.update(judged_metrics(output, grades))
+    return out
+
+
+def judged_metrics(output: OutputArtifact, grades: GradesArtifact) -> Metrics:
+    """rag_<metric> (0-1) and rag_<metric>_5 (1-5) of the ragas metrics the grade stage judged."""
+    from evalkit.llm.settings import configured
+    from evalkit.metrics.ragas_metrics import METRIC_NAMES, to_five
+
+    out: Metrics = {}
+    if output.status != "ok":
+        if configured():  # no hint: nothing faithful, nothing relevant (like a judge's zeros)
+            for name in ("faithfulness", "answer_relevancy"):
+                out[f"rag_{name}"], out[f"rag_{name}_5"] = 0.0, to_five(0.0)
+        return out
+    metrics = (grades.extra.get("ragas") or {}).get("metrics") or {}
+    for name in METRIC_NAMES:
+        m = metrics.get(name) or {}
+        if m.get("status") == "judged" and m.get("value") is not None:
+            out[f"rag_{name}"] = float(m["value"])
+            out[f"rag_{name}_5"] = to_five(float(m["value"]))
+    return out

@@ -1,0 +1,66 @@
+"""The model-graded part of a rag case: ragas' faithfulness, context relevance and answer relevancy.
+
+The three metrics run through the run's shared model client (``judging.client_for``: response
+cache, budget, retries, prices) via ``evalkit.metrics.ragas_metrics.EvalkitRagasLLM``. The grade
+stage records two things:
+
+- ``grades.judge``: a summary in the judge's vocabulary, so the report's notes and the judge
+  usage count it like any judge: ``status`` (judged when every metric is; otherwise the worst of
+  not_judged_budget, infra_error, judge_error), ``scores`` (0-1, judged metrics only), ``usage``
+  and ``cost_usd`` (every response, cached or not), ``error``.
+- ``grades.extra["ragas"]``: per metric its status, value (0-1), value_5 (1-5), error, calls,
+  usage, cost and cache keys; without a judge every metric is ``not_configured``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.artifacts import Sample
+from evalkit.cases import Case
+from evalkit.config import Config
+
+SOURCE = "ragas"
+_WORST_FIRST = ("not_judged_budget", "infra_error", "judge_error")
+
+
+def not_configured() -> tuple[dict[str, Any], dict[str, Any]]:
+    """(judge summary, extra["ragas"]) when no judge is configured: no call, nothing scored."""
+    from evalkit.graders.judging import NOT_CONFIGURED
+    from evalkit.metrics.ragas_metrics import METRIC_NAMES
+
+    metrics = {name: {"status": "not_configured", "value": None, "value_5": None} for name in METRIC_NAMES}
+    return dict(NOT_CONFIGURED), {"status": "not_configured", "metrics": metrics}
+
+
+def grade_rag(cfg: Config, case: Case, sample: Sample) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(judge summary, extra["ragas"]) for one rag answer."""
+    from evalkit.graders.judging import client_for
+
+    client = client_for(cfg)
+    if client is None:
+        return not_configured()
+    from evalkit.llm.pricing import Usage
+    from evalkit.metrics.ragas_metrics import EMBEDDING_DIM, RAGAS_VERSION, EvalkitRagasLLM, judge_rag
+
+    settings = cfg.judge.with_env()
+    inputs = case.inputs
+    llm = EvalkitRagasLLM.from_client(client, settings, item_id=f"ragas:{case.key}")
+    metrics = judge_rag(llm, str(inputs.get("question") or ""), [str(c) for c in inputs.get("contexts") or []],
+                        sample.text or "")
+    failed = [m["status"] for m in metrics.values() if m["status"] != "judged"]
+    status = next((s for s in _WORST_FIRST if s in failed), "judged")
+    usage = Usage()
+    for m in metrics.values():
+        usage = usage + Usage(**(m.get("usage") or {}))
+    errors = [f"{name}: {m['error']}" for name, m in metrics.items() if m.get("error")]
+    summary = {
+        "status": status, "source": SOURCE, "model": settings.model,
+        "scores": {name: m["value"] for name, m in metrics.items() if m["value"] is not None},
+        "usage": usage.model_dump(), "cost_usd": sum(m["cost_usd"] for m in metrics.values()),
+        "error": "; ".join(errors) or None,
+        "request_keys": [k for m in metrics.values() for k in m.get("request_keys", [])],
+    }
+    extra = {"status": status, "ragas_version": RAGAS_VERSION, "model": settings.model,
+             "embedding": f"hashed bag of words, {EMBEDDING_DIM} dims (offline)", "metrics": metrics}
+    return summary, extra
