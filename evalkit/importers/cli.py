@@ -13,7 +13,11 @@ def _swebench_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("instances", help="SWE-bench instances: a JSON list or a JSONL file")
     p.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME=PATH_OR_URL",
                    help="where the source of a SWE-bench repo is: a local git clone or a URL git can clone "
-                        "(repeatable); rows of repos not mapped are skipped")
+                        "(repeatable); rows of repos not mapped (and without --tree) are skipped")
+    p.add_argument("--tree", action="append", default=[], metavar="INSTANCE_ID=DIR",
+                   help="a plain source folder (e.g. an unpacked PyPI sdist) to use as that row's tree at its "
+                        "base_commit when no clone is available (repeatable); it is copied into the case, which is "
+                        "tagged unverified-tree: only that the gold and test patches apply to it is checked")
     p.add_argument("--suite-dir", required=True, help="suite folder to write (e.g. cases/swebench-lite)")
     p.add_argument("--image", default=None, help="container image the tests run in (default: evalkit's python-pytest image)")
     p.add_argument("--test-command", default=None,
@@ -46,14 +50,20 @@ def _import_args(p: argparse.ArgumentParser) -> None:
 @command("import", "make a suite from another benchmark's task files (swebench)", _import_args)
 def cmd_import(args: argparse.Namespace) -> int:
     if args.source == "swebench":
-        from evalkit.importers.swebench import import_swebench, parse_repo_map
+        from evalkit.importers.swebench import import_swebench, parse_repo_map, parse_tree_map
 
         repos = parse_repo_map(args.repo)
+        trees = parse_tree_map(args.tree)
         result = import_swebench(Path(args.instances), repos, Path(args.suite_dir), image=args.image,
-                                 test_command=args.test_command)
+                                 test_command=args.test_command, trees=trees)
         for repo, ids in sorted(result.skipped.items()):
             print(f"evalkit import: skipped {len(ids)} instance(s) of {repo} (no --repo {repo}=PATH_OR_URL): "
                   f"{', '.join(ids)}", file=sys.stderr)
+        for warning in result.warnings:
+            print(f"evalkit import: warning: {warning}", file=sys.stderr)
+        if result.unverified:
+            print(f"evalkit import: {len(result.unverified)} case(s) use a --tree folder not verified to be their "
+                  f"base_commit (tagged unverified-tree): {', '.join(result.unverified)}", file=sys.stderr)
         print(f"evalkit import: wrote {len(result.written)} case(s) to {args.suite_dir}")
         return 0
     if args.source == "konveyor":

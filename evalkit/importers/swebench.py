@@ -3,13 +3,22 @@
 One row becomes `<suite>/<instance_id>/case.yaml` with `test_patch.patch` and `gold.patch` beside
 it. The source tree is `inputs.repo` at `inputs.base_commit`: the row's GitHub repository mapped
 to a local clone or a URL the execute stage can `git clone` (there is no implicit github.com).
+
+Where no clone can be had, `--tree INSTANCE_ID=DIR` takes a plain folder (e.g. the unpacked PyPI
+sdist of the release the base commit came just after) as that row's tree: it is copied into the
+case as `tree/` (`inputs.source_dir`). Nothing can show the folder is the base commit, so such a
+case says so in its description and carries the tag `unverified-tree`; the import only checks that
+the gold patch and the test patch apply to the folder.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
+import shutil
+import subprocess
 from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
@@ -28,6 +37,9 @@ DEFAULT_TEST_COMMAND = "python3 -m pytest -rA -p no:cacheprovider"
 NON_TEST_EXTS = (".json", ".png", ".csv", ".txt", ".md", ".rst", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml",
                  ".toml", ".cfg", ".ini", ".dcm", ".gz")
 _PLUS_FILE = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
+#: Folder (inside the case) a `--tree` folder is copied to, and the tag such a case carries.
+TREE_DIR = "tree"
+UNVERIFIED_TAG = "unverified-tree"
 
 
 @dataclass
@@ -54,6 +66,10 @@ class ImportResult:
     """Case ids written."""
     skipped: dict[str, list[str]] = field(default_factory=dict)
     """SWE-bench repo without a --repo mapping -> instance ids left out."""
+    unverified: list[str] = field(default_factory=list)
+    """Case ids whose tree is a plain folder (--tree), not checked out at the row's base_commit."""
+    warnings: list[str] = field(default_factory=list)
+    """Things about written cases the user should know (e.g. test ids cut at a space)."""
 
 
 def read_rows(path: Path) -> list[tuple[int | None, Any]]:
@@ -169,6 +185,12 @@ def command_for(row: Row, prefix: str = DEFAULT_TEST_COMMAND) -> str:
     return " ".join([prefix, *(shlex.quote(f) for f in touched_test_files(row.test_patch))])
 
 
+def cut_test_ids(row: Row) -> list[str]:
+    """Test ids that look cut at a space: SWE-bench's log parser splits `PASSED <id>` at whitespace, so a
+    parametrized id such as `test_fail[custom-Custom error message.]` is stored as `test_fail[custom-Custom`."""
+    return [t for t in row.fail_to_pass + row.pass_to_pass if "[" in t and not t.endswith("]")]
+
+
 def parse_repo_map(specs: list[str]) -> dict[str, str]:
     """`OWNER/NAME=PATH_OR_URL` options -> {OWNER/NAME: local absolute path or URL}."""
     out = {}
@@ -189,6 +211,65 @@ def parse_repo_map(specs: list[str]) -> dict[str, str]:
     if problems:
         raise InputError(problems)
     return out
+
+
+def parse_tree_map(specs: list[str]) -> dict[str, Path]:
+    """`INSTANCE_ID=DIR` options -> {instance_id: absolute folder}."""
+    out: dict[str, Path] = {}
+    problems = []
+    for spec in specs:
+        iid, sep, target = spec.partition("=")
+        iid, target = iid.strip(), target.strip()
+        if not sep or not iid or not target:
+            problems.append(Problem("--tree", None, f"{spec!r}: expected INSTANCE_ID=DIR"))
+            continue
+        p = Path(target).expanduser()
+        if not p.is_dir():
+            problems.append(Problem("--tree", None, f"{spec!r}: {target!r} is not a folder"))
+            continue
+        if iid in out:
+            problems.append(Problem("--tree", None, f"{spec!r}: a second folder for {iid}"))
+            continue
+        out[iid] = p.resolve()
+    if problems:
+        raise InputError(problems)
+    return out
+
+
+def _apply_check(folder: Path, patch: str) -> str | None:
+    """None when `git apply --check` accepts the patch in the folder, else git's complaint."""
+    # Ceiling: a folder inside some other work tree must not make git apply paths relative to that repo.
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(folder.parent)}
+    proc = subprocess.run(["git", "apply", "--check", "-"], cwd=folder, input=patch, text=True,
+                          capture_output=True, env=env)
+    if proc.returncode == 0:
+        return None
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")] or proc.stderr.splitlines()
+    return "; ".join(errors[:3])[:300] or f"git apply exited {proc.returncode}"
+
+
+def check_trees(rows: list[Row], trees: dict[str, Path], source: Path) -> list[Problem]:
+    """Every --tree must name a row, and the row's gold and test patches must apply to its folder."""
+    by_id = {r.instance_id: r for r in rows}
+    problems = []
+    for iid, folder in trees.items():
+        row = by_id.get(iid)
+        if row is None:
+            problems.append(Problem("--tree", None, f"{iid}: no row with that instance_id in {source}"))
+            continue
+        for what, patch in (("gold patch", row.patch), ("test patch", row.test_patch)):
+            err = _apply_check(folder, patch)
+            if err:
+                problems.append(Problem("--tree", None, f"{iid}: the {what} does not apply to {folder} "
+                                                         f"(so it is not the tree at base_commit {row.base_commit[:12]}): {err}"))
+    return problems
+
+
+def _copy_tree(folder: Path, dest: Path) -> None:
+    """The folder's files as the case's tree (a git repo's .git is left out; the sandbox makes its own)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    shutil.copytree(folder, dest, symlinks=True, ignore=shutil.ignore_patterns(".git"))
 
 
 def _dump_yaml(data: dict[str, Any]) -> str:
@@ -212,8 +293,11 @@ def _literal(text: str) -> Any:
     return LiteralScalarString(clean) if "\n" in clean.rstrip("\n") else clean
 
 
-def case_yaml(row: Row, repo: str, *, image: str | None, test_prefix: str | None) -> str:
-    inputs: dict[str, Any] = {"repo": repo, "base_commit": row.base_commit}
+def case_yaml(row: Row, repo: str | None, *, image: str | None, test_prefix: str | None,
+              tree_from: str | None = None) -> str:
+    """The case file; `tree_from` names the plain folder a --tree case's `tree/` was copied from."""
+    inputs: dict[str, Any] = ({"source_dir": TREE_DIR, "base_commit": row.base_commit} if tree_from is not None
+                              else {"repo": repo, "base_commit": row.base_commit})
     if row.problem_statement:
         inputs["problem_statement"] = _literal(row.problem_statement)
     inputs["test_patch_file"] = "test_patch.patch"
@@ -221,14 +305,24 @@ def case_yaml(row: Row, repo: str, *, image: str | None, test_prefix: str | None
     if image:
         inputs["image"] = image
     first = row.problem_statement.strip().splitlines()[0][:200] if row.problem_statement.strip() else ""
+    description = row.repo + (f": {first}" if first else "")
+    tags = [row.repo.split("/")[-1]] + ([f"v{row.version}"] if row.version else [])
+    header = f"# Imported from SWE-bench instance {row.instance_id} by `evalkit import swebench`.\n"
+    if tree_from is not None:
+        note = (f"The source tree is the plain folder {tree_from}, standing in for base_commit "
+                f"{row.base_commit[:12]}; it was not verified to be that commit (only that the gold and test "
+                "patches apply to it).")
+        description += f" (tree: folder {tree_from}, not verified to be base_commit {row.base_commit[:12]})"
+        tags.append(UNVERIFIED_TAG)
+        header += f"# {note}\n"
     data = {
         "id": row.instance_id,
-        "description": row.repo + (f": {first}" if first else ""),
-        "tags": [row.repo.split("/")[-1]] + ([f"v{row.version}"] if row.version else []),
+        "description": description,
+        "tags": tags,
         "inputs": inputs,
         "reference": {"patch_file": "gold.patch", "fail_to_pass": row.fail_to_pass, "pass_to_pass": row.pass_to_pass},
     }
-    return f"# Imported from SWE-bench instance {row.instance_id} by `evalkit import swebench`.\n" + _dump_yaml(data)
+    return header + _dump_yaml(data)
 
 
 def suite_yaml(source: Path, image: str | None) -> str:
@@ -244,21 +338,40 @@ def suite_yaml(source: Path, image: str | None) -> str:
 
 
 def import_swebench(source: Path, repos: dict[str, str], suite_dir: Path, *, image: str | None = None,
-                    test_command: str | None = None) -> ImportResult:
-    """Write a patch suite for every row whose repo is mapped; nothing is written when any row is bad."""
+                    test_command: str | None = None, trees: dict[str, Path] | None = None) -> ImportResult:
+    """Write a patch suite for every row whose repo is mapped or that has a --tree folder.
+
+    Nothing is written when any row is bad or any --tree folder does not take the row's patches.
+    A row with a --tree folder uses it even when its repo is mapped too.
+    """
     rows = load_rows(source)
+    trees = trees or {}
+    problems = check_trees(rows, trees, source)
+    if problems:
+        raise InputError(problems)
     result = ImportResult()
     suite_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(suite_dir / "suite.yaml", suite_yaml(source, image))
     for row in rows:
+        folder = trees.get(row.instance_id)
         target = repos.get(row.repo)
-        if target is None:
+        if target is None and folder is None:
             result.skipped.setdefault(row.repo, []).append(row.instance_id)
             continue
         case_dir = suite_dir / row.instance_id
         case_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(case_dir / "gold.patch", row.patch)
         atomic_write_text(case_dir / "test_patch.patch", row.test_patch)
-        atomic_write_text(case_dir / "case.yaml", case_yaml(row, target, image=None, test_prefix=test_command))
+        if folder is not None:
+            _copy_tree(folder, case_dir / TREE_DIR)
+            result.unverified.append(row.instance_id)
+        atomic_write_text(case_dir / "case.yaml", case_yaml(row, target, image=None, test_prefix=test_command,
+                                                           tree_from=folder.name if folder is not None else None))
         result.written.append(row.instance_id)
+        cut = cut_test_ids(row)
+        if cut:
+            result.warnings.append(
+                f"{row.instance_id}: {len(cut)} test id(s) look cut at a space (SWE-bench's log parser splits at "
+                f"whitespace), e.g. {cut[0]!r}; evalkit matches whole pytest ids, so these count as absent and "
+                "even the gold patch does not resolve the case")
     return result
