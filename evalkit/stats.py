@@ -9,12 +9,15 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import Literal
-
-import numpy as np
-from scipy import stats as _st
+from typing import TYPE_CHECKING, Literal
 
 from evalkit.models import Model
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy and scipy are imported inside the functions that need them: importing scipy.stats costs
+# most of a second, and a summarize whose aggregates all come from its cache needs neither.
 
 ALPHA = 0.05
 """Family-wise significance level applied to Holm-adjusted p-values."""
@@ -95,6 +98,8 @@ def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
         return None
+    from scipy import stats as _st
+
     ci = _st.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
 
@@ -113,6 +118,8 @@ def rate(k: int, n: int, confidence: float = 0.95) -> RateEstimate:
 
 
 def _finite_array(values: Sequence[float], what: str) -> np.ndarray:
+    import numpy as np
+
     x = np.asarray(values, dtype=float)
     if x.ndim != 1:
         raise ValueError(f"{what}: expected a flat sequence of numbers")
@@ -134,6 +141,8 @@ def mean_ci(
     - BCa gives a non-finite bound (e.g. the bootstrap distribution lies entirely on one side of
       the estimate): the percentile interval of the same resamples is used instead.
     """
+    import numpy as np
+
     x = _finite_array(values, "mean_ci")
     n = int(x.size)
     value = float(x.mean()) if n else None
@@ -144,6 +153,8 @@ def mean_ci(
         v = float(x[0])
         return MeanEstimate(n=n, value=v, low=v, high=v, confidence=confidence,
                             method="degenerate: all values equal")
+    from scipy import stats as _st
+
     with warnings.catch_warnings():
         # BCa failure is detected from its result and reported in `method`.
         warnings.simplefilter("ignore")
@@ -176,6 +187,8 @@ def mcnemar_exact(b: int, c: int) -> float:
         raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
     if b + c == 0:
         return 1.0
+    from scipy import stats as _st
+
     return float(min(1.0, 2.0 * _st.binom.cdf(min(b, c), b + c, 0.5)))
 
 
@@ -186,6 +199,9 @@ def wilcoxon_pratt(x: Sequence[float], y: Sequence[float]) -> float | None:
     or fail there). Returns None when there are fewer than 2 pairs: one signed rank has no
     sampling distribution to speak of, so the test is not applicable rather than "not significant".
     """
+    import numpy as np
+    from scipy import stats as _st
+
     a, b = _finite_array(x, "wilcoxon_pratt x"), _finite_array(y, "wilcoxon_pratt y")
     if a.size != b.size:
         raise ValueError(f"wilcoxon_pratt: paired samples differ in length ({a.size} vs {b.size})")

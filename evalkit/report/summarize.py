@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Iterable
 
-from evalkit.artifacts import ScoresArtifact, artifact_path
+from evalkit.artifacts import ARTIFACT_FILES, ScoresArtifact, artifact_path
 from evalkit.cases import Case, Project
 from evalkit.config import Config
 from evalkit.fsutil import atomic_write_json, digest
@@ -18,25 +18,104 @@ from evalkit.report.models import (Aggregate, CaseCell, CaseDetail, CaseRow, Cha
 from evalkit.report.scenarios import scenario_groups
 from evalkit.report.site import previous_report_path
 from evalkit.systems.base import participating
-from evalkit.stats import apply_holm, compare_binary, compare_scores, mean_ci, rate
+from evalkit.stats import (MeanEstimate, PairedComparison, RateEstimate, apply_holm, compare_binary, compare_scores,
+                           mean_ci, rate)
 
 EPS = 1e-9
+STATS_CACHE_VERSION = 1
 
 
-def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: dict[str, int], cfg: Config) -> Aggregate:
+class StatsCache:
+    """Results of the statistics functions from earlier summarize runs (`<work>/cache/stats.json`).
+
+    Every entry is keyed by a digest of the call: the function, every argument (the values
+    themselves, not where they came from) and a salt made of the source of the statistics code
+    and the installed numpy and scipy. So an entry is only ever reused for the very same call,
+    and a summarize whose intervals and tests are all cached needs neither numpy nor scipy (the
+    bootstrap and their import are most of its time). The file keeps the entries the last run
+    used, so it does not grow release after release.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.salt = _stats_salt()
+        self.old: dict[str, Any] = {}
+        self.used: dict[str, Any] = {}
+        self.hits = self.misses = 0
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and data.get("salt") == self.salt and isinstance(data.get("entries"), dict):
+                    self.old = data["entries"]
+            except (FileNotFoundError, ValueError):
+                pass
+
+    def call(self, model: type, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """fn(*args, **kwargs), or its stored result (a `model` dumped as JSON) for the same call."""
+        key = digest([fn.__name__, args, sorted(kwargs.items())])
+        stored = self.used.get(key)
+        if stored is None:
+            stored = self.old.get(key)
+        if stored is not None:
+            try:
+                result = model.model_validate(stored)
+            except ValueError:
+                result = None
+            if result is not None:
+                self.hits += 1
+                self.used[key] = stored
+                return result
+        self.misses += 1
+        result = fn(*args, **kwargs)
+        self.used[key] = result.model_dump(mode="json")
+        return result
+
+    def save(self) -> None:
+        if self.path is not None and (self.misses or self.used.keys() != self.old.keys()):
+            atomic_write_json(self.path, {"salt": self.salt, "entries": self.used}, compact=True)
+
+
+def _stats_salt() -> str:
+    """What else a cached statistic depends on: the code computing it and the numerical libraries."""
+    import importlib.util
+
+    import evalkit.stats
+
+    parts: list[Any] = [STATS_CACHE_VERSION, Path(evalkit.stats.__file__).read_text(encoding="utf-8")]
+    for name in ("numpy", "scipy"):
+        spec = importlib.util.find_spec(name)
+        origin = Path(spec.origin) if spec and spec.origin else None
+        if origin is None:
+            parts.append([name, None])
+            continue
+        version = origin.parent / "version.py"
+        marker = version if version.exists() else origin
+        st = marker.stat()
+        parts.append([name, str(marker), st.st_mtime_ns, st.st_size,
+                      marker.read_text(encoding="utf-8", errors="replace") if marker == version else None])
+    return digest(parts)
+
+
+def _call(cache: StatsCache | None, model: type, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    return fn(*args, **kwargs) if cache is None else cache.call(model, fn, *args, **kwargs)
+
+
+def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: dict[str, int], cfg: Config,
+              cache: StatsCache | None = None) -> Aggregate:
     """Rate with a Wilson interval, mean with a bootstrap BCa interval, or a total."""
     base = {"metric": info.name, "n": len(values), "not_applicable": n_na, "excluded": dict(sorted(excluded.items()))}
     if info.aggregate == "sum":
         return Aggregate(**base, value=round(sum(values), 6) if values else None, method="total")
     if info.aggregate == "rate":
-        est = rate(int(round(sum(values))), len(values), cfg.report.confidence)
+        est = _call(cache, RateEstimate, rate, int(round(sum(values))), len(values), cfg.report.confidence)
         return Aggregate(**base, value=est.value, low=est.low, high=est.high, method="wilson")
-    m = mean_ci(values, n_resamples=cfg.report.bootstrap_resamples, seed=cfg.report.seed,
-                confidence=cfg.report.confidence)
+    m = _call(cache, MeanEstimate, mean_ci, values, n_resamples=cfg.report.bootstrap_resamples,
+                          seed=cfg.report.seed, confidence=cfg.report.confidence)
     return Aggregate(**base, value=m.value, low=m.low, high=m.high, method=m.method)
 
 
-def aggregate_scores(scores: Iterable[ScoresArtifact], metric_names: list[str], cfg: Config) -> dict[str, Aggregate]:
+def aggregate_scores(scores: Iterable[ScoresArtifact], metric_names: list[str], cfg: Config,
+                     cache: StatsCache | None = None) -> dict[str, Aggregate]:
     scores = list(scores)
     out = {}
     for name in metric_names:
@@ -51,7 +130,7 @@ def aggregate_scores(scores: Iterable[ScoresArtifact], metric_names: list[str], 
                 n_na += 1
             else:
                 values.append(float(v))
-        out[name] = aggregate(info, values, n_na, excluded, cfg)
+        out[name] = aggregate(info, values, n_na, excluded, cfg, cache)
     return out
 
 
@@ -61,7 +140,7 @@ def metric_order(scores: Iterable[ScoresArtifact]) -> list[str]:
 
 
 def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], ScoresArtifact], systems: list[str],
-                  case_ids: list[str]) -> list:
+                  case_ids: list[str], cache: StatsCache | None = None) -> list:
     """Each system against the baseline on the cases both have a value for; Holm per system.
 
     When the configured baseline does not run on this suite, the suite's first system is its baseline.
@@ -91,10 +170,12 @@ def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], S
             if len(base_vals) < 1:
                 continue
             if info.binary:
-                group.append(compare_binary(name, baseline, system, [v >= 0.5 for v in base_vals],
-                                            [v >= 0.5 for v in other_vals], seed=cfg.report.seed))
+                group.append(_call(cache, PairedComparison, compare_binary, name, baseline, system,
+                                               [v >= 0.5 for v in base_vals], [v >= 0.5 for v in other_vals],
+                                               seed=cfg.report.seed))
             else:
-                group.append(compare_scores(name, baseline, system, base_vals, other_vals, seed=cfg.report.seed))
+                group.append(_call(cache, PairedComparison, compare_scores, name, baseline, system, base_vals,
+                                               other_vals, seed=cfg.report.seed))
         out.extend(apply_holm(group))
     return out
 
@@ -215,11 +296,20 @@ def case_detail(cfg: Config, case: Case, systems: list[Any]) -> CaseDetail:
 def summarize(cfg: Config, project: Project, write_case_details: bool = True) -> Report:
     """Read every scores.json of the run; write report.json and site/<release>/cases/**.json."""
     pairs = participating(cfg, project)
+    cache = StatsCache(cfg.work_path / "cache" / "stats.json")
+    work, score_file = str(cfg.work_path), ARTIFACT_FILES["score"]
     scores: dict[tuple[str, str], ScoresArtifact] = {}
+    by_system: dict[str, list[tuple[str, ScoresArtifact]]] = defaultdict(list)
     for system, case in pairs:
-        p = artifact_path(cfg.work_path, "score", system.name, case.suite, case.id)
-        if p.exists():
-            scores[(system.name, case.key)] = ScoresArtifact.model_validate_json(p.read_bytes())
+        # the same path as artifact_path(), built as a plain string: this runs once per (system, case)
+        try:
+            with open(f"{work}/artifacts/{system.name}/{case.suite}/{case.id}/{score_file}", "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            continue
+        key = case.key
+        s = scores[(system.name, key)] = ScoresArtifact.model_validate_json(data)
+        by_system[system.name].append((key, s))
     systems_in_run = [s for s in cfg.systems if any(p[0] is s for p in pairs)]
     names = [s.name for s in systems_in_run]
 
@@ -238,8 +328,8 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
 
     system_summaries = []
     for system in systems_in_run:
-        mine = [s for (sys_name, _), s in scores.items() if sys_name == system.name]
-        aggs = aggregate_scores(mine, metric_order(mine), cfg)
+        mine = [s for _, s in by_system[system.name]]
+        aggs = aggregate_scores(mine, metric_order(mine), cfg, cache)
         resolved = aggs.get("resolved")
         cost = sum(s.usage.cost_usd for s in mine)
         cpr = None
@@ -258,10 +348,11 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
     for suite_name, cases in sorted(by_suite_cases.items()):
         suite = project.suites[suite_name]
         keys = [c.key for c in cases]
-        suite_scores = {(sn, ck): s for (sn, ck), s in scores.items() if ck in keys}
+        key_set = set(keys)
+        suite_scores = {(sn, ck): s for (sn, ck), s in scores.items() if ck in key_set}
         names_here = [n for n in names if any(sn == n for sn, _ in suite_scores)]
         order = metric_order(suite_scores.values())
-        per_system = {n: aggregate_scores([s for (sn, _), s in suite_scores.items() if sn == n], order, cfg)
+        per_system = {n: aggregate_scores([s for (sn, _), s in suite_scores.items() if sn == n], order, cfg, cache)
                       for n in names_here}
         broken = sorted({f"{c.id}: {'; '.join(p.message for p in c.problems)}" for c in cases if c.problems} |
                         {f"{ck.split('/', 1)[1]}: {s.reason}" for (sn, ck), s in suite_scores.items() if s.excluded == "broken"
@@ -274,21 +365,26 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
             name=suite_name, kind=suite.kind, language=suite.language,
             description=suite.spec.description if suite.spec else "", n_cases=len(cases), metrics=order,
             systems=per_system, comparisons=compare_suite(cfg, order, {(sn, ck): s for (sn, ck), s in suite_scores.items()},
-                                                          names_here, keys),
+                                                          names_here, keys, cache),
             broken=broken, notes=notes,
             corpus={n: c for n in names_here if (c := corpus_metrics(cfg, project, n, cases, scores))}))
 
     breakdowns: dict[str, dict[str, dict[str, Aggregate]]] = {}
     tags = sorted({t for c in project.cases for t in c.data.get("tags", [])})
     headline = [m for m, info in METRICS.items() if info.headline and info.aggregate != "sum" and m != "wall_s"]
+    tagged_by: dict[str, set[str]] = defaultdict(set)
+    for c in project.cases:
+        for t in c.data.get("tags", []):
+            tagged_by[t].add(c.key)
     for tag in tags:
-        tagged = {c.key for c in project.cases if tag in c.data.get("tags", [])}
+        tagged = tagged_by[tag]
         breakdowns[tag] = {}
         for n in names:
-            mine = [s for (sn, ck), s in scores.items() if sn == n and ck in tagged]
+            mine = [s for ck, s in by_system[n] if ck in tagged]
             if mine:
                 order = [m for m in metric_order(mine) if m in headline]
-                breakdowns[tag][n] = aggregate_scores(mine, order, cfg)
+                breakdowns[tag][n] = aggregate_scores(mine, order, cfg, cache)
+    cache.save()
 
     present = {m for s in scores.values() for m in s.metrics}
     present |= {m for su in suite_summaries for c in su.corpus.values() for m in c}
@@ -353,11 +449,13 @@ def judge_notes(scores: Iterable[ScoresArtifact]) -> set[str]:
 
 def _isolation_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> dict[str, list[str]]:
     notes: dict[str, set[str]] = defaultdict(set)
+    work, name = str(cfg.work_path), ARTIFACT_FILES["execute"]
     for system, case in pairs:
-        p = artifact_path(cfg.work_path, "execute", system.name, case.suite, case.id)
-        if not p.exists():
+        try:
+            with open(f"{work}/artifacts/{system.name}/{case.suite}/{case.id}/{name}", encoding="utf-8") as fh:
+                data = json.load(fh)
+        except FileNotFoundError:
             continue
-        data = json.loads(p.read_text(encoding="utf-8"))
         if data.get("isolation") == "local":
             notes[case.suite].add("Tests ran in the local sandbox, without container isolation (no Docker daemon answered).")
     return {k: sorted(v) for k, v in notes.items()}
