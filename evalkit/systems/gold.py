@@ -14,7 +14,10 @@ def gold(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     """What a perfect system would answer, built from the case's reference."""
     ref = case.reference
     if case.kind == "migration":
-        return Sample(files={case.inputs["file_path"]: case.read("reference.expected_file") or ""})
+        expected = case.read("reference.expected_file")
+        if expected is None:  # e.g. imported from an analyzer report: nothing to answer with
+            return Sample(status="error", reason="the case has no reference.expected_file: gold has no answer")
+        return Sample(files={case.inputs["file_path"]: expected})
     if case.kind == "patch":
         return Sample(patch=case.read("reference.patch_file") or "")
     sample: dict[str, Any] = {}
