@@ -35,6 +35,20 @@ def merge_rerun(
     return out, still_failing
 
 
+def lookup(tests: dict[str, TestStatus], test_id: str) -> TestStatus | None:
+    """Status of an expected id; an id SWE-bench's log parser cut at the first space
+    (`test_x[a-b` for `test_x[a-b c]`) stands for every result id it is the first word of:
+    passed only when all of those passed. None when nothing matches."""
+    if test_id in tests:
+        return tests[test_id]
+    if "[" not in test_id or "]" in test_id:
+        return None
+    cut = [status for full, status in tests.items() if " " in full and full.split(" ", 1)[0] == test_id]
+    if not cut:
+        return None
+    return "passed" if all(st == "passed" for st in cut) else next(st for st in cut if st != "passed")
+
+
 def grade(
     tests: dict[str, TestStatus],
     fail_to_pass: list[str],
@@ -46,8 +60,8 @@ def grade(
     Flaky ids count as failed (``fail``), passed (``pass``) or are left out (``exclude``); when
     every FAIL_TO_PASS id is left out, nothing shows the fix works, so it is not resolved.
     """
-    f2p = {t: tests.get(t, "failed") for t in fail_to_pass}
-    p2p = {t: tests.get(t, "failed") for t in pass_to_pass}
+    f2p = {t: lookup(tests, t) or "failed" for t in fail_to_pass}
+    p2p = {t: lookup(tests, t) or "failed" for t in pass_to_pass}
     notes: list[str] = []
 
     def ok(status: TestStatus) -> bool | None:
@@ -57,7 +71,7 @@ def grade(
 
     f2p_ok = [v for v in map(ok, f2p.values()) if v is not None]
     p2p_ok = [v for v in map(ok, p2p.values()) if v is not None]
-    absent = [t for t in [*fail_to_pass, *pass_to_pass] if t not in tests]
+    absent = [t for t in [*fail_to_pass, *pass_to_pass] if lookup(tests, t) is None]
     if absent:
         notes.append(f"{len(absent)} expected test id(s) absent from the results (counted as failed)")
     if fail_to_pass and not f2p_ok:

@@ -102,3 +102,18 @@ def test_capped_tar_read_stops_early():
     chunks = (data[i:i + 65536] for i in range(0, len(data), 65536))
     files, capped = read_tar_files(chunks, 1_000_000, strip="out/")
     assert files == {"small": b"ok"} and capped is True
+
+
+def test_ids_swebench_cut_at_the_first_space_match_the_full_parametrised_ids():
+    from evalkit.sandbox.grading import grade
+
+    tests = {"tests/t.py::test_fail[custom-Custom error message.]": "passed",
+             "tests/t.py::test_fail[custom-Custom other words]": "passed",
+             "tests/t.py::test_ok": "passed", "tests/t.py::test_bad[x y]": "failed"}
+    g = grade(tests, ["tests/t.py::test_ok"], ["tests/t.py::test_fail[custom-Custom", "tests/t.py::test_bad[x"])
+    assert g.pass_to_pass == {"tests/t.py::test_fail[custom-Custom": "passed", "tests/t.py::test_bad[x": "failed"}
+    assert not g.resolved and not g.notes  # nothing absent: the cut ids were found
+    # an id that is not cut (closed bracket, or no bracket) must match exactly
+    assert grade(tests, ["tests/t.py::test_o"], []).fail_to_pass == {"tests/t.py::test_o": "failed"}
+    assert grade(tests, ["tests/t.py::test_fail[custom-Custom error]"], []).fail_to_pass[
+        "tests/t.py::test_fail[custom-Custom error]"] == "failed"
