@@ -23,8 +23,17 @@ def check_project(config: str | None = None) -> tuple[list[Problem], str]:
             prog = system.command[0].replace("{python}", sys.executable)
             if not (shutil.which(prog) or shutil.which(str(cfg.resolve(prog)))):
                 problems.append(Problem(cfg.path, None, f"system {system.name!r}: command {prog!r} not found"))
-        if system.adapter == "recorded" and not cfg.resolve(system.path).exists():
-            problems.append(Problem(cfg.path, None, f"system {system.name!r}: recorded path {system.path!r} does not exist"))
+        if system.adapter == "recorded":
+            path = cfg.resolve(system.path)
+            if not path.exists():
+                problems.append(Problem(cfg.path, None, f"system {system.name!r}: recorded path {system.path!r} does not exist"))
+            elif path.is_file():
+                from evalkit.systems.recorded import load_predictions
+
+                try:
+                    load_predictions(path)
+                except InputError as exc:
+                    problems.extend(exc.problems)
         for s in system.suites or []:
             if s not in project.suites:
                 problems.append(Problem(cfg.path, None, f"system {system.name!r}: unknown suite {s!r}"))

@@ -85,3 +85,13 @@ def test_fixed_file_is_read_again(tmp_path: Path) -> None:
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
     assert _run(tmp_path, "p.jsonl").patch == "diff"
+
+
+def test_check_reports_a_malformed_predictions_file_before_a_run(tmp_path: Path) -> None:
+    from helpers import make_project, evalkit
+
+    root = make_project(tmp_path / "p", systems="systems:\n  - {name: naive, adapter: recorded, path: preds.jsonl}\n")
+    (root / "preds.jsonl").write_text('{"instance_id": "a-1", "model_patch": "diff"}\n{"instance_id": 7}\n')
+    proc = evalkit(root, "check", check=False)
+    assert proc.returncode == 2
+    assert f"{root / 'preds.jsonl'}:2:" in proc.stderr and "instance_id" in proc.stderr
