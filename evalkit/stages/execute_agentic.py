@@ -38,6 +38,9 @@ def recheck(cfg: Config, case: Case, sample: Sample) -> dict[str, Any]:
     except TreeUnavailable as exc:
         return {"status": "case_error", "reason": str(exc)}
     expected = case.reference.get("expected_tasks", [])
+    missing = sorted({t["file"] for t in expected if not (tree / t["file"]).is_file()})
+    if missing:
+        return {"status": "case_error", "reason": f"expected task file(s) not in the source tree: {', '.join(missing[:5])}"}
     matchers = case.inputs.get("matchers", {})
     with WorkTree(tree) as wt:
         try:

@@ -64,3 +64,27 @@ def test_incident_present_by_matcher_or_by_the_original_line():
     assert not incident_present(None, "a\n  @ApplicationScoped\n", "A.java", "@Stateless")
     # a deleted file has no incident left
     assert not incident_present({"type": "import", "pattern": "cgi"}, None, "r.py", None)
+
+
+def test_an_expected_task_in_a_missing_file_makes_the_case_broken(tmp_path):
+    from evalkit.artifacts import Sample
+    from evalkit.cases import Case
+    from evalkit.config import Config
+    from evalkit.stages.execute_agentic import recheck
+
+    src = tmp_path / "suite" / "app" / "source"
+    src.mkdir(parents=True)
+    (src / "a.py").write_text("import imp\n")
+    case = Case(suite="suite", id="app", kind="agentic", language="python", path="x", dir=str(src.parent), files=[],
+                data={"inputs": {"source_dir": "source", "matchers": {"r": {"type": "import", "pattern": "imp"}}},
+                      "reference": {"expected_tasks": [T("r", "a.py", 1), T("r", "gone.py", 1)]}},
+                refs={"inputs.source_dir": str(src)})
+    cfg = Config(release="r", systems=[{"name": "g", "adapter": "gold"}], work_dir=str(tmp_path / "w"))
+    run = recheck(cfg, case, Sample(files={"a.py": "import importlib\n"}))
+    assert run["status"] == "case_error" and "gone.py" in run["reason"]
+    case.data["reference"]["expected_tasks"] = [T("r", "a.py", 1)]
+    run = recheck(cfg, case, Sample(files={"a.py": "import importlib\n"}))
+    assert run["status"] == "completed" and run["incidents"] == [
+        {"rule_id": "r", "file": "a.py", "line": 1, "present": False}]
+    run = recheck(cfg, case, Sample(patch="not a diff"))
+    assert run["status"] == "patch_failed" and run["incidents"][0]["present"] is True
