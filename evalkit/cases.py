@@ -127,9 +127,9 @@ def _case_files(suite_dir: Path) -> list[tuple[str, Path]]:
             if entry.name.startswith((".", "_")) or entry.name == "suite.yaml":
                 continue
             if entry.is_dir():
-                case_yaml = Path(entry.path) / "case.yaml"
-                if case_yaml.exists():
-                    found.append((entry.name, case_yaml))
+                case_yaml = os.path.join(entry.path, "case.yaml")
+                if os.path.exists(case_yaml):
+                    found.append((entry.name, Path(case_yaml)))
             elif entry.name.endswith((".yaml", ".yml")):
                 found.append((entry.name.rsplit(".", 1)[0], Path(entry.path)))
     return sorted(found)
@@ -257,6 +257,7 @@ def discover(cases_dir: Path, only_suites: list[str] | None = None, cache_dir: P
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError, KeyError):
             cache = {}
     new_cache: dict[str, Any] = {}
+    changed = False  # whether new_cache differs from what the file holds (a no-op run writes nothing)
 
     def show(p: Path) -> str:
         try:
@@ -286,27 +287,31 @@ def discover(cases_dir: Path, only_suites: list[str] | None = None, cache_dir: P
         sig = _stat_sig([suite_key])
         if entry and entry[0] == sig:
             suite = entry[1]
+            new_cache[suite_key] = entry
         else:
             suite = _load_suite(name, sdir, show(sdir / "suite.yaml"))
-        new_cache[suite_key] = (sig, suite)
+            new_cache[suite_key] = (sig, suite)
+            changed = True
         suites[name] = suite
         seen_ids: dict[str, str] = {}
         for cname, cpath in _case_files(sdir):
             key = str(cpath)
             entry = cache.get(key)
-            if entry and entry[0] == _stat_sig(entry[1].files) and entry[2] == suite_key and entry[3] == sig:
+            if entry and entry[2] == suite_key and entry[3] == sig and entry[0] == _stat_sig(entry[1].files):
                 case = entry[1]
+                new_cache[key] = entry  # its signature was just checked: no second stat of every file
             else:
                 case = _load_case(suite, cname, cpath, show(cpath))
                 case.files = sorted(set(case.files))
                 case.digest = digest([(os.path.relpath(f, sdir), file_digest(f)) for f in case.files if os.path.exists(f)])
-            new_cache[key] = (_stat_sig(case.files), case, suite_key, sig)
+                new_cache[key] = (_stat_sig(case.files), case, suite_key, sig)
+                changed = True
             if case.id in seen_ids:
                 case = Case(**{**case.__dict__, "problems": case.problems + [Problem(
-                    show(cpath), 1, f"duplicate case id {case.id!r} (also in {seen_ids[case.id]})")]})
+                    show(cpath), 1, f"duplicate case id {case.id!r} (also in {show(Path(seen_ids[case.id]))})")]})
             else:
-                seen_ids[case.id] = show(cpath)
+                seen_ids[case.id] = key  # shown (resolved, relative) only when a duplicate needs it
             cases.append(case)
-    if cache_file and new_cache != cache:
+    if cache_file and (changed or new_cache.keys() != cache.keys()):
         atomic_write_bytes(cache_file, pickle.dumps({"version": CACHE_VERSION, "entries": new_cache}))
     return Project(suites, cases)

@@ -36,6 +36,24 @@ def load(path: str | None = None, refresh: bool = False) -> Loaded:
         return _loaded[key]
 
 
+def participating(cfg: Config, project: Project) -> list[tuple[object, Case]]:
+    """Every (system, case) pair a run covers, in config and case order: the same list as
+    evalkit.systems.base.participating, asking runs_on once per (system, suite), not per case."""
+    from evalkit.systems.base import runs_on
+
+    memo: dict[tuple[int, str], bool] = {}
+    pairs = []
+    for i, system in enumerate(cfg.systems):
+        for case in project.cases:
+            key = (i, case.suite)
+            ok = memo.get(key)
+            if ok is None:
+                ok = memo[key] = runs_on(system, case.suite, project.suites[case.suite].kind)
+            if ok:
+                pairs.append((system, case))
+    return pairs
+
+
 def forget() -> None:
     """Drop memoized projects (tests that edit files in-process)."""
     with _lock:

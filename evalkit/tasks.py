@@ -18,9 +18,11 @@ import traceback
 from pathlib import Path
 from typing import Any, Iterator
 
+from doit.dependency import MD5Checker as _DoitMD5Checker
+
 from evalkit.artifacts import ARTIFACT_FILES, ARTIFACT_MODELS, ArtifactBase, artifact_path, read_optional, write_artifact
 from evalkit.errors import InputError
-from evalkit.project import Loaded, load
+from evalkit.project import Loaded, load, participating
 from evalkit.stages import slices
 
 EXECUTED_KINDS = {"patch", "agentic", "e2e"}
@@ -34,6 +36,11 @@ def selection() -> list[str]:
 
 def selected(case_key: str, globs: list[str]) -> bool:
     return not globs or any(fnmatch.fnmatchcase(case_key, g) for g in globs)
+
+
+def stage_chain(kind: str) -> list[str]:
+    """The stages a (system, case) of a suite kind goes through, in order."""
+    return ["generate"] + (["execute"] if kind in EXECUTED_KINDS else []) + ["grade", "score"]
 
 
 def not_marked_for_retry(path: str) -> bool:
@@ -120,6 +127,32 @@ def run_render(config: str, release: str) -> bool:
     return True
 
 
+# ---- doit's file checker -----------------------------------------------------------------------
+
+_READ_ONLY: set[str] = set()
+"""file_deps no task writes (case files, watched files, config slices), filled in by Graph."""
+
+
+class MD5Checker(_DoitMD5Checker):
+    """doit's MD5Checker, except that a file no task writes is stat'ed once per run, not once per task.
+
+    Case files are read by a task per system, suite.yaml and the config slices by thousands of tasks;
+    none of them changes while doit runs (slices are written before). Targets (artifacts) are still
+    stat'ed at every check. Same class name as doit's, so the states doit saved stay valid.
+    """
+
+    def __init__(self) -> None:
+        self._stats: dict[str, os.stat_result] = {}
+
+    def info(self, file_path: str) -> os.stat_result:
+        if file_path not in _READ_ONLY:
+            return os.stat(file_path)
+        st = self._stats.get(file_path)
+        if st is None:
+            st = self._stats[file_path] = os.stat(file_path)
+        return st
+
+
 # ---- task generators ---------------------------------------------------------------------------
 
 class Graph:
@@ -130,11 +163,10 @@ class Graph:
         cfg = self.loaded.config
         self.config = cfg.path
         self.globs = selection()
-        from evalkit.systems.base import participating
-
         self.pairs = participating(cfg, self.loaded.project)
         self.cfg = cfg
         self.work = str(cfg.work_path)
+        self._stage_rows: list[tuple[Any, Any, str, list[str], bool]] | None = None
         self.slice_files = {
             "execute": slices.write_slice(cfg, "execute", slices.execute_slice(cfg)),
             "grade": slices.write_slice(cfg, "grade", slices.grade_slice(cfg)),
@@ -143,28 +175,42 @@ class Graph:
         }
         self.system_slice_files = {s.name: slices.write_slice(cfg, f"generate-{s.name}", slices.generate_slice(cfg, s))
                                    for s in cfg.systems}
+        _READ_ONLY.update(self.slice_files.values(), self.system_slice_files.values())
+        _READ_ONLY.update(f for c in self.loaded.project.cases for f in c.files)
+        _READ_ONLY.update(str(cfg.resolve(w)) for s in cfg.systems for w in getattr(s, "watch", []))
 
     def path(self, stage: str, system: str, case: Any) -> str:
         # plain string joins: this runs ~30,000 times per doit invocation on a large project
         return f"{self.work}/artifacts/{system}/{case.suite}/{case.id}/{ARTIFACT_FILES[stage]}"
 
     def stages_for(self, case: Any) -> list[str]:
-        return ["generate"] + (["execute"] if case.kind in EXECUTED_KINDS else []) + ["grade", "score"]
+        return stage_chain(case.kind)
+
+    def stage_rows(self) -> list[tuple[Any, Any, str, list[str], bool]]:
+        """(system, case, artifact folder, stage chain, selected) per pair, computed once for all stages."""
+        if self._stage_rows is None:
+            chains = {kind: stage_chain(kind) for kind in {c.kind for _, c in self.pairs}}
+            self._stage_rows = [(system, case, f"{self.work}/artifacts/{system.name}/{case.suite}/{case.id}/",
+                                 chains[case.kind], selected(case.key, self.globs)) for system, case in self.pairs]
+        return self._stage_rows
 
     def stage_tasks(self, stage: str) -> Iterator[dict[str, Any]]:
         cfg = self.cfg
-        for system, case in self.pairs:
-            if not selected(case.key, self.globs) or stage not in self.stages_for(case):
+        file_of = ARTIFACT_FILES
+        watched: dict[str, list[str]] = {}
+        for system, case, folder, chain, chosen in self.stage_rows():
+            if not chosen or stage not in chain:
                 continue
-            chain = self.stages_for(case)
-            target = self.path(stage, system.name, case)
+            target = folder + file_of[stage]  # == self.path(stage, system.name, case)
             if stage == "generate":
-                deps = list(case.files) + [str(cfg.resolve(w)) for w in getattr(system, "watch", [])]
+                if system.name not in watched:
+                    watched[system.name] = [str(cfg.resolve(w)) for w in getattr(system, "watch", [])]
+                deps = list(case.files) + watched[system.name]
                 deps.append(self.system_slice_files[system.name])
             else:
                 # The case's files reach later stages through output.json, whose provenance holds
                 # the case digest: listing them again would only cost stats on every no-op run.
-                deps = [self.path(s, system.name, case) for s in chain[: chain.index(stage)]]
+                deps = [folder + file_of[s] for s in chain[: chain.index(stage)]]
                 deps.append(self.slice_files[stage])
             if stage == "score" and case.kind == "patch":
                 deps.append(self.validation_path(case))
@@ -224,6 +270,7 @@ def doit_config() -> dict[str, Any]:
     db = g.cfg.work_path / "doit.sqlite3"
     db.parent.mkdir(parents=True, exist_ok=True)
     return {"backend": "sqlite3", "dep_file": str(db), "verbosity": 1, "reporter": "executed-only",
+            "check_file_uptodate": MD5Checker,
             "default_tasks": ["generate", "validate", "execute", "grade", "score", "summarize", "render"]}
 
 

@@ -17,7 +17,7 @@ from evalkit.report.models import (Aggregate, CaseCell, CaseDetail, CaseRow, Cha
                                    SuiteSummary, SystemDiff, SystemSummary)
 from evalkit.report.scenarios import scenario_groups
 from evalkit.report.site import previous_report_path
-from evalkit.systems.base import participating
+from evalkit.project import participating
 from evalkit.stats import (MeanEstimate, PairedComparison, RateEstimate, apply_holm, compare_binary, compare_scores,
                            mean_ci, rate)
 
