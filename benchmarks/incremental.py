@@ -68,7 +68,7 @@ def timed_run(root: Path, jobs: int) -> tuple[float, int]:
                           capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
-        sys.exit(f"run failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+        sys.exit(f"run failed (exit status {proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     return elapsed, sum(1 for line in proc.stdout.splitlines() if line.startswith(".  "))
 
 

@@ -117,20 +117,18 @@ def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: dict[s
 def aggregate_scores(scores: Iterable[ScoresArtifact], metric_names: list[str], cfg: Config,
                      cache: StatsCache | None = None) -> dict[str, Aggregate]:
     scores = list(scores)
+    excluded = Counter(s.excluded for s in scores if s.excluded)  # the same for every metric
+    kept = [s.metrics for s in scores if not s.excluded]
     out = {}
     for name in metric_names:
-        info = METRICS[name]
-        values, n_na, excluded = [], 0, Counter()
-        for s in scores:
-            if s.excluded:
-                excluded[s.excluded] += 1
-                continue
-            v = s.metrics.get(name)
+        values, n_na = [], 0
+        for metrics in kept:
+            v = metrics.get(name)
             if v is None:
                 n_na += 1
             else:
                 values.append(float(v))
-        out[name] = aggregate(info, values, n_na, excluded, cfg, cache)
+        out[name] = aggregate(METRICS[name], values, n_na, excluded, cfg, cache)
     return out
 
 
@@ -148,21 +146,28 @@ def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], S
     if not systems:
         return []
     baseline = cfg.baseline_name if cfg.baseline_name in systems else systems[0]
+
+    def scored(system: str) -> dict[str, dict[str, float | None]]:
+        """case id -> metrics of the system's scores that are not excluded."""
+        return {cid: s.metrics for cid in case_ids if (s := scores.get((system, cid))) is not None and not s.excluded}
+
+    base_scored = scored(baseline)
     out = []
     for system in systems:
         if system == baseline:
             continue
+        # cases both have a (not excluded) score for, in case order
+        other_scored = scored(system)
+        both = [(a, b) for cid in case_ids
+                if (b := other_scored.get(cid)) is not None and (a := base_scored.get(cid)) is not None]
         group = []
         for name in names:
             info = METRICS[name]
             if info.aggregate == "sum" or info.higher_is_better is None:
                 continue
             base_vals, other_vals = [], []
-            for cid in case_ids:
-                a, b = scores.get((baseline, cid)), scores.get((system, cid))
-                if a is None or b is None or a.excluded or b.excluded:
-                    continue
-                va, vb = a.metrics.get(name), b.metrics.get(name)
+            for a, b in both:
+                va, vb = a.get(name), b.get(name)
                 if va is None or vb is None:
                     continue
                 base_vals.append(va)
