@@ -22,15 +22,20 @@ def _yaml() -> YAML:
     return y
 
 
-def load_yaml(path: Path, shown_as: str | None = None) -> Any:
-    """Parse a YAML file (round-trip nodes, so line numbers survive); raise InputError on bad YAML."""
-    shown = shown_as or str(path)
+def read_input_text(path: Path, shown: str) -> str:
+    """A user's input file as text; InputError naming the file when it is unreadable or not UTF-8."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(Problem(shown, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")) from None
     except OSError as exc:
         raise InputError(Problem(shown, None, f"cannot read: {exc.strerror}")) from None
+
+
+def load_yaml(path: Path, shown_as: str | None = None) -> Any:
+    """Parse a YAML file (round-trip nodes, so line numbers survive); raise InputError on bad YAML."""
+    shown = shown_as or str(path)
+    text = read_input_text(path, shown)
     try:
         return _yaml().load(text)
     except MarkedYAMLError as exc:

@@ -17,6 +17,7 @@ from evalkit.artifacts import Sample
 from evalkit.cases import Case
 from evalkit.errors import InputError, Problem, rel
 from evalkit.systems.base import RunContext, adapter
+from evalkit.yamlio import read_input_text
 
 _lock = threading.Lock()
 _predictions: dict[tuple[str, float], dict[str, dict[str, Any]]] = {}
@@ -50,12 +51,7 @@ def load_predictions(path: Path, shown: str | None = None) -> dict[str, dict[str
         if key in _predictions:
             return _predictions[key]
     shown = shown or str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(shown, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")) from None
-    except OSError as exc:
-        raise InputError(Problem(shown, None, f"cannot read: {exc.strerror}")) from None
+    text = read_input_text(path, shown)
     problems: list[Problem] = []
     rows: list[tuple[int | None, str, Any]] = []
     if path.suffix == ".json":
