@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator
 
 from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_blocks
-from evalkit.llm.pricing import Usage
 from evalkit.llm.prompts import render, template_digest
 from evalkit.llm.settings import JudgeSettings
 from evalkit.llm.structured import ask_samples, parse_model
+from evalkit.graders.spend import GraderSpend
 from evalkit.models import Model
 if TYPE_CHECKING:  # the SDK takes a second to import: only when a client exists
     from evalkit.llm.client import ModelClient
@@ -112,7 +112,7 @@ def parse_verdict(text: str) -> tuple[MigrationVerdict, str]:
 Status = Literal["judged", "parser", "judge_error", "not_configured", "not_judged_budget", "infra_error"]
 
 
-class JudgeOutcome(Model):
+class JudgeOutcome(GraderSpend):
     """The judge's result for one migrated file (the grade stage records this)."""
 
     status: Status
@@ -140,16 +140,6 @@ class JudgeOutcome(Model):
     """Parser findings of the pre-check."""
     precheck: Literal["passed", "failed", "skipped"] = "skipped"
     """Tree-sitter pre-check result; skipped for languages without a grammar."""
-    usage: Usage = Field(default_factory=Usage)
-    """Tokens of every response used (repairs included)."""
-    cost_usd: float = 0.0
-    """USD cost of producing those responses (the same whether served from the cache or not)."""
-    raw_answers: list[str] = Field(default_factory=list)
-    """The judge's unusable answers, kept on judge_error."""
-    error: str | None = None
-    """Why there is no verdict (validation error, API error, budget)."""
-    request_keys: list[str] = Field(default_factory=list)
-    """Cache keys of the responses used."""
 
 
 def prompt_version() -> str:

@@ -18,10 +18,10 @@ from typing import Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from evalkit.llm.calls import BudgetExceeded, LLMRequest, system_blocks
-from evalkit.llm.pricing import Usage
 from evalkit.llm.prompts import render, template_digest
 from evalkit.llm.settings import JudgeSettings
 from evalkit.llm.structured import AnswerError, ask_samples, last_json_object, reasoning_before, validation_message
+from evalkit.graders.spend import GraderSpend
 from evalkit.models import Model
 
 SYSTEM_TEMPLATE = "rubric_judge_system.md.j2"
@@ -127,7 +127,7 @@ class CriterionResult(Model):
     """The first sample's reason."""
 
 
-class RubricOutcome(Model):
+class RubricOutcome(GraderSpend):
     """Rubric grade of one generation case."""
 
     status: Literal["judged", "judge_error", "not_configured", "not_judged_budget", "infra_error"]
@@ -144,16 +144,6 @@ class RubricOutcome(Model):
     """Some criterion was met in some samples and not in others."""
     reasoning: list[str] = Field(default_factory=list)
     """Free text before each sample's JSON."""
-    usage: Usage = Field(default_factory=Usage)
-    """Tokens of every response used (repairs included)."""
-    cost_usd: float = 0.0
-    """USD cost of producing those responses."""
-    raw_answers: list[str] = Field(default_factory=list)
-    """Unusable answers, kept on judge_error."""
-    error: str | None = None
-    """Why there is no score."""
-    request_keys: list[str] = Field(default_factory=list)
-    """Cache keys of the responses used."""
 
 
 def prompt_version() -> str:
