@@ -8,6 +8,9 @@ from pathlib import Path
 from evalkit.fsutil import atomic_write_text
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
+SCHEMA_NAMES = ("suite", "case", "config", "report", "case-detail", "output", "execution", "grades", "scores",
+                "command-output")
+"""The schemas shipped (and copied into every site), in the order of `models()`."""
 
 
 def models() -> dict[str, type]:
@@ -16,9 +19,9 @@ def models() -> dict[str, type]:
     from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample, ScoresArtifact
     from evalkit.report.models import CaseDetail, Report
 
-    return {"suite": SuiteSpec, "case": CaseFile, "config": Config, "report": Report, "case-detail": CaseDetail,
-            "output": OutputArtifact, "execution": ExecutionArtifact, "grades": GradesArtifact,
-            "scores": ScoresArtifact, "command-output": Sample}
+    classes = (SuiteSpec, CaseFile, Config, Report, CaseDetail, OutputArtifact, ExecutionArtifact, GradesArtifact,
+               ScoresArtifact, Sample)
+    return dict(zip(SCHEMA_NAMES, classes, strict=True))
 
 
 def write_schemas(out: Path | None = None) -> list[Path]:

@@ -27,7 +27,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
 
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
 from evalkit.metrics.registry import METRICS, MetricInfo
@@ -43,10 +43,25 @@ REFERENCE_KEY = "reference.expected_file"
 STATUS_ORDER = ("ok", "error", "timeout", "infra_error", "broken", "skipped")
 
 
-def environment(tdir: Path | None = None) -> Environment:
+_ENVIRONMENTS: dict[tuple[str, str | None], Environment] = {}
+
+
+def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Environment:
+    """The site's Jinja environment, one per (templates folder, cache folder) and process.
+
+    Compiling the templates costs more than rendering a release's summary pages, so compiled
+    templates are kept in ``cache_dir`` (Jinja's bytecode cache, keyed by template name and a hash
+    of its source: an edited template is compiled again). Jinja re-reads a template whose file
+    changed, so one environment per process is safe.
+    """
+    key = (str(templates_dir(tdir)), str(cache_dir) if cache_dir else None)
+    env = _ENVIRONMENTS.get(key)
+    if env is not None:
+        return env
     env = Environment(loader=FileSystemLoader(str(templates_dir(tdir) / "site")),
                       autoescape=select_autoescape(default=True, default_for_string=True),
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                      bytecode_cache=_bytecode_cache(cache_dir))
     env.filters["fmt"] = fmt_value
     env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.0f}%"
     env.filters["signed"] = fmt_difference
@@ -55,7 +70,15 @@ def environment(tdir: Path | None = None) -> Environment:
     env.globals["METRICS"] = METRICS
     env.globals["diff_lines"] = diff_lines
     env.globals["truncate_log"] = truncate_log
+    _ENVIRONMENTS[key] = env
     return env
+
+
+def _bytecode_cache(cache_dir: Path | None) -> FileSystemBytecodeCache | None:
+    if cache_dir is None:
+        return None
+    Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    return FileSystemBytecodeCache(str(cache_dir))
 
 
 def fmt_value(value: float | None, metric: str | MetricInfo | None = None) -> str:
@@ -371,9 +394,9 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
 
 # ---- pages --------------------------------------------------------------------------------
 
-def render_release(site: Path, release: str, tdir: Path | None = None) -> list[Path]:
+def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir: Path | None = None) -> list[Path]:
     """Every page of one release. Returns the pages written."""
-    env = environment(tdir)
+    env = environment(tdir, cache_dir)
     report = _load_report(site, release)
     out_dir = site / release
     releases = list_releases(site)
@@ -431,9 +454,9 @@ def render_release(site: Path, release: str, tdir: Path | None = None) -> list[P
     return written
 
 
-def render_index(site: Path, tdir: Path | None = None) -> Path:
+def render_index(site: Path, tdir: Path | None = None, cache_dir: Path | None = None) -> Path:
     """site/index.html: every release, newest first, with trend charts of the headline metrics."""
-    env = environment(tdir)
+    env = environment(tdir, cache_dir)
     releases = list_releases(site)
     summaries: list[Report] = []
     for r in releases:
@@ -473,14 +496,17 @@ def render_index(site: Path, tdir: Path | None = None) -> Path:
     return page
 
 
-def render_site(site: Path, release: str, tdir: Path | None = None) -> Path:
-    """Render one release, the index, copy static assets and schemas, update the manifest."""
+def render_site(site: Path, release: str, tdir: Path | None = None, cache_dir: Path | None = None) -> Path:
+    """Render one release, the index, copy static assets and schemas, update the manifest.
+
+    ``cache_dir`` keeps compiled templates between runs (see `environment`).
+    """
     site = Path(site)
     copy_assets(site, tdir)
     write_site_schemas(site)
-    render_release(site, release, tdir)
+    render_release(site, release, tdir, cache_dir)
     update_manifest(site, release)
-    render_index(site, tdir)
+    render_index(site, tdir, cache_dir)
     return site / release / "index.html"
 
 
@@ -509,13 +535,16 @@ def copy_assets(site: Path, tdir: Path | None = None) -> list[Path]:
 
 
 def write_site_schemas(site: Path) -> list[Path]:
-    """site/schemas/<name>.schema.json from evalkit.schemas.models(), written only when changed."""
-    from evalkit.schemas import models
+    """site/schemas/<name>.schema.json: copies of the shipped schemas, written only when changed.
+
+    The shipped files in evalkit/schemas/ are what the models generate (tests/test_schemas.py
+    holds them to that), so copying them spares generating ten schemas on every render.
+    """
+    from evalkit.schemas import SCHEMA_DIR, SCHEMA_NAMES
 
     out = []
-    for name, model in models().items():
+    for name in SCHEMA_NAMES:
         path = site / "schemas" / f"{name}.schema.json"
-        text = json.dumps(model.model_json_schema(by_alias=True), indent=1, sort_keys=True) + "\n"
-        _write_if_changed(path, text.encode("utf-8"))
+        _write_if_changed(path, (SCHEMA_DIR / f"{name}.schema.json").read_bytes())
         out.append(path)
     return out

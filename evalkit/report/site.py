@@ -4,6 +4,7 @@ built), every file of each release, the shared assets and the JSON Schemas."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +25,6 @@ def _manifest(site: Path) -> dict[str, Any]:
         return {"releases": []}
 
 
-def _temp(p: Path) -> bool:
-    """Dot-files (the page index, atomic-write temp files) are not published content."""
-    return p.name.startswith(".") or p.name.endswith(".tmp")
-
-
 def _known(manifest: dict[str, Any]) -> list[str]:
     """Releases in build order (oldest first), whichever order the manifest stores them in."""
     rows = manifest.get("releases", [])
@@ -44,6 +40,15 @@ def list_releases(site: Path) -> list[str]:
     return list(reversed(order))
 
 
+def _published_files(site: Path, release: str) -> list[str]:
+    """Every published file of a release, as site-relative POSIX paths (os.walk: a release has thousands)."""
+    files = []
+    for folder, _dirs, names in os.walk(site / release):
+        rel = Path(folder).relative_to(site).as_posix()
+        files.extend(f"{rel}/{n}" for n in names if not (n.startswith(".") or n.endswith(".tmp")))
+    return sorted(files)
+
+
 def update_manifest(site: Path, release: str) -> dict[str, Any]:
     """Add ``release`` (if new) and refresh every release's file list."""
     manifest = _manifest(site)
@@ -55,7 +60,7 @@ def update_manifest(site: Path, release: str) -> dict[str, Any]:
         order.append(release)
     out: dict[str, Any] = {"schema_version": 1, "order": "newest-first", "releases": []}
     for r in reversed(order):  # newest first, as the index lists them
-        files = sorted(p.relative_to(site).as_posix() for p in (site / r).rglob("*") if p.is_file() and not _temp(p))
+        files = _published_files(site, r)
         out["releases"].append({"release": r, "report": f"{r}/report.json", "index": f"{r}/index.html",
                                 "files": files})
     out["assets"] = sorted(p.relative_to(site).as_posix() for p in (site / "assets").glob("*") if p.is_file())
