@@ -6,8 +6,9 @@ import hashlib
 import json
 import os
 import tempfile
+import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import BaseModel
 
@@ -39,6 +40,18 @@ def file_digest(path: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
+_replace_listeners: list[weakref.WeakMethod[Callable[[str], None]]] = []
+
+
+def on_replace(method: Callable[[str], None]) -> None:
+    """Call the bound ``method`` with each path an atomic write replaces, while its object lives.
+
+    doit's file checker keeps a stat memo for a run (evalkit.doitplus) and forgets what we rewrite.
+    """
+    _replace_listeners[:] = [ref for ref in _replace_listeners if ref() is not None]
+    _replace_listeners.append(weakref.WeakMethod(method))  # type: ignore[arg-type]
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` via a temp file in the same folder and a rename."""
     path = Path(path)
@@ -48,6 +61,9 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
+        for ref in _replace_listeners:
+            if (listener := ref()) is not None:
+                listener(str(path))
     except BaseException:
         try:
             os.unlink(tmp)

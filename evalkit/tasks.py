@@ -18,8 +18,6 @@ import traceback
 from pathlib import Path
 from typing import Any, Iterator
 
-from doit.dependency import MD5Checker as _DoitMD5Checker
-
 from evalkit.artifacts import ARTIFACT_FILES, ARTIFACT_MODELS, ArtifactBase, artifact_path, read_optional, write_artifact
 from evalkit.errors import InputError
 from evalkit.project import Loaded, load, participating
@@ -121,36 +119,11 @@ def run_render(config: str, release: str) -> bool:
 
     loaded = load(config)
     cfg = loaded.config
-    page = render_site(cfg.site_path, release, cfg.resolve(cfg.templates_dir) if cfg.templates_dir else None)
+    page = render_site(cfg.site_path, release, cfg.resolve(cfg.templates_dir) if cfg.templates_dir else None,
+                       cache_dir=cfg.work_path / "cache" / "jinja")
     if release == cfg.release:
         print(f"evalkit: report for release {release} -> open {os.path.relpath(page)}")
     return True
-
-
-# ---- doit's file checker -----------------------------------------------------------------------
-
-_READ_ONLY: set[str] = set()
-"""file_deps no task writes (case files, watched files, config slices), filled in by Graph."""
-
-
-class MD5Checker(_DoitMD5Checker):
-    """doit's MD5Checker, except that a file no task writes is stat'ed once per run, not once per task.
-
-    Case files are read by a task per system, suite.yaml and the config slices by thousands of tasks;
-    none of them changes while doit runs (slices are written before). Targets (artifacts) are still
-    stat'ed at every check. Same class name as doit's, so the states doit saved stay valid.
-    """
-
-    def __init__(self) -> None:
-        self._stats: dict[str, os.stat_result] = {}
-
-    def info(self, file_path: str) -> os.stat_result:
-        if file_path not in _READ_ONLY:
-            return os.stat(file_path)
-        st = self._stats.get(file_path)
-        if st is None:
-            st = self._stats[file_path] = os.stat(file_path)
-        return st
 
 
 # ---- task generators ---------------------------------------------------------------------------
@@ -175,9 +148,6 @@ class Graph:
         }
         self.system_slice_files = {s.name: slices.write_slice(cfg, f"generate-{s.name}", slices.generate_slice(cfg, s))
                                    for s in cfg.systems}
-        _READ_ONLY.update(self.slice_files.values(), self.system_slice_files.values())
-        _READ_ONLY.update(f for c in self.loaded.project.cases for f in c.files)
-        _READ_ONLY.update(str(cfg.resolve(w)) for s in cfg.systems for w in getattr(s, "watch", []))
 
     def path(self, stage: str, system: str, case: Any) -> str:
         # plain string joins: this runs ~30,000 times per doit invocation on a large project
@@ -260,7 +230,9 @@ def graph() -> Graph:
 
 
 def doit_config() -> dict[str, Any]:
-    """DOIT_CONFIG for dodo.py: sqlite3 backend in the work folder, quiet reporter."""
+    """DOIT_CONFIG for dodo.py: sqlite3 database in the work folder, quiet reporter, evalkit.doitplus."""
+    from evalkit import doitplus
+
     try:
         g = graph()
     except InputError as exc:
@@ -269,8 +241,8 @@ def doit_config() -> dict[str, Any]:
         raise SystemExit(2) from None
     db = g.cfg.work_path / "doit.sqlite3"
     db.parent.mkdir(parents=True, exist_ok=True)
-    return {"backend": "sqlite3", "dep_file": str(db), "verbosity": 1, "reporter": "executed-only",
-            "check_file_uptodate": MD5Checker,
+    return {"backend": doitplus.backend_name(), "dep_file": str(db), "verbosity": 1, "reporter": "executed-only",
+            "check_file_uptodate": doitplus.MD5Checker,
             "default_tasks": ["generate", "validate", "execute", "grade", "score", "summarize", "render"]}
 
 

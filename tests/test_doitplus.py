@@ -1,0 +1,111 @@
+"""evalkit.doitplus does what doit does, faster: same database, same staleness answers, same links."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sqlite3
+from pathlib import Path
+
+import doit.control
+from doit.dependency import Dependency, JSONCodec, SqliteDB
+
+from evalkit import doitplus
+from evalkit.doitplus import BulkSqliteDB, MD5Checker
+from evalkit.fsutil import atomic_write_text
+from helpers import make_project, run
+
+
+def _states(db: Path, cls: type) -> dict[str, dict]:
+    ids = [r[0] for r in sqlite3.connect(db).execute("select task_id from doit")]
+    store = cls(str(db), JSONCodec())
+    return {i: store._get_task_data(i) for i in ids}
+
+
+def test_bulk_backend_reads_what_doit_wrote_and_doit_reads_what_it_writes(tmp_path: Path) -> None:
+    db = tmp_path / "deps.sqlite3"
+    theirs = SqliteDB(str(db), JSONCodec())
+    theirs.set("a", "deps:", ["x", "y"])
+    theirs.set("b", "checker:", "MD5Checker")
+    theirs.dump()
+
+    ours = BulkSqliteDB(str(db), JSONCodec())
+    assert ours.get("a", "deps:") == ["x", "y"] and ours.get("b", "checker:") == "MD5Checker"
+    assert ours.in_("a") and not ours.in_("zzz") and ours.get("zzz", "deps:") is None
+    ours.set("c", "_values_:", {"k": 1})
+    ours.remove("a")
+    assert not ours.in_("a")
+    ours.dump()
+
+    again = SqliteDB(str(db), JSONCodec())
+    assert again.get("c", "_values_:") == {"k": 1} and again.get("b", "checker:") == "MD5Checker"
+    assert not again.in_("a")
+
+
+def test_a_project_database_reads_the_same_with_either_backend(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p", cases=["jpa-entity"])
+    run(root)
+    db = root / ".evalkit" / "doit.sqlite3"
+    assert doitplus.backend_name() == doitplus.BACKEND_NAME  # the entry point is installed
+    theirs, ours = _states(db, SqliteDB), _states(db, BulkSqliteDB)
+    assert len(theirs) >= 8 and theirs == ours
+    # and a run with doit's own backend over the same database finds nothing to do
+    assert run(root, "--", "--backend", "sqlite3") == set()
+
+
+def test_checker_memo_sees_atomic_writes(tmp_path: Path) -> None:
+    path = tmp_path / "artifact.json"
+    checker = MD5Checker()
+    assert not checker.exists(str(path))  # a missing file is not remembered as missing
+    atomic_write_text(path, "one")
+    assert checker.exists(str(path))
+    first = checker.info(str(path))
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))  # changed behind the memo's back: not seen
+    assert checker.info(str(path)) == first
+    atomic_write_text(path, "a longer text")  # an atomic write is seen by the next check
+    after = checker.info(str(path))
+    assert after.st_size == len("a longer text") and after != first
+
+
+def test_checker_is_dropped_when_doit_is_done_with_it(tmp_path: Path) -> None:
+    import gc
+
+    from evalkit import fsutil
+
+    before = len([r for r in fsutil._replace_listeners if r() is not None])
+    checker = MD5Checker()
+    assert len([r for r in fsutil._replace_listeners if r() is not None]) == before + 1
+    del checker
+    gc.collect()
+    assert len([r for r in fsutil._replace_listeners if r() is not None]) == before
+
+
+def _doit_original(targets: dict[str, str], task: object, deps_list: list[str]) -> None:
+    # doit 0.37's TaskControl.add_implicit_task_dep, verbatim
+    for dep in deps_list:
+        if (dep in targets and targets[dep] not in task.task_dep):  # type: ignore[attr-defined]
+            task.task_dep.append(targets[dep])  # type: ignore[attr-defined]
+
+
+class _Task:
+    def __init__(self, task_dep: list[str]) -> None:
+        self.task_dep = list(task_dep)
+
+
+def test_implicit_task_deps_are_doits_links_in_doits_order() -> None:
+    assert doit.control.TaskControl.add_implicit_task_dep is doitplus.add_implicit_task_dep
+    targets = {f"f{i}": f"t{i % 37}" for i in range(500)} | {"dup": "t3"}
+    deps = [f"f{(i * 7) % 600}" for i in range(600)] + ["dup", "not-a-target"]
+    for start in ([], ["t5", "other"]):
+        a, b = _Task(start), _Task(start)
+        _doit_original(targets, a, deps)
+        doitplus.add_implicit_task_dep(targets, b, deps)
+        assert b.task_dep == a.task_dep and len(set(b.task_dep)) == len(b.task_dep)
+
+
+def test_checker_class_name_is_doits() -> None:
+    # doit forgets every task's state when the checker's class name changes
+    from doit.dependency import MD5Checker as DoitChecker
+
+    assert MD5Checker.__name__ == DoitChecker.__name__
+    assert "checker_changed" in inspect.getsource(Dependency.get_status)
