@@ -7,6 +7,7 @@ says why in ``method``); resampling is seeded, so the same input gives the same 
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
@@ -16,8 +17,13 @@ from evalkit.models import Model
 if TYPE_CHECKING:
     import numpy as np
 
-# numpy and scipy are imported inside the functions that need them: importing scipy.stats costs
-# most of a second, and a summarize whose aggregates all come from its cache needs neither.
+# numpy and scipy.special are imported inside the functions that need them, and scipy.stats is
+# never imported at runtime: importing it costs most of a second, more than the statistics of a
+# whole report.
+# The functions below replicate, operation for operation, the scipy.stats 1.17 calls they stand for
+# (binomtest(...).proportion_ci("wilson"), bootstrap(method="BCa"), binom.cdf,
+# wilcoxon(zero_method="pratt")); tests/test_stats.py checks them against scipy.stats itself.
+# A summarize whose aggregates all come from its cache imports neither numpy nor scipy.
 
 ALPHA = 0.05
 """Family-wise significance level applied to Holm-adjusted p-values."""
@@ -93,15 +99,29 @@ class PairedComparison(Model):
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
-    """Wilson score interval for k successes out of n trials; None when n == 0."""
+    """Wilson score interval for k successes out of n trials; None when n == 0.
+
+    The arithmetic of scipy.stats ``binomtest(k, n).proportion_ci(method="wilson")`` (Newcombe 1998,
+    no continuity correction): the bound is exactly 0 when k == 0 and exactly 1 when k == n.
+    """
+    k, n = operator.index(k), operator.index(n)
     if n < 0 or k < 0 or k > n:
         raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
         return None
-    from scipy import stats as _st
+    if not 0 <= confidence <= 1:
+        raise ValueError(f"confidence must lie in [0, 1], got {confidence!r}")
+    from scipy.special import ndtri
 
-    ci = _st.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
+    p = k / n
+    z = ndtri(0.5 + 0.5 * confidence)
+    denom = 2 * (n + z**2)
+    center = (2 * n * p + z**2) / denom
+    q = 1 - p
+    delta = z / denom * math.sqrt(4 * n * p * q + z**2)
+    low = 0.0 if k == 0 else center - delta
+    high = 1.0 if k == n else center + delta
+    return float(low), float(high)
 
 
 def rate(k: int, n: int, confidence: float = 0.95) -> RateEstimate:
@@ -128,6 +148,72 @@ def _finite_array(values: Sequence[float], what: str) -> np.ndarray:
     return x
 
 
+def _quantile_linear(sorted_values: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """scipy.stats.quantile(method="linear") of sorted 1-D values; NaN for a prob off [0, 1]."""
+    import numpy as np
+
+    p = np.asarray(probs, dtype=float)
+    bad = (p > 1) | (p < 0) | np.isnan(p)
+    p = np.where(bad, 0.5, p)
+    n = np.asarray([float(sorted_values.size)])
+    jg = p * n + (1 - p)
+    jp1 = jg // 1
+    j = jp1 - 1
+    g = jg % 1
+    g[j < 0] = 0
+    j = np.clip(j, 0.0, n - 1)
+    jp1 = np.clip(jp1, 0.0, n - 1)
+    res = (1 - g) * sorted_values[j.astype(np.int64)] + g * sorted_values[jp1.astype(np.int64)]
+    res[bad] = np.nan
+    return res
+
+
+def _bca_bootstrap(x: np.ndarray, n_resamples: int, seed: int, confidence: float
+                   ) -> tuple[float, float, np.ndarray]:
+    """(low, high, bootstrap distribution) of the mean, as scipy.stats.bootstrap(method="BCa").
+
+    The same draws as ``bootstrap((x,), np.mean, vectorized=True, random_state=default_rng(seed))``
+    with the default batch (one batch): an (n_resamples, n) matrix of ``Generator.integers(0, n)``
+    indices; then the same BCa arithmetic (Efron & Tibshirani 14.3, 15.4): z0 from the 'mean'
+    percentile of the estimate, the acceleration from the leave-one-out means, and scipy.stats'
+    linear quantile of the bootstrap distribution. A bound may be NaN (e.g. z0 infinite).
+    """
+    import numpy as np
+    from scipy.special import ndtr, ndtri
+
+    n = int(x.size)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, n, size=(n_resamples, n), dtype="int64", endpoint=False)
+    theta_hat_b = np.mean(x[idx], axis=-1)
+
+    alpha = (1 - confidence) / 2
+    # z0: percentile of the estimate in the bootstrap distribution, ties counted half
+    theta_hat = np.mean(x, axis=-1)
+    below = np.count_nonzero(theta_hat_b < theta_hat) + np.count_nonzero(theta_hat_b <= theta_hat)
+    z0_hat = ndtri(np.float64(below) / (2 * n_resamples))
+    # acceleration from the jackknife (leave-one-out) means
+    keep = np.ones((n, n), dtype=bool)
+    np.fill_diagonal(keep, False)
+    jack_idx = np.broadcast_to(np.arange(n), (n, n))[keep].reshape((n, n - 1))
+    theta_hat_i = np.mean(x[jack_idx], axis=-1)
+    n_f = float(n)
+    theta_hat_dot = np.mean(theta_hat_i, axis=-1, keepdims=True)
+    u = (n_f - 1) * (theta_hat_dot - theta_hat_i)
+    num = np.sum(u**3, axis=-1) / n_f**3
+    den = np.sum(u**2, axis=-1) / n_f**2
+    a_hat = 1 / 6 * num / den ** (3 / 2)
+
+    z_alpha = float(ndtri(alpha))
+    z_1alpha = -z_alpha
+    num1 = z0_hat + z_alpha
+    alpha_1 = ndtr(z0_hat + num1 / (1 - a_hat * num1))
+    num2 = z0_hat + z_1alpha
+    alpha_2 = ndtr(z0_hat + num2 / (1 - a_hat * num2))
+
+    ci = _quantile_linear(np.sort(theta_hat_b), np.stack((alpha_1, alpha_2), axis=-1))
+    return float(ci[0]), float(ci[1]), theta_hat_b
+
+
 def mean_ci(
     values: Sequence[float],
     n_resamples: int = 2000,
@@ -140,6 +226,9 @@ def mean_ci(
     - all values equal: the interval is [v, v] (the bootstrap would be degenerate).
     - BCa gives a non-finite bound (e.g. the bootstrap distribution lies entirely on one side of
       the estimate): the percentile interval of the same resamples is used instead.
+
+    The numbers are those of scipy.stats ``bootstrap((x,), np.mean, method="BCa",
+    random_state=np.random.default_rng(seed), vectorized=True)``, computed without scipy.stats.
     """
     import numpy as np
 
@@ -153,25 +242,16 @@ def mean_ci(
         v = float(x[0])
         return MeanEstimate(n=n, value=v, low=v, high=v, confidence=confidence,
                             method="degenerate: all values equal")
-    from scipy import stats as _st
+    if operator.index(n_resamples) < 1:
+        raise ValueError(f"mean_ci: n_resamples must be a positive integer, got {n_resamples!r}")
 
-    with warnings.catch_warnings():
-        # BCa failure is detected from its result and reported in `method`.
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        # BCa failure (inf/NaN along the way) is detected from its result and reported in `method`.
         warnings.simplefilter("ignore")
-        res = _st.bootstrap(
-            (x,),
-            np.mean,
-            method="BCa",
-            n_resamples=n_resamples,
-            confidence_level=confidence,
-            random_state=np.random.default_rng(seed),
-            vectorized=True,
-        )
-        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        low, high, dist = _bca_bootstrap(x, operator.index(n_resamples), seed, float(confidence))
         method: MeanMethod = "bca"
         if not (math.isfinite(low) and math.isfinite(high)):
             alpha = 1.0 - confidence
-            dist = np.asarray(res.bootstrap_distribution, dtype=float)
             low = float(np.percentile(dist, 100 * alpha / 2))
             high = float(np.percentile(dist, 100 * (1 - alpha / 2)))
             method = "percentile (bca failed)"
@@ -182,14 +262,120 @@ def mcnemar_exact(b: int, c: int) -> float:
     """Two-sided exact McNemar p-value on the discordant pairs b and c (1.0 when b + c == 0).
 
     Same formula as statsmodels' ``mcnemar(exact=True)``: min(1, 2 * Binom(b + c, 1/2).cdf(min(b, c))).
+    The binomial cdf is the Boost one behind scipy.stats.binom.cdf
+    (scipy.special._ufuncs._binom_cdf); should a scipy no longer ship that private name, the public
+    scipy.special.bdtr is used (it agrees to ~1e-11 relative).
     """
     if b < 0 or c < 0:
         raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
     if b + c == 0:
         return 1.0
-    from scipy import stats as _st
+    try:
+        from scipy.special._ufuncs import _binom_cdf as binom_cdf
+    except ImportError:  # pragma: no cover - private name of scipy 1.17
+        from scipy.special import bdtr as binom_cdf
 
-    return float(min(1.0, 2.0 * _st.binom.cdf(min(b, c), b + c, 0.5)))
+    cdf = float(binom_cdf(float(math.floor(min(b, c))), float(b + c), 0.5))
+    return float(min(1.0, 2.0 * min(1.0, max(0.0, cdf))))
+
+
+def _wilcoxon_exact_pmf(n: int) -> np.ndarray:
+    """Null pmf of the signed-rank sum r+ for n untied, nonzero differences (r+ = 0 .. n(n+1)/2)."""
+    import numpy as np
+
+    c = np.ones(1, dtype=np.float64)
+    for k in range(1, n + 1):
+        prev_c = c
+        c = np.zeros(k * (k + 1) // 2 + 1, dtype=np.float64)
+        m = len(prev_c)
+        c[:m] = prev_c * 0.5
+        c[-m:] += prev_c * 0.5
+    return c
+
+
+def _wilcoxon_pratt_pvalue(d: np.ndarray) -> float:
+    """Two-sided p-value of scipy.stats.wilcoxon(d, zero_method="pratt") with its defaults.
+
+    Defaults of scipy 1.17: correction=False, method="auto", which means: n > 50 -> normal
+    approximation; else no ties and no zeros -> exact null distribution; else n <= 13 -> an exact
+    sign-flip permutation test (all 2**n flips, since 2**13 < 9999 resamples); else normal
+    approximation. The normal approximation carries Pratt's (Cureton's) zero adjustment and the
+    tie correction, without continuity correction.
+    """
+    import numpy as np
+    from scipy.special import ndtr
+
+    n = int(d.size)
+    abs_d = np.abs(d)
+    # average ranks of |d| and tie counts, as scipy.stats._stats_py._rankdata
+    order = np.argsort(abs_d, kind="stable")
+    ys = abs_d[order]
+    first = np.concatenate([np.ones(1, dtype=bool), ys[:-1] != ys[1:]])
+    starts = np.arange(n)[first]
+    counts = np.diff(starts, append=np.asarray([n], dtype=starts.dtype))
+    ordinal = np.arange(1, n + 1, dtype=np.float64)
+    rank_of_group = ordinal[first] + (counts.astype(np.float64) - 1) / 2
+    ranks = np.empty(n, dtype=np.float64)
+    ranks[order] = np.repeat(rank_of_group, counts)
+    ties = np.zeros(n, dtype=np.float64)
+    ties[first] = counts.astype(np.float64)
+
+    is_zero = d == 0
+    n_zero_int = int(np.count_nonzero(is_zero))
+    has_ties = bool(np.any(ties == 0))
+    r_plus = np.sum((d > 0).astype(np.float64) * ranks, axis=-1)
+
+    count = np.float64(n)
+    mn = count * (count + 1.0) * 0.25
+    se = count * (count + 1.0) * (2.0 * count + 1.0)
+    n_zero = np.float64(n_zero_int)
+    mn = mn - n_zero * (n_zero + 1.0) * 0.25
+    se = se - n_zero * (n_zero + 1.0) * (2.0 * n_zero + 1.0)
+    if n_zero_int:
+        ties[0] = 0.0  # the zeros (lowest |d|) are not part of the tie correction
+    tie_correct = np.sum(ties**3 - ties, axis=-1)
+    se = np.sqrt((se - tie_correct / 2) / 24)
+
+    if n > 50:
+        method = "asymptotic"
+    elif not (has_ties or n_zero_int > 0):
+        method = "exact"
+    elif n <= 13:
+        method = "permutation"
+    else:
+        method = "asymptotic"
+
+    if method == "asymptotic":
+        z = (r_plus - mn) / se
+        return float(2 * ndtr(-np.abs(z)))
+    if method == "exact":
+        pmfs = _wilcoxon_exact_pmf(n)
+        mean = n * (n + 1) / 4
+
+        def cdf(k: int) -> float:
+            return float(pmfs[:k + 1].sum()) if k <= mean else float(1 - pmfs[k + 1:].sum())
+
+        def sf(k: int) -> float:
+            return float(pmfs[k:].sum()) if k <= mean else float(1 - pmfs[:k].sum())
+
+        # r+ is integral here (no ties, no zeros); scipy's floor/ceil kept for the record
+        p = 2 * np.minimum(sf(int(np.floor(r_plus))), cdf(int(np.ceil(r_plus))))
+        return float(np.clip(p, 0, 1))
+    # Permutation: r+ of every one of the 2**n sign flips. Ranks are multiples of 1/2, so work with
+    # doubled (integer) ranks; a zero contributes nothing whatever its sign, so each subset of the
+    # nonzero ranks stands for 2**n_zero flips. All sums are exact, as are scipy's (its tolerance
+    # 1e-14 * |r+| cannot bridge the 1/2 between two distinct values).
+    doubled = np.rint(2 * ranks[~is_zero]).astype(np.int64)
+    ways = [1] + [0] * int(doubled.sum())
+    for v in doubled.tolist():
+        for s in range(len(ways) - 1, v - 1, -1):
+            ways[s] += ways[s - v]
+    observed = int(np.rint(2 * r_plus))
+    at_most = sum(ways[:observed + 1]) << n_zero_int
+    at_least = sum(ways[observed:]) << n_zero_int
+    total = 1 << n
+    p = np.minimum(np.float64(at_most) / total, np.float64(at_least) / total) * 2
+    return float(np.clip(p, 0.0, 1.0))
 
 
 def wilcoxon_pratt(x: Sequence[float], y: Sequence[float]) -> float | None:
@@ -198,18 +384,22 @@ def wilcoxon_pratt(x: Sequence[float], y: Sequence[float]) -> float | None:
     Returns 1.0 when every difference is zero (no evidence of any difference; scipy would warn
     or fail there). Returns None when there are fewer than 2 pairs: one signed rank has no
     sampling distribution to speak of, so the test is not applicable rather than "not significant".
+    Otherwise the p-value of scipy.stats ``wilcoxon(x, y, zero_method="pratt")`` (its defaults:
+    method "auto", no continuity correction), computed without scipy.stats.
     """
     import numpy as np
-    from scipy import stats as _st
 
     a, b = _finite_array(x, "wilcoxon_pratt x"), _finite_array(y, "wilcoxon_pratt y")
     if a.size != b.size:
         raise ValueError(f"wilcoxon_pratt: paired samples differ in length ({a.size} vs {b.size})")
     if a.size < 2:
         return None
-    if np.all(a - b == 0):
+    d = a - b
+    if np.all(d == 0):
         return 1.0
-    p = float(_st.wilcoxon(a, b, zero_method="pratt").pvalue)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        p = _wilcoxon_pratt_pvalue(d)
     return p if math.isfinite(p) else None
 
 

@@ -156,3 +156,222 @@ def test_compare_scores_and_apply_holm():
     assert out[2].p_holm is None and out[2].significant is None
     # the inputs are left untouched
     assert c1.p_holm is None
+
+
+# --- the scipy.stats-free implementations against scipy.stats itself (the reference) ------------
+
+def _scipy_mean_ci(x, n_resamples=2000, seed=0, confidence=0.95):
+    """What mean_ci computed when it called scipy.stats.bootstrap (same fallback rule)."""
+    import warnings
+
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = stats.bootstrap((np.asarray(x, dtype=float),), np.mean, method="BCa",
+                              n_resamples=n_resamples, confidence_level=confidence,
+                              random_state=np.random.default_rng(seed), vectorized=True)
+    low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    if math.isfinite(low) and math.isfinite(high):
+        return low, high, "bca"
+    alpha = 1.0 - confidence
+    dist = np.asarray(res.bootstrap_distribution, dtype=float)
+    low = float(np.percentile(dist, 100 * alpha / 2))
+    high = float(np.percentile(dist, 100 * (1 - alpha / 2)))
+    return low, high, "percentile (bca failed)"
+
+
+def _mean_ci_cases():
+    rng = np.random.default_rng(20240601)
+    kinds = ["normal", "lognormal", "few levels", "binary diffs", "one outlier", "rounded"]
+    for i in range(150):
+        n = 3 + (i * 197) // 149  # n = 3 .. 200
+        kind = kinds[i % len(kinds)]
+        if kind == "normal":
+            x = rng.normal(size=n)
+        elif kind == "lognormal":  # heavily skewed
+            x = rng.lognormal(sigma=2.0, size=n)
+        elif kind == "few levels":  # many ties
+            x = rng.integers(0, 3, size=n).astype(float)
+        elif kind == "binary diffs":  # what compare_binary feeds in
+            x = rng.choice([-1.0, 0.0, 1.0], size=n, p=[0.1, 0.8, 0.1])
+        elif kind == "one outlier":
+            x = np.zeros(n)
+            x[int(rng.integers(0, n))] = 1.0
+        else:
+            x = np.round(rng.random(n), 1)
+        if np.ptp(x) == 0:
+            x[0] += 1.0
+        resamples = [2000, 2000, 999, 50, 3, 1][i % 6]
+        confidence = [0.95, 0.9, 0.99][i % 3]
+        yield x.tolist(), resamples, int(rng.integers(0, 10_000)), confidence
+
+
+def test_mean_ci_equals_scipy_bootstrap_bca():
+    methods = set()
+    for x, resamples, seed, confidence in _mean_ci_cases():
+        got = mean_ci(x, n_resamples=resamples, seed=seed, confidence=confidence)
+        low, high, method = _scipy_mean_ci(x, resamples, seed, confidence)
+        assert got.method == method, (len(x), resamples, seed)
+        assert got.low == pytest.approx(low, rel=1e-12, abs=1e-12), (len(x), resamples, seed)
+        assert got.high == pytest.approx(high, rel=1e-12, abs=1e-12), (len(x), resamples, seed)
+        assert got.value == pytest.approx(float(np.mean(x)), rel=1e-15)
+        methods.add(method)
+    # both the BCa interval and the percentile fallback were exercised
+    assert methods == {"bca", "percentile (bca failed)"}
+
+
+@pytest.mark.parametrize("x", [
+    [1.0, 1.0, 1.0 + 2**-52],
+    [1.0, 1.0, 1.0, 1.0 + 2**-52],
+    [0.1, 0.1, 0.1, 0.1 + 2**-55],
+    [1e16, 1e16, 1e16 + 2.0],
+])
+def test_mean_ci_fallback_where_scipy_bca_is_nan_at_default_resamples(x):
+    # all-but-one equal values, the odd one one ulp off: the leave-one-out means are all equal, so
+    # BCa's acceleration is 0/0 and scipy's interval is NaN; the percentile interval is used
+    import warnings
+
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = stats.bootstrap((np.asarray(x),), np.mean, method="BCa", n_resamples=2000,
+                              random_state=np.random.default_rng(0), vectorized=True)
+    assert math.isnan(res.confidence_interval.low)
+    got = mean_ci(x)
+    assert got.method == "percentile (bca failed)"
+    assert (got.low, got.high) == (float(np.percentile(res.bootstrap_distribution, 2.5)),
+                                   float(np.percentile(res.bootstrap_distribution, 97.5)))
+    assert (got.low, got.high, got.method) == _scipy_mean_ci(x)
+
+
+def test_mean_ci_rejects_zero_resamples():
+    with pytest.raises(ValueError, match="n_resamples"):
+        mean_ci([1.0, 2.0, 4.0], n_resamples=0)
+
+
+def test_wilson_equals_scipy_binomtest():
+    from scipy import stats
+
+    pairs = [(k, n) for n in range(1, 41) for k in range(n + 1)]
+    pairs += [(k, n) for n in (97, 500, 1000, 12345) for k in (0, 1, n // 3, n // 2, n - 1, n)]
+    for confidence in (0.95, 0.9, 0.99, 0.5):
+        for k, n in pairs:
+            ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
+            low, high = wilson_interval(k, n, confidence)
+            assert low == pytest.approx(float(ci.low), rel=1e-12, abs=0), (k, n, confidence)
+            assert high == pytest.approx(float(ci.high), rel=1e-12, abs=0), (k, n, confidence)
+    assert wilson_interval(0, 1)[0] == 0.0 and wilson_interval(1, 1)[1] == 1.0
+    assert wilson_interval(np.int64(3), np.int64(10)) == wilson_interval(3, 10)
+    with pytest.raises(TypeError):
+        wilson_interval(2.5, 10)
+
+
+def test_mcnemar_equals_scipy_binom_cdf():
+    from scipy import stats
+
+    rng = np.random.default_rng(11)
+    cases = [(b, c) for b in range(0, 40) for c in range(0, 40)]
+    for total in list(range(40, 400, 7)) + [999, 1000, 2047, 2500, 3000, 4321]:
+        cases += [(int(b), total - int(b)) for b in rng.integers(0, total + 1, size=12)]
+        cases += [(total // 2, total - total // 2), (0, total), (1, total - 1)]
+    tiny = 0
+    for b, c in cases:
+        if b + c == 0:
+            continue
+        ref = float(min(1.0, 2.0 * stats.binom.cdf(min(b, c), b + c, 0.5)))
+        assert mcnemar_exact(b, c) == pytest.approx(ref, rel=1e-12, abs=0), (b, c)
+        tiny += ref < 1e-100
+    assert tiny > 10  # deep tails were compared too, relatively
+
+
+def _wilcoxon_cases():
+    rng = np.random.default_rng(99)
+    for i in range(330):
+        n = 2 + (i * 118) // 329  # n = 2 .. 120
+        kind = i % 6
+        if kind == 0:  # continuous: no ties, no zeros
+            x, y = rng.normal(size=n), rng.normal(size=n) + 0.3
+        elif kind == 1:  # coarse grid: ties and zeros
+            x, y = rng.integers(0, 5, size=n) / 4, rng.integers(0, 5, size=n) / 4
+        elif kind == 2:  # zeros, otherwise continuous
+            x = rng.normal(size=n)
+            y = x.copy()
+            moved = rng.random(n) < 0.7
+            y[moved] += rng.normal(size=int(moved.sum()))
+        elif kind == 3:  # ties, few zeros
+            x, y = np.round(rng.normal(size=n), 1), np.round(rng.normal(size=n) + 0.2, 1)
+        elif kind == 4:  # half the pairs identical
+            x, y = rng.random(n), rng.random(n)
+            y[: n // 2] = x[: n // 2]
+        else:  # a shift that gives small p-values
+            x = rng.random(n)
+            y = x + 0.2 + rng.normal(scale=0.1, size=n)
+        if np.all(x == y):
+            y[0] += 1.0
+        yield x, y
+
+
+def _wilcoxon_regime(x, y):
+    d = np.asarray(x) - np.asarray(y)
+    ties_or_zeros = bool(np.any(d == 0)) or np.unique(np.abs(d)).size < d.size
+    if d.size > 50:
+        return "normal approximation"
+    if not ties_or_zeros:
+        return "exact"
+    return "permutation" if d.size <= 13 else "normal approximation"
+
+
+def test_wilcoxon_pratt_equals_scipy_wilcoxon():
+    from scipy.stats import wilcoxon
+
+    regimes: dict[str, int] = {}
+    for x, y in _wilcoxon_cases():
+        ref = float(wilcoxon(x, y, zero_method="pratt").pvalue)
+        got = wilcoxon_pratt(x.tolist(), y.tolist())
+        assert got == pytest.approx(ref, rel=1e-12, abs=0), (x.size, _wilcoxon_regime(x, y))
+        regime = _wilcoxon_regime(x, y)
+        regimes[regime] = regimes.get(regime, 0) + 1
+    # every branch of scipy's method="auto" was compared, small n with ties and zeros included
+    assert set(regimes) == {"exact", "permutation", "normal approximation"}
+    assert min(regimes.values()) >= 20, regimes
+
+
+def test_wilcoxon_pratt_small_hand_checked_cases():
+    from scipy.stats import wilcoxon
+
+    # two pairs, one zero difference: the 4 sign flips give r+ in {0, 2, 0, 2} -> p = 1
+    assert wilcoxon_pratt([1.0, 2.0], [1.0, 3.0]) == 1.0
+    # 5 positive untied differences: exact p = 2 / 2**5
+    assert wilcoxon_pratt([1, 2, 3, 4, 5], [0, 0, 0, 0, 0]) == pytest.approx(2 / 32, rel=1e-15)
+    # the same with one tie: the permutation test over 2**5 flips gives the same 2 / 32
+    assert wilcoxon_pratt([1, 1, 3, 4, 5], [0, 0, 0, 0, 0]) == pytest.approx(2 / 32, rel=1e-15)
+    x, y = [0.5, 0.5, 0.2, 0.9, 0.1, 0.3], [0.5, 0.7, 0.2, 0.4, 0.35, 0.3]
+    ref = wilcoxon(x, y, zero_method="pratt").pvalue
+    assert wilcoxon_pratt(x, y) == pytest.approx(ref, rel=1e-12)
+
+
+def test_stats_never_import_scipy_stats():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from evalkit.stats import mean_ci, wilcoxon_pratt, rate, mcnemar_exact, wilson_interval\n"
+        "assert mean_ci([1.0, 2.0, 3.0, 5.0, 8.0]).method == 'bca'\n"
+        "assert mean_ci([1.0, 1.0, 1.0 + 2**-52]).method == 'percentile (bca failed)'\n"
+        "wilcoxon_pratt([1, 2, 3, 4.0], [2, 2, 5, 1.0])\n"  # ties and a zero: permutation
+        "wilcoxon_pratt([1, 2, 3, 4.5], [2, 4, 6, 1.0])\n"  # exact
+        "wilcoxon_pratt(list(range(60)), [v * 1.1 for v in range(60)])\n"  # normal approximation
+        "rate(3, 10); wilson_interval(0, 1); mcnemar_exact(3, 50)\n"
+        "assert 'numpy' in sys.modules and 'scipy.special' in sys.modules\n"
+        "heavy = [m for m in ('scipy.stats', 'scipy.optimize', 'scipy.sparse', 'scipy.spatial',\n"
+        "                     'scipy.linalg') if m in sys.modules]\n"
+        "print(heavy)\n"
+        "assert 'scipy.stats' not in sys.modules\n"
+        "assert not heavy, heavy\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
