@@ -144,8 +144,11 @@ def entry() -> NoReturn:
     the interpreter would free one by one at exit: a quarter of a second on 12,000 tasks, paid
     after all the work is done and the database is saved. Output is flushed and the atexit
     hooks (temporary folders' cleanup, logging) run as usual; only the freeing is skipped.
+    Under a profiler, coverage or a debugger the exit is the normal one.
     """
     code = main()
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        raise SystemExit(code)  # a profiler, coverage or a debugger writes its results at exit
     sys.stdout.flush()
     sys.stderr.flush()
     atexit._run_exitfuncs()

@@ -41,9 +41,9 @@ def stage_chain(kind: str) -> list[str]:
     return ["generate"] + (["execute"] if kind in EXECUTED_KINDS else []) + ["grade", "score"]
 
 
-def not_marked_for_retry(path: str) -> bool:
-    """uptodate check: an artifact that recorded an infrastructure error is redone next run."""
-    return not os.path.exists(path + ".retry")
+def marked_for_retry(path: str) -> bool:
+    """An artifact that recorded an infrastructure error has a `.retry` marker: it is redone next run."""
+    return os.path.exists(path + ".retry")
 
 
 # ---- actions (plain functions; they load the project once per process) -------------------------
@@ -184,14 +184,16 @@ class Graph:
                 deps.append(self.slice_files[stage])
             if stage == "score" and case.kind == "patch":
                 deps.append(self.validation_path(case))
-            yield {
+            task = {
                 "name": f"{system.name}:{case.key}",
                 "actions": [(run_stage, [stage, self.config, system.name, case.key])],
                 "file_dep": deps,
                 "targets": [target],
-                "uptodate": [not_marked_for_retry(target)],
                 "clean": True,
             }
+            if marked_for_retry(target):  # most tasks have none: an empty `uptodate` is doit's fast path
+                task["uptodate"] = [False]
+            yield task
 
     def validation_path(self, case: Any) -> str:
         from evalkit.stages.validate import validation_path
@@ -207,8 +209,7 @@ class Graph:
             target = self.validation_path(case)
             yield {"name": case.key, "actions": [(run_validate, [self.config, case.key])],
                    "file_dep": list(case.files) + [self.slice_files["execute"]], "targets": [target],
-                   "uptodate": [not_marked_for_retry(target)],
-                   "clean": True}
+                   "uptodate": [not marked_for_retry(target)], "clean": True}
 
     def score_files(self) -> list[str]:
         files = []

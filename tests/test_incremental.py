@@ -90,3 +90,16 @@ def test_second_release_leaves_first_readable(project: Path) -> None:
     index = (site / "index.html").read_text()
     assert "r1/index.html" in index and "r2/index.html" in index
     assert index.index("r2/index.html") < index.index("r1/index.html"), "newest release first"
+
+
+def test_an_artifact_marked_for_retry_is_redone_next_run(project: Path) -> None:
+    # write_artifact leaves a `.retry` marker beside an artifact that recorded an infrastructure
+    # error; the next run redoes that task (only: the same grades leave score up to date)
+    run(project)  # settle whatever the tests before left
+    grades = project / ".evalkit/artifacts/naive/migration/jpa-entity/grades.json"
+    assert grades.exists()
+    marker = grades.with_name("grades.json.retry")
+    marker.touch()
+    assert run(project) == {"grade:naive:migration/jpa-entity"}
+    assert not marker.exists(), "a run that ends without an infrastructure error clears the marker"
+    assert run(project) == set()
