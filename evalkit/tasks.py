@@ -25,6 +25,12 @@ from evalkit.stages import slices
 
 EXECUTED_KINDS = {"patch", "agentic", "e2e"}
 
+NO_CAPTURE = {"capture": False}
+"""Every task's `io`: doit's output capture swaps the process-wide sys.stdout/sys.stderr for a
+tee per action, and with `-n N -P thread` the actions restore each other's tees: the streams
+become a chain of thousands of tees and the final flush fails (exit 120 after a 12,000-task run).
+Uncaptured, an action writes to the real streams (stderr shown as before, tracebacks included)."""
+
 
 def selection() -> list[str]:
     """Case globs from $EVALKIT_SELECT (`suite/case-glob`, comma separated); empty = all."""
@@ -190,6 +196,7 @@ class Graph:
                 "file_dep": deps,
                 "targets": [target],
                 "clean": True,
+                "io": NO_CAPTURE,
             }
             if marked_for_retry(target):  # most tasks have none: an empty `uptodate` is doit's fast path
                 task["uptodate"] = [False]
@@ -209,7 +216,7 @@ class Graph:
             target = self.validation_path(case)
             yield {"name": case.key, "actions": [(run_validate, [self.config, case.key])],
                    "file_dep": list(case.files) + [self.slice_files["execute"]], "targets": [target],
-                   "uptodate": [not marked_for_retry(target)], "clean": True}
+                   "uptodate": [not marked_for_retry(target)], "clean": True, "io": NO_CAPTURE}
 
     def score_files(self) -> list[str]:
         files = []
@@ -288,7 +295,7 @@ def task_summarize() -> dict[str, Any]:
         deps.append(str(prev))
     report = g.cfg.site_path / g.cfg.release / "report.json"
     return {"actions": [(run_summarize, [g.config])], "file_dep": deps, "targets": [str(report)],
-            "doc": task_summarize.__doc__, "clean": True}
+            "doc": task_summarize.__doc__, "clean": True, "io": NO_CAPTURE}
 
 
 def _template_files(g: Graph) -> list[str]:
@@ -312,4 +319,4 @@ def task_render() -> Iterator[dict[str, Any]]:
         yield {"name": release, "actions": [(run_render, [g.config, release])],
                "file_dep": [str(report), slices.write_slice(g.cfg, f"render-{release}", slices.render_slice(g.cfg, release))]
                + templates, "targets": [str(site / release / "index.html")],
-               "verbosity": 2}
+               "verbosity": 2, "io": NO_CAPTURE}

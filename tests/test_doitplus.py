@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -109,3 +110,33 @@ def test_checker_class_name_is_doits() -> None:
 
     assert MD5Checker.__name__ == DoitChecker.__name__
     assert "checker_changed" in inspect.getsource(Dependency.get_status)
+
+
+def test_parallel_run_leaves_the_process_streams_alone(tmp_path: Path) -> None:
+    """doit's output capture swaps sys.stdout/sys.stderr per action; with threads the actions
+    restored each other's tees into a chain (thousands deep after a large run: exit 120)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    systems = "systems:\n  - name: gold\n    adapter: gold\n  - name: empty\n    adapter: empty\n"
+    root = make_project(tmp_path / "p", cases=["jpa-entity"], systems=systems)
+    cfg = root / "evalkit.yaml"
+    cfg.write_text(cfg.read_text().replace("baseline: naive\n", "baseline: gold\n"))
+    suite = root / "cases" / "migration"
+    for i in range(40):  # 41 cases x 2 systems x 3 stages: enough overlapping actions
+        copy = suite / f"copy-{i:02d}"
+        shutil.copytree(suite / "jpa-entity", copy)
+        case = copy / "case.yaml"
+        case.write_text(case.read_text().replace("id: jpa-entity", f"id: copy-{i:02d}"))
+    probe = textwrap.dedent("""\
+        import sys
+        before = (sys.stdout, sys.stderr)
+        from evalkit.cli import main
+        code = main(["run", "--jobs", "2"])
+        print(code, sys.stdout is before[0], sys.stderr is before[1], file=sys.__stderr__)
+        """)
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "EVALKIT_CONFIG": str(cfg)})
+    assert proc.stderr.strip().splitlines()[-1] == "0 True True", proc.stderr[-2000:]
+    assert len(list((root / "site" / "r1" / "cases" / "migration").glob("*.json"))) == 41
