@@ -15,16 +15,23 @@ evaluation of 1,000 cases x 4 systems x 3 stages. Three replacements, each doing
 - `add_implicit_task_dep`: doit links a file_dep to the task that makes it with a list
   membership test per file, quadratic for summarize's 4,000 score files (0.09 s per run); the
   same links, in the same order, with a set.
+- `ExecutedOnlyReporter`: doit's reporter of that name, which also freezes the heap
+  (`gc.freeze()`) when the run starts. The task graph is a few hundred thousand objects that live
+  until the end; Python's full garbage collections would scan all of them again and again while
+  the actions run (0.5-0.7 s of a one-case rerun on 12,000 tasks). Frozen objects are never
+  scanned; what the actions create is collected as usual.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import Any
 
 from doit.control import TaskControl
 from doit.dependency import MD5Checker as _DoitMD5Checker
 from doit.dependency import SqliteDB
+from doit.reporter import ExecutedOnlyReporter as _DoitExecutedOnlyReporter
 
 from evalkit import fsutil
 
@@ -97,6 +104,14 @@ class MD5Checker(_DoitMD5Checker):
         except OSError:
             return False
         return True
+
+
+class ExecutedOnlyReporter(_DoitExecutedOnlyReporter):
+    """doit's `executed-only` reporter; freezes the heap when the run starts (see the module doc)."""
+
+    def initialize(self, tasks: Any, selected_tasks: Any) -> None:
+        super().initialize(tasks, selected_tasks)
+        gc.freeze()
 
 
 def add_implicit_task_dep(targets: dict[str, str], task: Any, deps_list: Any) -> None:

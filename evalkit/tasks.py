@@ -12,6 +12,7 @@ settings rerun grade and score; a template reruns render only.
 from __future__ import annotations
 
 import fnmatch
+import gc
 import os
 import sys
 import traceback
@@ -249,7 +250,8 @@ def doit_config() -> dict[str, Any]:
         raise SystemExit(2) from None
     db = g.cfg.work_path / "doit.sqlite3"
     db.parent.mkdir(parents=True, exist_ok=True)
-    return {"backend": doitplus.backend_name(), "dep_file": str(db), "verbosity": 1, "reporter": "executed-only",
+    gc.freeze()  # the loaded project and graph live until the end: no collection needs to scan them
+    return {"backend": doitplus.backend_name(), "dep_file": str(db), "verbosity": 1, "reporter": doitplus.ExecutedOnlyReporter,
             "check_file_uptodate": doitplus.MD5Checker,
             "default_tasks": ["generate", "validate", "execute", "grade", "score", "summarize", "render"]}
 

@@ -140,3 +140,15 @@ def test_parallel_run_leaves_the_process_streams_alone(tmp_path: Path) -> None:
                           env={**os.environ, "EVALKIT_CONFIG": str(cfg)})
     assert proc.stderr.strip().splitlines()[-1] == "0 True True", proc.stderr[-2000:]
     assert len(list((root / "site" / "r1" / "cases" / "migration").glob("*.json"))) == 41
+
+
+def test_reporter_freezes_the_graph_when_the_run_starts() -> None:
+    import gc
+    import io
+
+    gc.unfreeze()
+    reporter = doitplus.ExecutedOnlyReporter(io.StringIO(), {})
+    before = gc.get_freeze_count()
+    reporter.initialize({}, [])
+    assert gc.get_freeze_count() > before
+    gc.unfreeze()

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
 from evalkit.metrics.registry import METRICS, MetricInfo
@@ -70,6 +71,9 @@ def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Envi
     env.globals["METRICS"] = METRICS
     env.globals["diff_lines"] = diff_lines
     env.globals["truncate_log"] = truncate_log
+    env.globals["status_badge"] = status_badge
+    env.globals["pass_badge"] = pass_badge
+    env.globals["metric_value"] = metric_value
     _ENVIRONMENTS[key] = env
     return env
 
@@ -79,6 +83,41 @@ def _bytecode_cache(cache_dir: Path | None) -> FileSystemBytecodeCache | None:
         return None
     Path(cache_dir).mkdir(parents=True, exist_ok=True)
     return FileSystemBytecodeCache(str(cache_dir))
+
+
+_STATUS_SYMBOL = {"ok": "✓", "error": "✗", "timeout": "⏱", "infra_error": "⚠", "broken": "⊘", "skipped": "–"}
+_STATUS_WORDS = {"ok": "ok", "error": "failed", "timeout": "timed out", "infra_error": "infra error",
+                 "broken": "broken case", "skipped": "not run"}
+
+
+def status_badge(status: str, excluded: str | None = None) -> Markup:
+    """A run's status as a badge, plus why it is left out of the aggregates when it is.
+
+    Markup.format escapes every argument: a status or reason is shown as text.
+    """
+    html = Markup('<span class="badge s-{}">{} {}</span>').format(
+        status if status in _STATUS_SYMBOL else "skipped", _STATUS_SYMBOL.get(status, "?"),
+        _STATUS_WORDS.get(status, status))
+    if excluded and excluded != "broken" and not (excluded == "infra" and status == "infra_error"):
+        html += Markup(' <span class="badge s-skipped" title="left out of the aggregates">– {}</span>').format(
+            "unjudged" if excluded == "not_judged" else excluded)
+    return html
+
+
+def pass_badge(passed: bool | None, yes: str = "pass", no: str = "fail") -> Markup:
+    """✓ yes / ✗ no / – n/a."""
+    if passed is None:
+        return Markup('<span class="badge s-skipped">– n/a</span>')
+    if passed:
+        return Markup('<span class="badge s-ok">✓ {}</span>').format(yes)
+    return Markup('<span class="badge s-error">✗ {}</span>').format(no)
+
+
+def metric_value(value: float | None, info: MetricInfo | None) -> Markup | str:
+    """A binary metric as a yes/no badge, any other as `fmt_value` formats it (escaped by Jinja)."""
+    if info is not None and info.binary and value is not None:
+        return pass_badge(value >= 0.5, "yes", "no")
+    return fmt_value(value, info)
 
 
 def fmt_value(value: float | None, metric: str | MetricInfo | None = None) -> str:
@@ -149,8 +188,21 @@ def json_for_script(obj: Any) -> str:
             .replace("&", "\\u0026").replace("'", "\\u0027"))
 
 
+_REPORTS: dict[str, tuple[tuple[int, int], Report]] = {}
+
+
 def _load_report(site: Path, release: str) -> Report:
-    return Report.model_validate_json((site / release / "report.json").read_bytes())
+    """report.json of a release, parsed once per process while the file is unchanged (the release
+    pages and the site index both need it; a large report takes tens of milliseconds to validate)."""
+    path = site / release / "report.json"
+    st = path.stat()
+    stamp = (st.st_mtime_ns, st.st_size)
+    hit = _REPORTS.get(str(path))
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    report = Report.model_validate_json(path.read_bytes())
+    _REPORTS[str(path)] = (stamp, report)
+    return report
 
 
 # ---- what the pages show, computed once ---------------------------------------------------------

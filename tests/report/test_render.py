@@ -12,8 +12,9 @@ import pytest
 
 from evalkit.report import charts
 from evalkit.report.models import Report
-from evalkit.report.render import (copy_assets, diff_lines, fmt_difference, fmt_value, json_for_script,
-                                   render_site, truncate_log)
+from evalkit.metrics.registry import METRICS
+from evalkit.report.render import (copy_assets, diff_lines, fmt_difference, fmt_value, json_for_script, metric_value,
+                                   pass_badge, render_site, status_badge, truncate_log)
 from evalkit.report.site import list_releases
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,6 +59,19 @@ def test_formatting() -> None:
     assert fmt_difference(-0.0314, "codebleu") == "-0.031"
     assert truncate_log("x" * 10, 4) == ("xxxx", True) and truncate_log(None) == ("", False)
     assert [c for c, _ in diff_lines("a\nb\n", "a\nc\n", "f")] == ["file", "file", "hunk", "ctx", "del", "add"]
+
+
+def test_badges_escape_what_they_show() -> None:
+    assert str(status_badge("ok")) == '<span class="badge s-ok">✓ ok</span>'
+    hostile = str(status_badge(PAYLOAD, PAYLOAD))
+    assert "<script>" not in hostile and "<img" not in hostile and 'class="badge s-skipped"' in hostile
+    assert "left out of the aggregates" in str(status_badge("error", "not_judged"))
+    assert "left out" not in str(status_badge("infra_error", "infra"))
+    assert "<script>" not in str(pass_badge(False, no=PAYLOAD)) and "s-error" in str(pass_badge(False))
+    assert str(pass_badge(None)) == '<span class="badge s-skipped">– n/a</span>'
+    binary = next(i for i in METRICS.values() if i.binary)
+    assert "✓ yes" in str(metric_value(1.0, binary)) and "✗ no" in str(metric_value(0.0, binary))
+    assert metric_value(0.5, METRICS["codebleu"]) == fmt_value(0.5, "codebleu") and not METRICS["codebleu"].binary
 
 
 def test_json_for_script_and_chart_labels_are_inert() -> None:
