@@ -209,19 +209,23 @@ def artifact_path(work: Path, stage: str, system: str, suite: str, case_id: str)
     return Path(f"{work}/artifacts/{system}/{suite}/{case_id}/{ARTIFACT_FILES[stage]}")  # one parse, not five
 
 
-def retry_marker(path: Path) -> Path:
-    """Beside an artifact that recorded an infrastructure error: its task reruns next time."""
-    return path.with_name(path.name + ".retry")
+RETRY_SUFFIX = ".retry"
+"""Beside an artifact that recorded an infrastructure error: `<artifact>.retry`, its task reruns next time."""
 
 
-def write_artifact(path: Path, artifact: ArtifactBase) -> None:
-    """Write atomically; mark infrastructure errors for retry, clear the mark otherwise."""
-    atomic_write_json(path, artifact)
-    marker = retry_marker(path)
-    if artifact.status == "infra_error":
+def write_with_retry_mark(path: Path, result: Any) -> None:
+    """Write a stage result atomically; mark an infrastructure error for retry, clear the mark otherwise."""
+    atomic_write_json(path, result)
+    marker = Path(f"{path}{RETRY_SUFFIX}")
+    if result.status == "infra_error":
         marker.touch()
     elif marker.exists():
         marker.unlink()
+
+
+def write_artifact(path: Path, artifact: ArtifactBase) -> None:
+    """Write a stage artifact (see `write_with_retry_mark`)."""
+    write_with_retry_mark(path, artifact)
 
 
 def read_artifact(path: Path, stage: str) -> Any:

@@ -16,10 +16,10 @@ import gc
 import os
 import sys
 import traceback
-from pathlib import Path
 from typing import Any, Iterator
 
-from evalkit.artifacts import ARTIFACT_FILES, ARTIFACT_MODELS, ArtifactBase, artifact_path, read_optional, write_artifact
+from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, ArtifactBase, artifact_path, read_optional,
+                               write_artifact, write_with_retry_mark)
 from evalkit.errors import InputError
 from evalkit.project import Loaded, load, participating
 from evalkit.stages import slices
@@ -50,7 +50,7 @@ def stage_chain(kind: str) -> list[str]:
 
 def marked_for_retry(path: str) -> bool:
     """An artifact that recorded an infrastructure error has a `.retry` marker: it is redone next run."""
-    return os.path.exists(path + ".retry")
+    return os.path.exists(path + RETRY_SUFFIX)
 
 
 # ---- actions (plain functions; they load the project once per process) -------------------------
@@ -97,19 +97,12 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
 
 def run_validate(config: str, case_key: str) -> bool:
     """Harness validation of one patch case: gold must resolve, no patch must not."""
-    from evalkit.fsutil import atomic_write_json
     from evalkit.stages.validate import validate_case, validation_path
 
     loaded = load(config)
     case = loaded.project.case(case_key)
     result = validate_case(loaded.config, case)
-    path = validation_path(loaded.config.work_path, case)
-    atomic_write_json(path, result)
-    marker = Path(str(path) + ".retry")
-    if result.status == "infra_error":
-        marker.touch()
-    elif marker.exists():
-        marker.unlink()
+    write_with_retry_mark(validation_path(loaded.config.work_path, case), result)
     return True
 
 

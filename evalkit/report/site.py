@@ -45,6 +45,7 @@ def _published_files(site: Path, release: str) -> list[str]:
     files = []
     for folder, _dirs, names in os.walk(site / release):
         rel = Path(folder).relative_to(site).as_posix()
+        # dot-files (the page index, atomic-write temp files) are not published content
         files.extend(f"{rel}/{n}" for n in names if not (n.startswith(".") or n.endswith(".tmp")))
     return sorted(files)
 
