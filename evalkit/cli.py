@@ -46,6 +46,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="only cases matching SUITE/CASE-GLOB (repeatable); others keep their results")
     p.add_argument("--jobs", "-n", type=int, default=1, help="tasks in parallel (threads)")
     p.add_argument("--release", help="release label (overrides the config; same as EVALKIT_RELEASE)")
+    p.add_argument("--retry-judge-errors", action="store_true",
+                   help="ask the judge again where its answer stayed unusable after the repair request "
+                        "(judge_error); plain reruns keep them")
     p.add_argument("doit_args", nargs="*", help="extra arguments for doit (task names, ...)")
 
 
@@ -57,6 +60,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.environ["EVALKIT_SELECT"] = ",".join(args.select)
     if args.release:
         os.environ["EVALKIT_RELEASE"] = args.release
+    if args.retry_judge_errors:
+        os.environ["EVALKIT_RETRY_JUDGE_ERRORS"] = "1"
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 

@@ -92,6 +92,10 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
         result = model(system=system.name, suite=case.suite, case_id=case.id, status="infra_error",
                        reason=f"evalkit internal error in {stage}: {type(exc).__name__}: {exc}"[:1000])
     write_artifact(target, result)
+    if stage == "grade":
+        from evalkit.stages.grade_retry import mark_after_grade
+
+        mark_after_grade(target, result)  # a judge API failure is retried next run
     return True
 
 
@@ -148,6 +152,11 @@ class Graph:
         }
         self.system_slice_files = {s.name: slices.write_slice(cfg, f"generate-{s.name}", slices.generate_slice(cfg, s))
                                    for s in cfg.systems}
+        from evalkit.stages import grade_retry
+
+        grade_retry.endpoint_changed(cfg)  # a new judge endpoint or use_cache: regrade what has no verdict
+        if os.environ.get("EVALKIT_RETRY_JUDGE_ERRORS") == "1":
+            grade_retry.mark_grades(cfg.work_path, {"judge_error"})
 
     def path(self, stage: str, system: str, case: Any) -> str:
         # plain string joins: this runs ~30,000 times per doit invocation on a large project

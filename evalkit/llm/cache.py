@@ -54,6 +54,10 @@ class ResponseCache:
             parts = request.part_digests()
             self.index.put(self._index_key(request), {"key": response.request_key, "parts": parts})
 
+    def forget(self, key: str) -> None:
+        """Drop the answer stored under ``key`` (an unusable answer is never kept as one to replay)."""
+        self.store.path(key).unlink(missing_ok=True)
+
     def _index_key(self, request: LLMRequest) -> str:
         return self.index.key({"item_id": request.item_id, "sample_index": request.sample_index})
 

@@ -2,7 +2,8 @@
 
 The discipline shared by every model-graded step: the answer's last JSON object is validated
 strictly; on a bad answer one repair request sends the answer back with the validation error;
-if that fails too, the caller records an error with the raw answers — never a default score.
+if that fails too, the caller records an error with the raw answers — never a default score — and
+both answers are dropped from the response cache, so a later ask is a new question to the model.
 """
 
 from __future__ import annotations
@@ -118,22 +119,30 @@ def ask_structured(
         return StructuredAnswer(value=value, reasoning=reasoning, responses=[first])
     except AnswerError as exc:
         error = str(exc)
-    repair = request.model_copy(
+    second = client.call(repair_request(request, first.text, error))
+    try:
+        value, reasoning = parse(second.text)
+        return StructuredAnswer(value=value, reasoning=reasoning, responses=[first, second])
+    except AnswerError as exc:
+        # judge_error: the raw answers go to the outcome, never into the cache as something to
+        # replay; the next ask (`evalkit run --retry-judge-errors`) asks the model again.
+        for response in (first, second):
+            client.cache.forget(response.request_key)
+        return StructuredAnswer(value=None, responses=[first, second], error=str(exc))
+
+
+def repair_request(request: LLMRequest, answer: str, error: str) -> LLMRequest:
+    """The one repair request after ``answer`` to ``request`` failed validation with ``error``."""
+    return request.model_copy(
         update={
             "messages": [
                 *request.messages,
-                {"role": "assistant", "content": first.text or "(empty answer)"},
+                {"role": "assistant", "content": answer or "(empty answer)"},
                 {"role": "user", "content": REPAIR_INSTRUCTION.format(error=error)},
             ],
             "item_id": f"{request.item_id}#repair" if request.item_id is not None else None,
         }
     )
-    second = client.call(repair)
-    try:
-        value, reasoning = parse(second.text)
-        return StructuredAnswer(value=value, reasoning=reasoning, responses=[first, second])
-    except AnswerError as exc:
-        return StructuredAnswer(value=None, responses=[first, second], error=str(exc))
 
 
 @dataclass

@@ -446,9 +446,13 @@ def judge_notes(scores: Iterable[ScoresArtifact]) -> set[str]:
                   "have no model-graded scores; the deterministic graders still score them.")
     if counts.get("not_judged_budget"):
         notes.add(f"Not judged: budget reached for {counts['not_judged_budget']} outputs (judge.budget_usd).")
-    failed = counts.get("judge_error", 0) + counts.get("infra_error", 0)
-    if failed:
-        notes.add(f"{failed} outputs have no judge verdict (judge error or API failure; retried next run).")
+    if counts.get("infra_error"):
+        notes.add(f"{counts['infra_error']} outputs have no judge verdict: the judge API failed "
+                  "(retried on the next run).")
+    if counts.get("judge_error"):
+        notes.add(f"{counts['judge_error']} outputs have no judge verdict: the judge's answer stayed unusable "
+                  "after one repair request (judge_error, raw answer kept; not cached, re-asked only by "
+                  "`evalkit run --retry-judge-errors`).")
     return notes
 
 

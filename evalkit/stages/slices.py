@@ -23,12 +23,17 @@ def execute_slice(cfg: Config) -> dict[str, Any]:
 
 def grade_slice(cfg: Config) -> dict[str, Any]:
     """Judge settings as they take effect (env model override, key present or not), the prompt
-    templates' contents, and the assertion threshold."""
+    templates' contents, and the assertion threshold.
+
+    How the judge is reached (``base_url``, ``use_cache``) is not here: changing it leaves every
+    verdict standing and regrades only the outputs without one (evalkit.stages.grade_retry).
+    Neither are ``mode`` (sync or batch: the same questions, the same verdicts) nor the limits."""
     from evalkit.llm.settings import configured
     from evalkit.report.site import PACKAGE_TEMPLATES
 
     judge = cfg.judge.with_env().model_dump(
-        mode="json", exclude={"use_cache", "concurrency", "budget_usd", "batch_poll_s", "timeout_s", "max_retries"})
+        mode="json", exclude={"use_cache", "base_url", "mode", "concurrency", "budget_usd", "batch_poll_s",
+                              "timeout_s", "max_retries"})
     prompts = sorted((p.name, p.read_text(encoding="utf-8")) for p in (PACKAGE_TEMPLATES / "prompts").glob("*.j2"))
     return {"judge": judge, "judge_configured": configured(), "prompts": digest(prompts),
             "pass_threshold": cfg.metrics.pass_threshold}

@@ -1,0 +1,80 @@
+"""Which grade artifacts are asked again, and when.
+
+- An API or transport failure of the judge (``infra_error``) is retried on the next run: the grade
+  task that recorded it leaves a ``.retry`` marker beside ``grades.json`` (``mark_after_grade``).
+- A ``judge_error`` (the answer stayed unusable after the repair request) is *not* re-asked by a
+  plain rerun: the same question would most often get the same answer. ``evalkit run
+  --retry-judge-errors`` marks those grade artifacts for retry (``mark_grades``); their unusable
+  answers were never cached (``evalkit.llm.structured.ask_structured``), so the model is asked anew.
+- Changing how the judge is reached (``judge.base_url``, ``judge.use_cache``) does not touch a
+  verdict already given; it reruns the grading of every output that has none (``endpoint_changed``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from evalkit.artifacts import ARTIFACT_FILES, RETRY_SUFFIX
+
+NO_VERDICT = frozenset({"infra_error", "not_judged_budget", "judge_error", "not_configured"})
+"""Judge statuses of an output that has no model-graded verdict."""
+RETRIED_NEXT_RUN = frozenset({"infra_error"})
+"""Judge statuses retried by a plain rerun (API and transport failures)."""
+
+
+def judge_status(grades: dict[str, Any]) -> str | None:
+    """The model-graded status of a grades.json (rubric for generation, else judge), or None."""
+    judged = grades.get("rubric") or grades.get("judge") or {}
+    return judged.get("status")
+
+
+def mark_after_grade(path: str | Path, grades: Any) -> None:
+    """Leave a ``.retry`` marker beside a just-written grades.json whose judge call failed on the API."""
+    judged = grades.rubric or grades.judge or {}
+    if judged.get("status") in RETRIED_NEXT_RUN:
+        Path(f"{path}{RETRY_SUFFIX}").touch()
+
+
+def grade_files(work: Path) -> Iterable[Path]:
+    return sorted((work / "artifacts").glob(f"*/*/*/{ARTIFACT_FILES['grade']}"))
+
+
+def mark_grades(work: Path, statuses: Iterable[str]) -> int:
+    """Mark for retry every grades.json whose judge status is one of ``statuses``; how many were marked."""
+    wanted = set(statuses)
+    marked = 0
+    for path in grade_files(work):
+        try:
+            status = judge_status(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, json.JSONDecodeError):
+            continue  # a missing or broken artifact is rebuilt by doit anyway
+        if status in wanted:
+            Path(f"{path}{RETRY_SUFFIX}").touch()
+            marked += 1
+    return marked
+
+
+def endpoint_slice(cfg: Any) -> dict[str, Any]:
+    """How the judge is reached: outside the grade slice (a verdict stays valid), watched apart."""
+    judge = cfg.judge
+    return {"base_url": judge.base_url, "use_cache": judge.use_cache}
+
+
+def endpoint_changed(cfg: Any) -> int:
+    """When ``endpoint_slice`` differs from the last run's, mark every output without a verdict for
+    regrading; how many were marked (0 on the first run or when nothing changed)."""
+    from evalkit.fsutil import atomic_write_text, pretty_json
+
+    path = cfg.work_path / "slices" / "grade-endpoint.json"
+    text = pretty_json(endpoint_slice(cfg))
+    try:
+        before: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        before = None
+    if before == text:
+        return 0
+    atomic_write_text(path, text)
+    return 0 if before is None else mark_grades(cfg.work_path, NO_VERDICT)
