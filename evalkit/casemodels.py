@@ -24,6 +24,9 @@ class SuiteSpec(Model):
     """One paragraph shown on the suite page."""
     defaults: dict[str, Any] = {}
     """Values merged into every case's `inputs` (a case's own value wins)."""
+    trusted: bool = False
+    """The suite's cases and the outputs scored on them may run on this host: with `sandbox.backend: auto`
+    and no Docker daemon at the start of a run, only trusted suites are executed (by the local backend)."""
 
 
 class AssertionSpec(Model):

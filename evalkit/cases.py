@@ -66,6 +66,8 @@ class Case:
     problems: list[Problem] = field(default_factory=list)
     digest: str = ""
     """Digest of the contents of every file the case depends on."""
+    trusted: bool = False
+    """From the suite's `trusted`: its executions may run on the host when `auto` found no Docker daemon."""
 
     @property
     def key(self) -> str:
@@ -188,6 +190,7 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
         return case
     data = parsed.model_dump(mode="json", by_alias=True)
     data["inputs"] = {**suite.spec.defaults, **data["inputs"]}
+    case.trusted = suite.spec.trusted
     problems: list[Problem] = []
     typed = KIND_MODELS.get(suite.kind)
     if typed:

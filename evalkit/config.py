@@ -51,7 +51,11 @@ class CommandSystem(SystemBase):
     max_output_bytes: int = Field(10_000_000, gt=0)
     """Cap on what the program may print or write as output JSON."""
     env: dict[str, str] = {}
-    """Extra environment variables for the program (never put secrets here; they would be hashed, not shown)."""
+    """Environment variables for the program, besides PATH, HOME, LANG (and the like) and evalkit's protocol
+    variables: nothing else of evalkit's environment reaches it (never put secrets here: use `pass_env`)."""
+    pass_env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    """Names of variables of evalkit's own environment the program receives as they are (e.g. its API key);
+    their values are not part of the config and never written anywhere."""
     settings: dict[str, Any] = {}
     """Free-form settings handed to the program in the case JSON (`system.settings`)."""
     watch: list[str] = []

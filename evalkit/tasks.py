@@ -144,6 +144,12 @@ class Graph:
         self.cfg = cfg
         self.work = str(cfg.work_path)
         self._stage_rows: list[tuple[Any, Any, str, list[str], bool]] | None = None
+        from evalkit import isolation as decision
+
+        decision.forget()  # one isolation per run: decided here (execute slice), before any task, and kept
+        from evalkit import tempdirs
+
+        tempdirs.sweep()  # work folders of killed runs (their owner process is gone)
         self.slice_files = {
             "execute": slices.write_slice(cfg, "execute", slices.execute_slice(cfg)),
             "grade": slices.write_slice(cfg, "grade", slices.grade_slice(cfg)),

@@ -6,6 +6,7 @@ from typing import Any
 
 from evalkit.metrics.registry import MetricInfo
 from evalkit.models import Model
+from evalkit.isolation import IsolationDecision
 from evalkit.stats import PairedComparison
 
 REPORT_SCHEMA_VERSION = 1
@@ -202,6 +203,8 @@ class Report(Model):
     """Metadata of every metric that appears."""
     notes: list[str] = []
     """Remarks about the whole run."""
+    sandbox: IsolationDecision | None = None
+    """Where this run's tests executed (decided once when it started); None when no suite executes tests."""
     inputs_digest: str = ""
     """Digest of every artifact the report was computed from (changes whenever any of them does)."""
 

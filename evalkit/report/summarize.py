@@ -398,6 +398,7 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                     diff=release_diff(previous_report(cfg), rows),
                     scenarios=scenario_groups(cfg, project, scores),
                     metric_info={m: METRICS[m] for m in METRICS if m in present},
+                    sandbox=run_isolation(cfg, pairs),
                     notes=sorted({n for notes in isolation_notes.values() for n in notes} | judge_notes(scores.values())),
                     inputs_digest=digest(sorted((k, s.provenance.model_dump() if s.provenance else None)
                                                 for k, s in scores.items())))
@@ -454,6 +455,21 @@ def judge_notes(scores: Iterable[ScoresArtifact]) -> set[str]:
                   "after one repair request (judge_error, raw answer kept; not cached, re-asked only by "
                   "`evalkit run --retry-judge-errors`).")
     return notes
+
+
+def run_isolation(cfg: Config, pairs: list[tuple[Any, Case]]) -> Any:
+    """Where this run's tests executed, as decided when it started (the execute slice records it);
+    None when no suite of the run executes tests."""
+    from evalkit.isolation import IsolationDecision, for_run
+    from evalkit.tasks import EXECUTED_KINDS
+
+    if not any(case.kind in EXECUTED_KINDS for _, case in pairs):
+        return None
+    try:
+        data = json.loads((cfg.work_path / "slices" / "execute.json").read_text(encoding="utf-8"))
+        return IsolationDecision.model_validate(data["isolation"])
+    except (FileNotFoundError, KeyError, TypeError, ValueError):
+        return for_run(cfg.sandbox.backend)
 
 
 def _isolation_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> dict[str, list[str]]:

@@ -106,7 +106,10 @@ class DockerSandbox:
         self._started = False
         lim = spec.limits
         cli = client()
-        sweep_leftovers()
+        try:
+            sweep_leftovers()
+        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+            raise SandboxError(f"Docker daemon unreachable or failing: {exc}") from exc
         budget = (spec.reruns + 1) * (lim.timeout_s + 60) + 300
         name = f"evalkit-sbx-{uuid.uuid4().hex[:16]}"
         try:

@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+from evalkit import tempdirs
 from evalkit.sandbox.archive import SKIP_DIRS
 from evalkit.sandbox.phase import PhaseOutcome, SandboxError, new_nonce
 from evalkit.sandbox.script import ControlFiles
@@ -74,7 +75,7 @@ class LocalSandbox:
         self.spec = spec
         self.image_digest: str | None = None
         self.notes: list[str] = ["local backend: the tests ran on this host in a subprocess, not in a container"]
-        self.root = Path(tempfile.mkdtemp(prefix="evalkit-sbx-"))
+        self.root = Path(tempfile.mkdtemp(prefix=tempdirs.prefix("evalkit-sbx-")))
         try:
             shutil.copytree(spec.tree, self.root / "tree", symlinks=True,
                             ignore=lambda _d, names: [n for n in names if n in SKIP_DIRS])

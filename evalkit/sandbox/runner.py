@@ -7,7 +7,7 @@ import time
 import traceback
 from typing import Literal
 
-from evalkit.sandbox.dockerclient import docker_available
+from evalkit.isolation import for_run
 from evalkit.sandbox.images import ImageUnavailable, ensure_image
 from evalkit.sandbox.outcome import Verdict, interpret
 from evalkit.sandbox.patchcheck import PatchRejected, check_patch
@@ -21,10 +21,9 @@ Backend = Literal["auto", "docker", "local"]
 
 
 def resolve_backend(backend: Backend) -> Literal["docker", "local"]:
-    """``auto`` is Docker when a daemon answers, else local."""
-    if backend == "auto":
-        return "docker" if docker_available() else "local"
-    return backend
+    """``auto`` is Docker when a daemon answered at this run's start, else local: decided once per
+    process (``decision.for_run``), so a daemon dying mid-run gives infra errors, not host runs."""
+    return for_run(backend).isolation
 
 
 def _early(status, reason: str, isolation: str, t0: float, **kw) -> ExecutionResult:
@@ -41,7 +40,7 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
     """
     t0 = time.monotonic()
     chosen = resolve_backend(backend)
-    notes = [] if backend != "auto" or chosen == "docker" else ["no Docker daemon answered: fell back to the local backend"]
+    notes = [] if backend != "auto" or chosen == "docker" else ["no Docker daemon answered when the run started: local backend"]
 
     if not spec.fail_to_pass:
         return _early("case_error", "no FAIL_TO_PASS tests: cannot decide resolution", chosen, t0)

@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from evalkit import tempdirs
 from evalkit.sandbox.patchcheck import PatchRejected, check_patch, check_path
 
 SKIP_DIRS = {".git", "__pycache__", ".pytest_cache"}
@@ -121,7 +122,7 @@ class WorkTree:
 
     def __init__(self, source: Path, name: str = "tree") -> None:
         self.source = Path(source)
-        self._tmp = tempfile.TemporaryDirectory(prefix="evalkit-worktree-")
+        self._tmp = tempfile.TemporaryDirectory(prefix=tempdirs.prefix("evalkit-worktree-"))
         self.root = Path(self._tmp.name)
         self.path = copy_tree(self.source, self.root / name)
 

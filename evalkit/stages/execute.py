@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from evalkit import tempdirs
 from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Provenance
 from evalkit.cases import Case
 from evalkit.config import Config
@@ -39,7 +40,7 @@ def source_tree(cfg: Config, case: Case) -> Path:
         if (dest / ".evalkit-complete").exists():
             return dest
         src = Path(repo) if not str(repo).startswith(("http://", "https://", "git@")) else None
-        with tempfile.TemporaryDirectory(prefix="evalkit-tree-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=tempdirs.prefix("evalkit-tree-")) as tmp:
             if src is None:
                 proc = subprocess.run(["git", "clone", "--quiet", "--no-checkout", repo, tmp + "/r"],
                                       capture_output=True, text=True)
@@ -55,6 +56,15 @@ def source_tree(cfg: Config, case: Case) -> Path:
             subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
         (dest / ".evalkit-complete").write_text(commit)
     return dest
+
+
+def host_refusal(cfg: Config, case: Case) -> dict[str, Any] | None:
+    """An infra_error run record when this run's isolation may not execute the case's suite
+    (``auto`` found no daemon at the start and the suite is not trusted); None when it may."""
+    from evalkit.isolation import for_run, refusal
+
+    why = refusal(for_run(cfg.sandbox.backend), case.suite, case.trusted)
+    return None if why is None else {"status": "infra_error", "reason": why, "isolation": None}
 
 
 def run_spec(cfg: Config, case: Case, patch: str | None) -> Any:
@@ -79,6 +89,9 @@ def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]
     from evalkit.sandbox import SandboxLimits, TestRunSpec, run_tests_cached
 
     inputs, sb = case.inputs, cfg.sandbox
+    refused = host_refusal(cfg, case)
+    if refused:
+        return refused
     try:
         tree = source_tree(cfg, case)
     except TreeUnavailable as exc:
@@ -97,6 +110,9 @@ def run_patch(cfg: Config, case: Case, patch: str | None) -> dict[str, Any]:
     """Run one patch (content-addressed: the same tree, patch and settings never run twice)."""
     from evalkit.sandbox import run_tests_cached
 
+    refused = host_refusal(cfg, case)
+    if refused:
+        return refused
     try:
         spec = run_spec(cfg, case, patch)
     except TreeUnavailable as exc:

@@ -18,7 +18,12 @@ def generate_slice(cfg: Config, system: Any) -> dict[str, Any]:
 
 
 def execute_slice(cfg: Config) -> dict[str, Any]:
-    return {"sandbox": cfg.sandbox.model_dump(mode="json")}
+    """The sandbox settings and where this run executes (decided once when the run starts): a
+    changed backend, or ``auto`` finding a daemon or none, reruns execute (and validate)."""
+    from evalkit.isolation import for_run
+
+    return {"sandbox": cfg.sandbox.model_dump(mode="json"),
+            "isolation": for_run(cfg.sandbox.backend).model_dump(mode="json")}
 
 
 def grade_slice(cfg: Config) -> dict[str, Any]:

@@ -7,7 +7,11 @@ Protocol (README "The command protocol"):
   patch, text, context_files, context_functions, tasks, usage {input_tokens, output_tokens,
   cost_usd}, steps, help_requests; files written under $EVALKIT_OUT_DIR are added to `files`;
 - exit 0 means it answered; anything else is the system's failure, as are a timeout, non-JSON,
-  non-UTF-8 or more output than `max_output_bytes`.
+  non-UTF-8 or more output than `max_output_bytes`, and a process left running after it exited
+  (it runs in its own session; what is left of it is killed and named in the reason);
+- its environment is clean: PATH, HOME, LANG and a few such (``BASE_ENV``), the config's `env` and
+  `pass_env`, and the protocol variables above; nothing else of evalkit's (API keys, judge
+  settings such as ANTHROPIC_BASE_URL, EVALKIT_* settings) reaches it.
 """
 
 from __future__ import annotations
@@ -27,11 +31,99 @@ from typing import Any
 from pydantic import ValidationError
 
 from evalkit.artifacts import Sample
+from evalkit import tempdirs
 from evalkit.cases import Case
 from evalkit.systems.base import RunContext, adapter
 
 STDERR_TAIL = 4000
 PROTOCOL_VERSION = 1
+#: Variables of evalkit's own environment every system under test receives (when set).
+BASE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TERM", "TMPDIR")
+#: How long the output pipes may stay open after the system exited before their holders are looked for.
+PIPE_GRACE_S = 0.5
+
+
+def system_env(system: Any, protocol: dict[str, str]) -> dict[str, str]:
+    """The whole environment of a command system: ``BASE_ENV`` and ``pass_env`` from ours, then its
+    config's ``env``, then the protocol variables (which nothing overrides)."""
+    names = [*BASE_ENV, *getattr(system, "pass_env", [])]
+    env = {n: os.environ[n] for n in names if n in os.environ}
+    env.update(system.env)
+    env.update(protocol)
+    return env
+
+
+def _proc_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, process group, session) of a live process, None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0], int(fields[2]), int(fields[3])
+
+
+def _holds_pipe(pid: int, inodes: set[int]) -> bool:
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("pipe:[") and int(link[6:-1]) in inodes:
+            return True
+    return False
+
+
+def _has_env(pid: int, marker: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return marker in fh.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def leftover_processes(session: int, pipe_inodes: set[int] = frozenset(), marker: bytes = b"") -> list[int]:
+    """Live processes of a system's session or process group, or (when ``pipe_inodes``) holding its
+    output pipes open, or started with the ``marker`` variable of its run (its one-off EVALKIT_CASE):
+    a process that left the session with setsid is still found by one of the last two."""
+    me = os.getpid()
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        pid = int(entry.name)
+        st = _proc_stat(pid)
+        if st is None or st[0] in ("Z", "X"):
+            continue
+        if (session in (st[1], st[2]) or (pipe_inodes and _holds_pipe(pid, set(pipe_inodes)))
+                or (marker and _has_env(pid, marker))):
+            found.append(pid)
+    return sorted(found)
+
+
+def _describe(pids: list[int]) -> str:
+    names = []
+    for pid in pids[:3]:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except OSError:
+            cmd = ""
+        names.append(f"pid {pid}" + (f" `{cmd[:80]}`" if cmd else ""))
+    more = f" and {len(pids) - 3} more" if len(pids) > 3 else ""
+    return ", ".join(names) + more
+
+
+def _kill_pids(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
 
 
 def case_payload(case: Case, system: Any, sample_index: int, work: Path) -> dict[str, Any]:
@@ -118,7 +210,7 @@ def _collect_out_dir(out_dir: Path, cap: int) -> tuple[dict[str, str], str | Non
 
 def run_command(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     argv = [a.replace("{python}", sys.executable) for a in system.command]
-    with tempfile.TemporaryDirectory(prefix="evalkit-run-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=tempdirs.prefix("evalkit-run-")) as tmp:
         work = Path(tmp)
         payload = case_payload(case, system, sample_index, work)
         case_json = json.dumps(payload, sort_keys=True, indent=1)
@@ -126,9 +218,9 @@ def run_command(system: Any, case: Case, sample_index: int, ctx: RunContext) -> 
         out_dir = work / "out"
         out_dir.mkdir()
         out_json = work / "output.json"
-        env = {**os.environ, **system.env, "EVALKIT_CASE": str(work / "case.json"), "EVALKIT_OUTPUT": str(out_json),
-               "EVALKIT_OUT_DIR": str(out_dir), "EVALKIT_SAMPLE": str(sample_index), "PYTHONDONTWRITEBYTECODE": "1"}
-        env.pop("ANTHROPIC_API_KEY", None) if "ANTHROPIC_API_KEY" not in system.env else None
+        env = system_env(system, {"EVALKIT_CASE": str(work / "case.json"), "EVALKIT_OUTPUT": str(out_json),
+                                  "EVALKIT_OUT_DIR": str(out_dir), "EVALKIT_SAMPLE": str(sample_index),
+                                  "PYTHONDONTWRITEBYTECODE": "1"})
         start = time.monotonic()
         try:
             proc = subprocess.Popen(argv, cwd=work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -137,6 +229,7 @@ def run_command(system: Any, case: Case, sample_index: int, ctx: RunContext) -> 
             return Sample(status="error", reason=f"command not found: {argv[0]}")
         except PermissionError:
             return Sample(status="error", reason=f"command is not executable: {argv[0]}")
+        pipe_inodes = {os.fstat(proc.stdout.fileno()).st_ino, os.fstat(proc.stderr.fileno()).st_ino}  # type: ignore[union-attr]
         out = _CappedReader(proc.stdout, system.max_output_bytes, lambda: _kill_group(proc))
         err = _CappedReader(proc.stderr, system.max_output_bytes, lambda: None)
         out.start()
@@ -147,12 +240,23 @@ def run_command(system: Any, case: Case, sample_index: int, ctx: RunContext) -> 
         except BrokenPipeError:
             pass
         timed_out = False
+        left: list[int] = []
+        left_desc = ""
         try:
             proc.wait(timeout=system.timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(proc)
             proc.wait()
+        else:
+            out.join(PIPE_GRACE_S)
+            err.join(PIPE_GRACE_S)
+            held = out.is_alive() or err.is_alive()
+            left = leftover_processes(proc.pid, pipe_inodes if held else set(),
+                                      f"EVALKIT_CASE={env['EVALKIT_CASE']}".encode())
+            left_desc = _describe(left) if left else ""
+            _kill_pids(left)
+            _kill_group(proc)
         out.join(5)
         err.join(5)
         wall = time.monotonic() - start
@@ -162,6 +266,10 @@ def run_command(system: Any, case: Case, sample_index: int, ctx: RunContext) -> 
             return Sample(status="timeout", reason=f"no answer within {system.timeout_s:g} s; killed", **base)
         if out.overflow:
             return Sample(status="error", reason=f"printed more than {system.max_output_bytes} bytes; killed", **base)
+        if left:
+            return Sample(status="error", reason=f"left {len(left)} process{'es' if len(left) > 1 else ''} running "
+                          f"after it exited ({left_desc}): killed; a system must finish its work before it "
+                          "exits", **base)
         if proc.returncode != 0:
             last = stderr.strip().splitlines()[-1:] or ["(no stderr)"]
             return Sample(status="error", reason=f"exited with status {proc.returncode}: {last[0][:300]}", **base)

@@ -1,0 +1,76 @@
+"""One isolation per run: where this run's tests execute, decided once when the run starts.
+
+``auto`` asks the Docker daemon once (when the doit graph is built, before any execute task) and
+keeps the answer for the whole process: a daemon that dies later gives infrastructure errors
+(retried next run), never executions on the host. ``auto`` picks the local backend only when no
+daemon answers at the start, and then only suites marked ``trusted: true`` run on the host:
+running untrusted outputs on the host needs an explicit ``sandbox.backend: local``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Literal
+
+from evalkit.models import Model
+
+BackendName = Literal["auto", "docker", "local"]
+
+
+class IsolationDecision(Model):
+    """Where the tests of one run execute (the execute stage's config slice holds it)."""
+
+    backend: BackendName
+    """The configured ``sandbox.backend``."""
+    isolation: Literal["docker", "local"]
+    """Where every execution of this run goes: a Docker container, or a subprocess on this host."""
+    reason: str
+    """Why: configured, or what the daemon answered when the run started."""
+
+    @property
+    def untrusted_on_host(self) -> bool:
+        """Whether outputs of suites not marked trusted may run on the host (only when asked for explicitly)."""
+        return self.isolation == "docker" or self.backend == "local"
+
+
+_lock = threading.Lock()
+_decided: dict[str, IsolationDecision] = {}
+
+
+def decide(backend: BackendName) -> IsolationDecision:
+    """Ask now (one daemon ping for ``auto``); not cached: see ``for_run``."""
+    if backend == "docker":
+        return IsolationDecision(backend=backend, isolation="docker", reason="sandbox.backend: docker")
+    if backend == "local":
+        return IsolationDecision(backend=backend, isolation="local", reason="sandbox.backend: local")
+    from evalkit.sandbox.dockerclient import docker_available
+
+    if docker_available():
+        return IsolationDecision(backend=backend, isolation="docker",
+                                 reason="sandbox.backend: auto; a Docker daemon answered when the run started")
+    return IsolationDecision(backend=backend, isolation="local",
+                             reason="sandbox.backend: auto; no Docker daemon answered when the run started")
+
+
+def for_run(backend: BackendName) -> IsolationDecision:
+    """This process's decision for ``backend``: made at the first call, then kept for the whole run."""
+    with _lock:
+        found = _decided.get(backend)
+        if found is None:
+            found = _decided[backend] = decide(backend)
+        return found
+
+
+def forget() -> None:
+    """Drop the decisions of this process (a new run in the same process, tests)."""
+    with _lock:
+        _decided.clear()
+
+
+def refusal(decision: IsolationDecision, suite: str, trusted: bool) -> str | None:
+    """Why an execution of ``suite`` may not run under ``decision`` (None: it may)."""
+    if trusted or decision.untrusted_on_host:
+        return None
+    return (f"not run: no Docker daemon answered when the run started, and suite {suite!r} is not marked "
+            "trusted, so its outputs are not executed on this host (start Docker and run again; or set "
+            "sandbox.backend: local, or trusted: true in the suite's suite.yaml, to run them on the host)")
