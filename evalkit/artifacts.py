@@ -200,6 +200,8 @@ class ScoresArtifact(ArtifactBase):
 
 
 ARTIFACT_MODELS: dict[str, type[ArtifactBase]] = {
+    judge_notices: list[str] = []
+    """Deprecation notices of the judge's provider (shown on the release page)."""
     "generate": OutputArtifact, "execute": ExecutionArtifact, "grade": GradesArtifact, "score": ScoresArtifact,
 }
 

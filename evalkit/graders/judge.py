@@ -220,7 +220,8 @@ def judge_migration(
         return base.model_copy(update={"status": "not_configured", "error": "ANTHROPIC_API_KEY is not set"})
 
     got = ask_samples(client, migration_requests(item, settings), parse_verdict)
-    spent = {"verdicts": got.values, "usage": got.usage, "cost_usd": got.cost_usd, "request_keys": got.request_keys}
+    spent = {"verdicts": got.values, "usage": got.usage, "cost_usd": got.cost_usd, "request_keys": got.request_keys,
+             "notices": got.notices}
     if got.stopped is not None:
         status = "not_judged_budget" if isinstance(got.stopped, BudgetExceeded) else "infra_error"
         return base.model_copy(update={"status": status, "error": str(got.stopped), **spent})

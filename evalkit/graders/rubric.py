@@ -219,8 +219,10 @@ def grade_rubric(item: RubricInput, client: ModelClient | None, settings: JudgeS
     if got.stopped is not None:
         status = "not_judged_budget" if isinstance(got.stopped, BudgetExceeded) else "infra_error"
         return base.model_copy(update={"status": status, "error": str(got.stopped), "usage": got.usage,
-                                       "cost_usd": got.cost_usd, "request_keys": got.request_keys})
-    spent = {"usage": got.usage, "cost_usd": got.cost_usd, "request_keys": got.request_keys, "reasoning": got.reasoning}
+                                       "cost_usd": got.cost_usd, "request_keys": got.request_keys,
+                                       "notices": got.notices})
+    spent = {"usage": got.usage, "cost_usd": got.cost_usd, "request_keys": got.request_keys, "reasoning": got.reasoning,
+             "notices": got.notices}
     if got.errors:
         return base.model_copy(update={"status": "judge_error", "error": "; ".join(got.errors),
                                        "raw_answers": got.raw, **spent})

@@ -21,3 +21,5 @@ class GraderSpend(Model):
     """Why there is no verdict or score (validation error, API error, budget)."""
     request_keys: list[str] = Field(default_factory=list)
     """Cache keys of the responses used."""
+    notices: list[str] = Field(default_factory=list)
+    """Deprecation notices of the provider about the model behind these responses."""

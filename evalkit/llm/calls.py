@@ -15,8 +15,12 @@ FORBIDDEN_PARAMS = frozenset({"temperature", "top_p", "top_k"})
 # Set through the request's own fields, not through ``extra``.
 RESERVED_PARAMS = frozenset({"model", "system", "messages", "max_tokens", "stream"})
 
-ErrorKind = Literal["rate_limited", "server_error", "timeout", "connection", "bad_request", "auth", "budget"]
-RETRYABLE_KINDS = frozenset({"rate_limited", "server_error", "timeout", "connection"})
+ErrorKind = Literal["rate_limited", "server_error", "timeout", "connection", "bad_response", "bad_request", "auth",
+                    "budget", "circuit_open"]
+RETRYABLE_KINDS = frozenset({"rate_limited", "server_error", "timeout", "connection", "bad_response"})
+"""Retried within the call (with backoff); ``circuit_open`` is not: the endpoint is given up for this run."""
+TRANSPORT_KINDS = frozenset({"server_error", "timeout", "connection", "bad_response"})
+"""Failures that say the endpoint is broken (not busy): they count towards opening its circuit."""
 
 
 def system_blocks(instructions: str, *more: str) -> list[dict[str, Any]]:
@@ -110,6 +114,8 @@ class LLMResponse(Model):
     """Cache key of the request (digest of model, system, messages, params, sample index)."""
     batch: bool = False
     """True when the answer came from a Message Batch."""
+    notices: list[str] = Field(default_factory=list)
+    """Deprecation notices the provider sent with this answer (response headers), kept with it."""
 
 
 class LLMError(Exception):

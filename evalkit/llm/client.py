@@ -4,12 +4,18 @@
   backoff; ``sleep`` is injectable so tests check the waits without waiting.
 - Answers are cached by the digest of the full request; a budget stops uncached calls.
 - A semaphore per client bounds the requests in flight; the client is safe to share across threads.
+- Consecutive transport failures of the endpoint open its circuit (evalkit.llm.circuit): the rest
+  of the run's calls fail at once instead of each waiting out its timeouts and retries.
+- A body that is not a message (invalid JSON, truncated, an HTML page, an envelope without content)
+  is a ``bad_response`` API fault, retried like a server error: never an evalkit internal error.
+- Deprecation notices (the SDK's table, the API's headers) are printed once and kept with answers.
 - The API key is read from the environment only and scrubbed from every error message.
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
 import math
 import random
 import threading
@@ -22,6 +28,7 @@ from typing import Any, TypeVar
 import anthropic
 import httpx2
 
+from evalkit.llm import deprecation
 from evalkit.llm.cache import ResponseCache
 from evalkit.llm.calls import (
     BudgetExceeded,
@@ -31,6 +38,7 @@ from evalkit.llm.calls import (
     LLMResponse,
     system_blocks,
 )
+from evalkit.llm.circuit import Circuit, circuit_for
 from evalkit.llm.pricing import Usage, cost_usd, price_for
 from evalkit.llm.settings import API_KEY_ENV, JudgeSettings, api_key
 from evalkit.models import Model
@@ -193,6 +201,7 @@ class ModelClient:
         )
         self._inflight: dict[str, threading.Lock] = {}
         self._inflight_lock = threading.Lock()
+        self.circuit: Circuit = circuit_for(str(self.sdk.base_url), self.settings.circuit_after)
 
     def __repr__(self) -> str:
         return f"ModelClient(model={self.settings.model!r}, base_url={self.settings.base_url!r})"
@@ -204,6 +213,8 @@ class ModelClient:
         return text if len(text) <= 500 else text[:500] + "..."
 
     def _error(self, exc: Exception) -> tuple[LLMError, float | None]:
+        if isinstance(exc, LLMError):
+            return exc, None
         if isinstance(exc, anthropic.APIStatusError):
             detail = exc.api_message or exc.message
             kind = _kind_for_status(exc.status_code)
@@ -211,7 +222,11 @@ class ModelClient:
         if isinstance(exc, anthropic.APITimeoutError):
             return LLMError("timeout", f"no answer within {self.settings.timeout_s:g} s"), None
         if isinstance(exc, anthropic.APIConnectionError):
-            return LLMError("connection", self.scrub(f"cannot reach the API: {exc.message}")), None
+            cause = exc.__cause__
+            why = f" ({type(cause).__name__}: {cause})" if cause is not None and str(cause) else ""
+            return LLMError("connection", self.scrub(f"cannot reach the API: {exc.message}{why}")), None
+        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError, anthropic.APIResponseValidationError)):
+            return LLMError("bad_response", self.scrub(f"the API's answer is not valid JSON: {exc}")), None
         return LLMError("bad_request", self.scrub(f"{type(exc).__name__}: {exc}")), None
 
     def backoff_s(self, attempt: int, retry_after: float | None) -> float:
@@ -221,14 +236,27 @@ class ModelClient:
         return min(BASE_BACKOFF_S * 2**attempt, MAX_BACKOFF_S) * random.uniform(0.5, 1.0)
 
     def retrying(self, call: Callable[[], T]) -> T:
-        """Run one API call with our retry policy; raise ``LLMError`` (no SDK exception escapes)."""
+        """Run one API call with our retry policy and the endpoint's circuit; raise ``LLMError``
+        (no SDK exception escapes, a malformed body included)."""
         attempt = 0
         while True:
+            self.circuit.check()
             try:
                 with self._semaphore:
-                    return call()
-            except (anthropic.AnthropicError, httpx2.HTTPError) as exc:
+                    self.circuit.check()  # it may have opened while this call waited for a slot
+                    result = call()
+            except (anthropic.AnthropicError, httpx2.HTTPError, json.JSONDecodeError, UnicodeDecodeError) as exc:
                 error, retry_after = self._error(exc)
+            except LLMError as exc:
+                if exc.kind == "circuit_open":
+                    raise
+                error, retry_after = exc, None
+            else:
+                self.circuit.success()
+                return result
+            opened = self.circuit.failure(error)
+            if opened is not None:
+                raise opened
             if not error.retryable or attempt >= self.settings.max_retries:
                 raise error
             self.sleep(self.backoff_s(attempt, retry_after))
@@ -247,8 +275,36 @@ class ModelClient:
     def explain_miss(self, request: LLMRequest) -> str:
         return self.cache.explain_miss(request)
 
+    def checked_message(self, message: Any) -> Any:
+        """``message`` when it is a Messages API message; else a ``bad_response`` error saying what came."""
+        problem = None
+        if not isinstance(message, anthropic.types.Message):
+            problem = f"a {type(message).__name__} body: {str(message)[:200]!r}"
+        elif not isinstance(message.content, list):
+            problem = "a message without content"
+        elif message.usage is None or not isinstance(message.model, str):
+            problem = "a message without usage or model"
+        if problem is None:
+            return message
+        raise LLMError("bad_response", self.scrub(f"the API answered HTTP 200 with {problem}"))
+
+    def _create(self, params: dict[str, Any]) -> tuple[Any, list[str]]:
+        """One ``messages.create`` attempt: the checked message and the deprecation notices of its headers."""
+        raw = self.sdk.messages.with_raw_response.create(**params)
+        message = self.checked_message(raw.parse())
+        notices = deprecation.header_notices(message.model, raw.headers)
+        return message, [self.scrub(n) for n in notices]
+
+    def notices_for(self, model: str, sent: list[str]) -> list[str]:
+        """The notices to keep with an answer of ``model``: what the API sent, and the SDK's table."""
+        table = deprecation.model_notice(model)
+        notices = sent + ([table] if table and table not in sent else [])
+        deprecation.announce(notices)
+        return notices
+
     def response_from_message(self, message: Any, key: str, *, batch: bool = False) -> LLMResponse:
         """Our response model from an SDK ``Message`` (cost from the price table)."""
+        message = self.checked_message(message)
         raw = message.usage
         usage = Usage(
             input_tokens=raw.input_tokens or 0,
@@ -256,7 +312,8 @@ class ModelClient:
             cache_read_input_tokens=raw.cache_read_input_tokens or 0,
             cache_creation_input_tokens=raw.cache_creation_input_tokens or 0,
         )
-        text = "".join(block.text for block in message.content if getattr(block, "type", None) == "text")
+        text = "".join(getattr(block, "text", "") or "" for block in message.content
+                       if getattr(block, "type", None) == "text")
         price = price_for(message.model, self.settings.prices)
         return LLMResponse(
             text=text,
@@ -277,18 +334,22 @@ class ModelClient:
         key = self.key(request)
         hit = self.cached(request)
         if hit is not None:
-            return hit
+            return self._with_notices(hit)
         with self._key_lock(key):  # identical requests in flight at once pay once
             hit = self.cached(request)
             if hit is not None:
-                return hit
+                return self._with_notices(hit)
             self.budget.check()
             params = request.api_params()
-            message = self.retrying(lambda: self.sdk.messages.create(**params))
-            response = self.response_from_message(message, key)
+            message, notices = self.retrying(lambda: self._create(params))
+            response = self.response_from_message(message, key).model_copy(update={"notices": notices})
             self.budget.charge(response.cost_usd)
             self.cache.put(request, response)
-            return response
+            return self._with_notices(response)
+
+    def _with_notices(self, response: LLMResponse) -> LLMResponse:
+        notices = self.notices_for(response.model, response.notices)
+        return response if notices == response.notices else response.model_copy(update={"notices": notices})
 
     def count_tokens(self, request: LLMRequest) -> TokenCount:
         """Input tokens via the count-tokens endpoint; a character estimate when it fails."""

@@ -46,8 +46,10 @@ def default_prices() -> dict[str, ModelPrice]:
     """List prices of a few Claude models; ``default`` answers for any other model."""
     sonnet = ModelPrice(input=3.0, output=15.0, cache_read=0.30, cache_write=3.75)
     return {
+        "claude-sonnet-4-6": sonnet,
         "claude-sonnet-4-5": sonnet,
         "claude-sonnet-4": sonnet,
+        "claude-opus-4-6": ModelPrice(input=5.0, output=25.0, cache_read=0.50, cache_write=6.25),
         "claude-opus-4-5": ModelPrice(input=5.0, output=25.0, cache_read=0.50, cache_write=6.25),
         "claude-opus-4-1": ModelPrice(input=15.0, output=75.0, cache_read=1.50, cache_write=18.75),
         "claude-opus-4": ModelPrice(input=15.0, output=75.0, cache_read=1.50, cache_write=18.75),

@@ -16,12 +16,14 @@ from evalkit.models import Model
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 MODEL_ENV = "EVALKIT_JUDGE_MODEL"
+DEFAULT_MODEL = "claude-sonnet-4-6"
+"""A current model (claude-sonnet-4-5 reaches its end of life on 2026-11-30; the SDK's table says so)."""
 
 
 class JudgeSettings(Model):
     """How model-graded steps call the model."""
 
-    model: str = "claude-sonnet-4-5"
+    model: str = DEFAULT_MODEL
     """Model id; the environment variable EVALKIT_JUDGE_MODEL overrides it (see ``with_env``)."""
     max_tokens: int = Field(2048, ge=1)
     """Upper bound on generated tokens per call."""
@@ -29,6 +31,9 @@ class JudgeSettings(Model):
     """Per-attempt HTTP timeout in seconds."""
     max_retries: int = Field(4, ge=0)
     """Retries after a rate limit, overload, server error or timeout (so up to max_retries + 1 attempts)."""
+    circuit_after: int = Field(3, ge=0)
+    """Consecutive transport failures of the endpoint (refused, reset, timeout, 5xx, malformed body) after
+    which the rest of the run's calls fail at once as infrastructure errors; 0 never gives up."""
     concurrency: int = Field(4, ge=1)
     """Requests in flight at once, per client."""
     base_url: str | None = None

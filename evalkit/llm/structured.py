@@ -164,6 +164,8 @@ class Sampled(Generic[T]):
     request_keys: list[str] = field(default_factory=list)
     """Cache keys of every response."""
     stopped: Exception | None = None
+    notices: list[str] = field(default_factory=list)
+    """Deprecation notices the provider sent with any response (evalkit.llm.deprecation)."""
     """The LLMError (or BudgetExceeded) that ended the sampling early, if any."""
 
 
@@ -179,6 +181,7 @@ def ask_samples(client: ModelClient, requests: list[LLMRequest], parse: Callable
             for response in answer.responses:
                 out.usage, out.cost_usd = out.usage + response.usage, out.cost_usd + response.cost_usd
                 out.request_keys.append(response.request_key)
+                out.notices.extend(n for n in response.notices if n not in out.notices)
             if answer.value is None:
                 out.raw.extend(answer.raw)
                 out.errors.append(f"sample {request.sample_index}: {answer.error}")

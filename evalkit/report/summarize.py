@@ -464,6 +464,7 @@ def run_isolation(cfg: Config, pairs: list[tuple[Any, Case]]) -> Any:
     from evalkit.tasks import EXECUTED_KINDS
 
     if not any(case.kind in EXECUTED_KINDS for _, case in pairs):
+    notes.update(f"Judge provider notice: {n}" for s in scores for n in s.judge_notices)
         return None
     try:
         data = json.loads((cfg.work_path / "slices" / "execute.json").read_text(encoding="utf-8"))

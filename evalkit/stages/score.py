@@ -79,7 +79,7 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
     judge_usage = _judge_usage(grades)
     judged = grades.rubric or grades.judge or {}
     common = {"usage": usage, "judge_usage": judge_usage, "wall_s": output.first.wall_s, "provenance": prov,
-              "judge_status": judged.get("status")}
+              "judge_status": judged.get("status"), "judge_notices": judged.get("notices") or []}
     if not case.ok:
         return ScoresArtifact(**base, status="error", reason=output.reason, excluded="broken", **common)
     for art in (output, execution, grades):

@@ -13,7 +13,7 @@ from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_block
 from evalkit.llm.client import MAX_BACKOFF_S, Budget, ModelClient, estimate_tokens
 from evalkit.llm.fake_server import FakeAnthropic, Reply, error, hang, ok, output_tokens_of
 from evalkit.llm.pricing import ModelPrice, Usage, cost_usd, default_prices, price_for
-from evalkit.llm.settings import JudgeSettings, configured
+from evalkit.llm.settings import DEFAULT_MODEL, JudgeSettings, configured
 
 
 def request(text: str = "judge this", *, item_id: str | None = "item-1", system: str = "You are a judge.",
@@ -72,7 +72,7 @@ def test_server_error_is_retried_then_reported_as_server_error(server: FakeAnthr
                                                                sleeps) -> None:
     server.push(error(500), error(500), error(500))
     with pytest.raises(LLMError) as caught:
-        make_client(max_retries=2).call(request())
+        make_client(max_retries=2, circuit_after=0).call(request())
     assert caught.value.kind == "server_error"
     assert caught.value.status == 500
     assert server.counts["messages"] == 3
@@ -269,4 +269,4 @@ def test_model_override_from_environment(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("EVALKIT_JUDGE_MODEL", "claude-haiku-4-5")
     assert JudgeSettings().with_env().model == "claude-haiku-4-5"
     monkeypatch.delenv("EVALKIT_JUDGE_MODEL")
-    assert JudgeSettings().with_env().model == "claude-sonnet-4-5"
+    assert JudgeSettings().with_env().model == DEFAULT_MODEL
