@@ -40,6 +40,11 @@ class Reply:
     """Block until the server closes (a request that never answers: the client must time out)."""
     delay_s: float = 0.0
     stop_reason: str = "end_turn"
+    raw: bytes | None = None
+    """Send these bytes as the body instead of a message (a malformed answer), with ``content_type``."""
+    content_type: str = "application/json"
+    truncate: bool = False
+    """Announce the whole body's length, send half of it and close the connection."""
 
 
 def ok(text: str) -> Reply:
@@ -286,16 +291,17 @@ def _handler_for(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             return
 
         def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None,
-                  content_type: str = "application/json") -> None:
+                  content_type: str = "application/json", cut: int | None = None) -> None:
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             self.send_response(status)
             self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(data)))
+            if cut is None:
+                self.send_header("content-length", str(len(data)))
             self.send_header("request-id", f"req_{next(server._ids):06d}")
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            self.wfile.write(data if cut is None else data[:cut])
 
         def _log(self, endpoint: str, body: Any) -> None:
             with server._lock:
@@ -318,9 +324,17 @@ def _handler_for(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 if reply.status != 200:
                     self._send(reply.status, server._error_body(reply), reply.headers)
                     return
+                if reply.raw is not None:
+                    self._send(reply.status, reply.raw, reply.headers, content_type=reply.content_type)
+                    return
                 self._send(200, server._message(body, reply), reply.headers)
             elif path == "/v1/messages/count_tokens":
                 self._log("count_tokens", body)
+                if reply.truncate:
+                    data = json.dumps(server._message(body, reply)).encode()
+                    self._send(200, data, {**reply.headers, "content-length": str(len(data))}, cut=len(data) // 2)
+                    self.close_connection = True
+                    return
                 self._send(200, {"input_tokens": input_tokens_of(body)})
             elif path == "/v1/messages/batches":
                 self._log("batch_create", body)
