@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from evalkit.fsutil import atomic_write_json
+from evalkit.fsutil import atomic_write_json, remove, touch
 from evalkit.models import Model, OpenModel
 
 SCHEMA_VERSION = 1
@@ -61,6 +61,8 @@ class Sample(OpenModel):
     """Why it failed, in plain words."""
     files: dict[str, str] = {}
     """Generated files: path -> content."""
+    deleted_files: list[str] = []
+    """Files the system deletes (paths), e.g. a class the target technology no longer needs."""
     patch: str | None = None
     """A unified diff against the case's tree or legacy file."""
     text: str | None = None
@@ -220,9 +222,9 @@ def write_with_retry_mark(path: Path, result: Any) -> None:
     atomic_write_json(path, result)
     marker = Path(f"{path}{RETRY_SUFFIX}")
     if result.status == "infra_error":
-        marker.touch()
+        touch(marker)
     elif marker.exists():
-        marker.unlink()
+        remove(marker)
 
 
 def write_artifact(path: Path, artifact: ArtifactBase) -> None:

@@ -7,10 +7,11 @@ from typing import Any, Literal
 from pydantic import Field
 
 from evalkit.models import Model
+from evalkit.names import NAME_MAX, NAME_PATTERN
 
 SuiteKind = Literal["patch", "migration", "generation", "rag", "agentic", "e2e"]
 SUITE_KINDS: tuple[str, ...] = ("patch", "migration", "generation", "rag", "agentic", "e2e")
-CASE_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+CASE_ID = NAME_PATTERN  # the one name rule (evalkit.names): a case id becomes a folder and page name
 
 
 class SuiteSpec(Model):
@@ -241,7 +242,7 @@ class E2EReference(Model):
 class CaseFile(Model):
     """A case file: cases/<suite>/<case>/case.yaml or cases/<suite>/<case>.yaml."""
 
-    id: str = Field(pattern=CASE_ID, max_length=120)
+    id: str = Field(pattern=CASE_ID, max_length=NAME_MAX)
     """Unique id within the suite (used in file names and URLs)."""
     description: str = ""
     """What the case checks."""

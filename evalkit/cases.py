@@ -4,6 +4,12 @@ A suite is a folder `cases/<suite>/` with a `suite.yaml`; a case is `cases/<suit
 or `cases/<suite>/<name>.yaml`. Files a case refers to (keys ending in `_file`, `_dir`, `_files`)
 are relative to the case's folder and must stay inside the suite folder.
 
+Suite folder names and case ids become folder and page names, so they must follow the name rule
+(evalkit.names). A case whose id breaks it, or repeats an id already taken in its suite, is *left
+out*: not in `Project.cases` (no task, no artifact, no page), listed in `Project.left_out` with
+file:line. So is a suite folder with a bad name or without a suite.yaml. A case that is merely
+broken (bad YAML, a missing file) keeps a valid id and is recorded as an error during a run.
+
 Parsing YAML dominates discovery, so parsed cases are cached by the stat signature of every file
 they depend on; a no-op run only stats files.
 """
@@ -21,9 +27,10 @@ from pydantic import ValidationError
 from evalkit.casemodels import KIND_MODELS, CaseFile, SuiteSpec
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_bytes, digest, file_digest
+from evalkit.names import is_valid_name, name_problem
 from evalkit.yamlio import describe_error, line_of, load_yaml, plain, validate
 
-CACHE_VERSION = 4
+CACHE_VERSION = 5
 REF_SUFFIXES = ("_file", "_dir", "_files")
 
 
@@ -68,6 +75,10 @@ class Case:
     """Digest of the contents of every file the case depends on."""
     trusted: bool = False
     """From the suite's `trusted`: its executions may run on the host when `auto` found no Docker daemon."""
+    id_line: int | None = None
+    """Line of the `id:` key in the case file (None without one)."""
+    bad_id: bool = False
+    """The id the case file gives (or its file name, without one) breaks the name rule: left out."""
 
     @property
     def key(self) -> str:
@@ -96,16 +107,31 @@ class Case:
         return p.read_text(encoding="utf-8", errors="replace") if p else None
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A case or suite found under the cases folder but left out of the run, and why."""
+
+    suite: str | None
+    """The suite a left-out case belongs to (None: the suite itself is left out)."""
+    problem: Problem
+    """Why, with file:line."""
+
+
 @dataclass
 class Project:
     """Every suite and case found under the cases folder."""
 
     suites: dict[str, Suite]
     cases: list[Case]
+    left_out: list[LeftOut] = field(default_factory=list)
+    """Cases and suites not in the run (bad names, duplicate ids, no suite.yaml): listed, never run."""
+    fatal: list[Problem] = field(default_factory=list)
+    """Project-level problems: nothing can run (no cases folder, no suite in it)."""
 
     @property
     def problems(self) -> list[Problem]:
-        out = [p for s in self.suites.values() for p in s.problems]
+        out = list(self.fatal) + [p for s in self.suites.values() for p in s.problems]
+        out += [lo.problem for lo in self.left_out]
         seen = set(out)
         for c in self.cases:
             for p in c.problems:
@@ -113,6 +139,13 @@ class Project:
                     seen.add(p)
                     out.append(p)
         return sorted(out, key=lambda p: (p.file, p.line or 0, p.message))
+
+    def input_notes(self) -> list[str]:
+        """What the report says about input left out or broken at suite level, one line each."""
+        notes = [f"Broken suite.yaml, its cases are recorded as broken: {p}"
+                 for s in self.suites.values() if s.spec is None for p in s.problems]
+        notes += [f"Left out of this run: {lo.problem}" for lo in self.left_out]
+        return notes
 
     def case(self, key: str) -> Case:
         index = self.__dict__.get("_index")
@@ -182,8 +215,15 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
         node = load_yaml(case_path, shown)
         if not isinstance(node, dict):
             raise InputError(Problem(shown, 1, "expected a mapping with keys id, inputs, reference, ..."))
-        if isinstance(node.get("id"), str):
-            case.id = node["id"]
+        if "id" in node:
+            case.id_line = line_of(node, ("id",))
+            if is_valid_name(node["id"]):
+                case.id = node["id"]
+            else:  # never let it name a folder: the case is left out of the run
+                case.bad_id = True
+                case.problems = [Problem(shown, case.id_line, f"{name_problem(node['id'], 'case id')}; "
+                                                              "the case is left out of the run")]
+                return case
         parsed = validate(CaseFile, node, shown)
     except InputError as exc:
         case.problems = exc.problems
@@ -270,20 +310,24 @@ def discover(cases_dir: Path, only_suites: list[str] | None = None, cache_dir: P
 
     suites: dict[str, Suite] = {}
     cases: list[Case] = []
+    left_out: list[LeftOut] = []
     if not cases_dir.is_dir():
-        problem = Problem(show(cases_dir), None, "cases folder not found")
-        return Project({"-": Suite("-", str(cases_dir), None, [problem])}, [])
+        problem = Problem(show(cases_dir), None, "cases folder not found (cases_dir in the config; expected a folder of suites)")
+        return Project({}, [], fatal=[problem])
     names = sorted(e.name for e in os.scandir(cases_dir) if e.is_dir() and not e.name.startswith((".", "_")))
-    for wanted in only_suites or []:
-        if wanted not in names:
-            suites[wanted] = Suite(wanted, str(cases_dir / wanted), None,
-                                   [Problem(show(cases_dir / wanted), None, f"suite {wanted!r} named in config has no folder")])
+    fatal = [Problem(show(cases_dir / wanted), None, f"suite {wanted!r} named in config (suites:) has no folder")
+             for wanted in only_suites or [] if wanted not in names]
     for name in names:
         if only_suites is not None and name not in only_suites:
             continue
         sdir = cases_dir / name
+        bad_name = name_problem(name, "suite folder name")
+        if bad_name:
+            left_out.append(LeftOut(None, Problem(show(sdir), None, f"{bad_name}; the suite is left out of the run")))
+            continue
         if not (sdir / "suite.yaml").exists():
-            suites[name] = Suite(name, str(sdir), None, [Problem(show(sdir / "suite.yaml"), None, "missing suite.yaml (expected kind, language)")])
+            left_out.append(LeftOut(None, Problem(show(sdir / "suite.yaml"), None, "missing suite.yaml (expected kind, "
+                                                  "language); the suite is left out of the run")))
             continue
         suite_key = str(sdir / "suite.yaml")
         entry = cache.get(suite_key)
@@ -309,12 +353,29 @@ def discover(cases_dir: Path, only_suites: list[str] | None = None, cache_dir: P
                 case.digest = digest([(os.path.relpath(f, sdir), file_digest(f)) for f in case.files if os.path.exists(f)])
                 new_cache[key] = (_stat_sig(case.files), case, suite_key, sig)
                 changed = True
+            if case.bad_id:
+                left_out.append(LeftOut(name, case.problems[0]))
+                continue
+            if not is_valid_name(case.id):  # no usable `id:`, and the file name cannot stand in for it
+                left_out.append(LeftOut(name, Problem(show(cpath), case.id_line, (
+                    f"{name_problem(case.id, 'case file name')} and the case has no valid id; "
+                    f"the case is left out of the run{_first_problem(case)}"))))
+                continue
             if case.id in seen_ids:
-                case = Case(**{**case.__dict__, "problems": case.problems + [Problem(
-                    show(cpath), 1, f"duplicate case id {case.id!r} (also in {show(Path(seen_ids[case.id]))})")]})
-            else:
-                seen_ids[case.id] = key  # shown (resolved, relative) only when a duplicate needs it
+                left_out.append(LeftOut(name, Problem(show(cpath), case.id_line or 1, (
+                    f"duplicate case id {case.id!r} in suite {name!r}: {show(Path(seen_ids[case.id]))} has it too; "
+                    "this one is left out of the run"))))
+                continue
+            seen_ids[case.id] = key  # shown (resolved, relative) only when a duplicate needs it
             cases.append(case)
-    if cache_file and (changed or new_cache.keys() != cache.keys()):
+    if not suites and not fatal:
+        found = f"{len(names)} folder(s), each left out (see above)" if names else "no folders"
+        fatal.append(Problem(show(cases_dir), None, f"no suite to run in the cases folder ({found}; expected "
+                                                     "folders with a suite.yaml; is cases_dir in the config right?)"))
+    if cache_file and not fatal and (changed or new_cache.keys() != cache.keys()):
         atomic_write_bytes(cache_file, pickle.dumps({"version": CACHE_VERSION, "entries": new_cache}))
-    return Project(suites, cases)
+    return Project(suites, cases, left_out=left_out, fatal=fatal)
+
+
+def _first_problem(case: Case) -> str:
+    return f" (also: {case.problems[0].message})" if case.problems else ""

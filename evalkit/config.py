@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -12,10 +11,11 @@ from pydantic import Field, field_validator, model_validator
 from evalkit.errors import InputError, Problem
 from evalkit.llm.settings import JudgeSettings
 from evalkit.models import Model
+from evalkit.names import NAME_MAX, NAME_PATTERN, is_valid_name, name_problem
 from evalkit.yamlio import load_yaml, validate
 
-NAME_RE = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
-Name = Annotated[str, Field(pattern=NAME_RE, max_length=80)]
+NAME_RE = NAME_PATTERN  # the one name rule (evalkit.names): system names and release labels become folder names
+Name = Annotated[str, Field(pattern=NAME_RE, max_length=NAME_MAX)]
 
 
 class SystemBase(Model):
@@ -156,7 +156,7 @@ class ReportSettings(Model):
 class Config(Model):
     """The whole evalkit.yaml."""
 
-    release: Annotated[str, Field(pattern=NAME_RE, max_length=80)]
+    release: Name
     """Version label of the system under test; one report per release (env EVALKIT_RELEASE overrides)."""
     title: str = "evalkit report"
     """Title shown on every page."""
@@ -260,8 +260,8 @@ def expand_matrix(system: Any) -> list[Any]:
     out = []
     for i, combo in enumerate(combos):
         name = system.names[i] if system.names else f"{system.name}-{_scenario_suffix(combo)}"
-        if not re.match(NAME_RE, name) or len(name) > 80:
-            raise ValueError(f"system {system.name!r}: expanded name {name!r} must match {NAME_RE}; give `names`")
+        if not is_valid_name(name):
+            raise ValueError(f"system {system.name!r}: expanded {name_problem(name, 'name')}; give `names`")
         out.append(system.model_copy(update={
             "name": name, "settings": {**system.settings, **combo}, "matrix": None, "names": None,
             "scenario_of": system.name}))
@@ -276,6 +276,38 @@ def config_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(env).resolve() if env else (Path.cwd() / "evalkit.yaml").resolve()
 
 
+def name_problems(node: dict[str, Any], shown: str) -> list[Problem]:
+    """The release label, system names and matrix `names` that break the name rule, each at its line
+    (in plain words: pydantic would only quote the regular expression)."""
+    from evalkit.yamlio import line_of
+
+    out = []
+    if isinstance(node.get("release"), str) and (why := name_problem(node["release"], "release label")):
+        out.append(Problem(shown, line_of(node, ("release",)), why))
+    systems = node.get("systems")
+    for i, raw in enumerate(systems if isinstance(systems, list) else []):
+        if not isinstance(raw, dict):
+            continue
+        if isinstance(raw.get("name"), str) and (why := name_problem(raw["name"], "system name")):
+            out.append(Problem(shown, line_of(node, ("systems", i, "name")), why))
+        names = raw.get("names")
+        for j, name in enumerate(names if isinstance(names, list) else []):
+            if isinstance(name, str) and (why := name_problem(name, f"systems[{i}].names[{j}]: system name")):
+                out.append(Problem(shown, line_of(node, ("systems", i, "names", j)), why))
+        matrix = raw.get("matrix")
+        if names is None and isinstance(raw.get("name"), str) and isinstance(matrix, dict) and matrix \
+                and all(isinstance(v, list) and v for v in matrix.values()):
+            import itertools
+
+            for values in itertools.product(*matrix.values()):
+                expanded = f"{raw['name']}-{_scenario_suffix(dict(zip(matrix, values)))}"
+                if why := name_problem(expanded, "expanded system name"):
+                    out.append(Problem(shown, line_of(node, ("systems", i, "matrix")),
+                                       f"system {raw['name']!r}: matrix {why}; give `names`"))
+                    break
+    return out
+
+
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """Read and validate evalkit.yaml; raise InputError naming file:line on any problem."""
     p = config_path(path)
@@ -285,10 +317,17 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     node = load_yaml(p, shown)
     if not isinstance(node, dict):
         raise InputError(Problem(shown, 1, "expected a mapping with keys release, systems, ..."))
+    bad_names = name_problems(node, shown)
+    if bad_names:
+        raise InputError(bad_names)
     cfg = validate(Config, node, shown)
     release = os.environ.get("EVALKIT_RELEASE")
     if release:
-        if not re.match(NAME_RE, release):
-            raise InputError(Problem("EVALKIT_RELEASE", None, f"release label {release!r} must match {NAME_RE}"))
+        if not is_valid_name(release):
+            raise InputError(Problem("EVALKIT_RELEASE (or --release)", None, str(name_problem(release, "release label"))))
         cfg = cfg.model_copy(update={"release": release})
-    return cfg.model_copy(update={"root": str(p.parent), "path": str(p)})
+    cfg = cfg.model_copy(update={"root": str(p.parent), "path": str(p)})
+    from evalkit.fsutil import confine_writes
+
+    confine_writes(cfg.work_path, cfg.site_path)  # every later write must land below one of these
+    return cfg

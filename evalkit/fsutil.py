@@ -52,9 +52,88 @@ def on_replace(method: Callable[[str], None]) -> None:
     _replace_listeners.append(weakref.WeakMethod(method))  # type: ignore[arg-type]
 
 
+class WriteOutsideRoots(Exception):
+    """evalkit's own bug (or a planted symlink): a write aimed outside the folders evalkit may write.
+
+    Names are validated when the project loads, so this should never happen; it is reported as an
+    evalkit bug, never as bad input or an infrastructure error.
+    """
+
+    def __init__(self, path: str, real: str, roots: list[str]) -> None:
+        self.path = path
+        where = f" (that is {real})" if real != path else ""
+        super().__init__(f"evalkit bug: refused to write {path}{where}: outside the folders evalkit writes "
+                         f"({', '.join(roots)}) once '..' and symlinks are resolved")
+
+
+_write_roots: list[str] = []
+
+
+def confine_writes(*roots: str | os.PathLike[str]) -> None:
+    """Allow writes below ``roots`` (resolved now; a root that is a symlink is followed once, here).
+
+    Loading a project confines writes to its work and site folders, `evalkit import` to the suite
+    folder it was given. Roots add up within a process (tests load several projects); before any
+    root is set (schema generation, library use) writes are not confined.
+    """
+    for root in roots:
+        real = os.path.realpath(os.fspath(root))
+        if real not in _write_roots:
+            _write_roots.append(real)
+
+
+def write_roots() -> list[str]:
+    """The folders writes are confined to (empty: not confined)."""
+    return list(_write_roots)
+
+
+def guarded(path: str | os.PathLike[str]) -> Path:
+    """``path`` itself, after checking it lies below a write root once `..` and symlinks are resolved.
+
+    The last component is not followed (an atomic write replaces a symlink, never writes through
+    it). Every evalkit write goes through here: atomic writes, `ensure_dir`, `touch`, `copy_file`.
+    Raises WriteOutsideRoots.
+    """
+    p = os.path.abspath(os.fspath(path))
+    if not _write_roots:
+        return Path(path)
+    head, name = os.path.split(p)
+    real = os.path.join(os.path.realpath(head), name) if name not in ("", ".", "..") else os.path.realpath(p)
+    for root in _write_roots:
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            return Path(path)
+    raise WriteOutsideRoots(p, real, _write_roots)
+
+
+def ensure_dir(path: str | os.PathLike[str]) -> Path:
+    """``mkdir -p`` below a write root (see `guarded`)."""
+    p = guarded(path)
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def touch(path: str | os.PathLike[str]) -> None:
+    """Create an empty marker file below a write root."""
+    guarded(path).touch()
+
+
+def remove(path: str | os.PathLike[str]) -> None:
+    """Delete a file below a write root (absent is fine)."""
+    try:
+        guarded(path).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def copy_file(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> None:
+    """Copy a file's bytes to ``dest`` (below a write root), atomically."""
+    with open(src, "rb") as fh:
+        atomic_write_bytes(dest, fh.read())
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same folder and a rename."""
-    path = Path(path)
+    """Write ``data`` to ``path`` via a temp file in the same folder and a rename (below a write root)."""
+    path = guarded(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from evalkit.cases import Case, Project, discover
 from evalkit.config import Config, config_path, load_config
+from evalkit.errors import InputError
 
 _lock = threading.Lock()
 _loaded: dict[str, "Loaded"] = {}
@@ -25,13 +26,22 @@ class Loaded:
 
 
 def load(path: str | None = None, refresh: bool = False) -> Loaded:
-    """Config and cases, read once per process (per config file)."""
+    """Config and cases, read once per process (per config file).
+
+    Every command that runs anything loads through here: names are checked (evalkit.names) and
+    writes confined to the work and site folders (evalkit.fsutil.confine_writes) before anything
+    is written. Raises InputError for what no run can go past: a broken config, a bad release
+    label, no cases folder or no suite in it (`Project.fatal`). Bad cases and suites are left
+    out (`Project.left_out`) and the rest loads.
+    """
     key = str(config_path(path))
     with _lock:
         if not refresh and key in _loaded:
             return _loaded[key]
         cfg = load_config(key)
         project = discover(cfg.cases_path, cfg.suites, cache_dir=cfg.work_path / "cache", shown_root=Path(cfg.root))
+        if project.fatal:
+            raise InputError(project.fatal)
         _loaded[key] = Loaded(cfg, project)
         return _loaded[key]
 

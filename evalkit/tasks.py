@@ -43,6 +43,22 @@ def selected(case_key: str, globs: list[str]) -> bool:
     return not globs or any(fnmatch.fnmatchcase(case_key, g) for g in globs)
 
 
+def check_selection(globs: list[str], project: Any) -> None:
+    """A selection must pick some case: raise InputError naming the globs when none matches any."""
+    if not globs:
+        return
+    from evalkit.errors import Problem
+
+    keys = [c.key for c in project.cases]
+    if not any(selected(k, globs) for k in keys):
+        example = f" (cases look like {keys[0]!r})" if keys else ""
+        raise InputError(Problem("--select / EVALKIT_SELECT", None, f"{', '.join(repr(g) for g in globs)} "
+                                 f"matches no case of the project{example}; expected SUITE/CASE-GLOB"))
+    for g in globs:
+        if not any(fnmatch.fnmatchcase(k, g) for k in keys):
+            print(f"evalkit: warning: --select {g!r} matches no case", file=sys.stderr)
+
+
 def stage_chain(kind: str) -> list[str]:
     """The stages a (system, case) of a suite kind goes through, in order."""
     return ["generate"] + (["execute"] if kind in EXECUTED_KINDS else []) + ["grade", "score"]
@@ -55,6 +71,24 @@ def marked_for_retry(path: str) -> bool:
 
 # ---- actions (plain functions; they load the project once per process) -------------------------
 
+def _refuse_escapes(action: Any) -> Any:
+    """A write refused by the write guard (evalkit.fsutil.guarded) fails the task with one plain line."""
+    import functools
+
+    from evalkit.fsutil import WriteOutsideRoots
+
+    @functools.wraps(action)
+    def wrapper(*args: Any) -> bool:
+        try:
+            return action(*args)
+        except WriteOutsideRoots as exc:
+            print(f"evalkit: {exc}", file=sys.stderr)
+            return False
+
+    return wrapper
+
+
+@_refuse_escapes
 def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
     """Run one stage for one (system, case) and write its artifact atomically."""
     loaded = load(config)
@@ -99,8 +133,10 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
     return True
 
 
+@_refuse_escapes
 def run_validate(config: str, case_key: str) -> bool:
-    """Harness validation of one patch case: gold must resolve, no patch must not."""
+    """Validation of one case's reference (patch: gold must resolve, no patch must not; others: gold
+    passes the case's assertions and incidents, parses and is complete)."""
     from evalkit.stages.validate import validate_case, validation_path
 
     loaded = load(config)
@@ -110,6 +146,7 @@ def run_validate(config: str, case_key: str) -> bool:
     return True
 
 
+@_refuse_escapes
 def run_summarize(config: str) -> bool:
     from evalkit.report.summarize import summarize
 
@@ -118,6 +155,7 @@ def run_summarize(config: str) -> bool:
     return True
 
 
+@_refuse_escapes
 def run_render(config: str, release: str) -> bool:
     from evalkit.report.render import render_site
 
@@ -141,6 +179,7 @@ class Graph:
         self.config = cfg.path
         self.globs = selection()
         self.pairs = participating(cfg, self.loaded.project)
+        check_selection(self.globs, self.loaded.project)
         self.cfg = cfg
         self.work = str(cfg.work_path)
         self._stage_rows: list[tuple[Any, Any, str, list[str], bool]] | None = None
@@ -197,7 +236,7 @@ class Graph:
                 # the case digest: listing them again would only cost stats on every no-op run.
                 deps = [folder + file_of[s] for s in chain[: chain.index(stage)]]
                 deps.append(self.slice_files[stage])
-            if stage == "score" and case.kind == "patch":
+            if stage == "score" and case.kind in self.validated_kinds:
                 deps.append(self.validation_path(case))
             task = {
                 "name": f"{system.name}:{case.key}",
@@ -211,6 +250,12 @@ class Graph:
                 task["uptodate"] = [False]
             yield task
 
+    @property
+    def validated_kinds(self) -> tuple[str, ...]:
+        from evalkit.stages.validate import VALIDATED_KINDS
+
+        return VALIDATED_KINDS
+
     def validation_path(self, case: Any) -> str:
         from evalkit.stages.validate import validation_path
 
@@ -219,12 +264,13 @@ class Graph:
     def validate_tasks(self) -> Iterator[dict[str, Any]]:
         seen = set()
         for _system, case in self.pairs:
-            if case.kind != "patch" or case.key in seen or not selected(case.key, self.globs):
+            if case.kind not in self.validated_kinds or case.key in seen or not selected(case.key, self.globs):
                 continue
             seen.add(case.key)
             target = self.validation_path(case)
             yield {"name": case.key, "actions": [(run_validate, [self.config, case.key])],
-                   "file_dep": list(case.files) + [self.slice_files["execute"]], "targets": [target],
+                   "file_dep": list(case.files) + ([self.slice_files["execute"]] if case.kind in EXECUTED_KINDS else []),
+                   "targets": [target],
                    "uptodate": [not marked_for_retry(target)], "clean": True, "io": NO_CAPTURE}
 
     def score_files(self) -> list[str]:
@@ -250,14 +296,23 @@ def doit_config() -> dict[str, Any]:
     """DOIT_CONFIG for dodo.py: sqlite3 database in the work folder, quiet reporter, evalkit.doitplus."""
     from evalkit import doitplus
 
+    from evalkit.fsutil import WriteOutsideRoots
+
     try:
         g = graph()
     except InputError as exc:
         for p in exc.problems:
             print(f"evalkit: {p}", file=sys.stderr)
         raise SystemExit(2) from None
+    except WriteOutsideRoots as exc:
+        print(f"evalkit: {exc}", file=sys.stderr)
+        raise SystemExit(3) from None
+    for note in g.loaded.project.input_notes():  # said on every run, and on the release page
+        print(f"evalkit: warning: {note}", file=sys.stderr)
     db = g.cfg.work_path / "doit.sqlite3"
-    db.parent.mkdir(parents=True, exist_ok=True)
+    from evalkit.fsutil import ensure_dir
+
+    ensure_dir(db.parent)
     gc.freeze()  # the loaded project and graph live until the end: no collection needs to scan them
     return {"backend": doitplus.backend_name(), "dep_file": str(db), "verbosity": 1, "reporter": doitplus.ExecutedOnlyReporter,
             "check_file_uptodate": doitplus.MD5Checker,
@@ -277,7 +332,7 @@ def task_execute() -> Iterator[dict[str, Any]]:
 
 
 def task_validate() -> Iterator[dict[str, Any]]:
-    """Harness validation of patch cases: the gold patch must resolve and no patch must not."""
+    """Reference validation: the gold patch must resolve and no patch must not; other kinds' references must pass their case."""
     yield {"basename": "validate", "name": None, "doc": task_validate.__doc__}
     yield from graph().validate_tasks()
 
@@ -299,7 +354,8 @@ def task_summarize() -> dict[str, Any]:
     g = graph()
     from evalkit.report.site import previous_report_path
 
-    deps = g.score_files() + [g.slice_files["summarize"]]
+    deps = g.score_files() + [g.slice_files["summarize"],
+                              slices.write_slice(g.cfg, "input-notes", {"notes": g.loaded.project.input_notes()})]
     prev = previous_report_path(g.cfg.site_path, g.cfg.release)
     if prev is not None and prev.exists():
         deps.append(str(prev))

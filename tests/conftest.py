@@ -32,3 +32,13 @@ def docker_engine() -> str:
         if build.returncode != 0:
             unavailable(f"image {IMAGE} missing and scripts/build-base-image.sh failed: {build.stderr[-500:]}")
         return ensure_image(IMAGE)
+
+
+@pytest.fixture(autouse=True)
+def _unconfined_writes():
+    """Loading a project confines this process's writes to its folders (evalkit.fsutil.confine_writes):
+    forget them after each test, so a later test's own tmp_path stays writable."""
+    yield
+    from evalkit import fsutil
+
+    fsutil._write_roots.clear()

@@ -37,6 +37,91 @@ def incident_present(matcher: dict[str, Any] | None, text: str | None, path: str
     return False
 
 
+COUNTED_CATEGORIES = (None, "mandatory")
+"""Incident categories a migration case's incidents_resolved counts (Konveyor's `optional` and
+`potential` incidents may rightly stay: the expected file often keeps them)."""
+
+
+def line_text(text: str | None, line: int | None) -> str | None:
+    """The 1-based line of a text, or None."""
+    if text is None or line is None:
+        return None
+    lines = text.splitlines()
+    return lines[line - 1] if 0 < line <= len(lines) else None
+
+
+@dataclass(frozen=True)
+class IncidentCheck:
+    """One incident of a migration case re-checked in an output."""
+
+    rule_id: str
+    line: int | None
+    counted: bool
+    """Whether incidents_resolved counts it: mandatory (or no category given) and checkable."""
+    present: bool
+    """The incident is still there in the output (see incident_present)."""
+    checkable: bool = True
+    """The same test finds it in the legacy file (else a re-check would call it fixed already)."""
+
+
+def firing_lines(matcher: dict[str, Any], text: str | None, path: str) -> int:
+    """On how many lines of ``text`` a rule's matcher fires (incident_present line by line; a
+    pattern that only matches across lines counts once)."""
+    if text is None:
+        return 0
+    n = sum(incident_present(matcher, line, path, None) for line in text.splitlines())
+    return n or int(incident_present(matcher, text, path, None))
+
+
+def recheck_file(incidents: Sequence[dict[str, Any]], matchers: dict[str, Any], legacy: str,
+                 output: str | None, path: str) -> list[IncidentCheck]:
+    """Every incident of one legacy file re-checked in the output (None: the output deletes it),
+    with the same test as agentic suites (incident_present).
+
+    A rule with a matcher still has as many of its incidents in the output as there are output
+    lines the matcher fires on (at most as many as the legacy file had), the way an analyzer re-run
+    reports them line by line: fixing five of a file's six `javax.` imports leaves one incident,
+    not six. The incidents whose original line is still in the output are the ones left first.
+    Without a matcher, an incident is there while its original line is. An incident the same test
+    does not find in the legacy file itself is not `checkable` (and not counted).
+    """
+    def mdict(rule_id: str) -> dict[str, Any] | None:
+        m = matchers.get(rule_id)
+        return m.model_dump() if m is not None and not isinstance(m, dict) else m
+
+    originals = [line_text(legacy, inc.get("line")) for inc in incidents]
+    checkable = [True] * len(incidents)
+    present = [False] * len(incidents)
+    by_rule: dict[str, list[int]] = {}
+    for i, inc in enumerate(incidents):
+        matcher = mdict(inc["rule_id"])
+        if matcher is None:
+            checkable[i] = incident_present(None, legacy, path, originals[i])
+            present[i] = incident_present(None, output, path, originals[i])
+        else:
+            by_rule.setdefault(inc["rule_id"], []).append(i)
+    out_lines = {line.strip() for line in output.splitlines()} if output is not None else set()
+    for rule_id, idx in by_rule.items():
+        matcher = mdict(rule_id)
+        assert matcher is not None
+        in_legacy = min(len(idx), firing_lines(matcher, legacy, path))
+        for i in idx[in_legacy:]:
+            checkable[i] = False
+        left = min(in_legacy, firing_lines(matcher, output, path))
+        kept_line = [i for i in idx[:in_legacy] if originals[i] and originals[i].strip() in out_lines]
+        others = [i for i in idx[:in_legacy] if i not in kept_line]
+        for i in (kept_line + others)[:left]:
+            present[i] = True
+    return [IncidentCheck(inc["rule_id"], inc.get("line"), checkable[i] and inc.get("category") in COUNTED_CATEGORIES,
+                          present[i], checkable[i]) for i, inc in enumerate(incidents)]
+
+
+def resolved_share(checks: Sequence[IncidentCheck]) -> float | None:
+    """Share of the counted incidents that are gone (None when none is counted)."""
+    counted = [c for c in checks if c.counted]
+    return sum(not c.present for c in counted) / len(counted) if counted else None
+
+
 @dataclass(frozen=True)
 class TaskMatch:
     """Which discovered task matched which expected task."""

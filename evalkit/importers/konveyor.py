@@ -9,8 +9,9 @@ with a warning.
 * `agentic` (default): one case for the whole application: `source/` (a copy of the source tree),
   `inputs.incidents`, `inputs.matchers` (rule id -> how to re-check it) and one
   `reference.expected_tasks` entry per incident.
-* `migration`: one case per file with incidents: `legacy/<name>` and its incidents; no expected
-  file (reference-based metrics are then not applicable).
+* `migration`: one case per file with incidents: `legacy/<name>` and its incidents (with the
+  violation's category); with `--rules`, the suite's `defaults.matchers` (rule id -> matcher, for
+  incidents_resolved); no expected file (reference-based metrics are then not applicable).
 
 Matchers come from the rule's `when:` condition when `--rules` has the rule (`java.referenced` with
 location IMPORT/PACKAGE -> `import`, other locations and `builtin.filecontent` -> `regex`), else
@@ -37,7 +38,7 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 
 from evalkit.casemodels import CASE_ID, IncidentMatcher
 from evalkit.errors import InputError, Problem
-from evalkit.fsutil import atomic_write_text
+from evalkit.fsutil import atomic_write_text, confine_writes, copy_file, ensure_dir, guarded
 from evalkit.yamlio import line_of, load_yaml, plain
 
 KINDS = ("agentic", "migration")
@@ -63,6 +64,8 @@ class ReportIncident:
     line: int | None
     variables: dict[str, Any]
     report_line: int | None
+    category: str | None = None
+    """The violation's category (mandatory, optional, potential), when the report gives one."""
 
 
 @dataclass
@@ -83,7 +86,7 @@ class ImportResult:
     incidents: int = 0
     """Incidents written (over all cases)."""
     matchers: dict[str, IncidentMatcher] = field(default_factory=dict)
-    """Rule id -> matcher (agentic only)."""
+    """Rule id -> matcher (agentic: in the case; migration: in the suite's defaults)."""
     matcher_origin: dict[str, str] = field(default_factory=dict)
     """Rule id -> `rule` (from --rules) or `incident` (derived from the incidents)."""
     warnings: list[str] = field(default_factory=list)
@@ -139,7 +142,9 @@ def load_report(path: Path) -> list[ReportIncident]:
                                             f"{rule_id}: incident {j + 1}: lineNumber: expected a whole number, got {line!r}"))
                     continue
                 variables = inc.get("variables")
+                category = _str(violation.get("category")).lower()
                 out.append(ReportIncident(
+                    category=category if category in ("mandatory", "optional", "potential") else None,
                     rule_id=str(rule_id), description=_str(violation.get("description")), message=_str(inc.get("message")),
                     uri=inc["uri"].strip(), line=line if isinstance(line, int) and line >= 1 else None,
                     variables=plain(variables) if isinstance(variables, dict) else {}, report_line=line_of(node, iloc)))
@@ -417,10 +422,9 @@ def copy_source(source: Path, dest: Path, max_mb: float) -> tuple[int, int]:
                     f"source tree too large to copy into a case (more than {max_mb:g} MB or {MAX_SOURCE_FILES} files "
                     f"without {', '.join(sorted(SKIP_DIRS))}); raise --max-source-mb or point --source at the application")))
     if dest.exists():
-        shutil.rmtree(dest)
+        shutil.rmtree(guarded(dest))
     for src, dst in plan:
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dst)
+        copy_file(src, dst)
     return len(plan), total
 
 
@@ -434,6 +438,8 @@ def _incident_dict(f: Found, with_file: bool) -> dict[str, Any]:
         d["message"] = f.inc.message
     if f.inc.description:
         d["description"] = f.inc.description
+    if f.inc.category:
+        d["category"] = f.inc.category
     return d
 
 
@@ -480,7 +486,8 @@ def import_konveyor(report: Path, source: Path, suite_dir: Path, *, kind: str = 
         raise InputError(Problem(shown, None, f"none of the report's {len(incidents)} incident(s) is in a file under "
                                               f"{source}; is --source the analyzed application?"))
 
-    suite_dir.mkdir(parents=True, exist_ok=True)
+    confine_writes(suite_dir)  # every file this import writes lands below the suite folder it was given
+    ensure_dir(suite_dir)
     desc = {"agentic": "Discover and fix every analyzer incident in the application's source tree; each incident is "
                        "an expected task, re-checked after the system's changes with the rule's matcher.",
             "migration": "Migrate each file so that its analyzer incidents are fixed (no expected file: "
@@ -489,10 +496,10 @@ def import_konveyor(report: Path, source: Path, suite_dir: Path, *, kind: str = 
              "description": f"Konveyor analyzer incidents imported from {report} (source tree {source.name}). {desc}"}
     atomic_write_text(suite_dir / "suite.yaml", dump_yaml(suite, "Written by `evalkit import konveyor`."))
 
-    if kind == "agentic":
-        by_rule: dict[str, list[Found]] = {}
-        for f in found:
-            by_rule.setdefault(f.inc.rule_id, []).append(f)
+    by_rule: dict[str, list[Found]] = {}
+    for f in found:
+        by_rule.setdefault(f.inc.rule_id, []).append(f)
+    if kind == "agentic" or rule_map:
         for rule_id, items in by_rule.items():
             matcher, origin = None, "incident"
             if rule_id in rule_map:
@@ -509,6 +516,10 @@ def import_konveyor(report: Path, source: Path, suite_dir: Path, *, kind: str = 
                 if not matcher_hits(matcher, "\n".join(_file_lines(source, file, lines_cache))):
                     result.warnings.append(f"{shown}: {rule_id}: its {matcher.type} matcher {matcher.pattern!r} does not "
                                            f"find the incident in {file}; a re-check would call it fixed already")
+    if kind == "migration" and result.matchers:  # one set for every case of the suite
+        suite["defaults"] = {"matchers": {r: m.model_dump(mode="json") for r, m in result.matchers.items()}}
+        atomic_write_text(suite_dir / "suite.yaml", dump_yaml(suite, "Written by `evalkit import konveyor`."))
+    if kind == "agentic":
         cid = case_id_for(name or source.name)
         case_dir = suite_dir / cid
         copy_source(source, case_dir / "source", max_source_mb)
@@ -540,8 +551,7 @@ def import_konveyor(report: Path, source: Path, suite_dir: Path, *, kind: str = 
         cid = ids[file]
         case_dir = suite_dir / cid
         legacy = f"legacy/{PurePosixPath(file).name}"
-        (case_dir / "legacy").mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source / file, case_dir / legacy)
+        copy_file(source / file, case_dir / legacy)
         rules_fired = list(dict.fromkeys(f.inc.rule_id for f in items))
         data = {
             "id": cid,

@@ -29,7 +29,7 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 
 from evalkit.casemodels import CASE_ID
 from evalkit.errors import InputError, Problem
-from evalkit.fsutil import atomic_write_text
+from evalkit.fsutil import atomic_write_text, confine_writes, ensure_dir, guarded
 
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS")
 DEFAULT_TEST_COMMAND = "python3 -m pytest -rA -p no:cacheprovider"
@@ -268,8 +268,8 @@ def check_trees(rows: list[Row], trees: dict[str, Path], source: Path) -> list[P
 def _copy_tree(folder: Path, dest: Path) -> None:
     """The folder's files as the case's tree (a git repo's .git is left out; the sandbox makes its own)."""
     if dest.exists():
-        shutil.rmtree(dest)
-    shutil.copytree(folder, dest, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+        shutil.rmtree(guarded(dest))
+    shutil.copytree(folder, guarded(dest), symlinks=True, ignore=shutil.ignore_patterns(".git"))
 
 
 def _dump_yaml(data: dict[str, Any]) -> str:
@@ -350,7 +350,8 @@ def import_swebench(source: Path, repos: dict[str, str], suite_dir: Path, *, ima
     if problems:
         raise InputError(problems)
     result = ImportResult()
-    suite_dir.mkdir(parents=True, exist_ok=True)
+    confine_writes(suite_dir)  # every file this import writes lands below the suite folder it was given
+    ensure_dir(suite_dir)
     atomic_write_text(suite_dir / "suite.yaml", suite_yaml(source, image))
     for row in rows:
         folder = trees.get(row.instance_id)
@@ -359,7 +360,7 @@ def import_swebench(source: Path, repos: dict[str, str], suite_dir: Path, *, ima
             result.skipped.setdefault(row.repo, []).append(row.instance_id)
             continue
         case_dir = suite_dir / row.instance_id
-        case_dir.mkdir(parents=True, exist_ok=True)
+        ensure_dir(case_dir)
         atomic_write_text(case_dir / "gold.patch", row.patch)
         atomic_write_text(case_dir / "test_patch.patch", row.test_patch)
         if folder is not None:

@@ -217,3 +217,22 @@ def corpus_codebleu(
     refs = [r for _, r in pairs]
     scores = _calc_codebleu()(refs, [p for p, _ in pairs], language, weights, _resolve(tokenizer, language))
     return _result(scores, refs, language, weights)
+
+
+GAIN_FLOOR = -1.0
+"""codebleu_gain is clipped here: an output may lose at most as much as gold gains."""
+
+
+def codebleu_gain(output_score: float, legacy_score: float) -> float | None:
+    """How much of the distance from the legacy file to the expected file an output covered, by
+    CodeBLEU against the expected file: ``(cb(out) - cb(legacy)) / (1 - cb(legacy))``, clipped to
+    [-1, 1]. 0 for returning the legacy file unchanged, 1 for matching the expected file, negative
+    for moving away from it. Normalised by the headroom (a normalised gain) because CodeBLEU of the
+    legacy file differs a lot between cases (0.5 to 0.97 on Kai's coolstore files): a plain
+    difference would let the cases that leave little to change count for almost nothing. None when
+    the legacy file already scores 1 (no headroom: nothing to migrate by this measure).
+    """
+    headroom = 1.0 - legacy_score
+    if headroom <= 1e-9:
+        return None
+    return max(GAIN_FLOOR, min(1.0, (output_score - legacy_score) / headroom))

@@ -81,6 +81,18 @@ for part, text in [("ngram_match", "n-gram match"), ("weighted_ngram_match", "we
     metric(name=f"codebleu_{part}", display=f"CB {text}", aggregate="mean", kinds=("migration", "generation", "patch"),
            description=f"CodeBLEU component: {text}, per case, averaged over cases.")
 
+metric(name="codebleu_gain", display="CodeBLEU gain", aggregate="mean", scale="any", headline=True,
+       kinds=("migration",),
+       description="How much closer to the expected file the output is than the legacy file, by CodeBLEU: "
+                   "(CodeBLEU(output) - CodeBLEU(legacy)) / (1 - CodeBLEU(legacy)), clipped to [-1, 1]; "
+                   "0 for returning the legacy file unchanged, 1 for the expected file.")
+
+# --- migration suites (analyzer incidents re-checked in the output) --------------------------
+metric(name="incidents_resolved", display="Incidents resolved", aggregate="mean", headline=True, primary=15,
+       kinds=("migration",),
+       description="Share of the case's mandatory analyzer incidents gone from the output: the rule's matcher "
+                   "no longer fires (without one, the incident's line is gone); a deleted file has none left.")
+
 # --- patch suites (SWE-bench style) ---------------------------------------------------------
 metric(name="resolved", display="Resolved", aggregate="rate", binary=True, headline=True, primary=0, kinds=("patch",),
        description="Share of cases where every FAIL_TO_PASS test passes and every PASS_TO_PASS test still passes.")

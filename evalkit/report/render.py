@@ -30,7 +30,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
+from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest, ensure_dir
 from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.metrics.registry import primary_metric as registry_primary
 from evalkit.report import charts
@@ -81,7 +81,7 @@ def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Envi
 def _bytecode_cache(cache_dir: Path | None) -> FileSystemBytecodeCache | None:
     if cache_dir is None:
         return None
-    Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    ensure_dir(cache_dir)
     return FileSystemBytecodeCache(str(cache_dir))
 
 
@@ -565,8 +565,7 @@ def render_site(site: Path, release: str, tdir: Path | None = None, cache_dir: P
 def _write_if_changed(dest: Path, data: bytes) -> bool:
     if dest.exists() and dest.stat().st_size == len(data) and dest.read_bytes() == data:
         return False
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(dest, data)
+    atomic_write_bytes(dest, data)  # makes the folders (below the site folder only)
     return True
 
 

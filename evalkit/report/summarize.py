@@ -361,7 +361,8 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                       for n in names_here}
         broken = sorted({f"{c.id}: {'; '.join(p.message for p in c.problems)}" for c in cases if c.problems} |
                         {f"{ck.split('/', 1)[1]}: {s.reason}" for (sn, ck), s in suite_scores.items() if s.excluded == "broken"
-                         and project.case(ck).ok})
+                         and project.case(ck).ok} |
+                        {f"left out: {lo.problem}" for lo in project.left_out if lo.suite == suite_name})
         notes = list(isolation_notes.get(suite_name, []))
         if "codebleu" in order and len(cases) > cfg.metrics.corpus_codebleu_max_cases:
             notes.append(f"Corpus-level CodeBLEU not computed: {len(cases)} cases is more than "
@@ -399,7 +400,8 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                     scenarios=scenario_groups(cfg, project, scores),
                     metric_info={m: METRICS[m] for m in METRICS if m in present},
                     sandbox=run_isolation(cfg, pairs),
-                    notes=sorted({n for notes in isolation_notes.values() for n in notes} | judge_notes(scores.values())),
+                    notes=sorted({n for notes in isolation_notes.values() for n in notes} | judge_notes(scores.values())
+                                 | set(project.input_notes())),
                     inputs_digest=digest(sorted((k, s.provenance.model_dump() if s.provenance else None)
                                                 for k, s in scores.items())))
     out_dir = cfg.site_path / cfg.release

@@ -113,7 +113,7 @@ def write_system_report(config: str | None, system: str, out: Path, suites: list
     from evalkit.cases import discover
     from evalkit.config import load_config
     from evalkit.errors import InputError, Problem
-    from evalkit.fsutil import atomic_write_text
+    from evalkit.fsutil import atomic_write_text, confine_writes
 
     cfg = load_config(config)
     names = [s.name for s in cfg.systems]
@@ -130,5 +130,6 @@ def write_system_report(config: str | None, system: str, out: Path, suites: list
         raise InputError(Problem(cfg.path, None, f"case id(s) in more than one patch suite: {', '.join(dupes)} "
                                                  "(pick one with --suite; report.json is keyed by instance id)"))
     report, missing = system_report(cfg.work_path, system, pairs)
+    confine_writes(Path(out).resolve().parent)  # the file the user asked for, besides the project's folders
     atomic_write_text(out, json.dumps(report, indent=2, sort_keys=True) + "\n")
     return report, missing

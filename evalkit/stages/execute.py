@@ -12,7 +12,7 @@ from evalkit import tempdirs
 from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Provenance
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.fsutil import digest
+from evalkit.fsutil import atomic_write_text, digest, ensure_dir
 from evalkit.stages.slices import execute_slice
 from evalkit.store import ContentStore
 
@@ -47,14 +47,14 @@ def source_tree(cfg: Config, case: Case) -> Path:
                 if proc.returncode:
                     raise TreeUnavailable(f"cannot clone {repo}: {proc.stderr.strip()[:300]}")
                 src = Path(tmp) / "r"
-            dest.mkdir(parents=True, exist_ok=True)
+            ensure_dir(dest)
             archive = subprocess.run(["git", "-C", str(src), "archive", "--format=tar", commit],
                                      capture_output=True)
             if archive.returncode:
                 raise TreeUnavailable(f"cannot check out {commit} of {repo}: "
                                       f"{archive.stderr.decode(errors='replace').strip()[:300]}")
             subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
-        (dest / ".evalkit-complete").write_text(commit)
+        atomic_write_text(dest / ".evalkit-complete", commit)
     return dest
 
 

@@ -37,7 +37,11 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     specs = [AssertionSpec.model_validate(a) for a in case.data.get("assertions", [])]
     assertions, score = run_assertions(specs, sample, case.language, mf)
     syntax = None
-    if mf is not None:
+    # A migration output may delete the case's file; where the target deletes it too, that is the
+    # answer: nothing to parse or judge (elsewhere the missing file is graded as empty).
+    deleted_right = (case.kind == "migration" and bool(case.reference.get("deleted")) and mf in sample.deleted_files
+                     and mf not in sample.files)
+    if mf is not None and not deleted_right:
         syntax = check_syntax(sample.files.get(mf, ""), case.language)
     from evalkit.graders import judging
 
@@ -46,6 +50,8 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
         from evalkit.graders.rag import grade_rag
 
         judge, extra["ragas"] = grade_rag(cfg, case, sample)
+    elif deleted_right:
+        judge = None
     else:
         judge = judging.judge_case(cfg, case, sample, mf)
     if case.kind == "generation":

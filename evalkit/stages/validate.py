@@ -1,18 +1,26 @@
-"""validate: the harness check of a patch case — its gold patch must resolve, no patch must not.
+"""validate: every case's reference checked against the case itself, before any system is scored.
+
+- patch: the gold patch must resolve, no patch must not (sandbox runs, shared with the execute
+  stage's cache, so a `gold` system costs nothing extra);
+- migration, generation, rag, agentic: what the `gold` system answers must pass every assertion
+  of the case, parse, be complete (no elided code: evalkit.graders.degenerate) and, for migration
+  and agentic cases, leave none of the counted incidents (the same re-check as scoring). A
+  migration case whose file is deleted in the target (`reference.deleted`) is answered by deleting
+  it. Agentic validation re-checks incidents on the host only; the tests the expected tasks name
+  run in the gold system's execute stage.
 
 A case that fails is `broken`: excluded from rates and listed in the report with the reason.
-Runs share the sandbox cache with the execute stage, so a `gold` system costs nothing extra.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Literal
 
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.models import Model
-from evalkit.stages.execute import run_patch
 
 
 class Validation(Model):
@@ -22,8 +30,9 @@ class Validation(Model):
     """Suite name."""
     case_id: str
     """Case id."""
-    status: Literal["valid", "broken", "infra_error"]
-    """valid: gold resolves and empty does not; broken: the case cannot tell systems apart."""
+    status: Literal["valid", "broken", "infra_error", "unchecked"]
+    """valid: the reference passes its case (patch: gold resolves and empty does not); broken: the
+    case cannot tell systems apart; unchecked: the case has no reference to check."""
     reason: str = ""
     """Why the case is broken (or the infrastructure error)."""
 
@@ -32,10 +41,124 @@ def validation_path(work: Path, case: Case) -> Path:
     return work / "validation" / case.suite / f"{case.id}.json"
 
 
+VALIDATED_KINDS = ("patch", "migration", "generation", "rag", "agentic")
+"""Suite kinds whose cases the validate task checks (e2e: the gold patch's tests are its run)."""
+
+
+def validation_status(cfg: Config, case: Case) -> tuple[str, str] | None:
+    """(status, reason) of the case's validation, when it has run."""
+    p = validation_path(cfg.work_path, case)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return data["status"], data.get("reason", "")
+
+
+def _incomplete(text: str, language: str, legacy: str | None) -> list[str]:
+    """Where a reference file elides code (evalkit.graders.degenerate; empty when that check is absent)."""
+    try:
+        from evalkit.graders import degenerate
+    except ImportError:  # pragma: no cover - the degenerate-output checks ship with evalkit
+        return []
+    is_complete = getattr(degenerate, "is_complete", None)
+    elisions = getattr(degenerate, "elisions", None)
+    if is_complete is not None and is_complete(text, language):
+        return []
+    found = elisions(text, language, legacy) if elisions is not None else []
+    return found or (["incomplete"] if is_complete is not None else [])
+
+
+def reference_problems(case: Case) -> tuple[list[str], bool]:
+    """What is wrong with the answer the `gold` system gives for a non-patch case, and whether
+    there was an answer to check at all."""
+    from evalkit.casemodels import AssertionSpec
+    from evalkit.graders.assertions import run_assertions
+    from evalkit.graders.syntax import check_syntax
+    from evalkit.stages.grade import main_file
+    from evalkit.systems.gold import gold_sample
+
+    sample = gold_sample(case)
+    if sample.status != "ok" or not (sample.files or sample.deleted_files or sample.text or sample.patch or sample.tasks):
+        return [], False  # no reference answer (e.g. a generation case graded by criteria only)
+    problems: list[str] = []
+    mf = main_file(case)
+    specs = [AssertionSpec.model_validate(a) for a in case.data.get("assertions", [])]
+    results, _score = run_assertions(specs, sample, case.language, mf)
+    failed = [r for r in results if not r.passed]
+    if failed:
+        problems.append("gold fails its assertion(s): " + "; ".join(
+            f"{r.description}" + (f" ({r.detail})" if r.detail else "") for r in failed[:3])
+            + (f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""))
+    deleted = bool(mf and mf in sample.deleted_files and mf not in sample.files)
+    text = sample.files.get(mf) if mf else None
+    if mf and not deleted:
+        if not (text or "").strip():
+            problems.append(f"gold has no content for {mf}")
+        else:
+            syntax = check_syntax(text or "", case.language)
+            if syntax.valid is False:
+                problems.append(f"gold does not parse ({'; '.join(syntax.issues[:2])})")
+            elided = _incomplete(text or "", case.language, case.read("inputs.legacy_file"))
+            if elided:
+                problems.append("gold is not complete: " + "; ".join(elided[:3]))
+    if case.kind == "migration":
+        from evalkit.stages.score_migration import incident_checks
+
+        legacy = incident_checks(case, case.read("inputs.legacy_file") or "")
+        blind = sorted({c.rule_id for c in legacy if not c.checkable})
+        if blind:
+            problems.append("incident(s) not found in the legacy file by their own re-check (a matcher or line "
+                            f"that does not fire there would call them fixed already): {', '.join(blind)}")
+        kept = [c for c in incident_checks(case, None if deleted else text) if c.counted and c.present]
+        if kept:
+            rules = sorted({c.rule_id for c in kept})
+            problems.append(f"gold keeps {len(kept)} incident(s) of {', '.join(rules)}")
+    return problems, True
+
+
+def _agentic_problems(cfg: Config, case: Case) -> list[str]:
+    """The gold patch applied on the host; every expected task's incident must be gone."""
+    import dataclasses
+
+    from evalkit.stages.execute_agentic import recheck
+    from evalkit.systems.gold import gold_sample
+
+    if not case.reference.get("patch_file"):
+        return []
+    host_only = dataclasses.replace(case, data={**case.data, "inputs": {**case.inputs, "test_command": None}})
+    result = recheck(cfg, host_only, gold_sample(case))
+    if result["status"] != "completed":
+        return [f"gold patch: {result['status']}: {result.get('reason', '')}"]
+    kept = [i for i in result.get("incidents", []) if i["present"]]
+    if kept:
+        return [f"gold keeps {len(kept)} incident(s): " + ", ".join(f"{i['rule_id']} in {i['file']}" for i in kept[:5])]
+    return []
+
+
+def validate_reference(cfg: Config, case: Case) -> Validation:
+    """Validation of a migration, generation, rag or agentic case (see the module docstring)."""
+    base = {"suite": case.suite, "case_id": case.id}
+    problems, checked = reference_problems(case)
+    if case.kind == "agentic":
+        agentic = _agentic_problems(cfg, case)
+        problems += agentic
+        checked = checked or bool(case.reference.get("patch_file"))
+    if problems:
+        return Validation(**base, status="broken", reason="; ".join(problems))
+    if not checked:
+        return Validation(**base, status="unchecked", reason="no reference answer to check")
+    return Validation(**base, status="valid")
+
+
 def validate_case(cfg: Config, case: Case) -> Validation:
     base = {"suite": case.suite, "case_id": case.id}
     if not case.ok:
         return Validation(**base, status="broken", reason="; ".join(p.message for p in case.problems))
+    if case.kind != "patch":
+        return validate_reference(cfg, case)
+    from evalkit.stages.execute import run_patch
+
     gold = run_patch(cfg, case, case.read("reference.patch_file"))
     empty = run_patch(cfg, case, None)
     for name, run in (("gold", gold), ("empty", empty)):

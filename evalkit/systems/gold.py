@@ -12,8 +12,15 @@ from evalkit.systems.base import RunContext, adapter
 @adapter("gold")
 def gold(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     """What a perfect system would answer, built from the case's reference."""
+    return gold_sample(case)
+
+
+def gold_sample(case: Case) -> Sample:
+    """The case's reference as an answer (also what validation checks against the case)."""
     ref = case.reference
     if case.kind == "migration":
+        if ref.get("deleted"):  # the target has no such file: deleting it is the answer
+            return Sample(deleted_files=[case.inputs["file_path"]])
         expected = case.read("reference.expected_file")
         if expected is None:  # e.g. imported from an analyzer report: nothing to answer with
             return Sample(status="error", reason="the case has no reference.expected_file: gold has no answer")
