@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN
@@ -74,6 +74,9 @@ class Incident(Model):
     """1-based line in the legacy file."""
     file: str | None = None
     """File the incident is in, when the case spans several files."""
+    category: Literal["mandatory", "optional", "potential"] | None = None
+    """Konveyor's category: `optional` and `potential` incidents may need no change, so they are
+    shown to the system and the judge but not counted in a migration case's incidents_resolved."""
 
 
 class SolvedExample(Model):
@@ -100,6 +103,9 @@ class MigrationInputs(Model):
     """Analyzer incidents in the legacy file."""
     solved_example: SolvedExample | None = None
     """Optional solved example of the same rule."""
+    matchers: dict[str, "IncidentMatcher"] = {}
+    """Rule id -> how to re-check its incidents in the output (as in agentic suites; a suite's
+    `defaults` can carry them for all its cases). A rule without one: its incident's line must be gone."""
 
 
 class MigrationReference(Model):
@@ -108,6 +114,14 @@ class MigrationReference(Model):
     expected_file: str | None = None
     """The migrated file as a person wrote it (path relative to the case); without it (e.g. a case
     imported from an analyzer report) reference-based metrics are not applicable."""
+    deleted: bool = False
+    """The file is deleted in the target: deleting it is the correct answer (no expected_file then)."""
+
+    @model_validator(mode="after")
+    def _deleted_or_expected(self) -> "MigrationReference":
+        if self.deleted and self.expected_file:
+            raise ValueError("deleted: true and an expected_file contradict each other (a deleted file has no expected content)")
+        return self
 
 
 class PatchInputs(Model):
