@@ -140,6 +140,9 @@ class JudgeOutcome(GraderSpend):
     """Parser findings of the pre-check."""
     precheck: Literal["passed", "failed", "skipped"] = "skipped"
     """Tree-sitter pre-check result; skipped for languages without a grammar."""
+    decided: Literal["syntax", "empty", "unchanged", "incomplete"] | None = None
+    """Why the verdict was decided without a model (status parser): the file does not parse, is empty,
+    is the legacy file unchanged, or elides code (evalkit.graders.degenerate); None otherwise."""
 
 
 def prompt_version() -> str:
@@ -174,12 +177,20 @@ def migration_requests(item: MigrationJudgeInput, settings: JudgeSettings) -> li
     ]
 
 
+def _degenerate(item: MigrationJudgeInput) -> Any:
+    from evalkit.graders.degenerate import assess
+
+    return assess(item.generated_code, item.legacy_code or None, item.language)
+
+
 def _precheck(item: MigrationJudgeInput) -> tuple[Literal["passed", "failed", "skipped"], list[SyntaxIssue]]:
+    """Free checks before any call: an empty, unchanged or incomplete file, or one that does not parse, fails."""
+    degenerate = bool(_degenerate(item).decided)
     try:
         issues = syntax_errors(item.generated_code, item.language)
     except UnsupportedLanguage:
-        return "skipped", []
-    return ("failed" if issues else "passed"), issues
+        return ("failed" if degenerate else "skipped"), []
+    return ("failed" if issues or degenerate else "passed"), issues
 
 
 def _aggregate(outcome: JudgeOutcome) -> JudgeOutcome:
@@ -204,6 +215,10 @@ def judge_migration(
     settings = settings.with_env()
     precheck, issues = _precheck(item)
     if precheck == "failed":
+        # Kai's judge prompt: such a file gets every score 0 and is not compilable; decided here, no call
+        found = _degenerate(item)
+        decided = found.decided if found.decided in ("empty", "unchanged") or not issues else "syntax"
+        syntax = f"generated file does not parse: {len(issues)} syntax issue(s)"
         return JudgeOutcome(
             status="parser",
             source="parser",
@@ -212,7 +227,8 @@ def judge_migration(
             is_compilable=False,
             syntax_issues=issues,
             precheck=precheck,
-            error=f"generated file does not parse: {len(issues)} syntax issue(s)",
+            decided=decided,
+            error="decided without a model: " + "; ".join(filter(None, [found.reason(), syntax if issues else ""])),
         )
     base = JudgeOutcome(status="judged", model=settings.model, samples=settings.samples,
                         precheck=precheck, syntax_issues=issues)

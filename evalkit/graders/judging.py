@@ -84,4 +84,25 @@ def rubric_case(cfg: Config, case: Case, sample: Sample) -> dict[str, Any] | Non
         return None
     from evalkit.graders.rubric import grade_rubric
 
+    decided = rubric_without_model(case, sample)
+    if decided is not None:
+        return decided
     return grade_rubric(rubric_input(case, sample), client_for(cfg), cfg.judge).model_dump(mode="json")
+
+
+def rubric_without_model(case: Case, sample: Sample) -> dict[str, Any] | None:
+    """An empty or incomplete main file meets no criterion: score 0, decided without a model (no call)."""
+    from evalkit.graders.degenerate import assess
+    from evalkit.graders.rubric import CriterionResult, RubricOutcome
+    from evalkit.stages.grade import main_file
+
+    mf = main_file(case)
+    if mf is None:
+        return None
+    found = assess(sample.files.get(mf), None, case.language)
+    if not found.decided:
+        return None
+    reason = f"decided without a model: {found.reason()}"
+    results = [CriterionResult(id=c.get("id") or f"c{i}", weight=c.get("weight", 1.0), met=False, met_fraction=0.0,
+                               reason=reason) for i, c in enumerate(case.data.get("criteria", []), start=1)]
+    return RubricOutcome(status="parser", score=0.0, results=results, error=reason).model_dump(mode="json")

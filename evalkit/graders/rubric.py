@@ -130,8 +130,9 @@ class CriterionResult(Model):
 class RubricOutcome(GraderSpend):
     """Rubric grade of one generation case."""
 
-    status: Literal["judged", "judge_error", "not_configured", "not_judged_budget", "infra_error"]
-    """judged, or why there is no score (same meanings as the migration judge)."""
+    status: Literal["judged", "parser", "judge_error", "not_configured", "not_judged_budget", "infra_error"]
+    """judged, parser (decided without a model: empty or incomplete output, score 0), or why there is no
+    score (same meanings as the migration judge)."""
     model: str | None = None
     """Judge model id."""
     score: float | None = None

@@ -1,0 +1,287 @@
+"""Degenerate outputs, found without a model: empty, unchanged from the legacy file, or incomplete.
+
+- *empty*: no main file, or one holding only whitespace (not an answer).
+- *unchanged*: the output equals the legacy input once line endings and trailing whitespace are
+  normalised (a migration that did nothing).
+- *incomplete*: the output elides code: a placeholder comment ("// ... rest of the file remains
+  unchanged ...", "# ... existing code ...", "other methods remain unchanged", "omitted for
+  brevity"), a Java ``...`` body or argument list, a file cut off with unclosed braces (Java) or an
+  open bracket or block (Python), or a Python function reduced to ``...``/``pass`` whose legacy
+  version had a body.
+
+Conservative on purpose: every expected file of the demo cases and of the real Konveyor Kai data
+is judged complete. Kai's judge prompt gives such files all zeros and "not compilable", so the
+migration judge decides them here without a model call (see evalkit.graders.judge).
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from typing import Any
+
+from evalkit.models import Model
+
+BRACE_LANGUAGES = {"java", "javascript", "typescript", "c", "cpp", "csharp", "go", "kotlin", "scala", "rust"}
+
+
+class Assessment(Model):
+    """What the degenerate-output checks found in one generated file."""
+
+    empty: bool
+    """No content at all (missing file, or only whitespace)."""
+    unchanged: bool | None
+    """Equal to the legacy file after normalising line endings and trailing whitespace; None without a legacy file."""
+    complete: bool
+    """No elided code found (False for an empty file)."""
+    elisions: list[str] = []
+    """Where code is elided, e.g. "line 12: placeholder comment '// ... rest unchanged ...'"."""
+
+    @property
+    def decided(self) -> str | None:
+        """empty, unchanged or incomplete: why the output gets the all-zero verdict without a model; else None."""
+        if self.empty:
+            return "empty"
+        if self.unchanged:
+            return "unchanged"
+        if not self.complete:
+            return "incomplete"
+        return None
+
+    def reason(self) -> str:
+        """The decision in plain words (empty when nothing was decided)."""
+        if self.empty:
+            return "the output file is empty or missing"
+        if self.unchanged:
+            return "the output is the legacy file unchanged"
+        if not self.complete:
+            more = f" (and {len(self.elisions) - 3} more)" if len(self.elisions) > 3 else ""
+            return "the output elides code: " + "; ".join(self.elisions[:3]) + more
+        return ""
+
+
+def is_blank(text: str | None) -> bool:
+    """True for a missing file or one holding only whitespace."""
+    return text is None or not text.strip()
+
+
+def normalise(text: str) -> str:
+    """Line endings to \\n, trailing whitespace of every line and blank lines at both ends removed."""
+    text = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
+
+
+def is_unchanged(output: str, legacy: str) -> bool:
+    """The output is the legacy file, up to line endings and trailing whitespace."""
+    return normalise(output) == normalise(legacy)
+
+
+# --- placeholder comments --------------------------------------------------------------------
+_DOTS = r"(?:\.{3,}|…)"
+_NOUN = (r"(?:code|file|class|methods?|fields?|functions?|implementation|logic|getters?|setters?|imports?|"
+         r"content|body|bodies|members?|properties|constructors?|lines?|parts?|sections?|tests?)")
+_KEEP = (r"(?:remains?|stays?|unchanged|as (?:before|is|in the original)|the same|omitted|not shown|"
+         r"(?:are|is) (?:unchanged|the same|omitted|not shown))")
+_PLACEHOLDERS = [
+    # "..." alone (only when the comment stands alone between code lines: see placeholder_comments)
+    re.compile(rf"^{_DOTS}$"),
+    # "... existing code ...", "... rest of the code remains the same ...", "... (same as before)"
+    re.compile(rf"^(?=.{{0,100}}$){_DOTS}\W*(?:the\s+)?(?:rest|remaining|remainder|existing|unchanged|omitted|"
+               rf"same|previous|as before|keep)\b", re.I),
+    re.compile(rf"^(?=.{{0,100}}$){_DOTS}\s*(?:other|more|remaining|existing)\s+(?:\w+\s+)?{_NOUN}\s*(?:{_DOTS})?$", re.I),
+    # "rest of the file remains unchanged", "Rest of the class ..."
+    re.compile(rf"^(?:{_DOTS}\s*)?(?:the\s+)?(?:rest|remainder) of (?:the |this )?{_NOUN}\b", re.I),
+    re.compile(rf"\b(?:rest|remainder) of (?:the |this )?{_NOUN}\b.*\b{_KEEP}", re.I),
+    # "Other methods remain unchanged", "existing getters and setters stay the same"
+    re.compile(rf"\b(?:other|remaining|existing|previous|unchanged)\s+(?:\w+\s+){{0,2}}{_NOUN}\s+{_KEEP}\b", re.I),
+    re.compile(r"\b(?:omitted|truncated|elided|abbreviated|shortened) for (?:brevity|clarity|space)\b", re.I),
+    re.compile(rf"\b(?:your|the)\s+(?:\w+\s+)?{_NOUN}\s+goes here\b", re.I),
+]
+
+
+def _comment_lines(text: str, language: str) -> list[tuple[int, str, str]]:
+    """(line, raw line, comment text) of every line that is only a comment."""
+    if language == "python":
+        return _python_comment_lines(text)
+    out = []
+    for n, raw in enumerate(text.splitlines(), 1):
+        s = raw.strip()
+        body = None
+        if s.startswith("//"):
+            body = s.lstrip("/")
+        elif s.startswith("/*") and s.endswith("*/") and len(s) >= 4:
+            body = s[2:-2].strip("*")
+        elif s.startswith("<!--") and s.endswith("-->"):
+            body = s[4:-3]
+        if body is not None:
+            out.append((n, raw.strip(), body.strip()))
+    return out
+
+
+def _python_comment_lines(text: str) -> list[tuple[int, str, str]]:
+    """Python comments on lines of their own (tokenized, so never text inside a docstring)."""
+    lines = text.splitlines()
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT and tok.start[0] <= len(lines) \
+                    and lines[tok.start[0] - 1].strip().startswith("#"):
+                out.append((tok.start[0], tok.string.strip(), tok.string.lstrip("#").strip()))
+    except (tokenize.TokenError, SyntaxError):
+        pass  # comments up to the point where the file stops making sense
+    return out
+
+
+def placeholder_comments(text: str, language: str) -> list[str]:
+    """Comments standing in for code that was left out."""
+    found = []
+    comments = _comment_lines(text, language)
+    lines = {n for n, _, _ in comments}
+    for n, raw, body in comments:
+        if _PLACEHOLDERS[0].search(body) or _PLACEHOLDERS[3].search(body):
+            # a bare "..." or "rest of the class" is a placeholder when it stands alone, not a line of a
+            # longer comment or of a commented-out example
+            if (n - 1) in lines or (n + 1) in lines:
+                continue
+            found.append(f"line {n}: placeholder comment {raw[:80]!r}")
+        elif any(p.search(body) for p in _PLACEHOLDERS[1:]):
+            found.append(f"line {n}: placeholder comment {raw[:80]!r}")
+    return found
+
+
+# --- brace languages: code without comments and literals ------------------------------------
+def strip_comments_and_literals(text: str) -> str:
+    """Java-like source with comments, string/char literals and text blocks blanked (newlines kept)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            chunk = text[i: n if j < 0 else j + 2]
+            out.append("\n" * chunk.count("\n"))
+            i = n if j < 0 else j + 2
+        elif text.startswith('"""', i):
+            j = text.find('"""', i + 3)
+            chunk = text[i: n if j < 0 else j + 3]
+            out.append('""' + "\n" * chunk.count("\n"))
+            i = n if j < 0 else j + 3
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1 if j < n and text[j] == c else j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+_DOTS_BODY = re.compile(r"\{\s*\.\.\.\s*\}|^\s*\.\.\.\s*;?\s*$|\(\s*\.\.\.\s*\)", re.M)
+
+
+def brace_elisions(text: str) -> list[str]:
+    """`...` standing for a body or arguments, and braces left open at the end (a cut-off file)."""
+    code = strip_comments_and_literals(text)
+    found = [f"line {code.count(chr(10), 0, m.start()) + 1}: '...' in place of code"
+             for m in _DOTS_BODY.finditer(code)]
+    depth = code.count("{") - code.count("}")
+    if depth > 0:
+        found.append(f"end of file: {depth} unclosed brace{'s' if depth != 1 else ''} (cut off)")
+    return found
+
+
+# --- python ----------------------------------------------------------------------------------
+def _stub_kind(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    body = list(fn.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # docstring
+    if len(body) != 1:
+        return None if body else "docstring only"
+    stmt = body[0]
+    if isinstance(stmt, ast.Pass):
+        return "pass"
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is Ellipsis:
+        return "..."
+    return None
+
+
+def _functions(tree: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out[prefix + child.name] = child
+                walk(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                walk(child, f"{prefix}{child.name}.")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return out
+
+
+def python_elisions(text: str, legacy: str | None) -> list[str]:
+    """A file cut off inside a bracket or block, and functions emptied that had a body in the legacy file."""
+    found = []
+    try:
+        list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except tokenize.TokenError as exc:
+        found.append(f"end of file: {exc.args[0]} (cut off)")
+    except (SyntaxError, IndentationError):
+        pass
+    code_lines = [ln.rstrip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    if code_lines and code_lines[-1].endswith(":"):
+        found.append(f"end of file: block opened by {code_lines[-1].strip()[:60]!r} has no body (cut off)")
+    if legacy:
+        try:
+            now, before = _functions(ast.parse(text)), _functions(ast.parse(legacy))
+        except (SyntaxError, ValueError):
+            return found
+        for name, fn in now.items():
+            kind = _stub_kind(fn)
+            old = before.get(name)
+            if kind and old is not None and _stub_kind(old) is None:
+                found.append(f"line {fn.lineno}: {name}() reduced to {kind} (the legacy file has its body)")
+    return found
+
+
+def elisions(text: str, language: str, legacy: str | None = None) -> list[str]:
+    """Every place where ``text`` elides code (empty list: complete as far as we can tell)."""
+    found = placeholder_comments(text, language)
+    if language == "python":
+        found += python_elisions(text, legacy)
+    elif language in BRACE_LANGUAGES:
+        found += brace_elisions(text)
+    return found
+
+
+def assess(generated: str | None, legacy: str | None, language: str) -> Assessment:
+    """Empty, unchanged (against ``legacy`` when given) and complete, for one generated file."""
+    if is_blank(generated):
+        return Assessment(empty=True, unchanged=None if legacy is None else is_blank(legacy), complete=False,
+                          elisions=[])
+    assert generated is not None
+    found = elisions(generated, language, legacy)
+    return Assessment(empty=False, unchanged=None if legacy is None else is_unchanged(generated, legacy),
+                      complete=not found, elisions=found)
+
+
+def empty_answer(sample: Any, main_file: str | None) -> bool:
+    """No answer to grade: the main file missing or blank (a file the system deletes is an answer),
+    or, for answers without files, no patch, text, discovered task or file at all."""
+    if main_file and main_file in (getattr(sample, "deleted_files", None) or []):
+        return False
+    if main_file and (sample.files or not (sample.patch or sample.text)):
+        return is_blank(sample.files.get(main_file))
+    return (all(is_blank(v) for v in sample.files.values()) and is_blank(sample.patch) and is_blank(sample.text)
+            and not sample.tasks and not (getattr(sample, "deleted_files", None) or []))
