@@ -96,6 +96,8 @@ class PairedComparison(Model):
     """p_holm < ALPHA; None until apply_holm ran or when there is no p-value."""
     discordant: tuple[int, int] | None = None
     """Binary only: (b, c) = (baseline right and system wrong, baseline wrong and system right)."""
+    holm_family: int | None = None
+    """Number of comparisons (with a p-value) Holm adjusted over together; None before apply_holm."""
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
@@ -489,7 +491,8 @@ def compare_scores(
 def apply_holm(comparisons: list[PairedComparison]) -> list[PairedComparison]:
     """Copies of ``comparisons`` with p_holm and significant filled in, Holm over this family."""
     adjusted = holm([c.p_value for c in comparisons])
+    family = sum(1 for c in comparisons if c.p_value is not None)
     return [
-        c.model_copy(update={"p_holm": p, "significant": None if p is None else p < ALPHA})
+        c.model_copy(update={"p_holm": p, "significant": None if p is None else p < ALPHA, "holm_family": family})
         for c, p in zip(comparisons, adjusted)
     ]
