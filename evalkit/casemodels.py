@@ -28,6 +28,10 @@ class SuiteSpec(Model):
     trusted: bool = False
     """The suite's cases and the outputs scored on them may run on this host: with `sandbox.backend: auto`
     and no Docker daemon at the start of a run, only trusted suites are executed (by the local backend)."""
+    test_changes: Literal["refuse", "revert"] = "refuse"
+    """Patch, agentic and e2e suites: a system's change to test infrastructure (conftest.py, pytest/tox
+    settings, plugins, start-up hooks) is refused (`tampered_with_tests`, not resolved) or reverted to
+    the base version before the tests run."""
 
 
 class AssertionSpec(Model):

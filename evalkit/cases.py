@@ -75,6 +75,8 @@ class Case:
     """Digest of the contents of every file the case depends on."""
     trusted: bool = False
     """From the suite's `trusted`: its executions may run on the host when `auto` found no Docker daemon."""
+    test_changes: str = "refuse"
+    """From the suite's `test_changes`: refuse or revert a system's changes to test infrastructure."""
     id_line: int | None = None
     """Line of the `id:` key in the case file (None without one)."""
     bad_id: bool = False
@@ -231,6 +233,7 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
     data = parsed.model_dump(mode="json", by_alias=True)
     data["inputs"] = {**suite.spec.defaults, **data["inputs"]}
     case.trusted = suite.spec.trusted
+    case.test_changes = suite.spec.test_changes
     problems: list[Problem] = []
     typed = KIND_MODELS.get(suite.kind)
     if typed:

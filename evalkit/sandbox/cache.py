@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 #: Outcomes that are final for given inputs. infra_error is the harness's failure and timeout may
 #: come from a loaded machine: both are run again next time.
-CACHEABLE = frozenset({"completed", "patch_failed", "case_error", "oom"})
+CACHEABLE = frozenset({"completed", "patch_failed", "tampered_with_tests", "case_error", "oom"})
 KEY_VERSION = 1
 
 

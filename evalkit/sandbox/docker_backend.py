@@ -150,7 +150,7 @@ class DockerSandbox:
 
     def _fill(self) -> None:
         tar = TarBuilder()
-        tar.add_dir("work", 0o755)
+        tar.add_dir("work", 0o755, uid=0)  # root's: the runner cannot swap ctl/ for a folder of its own
         tar.add_tree(self.spec.tree, "work/tree")
         tar.add_dir("work/out", 0o755)
         tar.add_dir("work/home", 0o755)

@@ -14,6 +14,7 @@ from evalkit.sandbox.patchcheck import PatchRejected, check_patch
 from evalkit.sandbox.phase import PhaseOutcome, Sandbox, SandboxError
 from evalkit.sandbox.script import control_files, rerun_command, split_junit_path
 from evalkit.sandbox.spec import ExecutionResult, TestRunSpec
+from evalkit.sandbox.tamper import screen
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,8 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
     """Run ``spec``'s tests against its patch in a sandbox; never raises for a bad case or patch.
 
     Order of checks: the case (FAIL_TO_PASS list, test patch, JUnit paths) -> ``case_error``;
-    the system's patch (safety, on the host, before any container) -> ``patch_failed``; then the
+    the system's patch (safety, on the host, before any container) -> ``patch_failed``; its changes
+    to test infrastructure -> ``tampered_with_tests`` or reverted (``spec.test_changes``); then the
     sandbox (image, daemon, container) -> ``infra_error`` when it fails; then the run itself.
     """
     t0 = time.monotonic()
@@ -52,14 +54,23 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
             test_paths = check_patch(spec.test_patch).paths
     except (PatchRejected, ValueError) as exc:
         return _early("case_error", f"the case is unusable: {exc}", chosen, t0)
+    patch_paths: tuple[str, ...] = ()
     if spec.patch is not None:
         try:
-            check_patch(spec.patch)
+            patch_paths = check_patch(spec.patch).paths
+            tests_guard = screen(spec.patch, spec.test_changes, spec.tree, patch_paths, test_paths)
         except PatchRejected as exc:
             return _early("patch_failed", f"patch refused before running: {exc}", chosen, t0)
+    else:
+        tests_guard = screen(None, spec.test_changes, spec.tree, (), test_paths)
+    if tests_guard.refused:  # tests decide, not the patch: the system's failure, before any sandbox
+        return _early("tampered_with_tests", tests_guard.note, chosen, t0, resolved=False,
+                      test_changes=tests_guard.listed)
+    if tests_guard.note:
+        notes.append(tests_guard.note)
 
     try:
-        ctl = control_files(spec, test_paths)
+        ctl = control_files(spec, test_paths, patch_paths, tests_guard.revert)
         with _open_sandbox(spec, chosen, ctl) as box:
             verdict = _run_phases(spec, box)
             image_digest = box.image_digest
@@ -74,8 +85,9 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
         return _early("infra_error", f"sandbox crash: {type(exc).__name__}: {exc} "
                       f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})", chosen, t0)
     reason = "; ".join([verdict.reason, *notes])
-    return verdict.result(reason=reason, isolation=chosen, image_digest=image_digest,
-                          duration_s=round(time.monotonic() - t0, 3))
+    result = verdict.result(reason=reason, isolation=chosen, image_digest=image_digest,
+                            duration_s=round(time.monotonic() - t0, 3))
+    return result.model_copy(update={"test_changes": tests_guard.listed}) if tests_guard.found else result
 
 
 def _open_sandbox(spec: TestRunSpec, chosen: str, ctl) -> Sandbox:

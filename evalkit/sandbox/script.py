@@ -5,15 +5,20 @@ Layout under a root (``/work`` in a container, a temporary folder locally)::
     tree/             the copied source tree; tests run here
     ctl/              control files written by the host (read-only to the runner in Docker)
       run.sh          this script;  phase: which phase to run;  <phase>.cmd: its command
-      patch.diff, test_patch.diff, test_patch.paths
+      patch.diff, patch.paths (what its headers name), test_patch.diff, restore.paths (files put
+      back to base after the system patch: the test patch's, and reverted test infrastructure)
       secret/nonce    per-phase random token; the runner reads and deletes it before tests run
     out/<phase>/      results: status, method, testpatch (each "<nonce> <value>"), runner.txt (the
                       runner's own messages), log and tail (first and last half of the capped test output), rest (bytes after log,
                       tail included), junit/<i>/
     home/             HOME of the runner
 
-Phases: ``main`` (git repo of the tree, system patch, test patch, tests) and ``rerun1``... (the
-rerun command in the same filesystem). Result markers carry the nonce, which test code (started
+Phases: ``main`` (git repo of the tree, system patch, files it changed beyond what its headers
+name and the files in restore.paths put back to base, test patch, a ``prepared`` commit, tests)
+and ``rerun1``... (the tree reset to ``prepared`` and cleaned, so nothing a test planted at run
+time - a conftest.py, an edited test - survives into a rerun; then the rerun command). HOME is
+emptied at the start of every phase and the user site folder is off, so no start-up hook survives
+there either. Result markers carry the nonce, which test code (started
 after the nonce file is deleted) cannot read, so a test that overwrites a marker is detected.
 """
 
@@ -40,12 +45,17 @@ OUT="$ROOT/out/$PHASE"
 rm -rf "$OUT" && mkdir -p "$OUT" || { echo "evalkit: cannot create $OUT" >&2; exit 90; }
 exec > "$OUT/runner.txt" 2>&1
 export HOME="$ROOT/home" GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0
-G="git -c user.name=evalkit -c user.email=evalkit@invalid -c init.defaultBranch=base -c core.autocrlf=false -c gc.auto=0"
+export PYTHONNOUSERSITE=1
+find "$HOME" -mindepth 1 -delete 2>/dev/null
+G="git -c user.name=evalkit -c user.email=evalkit@invalid -c init.defaultBranch=base -c core.autocrlf=false -c gc.auto=0 -c core.hooksPath=/dev/null -c core.fsmonitor=false"
 say() { printf 'evalkit[%s]: %s\n' "$PHASE" "$*"; }
 mark() { printf '%s %s\n' "$NONCE" "$2" > "$OUT/$1"; }
 cd "$TREE" || { say "no tree at $TREE"; exit 90; }
 
 reset_tree() { $G reset -q --hard && $G clean -fdxq; }
+restore() {  # put "$1" back to its base version (remove it when the base has none)
+  if $G cat-file -e "HEAD:$1" 2>/dev/null; then $G checkout -q HEAD -- "$1"; else rm -rf -- "$1"; fi
+}
 try_apply() {
   m="$1"; shift
   if "$@" > "$OUT/apply.txt" 2>&1; then
@@ -67,21 +77,35 @@ if [ "$PHASE" = main ]; then
       || try_apply "git apply --reject" $G apply --reject --whitespace=nowarn "$P" \
       || try_apply "patch --fuzz=3" patch -p1 --fuzz=3 --batch --forward --no-backup-if-mismatch --reject-file=- -i "$P" \
       || { say "no method applied the patch"; mark method none; exit 3; }
+    # A method may touch files the headers do not name (reject files, patch's Index: lines): put them back.
+    $G -c core.quotePath=false add -A -f > /dev/null 2>&1
+    $G -c core.quotePath=false diff --cached --name-only --no-renames HEAD 2>/dev/null | while IFS= read -r p; do
+      grep -Fxq -- "$p" "$CTL/patch.paths" || { say "restored $p: the patch changed it without naming it"; restore "$p"; }
+    done
   else
     mark method -
   fi
-  if [ -f "$CTL/test_patch.diff" ]; then
-    # As the SWE-bench harness does: the test patch applies over the base version of its files.
+  if [ -f "$CTL/restore.paths" ]; then
+    # As the SWE-bench harness does: the test patch applies over the base version of its files;
+    # test infrastructure the system changed is reverted too (test_changes: revert).
     while IFS= read -r p; do
       [ -n "$p" ] || continue
-      if $G cat-file -e "HEAD:$p" 2>/dev/null; then $G checkout -q HEAD -- "$p"; else rm -rf -- "$p"; fi
-    done < "$CTL/test_patch.paths"
+      restore "$p"
+    done < "$CTL/restore.paths"
+  fi
+  if [ -f "$CTL/test_patch.diff" ]; then
     if ! $G apply --whitespace=nowarn "$CTL/test_patch.diff" > "$OUT/apply.txt" 2>&1; then
       say "the test patch does not apply:"; head -c 4000 "$OUT/apply.txt"; echo
       mark testpatch failed; exit 4
     fi
     mark testpatch applied
   fi
+  { $G add -A -f && $G commit -q --no-verify --allow-empty -m prepared && $G tag -f prepared; } > "$OUT/git.txt" 2>&1 \
+    || { say "cannot record the prepared tree:"; cat "$OUT/git.txt"; exit 90; }
+else
+  # A rerun starts from the tree the main phase tested, not from what its tests left behind.
+  { $G reset -q --hard prepared && $G clean -fdxq; } > "$OUT/git.txt" 2>&1 \
+    || { say "cannot reset the tree to the prepared state:"; cat "$OUT/git.txt"; exit 90; }
 fi
 """
 
@@ -133,14 +157,22 @@ class ControlFiles:
     files: dict[str, str]
 
 
-def control_files(spec: TestRunSpec, test_patch_paths: tuple[str, ...]) -> ControlFiles:
-    """run.sh, the patches and the main command for ``spec``."""
+def control_files(spec: TestRunSpec, test_patch_paths: tuple[str, ...], patch_paths: tuple[str, ...] = (),
+                  revert_paths: tuple[str, ...] = ()) -> ControlFiles:
+    """run.sh, the patches and the main command for ``spec``.
+
+    ``patch_paths``: what the system patch's headers name (anything else it changes is put back);
+    ``revert_paths``: test infrastructure it changed, restored to base with the test patch's files.
+    """
     files = {"run.sh": runner_script(spec), "main.cmd": spec.test_command + "\n"}
     if spec.patch is not None:
         files["patch.diff"] = spec.patch if spec.patch.endswith("\n") else spec.patch + "\n"
+        files["patch.paths"] = "".join(p + "\n" for p in patch_paths)
     if spec.test_patch:
         files["test_patch.diff"] = spec.test_patch if spec.test_patch.endswith("\n") else spec.test_patch + "\n"
-        files["test_patch.paths"] = "".join(p + "\n" for p in test_patch_paths)
+    restore = list(dict.fromkeys([*test_patch_paths, *revert_paths]))
+    if restore:
+        files["restore.paths"] = "".join(p + "\n" for p in restore)
     return ControlFiles(files)
 
 

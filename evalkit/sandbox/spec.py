@@ -9,7 +9,8 @@ from pydantic import Field
 from evalkit.models import Model
 
 TestStatus = Literal["passed", "failed", "error", "skipped", "flaky"]
-RunStatus = Literal["completed", "patch_failed", "timeout", "oom", "infra_error", "case_error"]
+RunStatus = Literal["completed", "patch_failed", "tampered_with_tests", "timeout", "oom", "infra_error", "case_error"]
+TestChanges = Literal["refuse", "revert"]
 
 #: Patch methods tried in this order; the first that applies cleanly wins.
 PATCH_METHODS = ("git apply", "git apply --3way", "git apply --reject", "patch --fuzz=3")
@@ -61,19 +62,23 @@ class TestRunSpec(Model):
     """Resource limits of the run."""
     dockerfile_dir: str | None = None
     """Host folder with a Dockerfile to build ``image`` from when it is neither present nor pullable."""
+    test_changes: TestChanges = "refuse"
+    """What to do when the patch changes test infrastructure (conftest.py, pytest settings, plugins): refuse it (``tampered_with_tests``) or revert those files to base before the tests run."""
 
 
 class ExecutionResult(Model):
     """What one sandboxed test run found: the ``execute`` stage's payload."""
 
     status: RunStatus
-    """completed; patch_failed (the system's patch is unsafe or does not apply); timeout; oom; infra_error (retry later); case_error (the case is unusable)."""
+    """completed; patch_failed (the system's patch is unsafe or does not apply); tampered_with_tests (the patch changes test infrastructure and the policy refuses it: not resolved); timeout; oom; infra_error (retry later); case_error (the case is unusable)."""
     reason: str
     """Plain-language explanation of the status and of anything notable (fallbacks, distrusted output)."""
     isolation: Literal["docker", "local"]
     """Where the tests ran: a Docker container, or a local subprocess (weaker isolation)."""
     patch_applied: bool = False
     """Whether the system's patch was applied."""
+    test_changes: list[str] = []
+    """Test-infrastructure files the patch changed, each ``path: why`` (refused, or reverted to base before the tests ran)."""
     patch_method: str | None = None
     """Which method applied it: ``git apply``, ``git apply --3way``, ``git apply --reject`` or ``patch --fuzz=3``."""
     tests: dict[str, TestStatus] = {}
@@ -81,7 +86,7 @@ class ExecutionResult(Model):
     exit_code: int | None = None
     """Exit status of the test command in the main run (None when it did not finish)."""
     resolved: bool | None = None
-    """All FAIL_TO_PASS and PASS_TO_PASS tests pass; None unless status is completed."""
+    """All FAIL_TO_PASS and PASS_TO_PASS tests pass; False for tampered_with_tests; None for the other statuses."""
     fail_to_pass: dict[str, TestStatus] = {}
     """Status of each FAIL_TO_PASS id (an id absent from the results is failed)."""
     pass_to_pass: dict[str, TestStatus] = {}

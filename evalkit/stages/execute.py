@@ -19,7 +19,7 @@ from evalkit.store import ContentStore
 _tree_lock = threading.Lock()
 
 # sandbox status -> artifact status: the system's failures, ours, and the case's.
-STATUS = {"completed": "ok", "patch_failed": "ok", "timeout": "ok", "oom": "ok",
+STATUS = {"completed": "ok", "patch_failed": "ok", "tampered_with_tests": "ok", "timeout": "ok", "oom": "ok",
           "infra_error": "infra_error", "case_error": "broken"}
 
 
@@ -80,7 +80,8 @@ def run_spec(cfg: Config, case: Case, patch: str | None) -> Any:
         pass_to_pass=ref.get("pass_to_pass", []), reruns=sb.reruns, flaky_policy=sb.flaky_policy,
         limits=SandboxLimits(memory_mb=sb.memory_mb, cpus=sb.cpus, pids=sb.pids, timeout_s=inputs["timeout_s"],
                              log_limit_bytes=sb.log_limit_bytes),
-        dockerfile_dir=str(case.ref_path("inputs.dockerfile_dir")) if case.ref_path("inputs.dockerfile_dir") else None)
+        dockerfile_dir=str(case.ref_path("inputs.dockerfile_dir")) if case.ref_path("inputs.dockerfile_dir") else None,
+        test_changes=case.test_changes)
 
 
 def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]) -> dict[str, Any]:
@@ -101,7 +102,8 @@ def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]
         junit_paths=inputs.get("junit_paths", []), fail_to_pass=test_ids, reruns=sb.reruns,
         flaky_policy=sb.flaky_policy,
         limits=SandboxLimits(memory_mb=sb.memory_mb, cpus=sb.cpus, pids=sb.pids, timeout_s=inputs["timeout_s"],
-                             log_limit_bytes=sb.log_limit_bytes))
+                             log_limit_bytes=sb.log_limit_bytes),
+        test_changes=case.test_changes)
     store = ContentStore(cfg.work_path / "cache", "sandbox")
     return run_tests_cached(spec, store, cfg.sandbox.backend).model_dump(mode="json")
 

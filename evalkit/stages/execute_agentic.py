@@ -66,5 +66,7 @@ def recheck(cfg: Config, case: Case, sample: Sample) -> dict[str, Any]:
                        "test_status": run["status"], "exit_code": run.get("exit_code"),
                        "isolation": run.get("isolation"), "image_digest": run.get("image_digest"),
                        "duration_s": run.get("duration_s", 0.0), "log": run.get("log", ""),
-                       "log_truncated": run.get("log_truncated", False)})
+                       "log_truncated": run.get("log_truncated", False), "test_changes": run.get("test_changes", [])})
+        if run["status"] == "tampered_with_tests":  # its tests did not run: the reason names the files
+            result["reason"] = run.get("reason", "")
     return result

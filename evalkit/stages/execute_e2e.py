@@ -101,6 +101,8 @@ def iterate(cfg: Config, system: Any, case: Case, first: Sample, sample_index: i
                 stable_at, ended = i, "every test passes"
                 break
             feedback = _feedback(i, failing, run, change_error)
+            if run["status"] == "tampered_with_tests":  # no test ran: tell the system why
+                record["test_reason"] = feedback["refused"] = run.get("reason", "")
         final_patch = wt.diff()
     last = next((r for r in reversed(iterations) if "passed" in r), None)
     return {

@@ -70,30 +70,31 @@ def test_hanging_test_times_out_and_leaves_no_container(docker_engine, spec_for,
     assert leftovers() == []
 
 
-def test_fake_passed_lines_do_not_resolve(docker_engine, spec_for, make_diff):
-    conftest = (
-        "def pytest_unconfigure(config):\n"
-        "    print('PASSED tests/test_calc.py::test_add')\n"
-        "    print('PASSED tests/test_calc.py::test_mul')\n"
+def test_fake_passed_lines_do_not_resolve(docker_engine, spec_for, make_diff, calc_source):
+    # The code under test (which a patch may change; conftest.py it may not) prints the lie at exit.
+    lie = (
+        "import atexit\n"
+        "atexit.register(print, 'PASSED tests/test_calc.py::test_add')\n"
+        "atexit.register(print, 'PASSED tests/test_calc.py::test_mul')\n"
     )
-    r = run_tests(spec_for(patch=make_diff("conftest.py", None, conftest)), "docker")
+    r = run_tests(spec_for(patch=make_diff("calc/__init__.py", calc_source, lie + calc_source)), "docker")
     assert r.status == "completed"
     assert "PASSED tests/test_calc.py::test_add" in r.log  # the lie was printed...
     assert r.fail_to_pass == {F2P: "failed"}  # ...and not believed
     assert r.resolved is False
 
 
-def test_faked_summary_with_forced_exit_zero_does_not_resolve(docker_engine, spec_for, make_diff):
-    # The conftest prints a fake summary and exits 0 before any test runs: only the JUnit report,
-    # which pytest never writes, tells the truth.
-    conftest = (
-        "import os\n\n\ndef pytest_configure(config):\n"
-        "    print('PASSED tests/test_calc.py::test_add')\n"
-        "    print('PASSED tests/test_calc.py::test_mul')\n"
-        "    os._exit(0)\n"
+def test_faked_summary_with_forced_exit_zero_does_not_resolve(docker_engine, spec_for, make_diff, calc_source):
+    # The code under test prints a fake summary and exits 0 when collection imports it, before any
+    # test runs: only the JUnit report, which pytest never writes, tells the truth.
+    lie = (
+        "import os\n"
+        "print('PASSED tests/test_calc.py::test_add')\n"
+        "print('PASSED tests/test_calc.py::test_mul')\n"
+        "os._exit(0)\n"
     )
     r = run_tests(
-        spec_for(patch=make_diff("conftest.py", None, conftest),
+        spec_for(patch=make_diff("calc/__init__.py", calc_source, lie + calc_source),
                  test_command="python3 -m pytest -rA -p no:cacheprovider --junitxml=report.xml tests",
                  junit_paths=["report.xml"]),
         "docker",
@@ -210,9 +211,11 @@ def test_missing_test_command_is_a_case_error(docker_engine, spec_for):
     assert r.resolved is None
 
 
+# The counter lives outside the tree: a rerun starts from the prepared tree, so a file the tests
+# wrote in it is gone (the container's /tmp persists across phases, as a machine's state would).
 FLAKY_TEST = """from pathlib import Path
 
-COUNTER = Path(__file__).with_name("counter.txt")
+COUNTER = Path("/tmp/evalkit-flaky-counter.txt")
 
 
 def test_flaky():
