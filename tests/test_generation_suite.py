@@ -52,7 +52,11 @@ def test_offline_injection_clean_differs_and_rubric_not_configured(tmp_path: Pat
     suite = report["suites"][0]
     clean = {s: suite["systems"][s]["injection_clean"]["value"] for s in ("naive", "careful", "gold")}
     assert clean["careful"] == clean["gold"] == 1.0 and clean["naive"] == 0.5
-    assert "rubric_score" not in suite["systems"]["careful"]
+    # no rubric score from a model without a key; gold has no reference for users-tests-injected, so its
+    # empty answer is scored 0 without a model (the only rubric value of the run)
+    assert suite["systems"]["careful"].get("rubric_score", {"n": 0})["n"] == 0
+    assert suite["systems"]["gold"]["rubric_score"]["n"] == 1 and suite["systems"]["gold"]["rubric_score"]["value"] == 0
+    assert suite["systems"]["gold"]["answered"]["value"] < 1
 
 
 def rubric_verdict(body: dict) -> Reply:

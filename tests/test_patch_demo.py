@@ -58,6 +58,8 @@ def test_patch_demo_outcomes_and_a_broken_case(docker_engine: str, tmp_path: Pat
         assert validation["status"] == "valid", validation
         assert run_of(work, "gold", case)["resolved"] is True, case
         assert run_of(work, "empty", case)["resolved"] is False, case
+        empty = json.loads((work / "artifacts" / "empty" / "patch" / case / "scores.json").read_text())
+        assert empty["metrics"]["answered"] == 0.0, case  # an empty patch is no answer
 
     bot = {case: run_of(work, "patch-bot", case) for case in CASES}
     assert {c for c, r in bot.items() if r["resolved"]} == {"round-half-up", "truncate-limit"}

@@ -114,15 +114,25 @@ def _python(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tu
     return bool(result), ""
 
 
-def subject_text(spec: AssertionSpec, sample: Sample, main_file: str | None) -> str:
-    """What an assertion looks at: a named output file, the main file, or the whole answer."""
+def subject_text(spec: AssertionSpec, sample: Sample, main_file: str | None) -> str | None:
+    """What an assertion looks at: a named output file, the main file, or the whole answer.
+
+    None when that is missing or blank (the named file, the main file of an answer made of files,
+    or the whole answer): every assertion about it fails, negative ones included.
+    """
+    from evalkit.graders.degenerate import is_blank
+
     if spec.file:
-        return sample.files.get(spec.file, "")
+        text = sample.files.get(spec.file)
+        return None if is_blank(text) else text
     if main_file and main_file in sample.files:
-        return sample.files[main_file]
+        return None if is_blank(sample.files[main_file]) else sample.files[main_file]
+    if main_file and sample.files:  # files, but not the one the case is about
+        return None
     parts = [sample.files[k] for k in sorted(sample.files)]
     parts += [p for p in (sample.patch, sample.text) if p]
-    return "\n".join(parts)
+    text = "\n".join(parts)
+    return None if is_blank(text) else text
 
 
 def describe(spec: AssertionSpec) -> str:
@@ -139,12 +149,17 @@ def run_assertions(specs: list[AssertionSpec], sample: Sample, language: str, ma
     for spec in specs:
         text = subject_text(spec, sample, main_file)
         try:
-            passed, detail = CHECKS[spec.type](spec, text, sample, language)
+            passed, detail = CHECKS[spec.type](spec, text or "", sample, language)
         except (re.error, ImportError, AttributeError, ValueError, TypeError) as exc:
             passed, detail = False, f"assertion could not run: {type(exc).__name__}: {exc}"
         results.append(AssertionResult(type=spec.type, description=describe(spec), passed=passed,
                                        weight=spec.weight, detail=detail[:500]))
     total = sum(r.weight for r in results)
     if not results or total == 0:
+        if text is None and spec.type != "file_set":
+            missing = spec.file or main_file or "the answer"
+            results.append(AssertionResult(type=spec.type, description=describe(spec), passed=False,
+                                           weight=spec.weight, detail=f"no output to check: {missing} is missing or empty"))
+            continue
         return results, None
     return results, sum(r.weight for r in results if r.passed) / total

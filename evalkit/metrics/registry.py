@@ -56,7 +56,8 @@ def metric(**kw: object) -> MetricInfo:
 
 # --- every suite --------------------------------------------------------------------------
 metric(name="answered", display="Answered", aggregate="rate", binary=True, headline=True,
-       description="Share of cases where the system returned an answer (no crash, timeout or bad output).")
+       description="Share of cases where the system returned an answer (no crash, timeout or bad output, and "
+                   "not empty: a main file, or for answers without files a patch, text or task).")
 metric(name="wall_s", display="Time", aggregate="mean", higher_is_better=False, unit="s", scale="any", headline=True,
        description="Wall time of the system under test per case, measured by evalkit.")
 metric(name="cost_usd", display="Cost", aggregate="sum", higher_is_better=False, unit="USD", scale="any", headline=True,
@@ -74,6 +75,14 @@ metric(name="assertion_pass", display="Assert pass", aggregate="rate", binary=Tr
 metric(name="syntax_valid", display="Parses", aggregate="rate", binary=True, headline=True,
        kinds=("migration", "generation"),
        description="Share of cases whose generated main file parses (tree-sitter, the suite's language).")
+metric(name="unchanged", display="Unchanged", aggregate="rate", binary=True, higher_is_better=False, headline=True,
+       kinds=("migration",),
+       description="Share of answered cases whose main file is the legacy file as it was (line endings and "
+                   "trailing whitespace aside): nothing migrated. The judge gives it all zeros without a call.")
+metric(name="complete", display="Complete", aggregate="rate", binary=True, headline=True, kinds=("migration", "generation"),
+       description="Share of cases whose main file elides no code (no placeholder such as '// ... rest of the "
+                   "file remains unchanged ...', no '...' body, not cut off); empty or missing files are not "
+                   "complete. Incomplete files get the judge's all-zero verdict without a call.")
 metric(name="codebleu", display="CodeBLEU", aggregate="mean", headline=True, primary=30, kinds=("migration", "generation", "patch"),
        description="Per-case CodeBLEU against the expected code, averaged over cases (source tokenizer).")
 for part, text in [("ngram_match", "n-gram match"), ("weighted_ngram_match", "weighted n-gram match"),

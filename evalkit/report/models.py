@@ -30,7 +30,16 @@ class Aggregate(Model):
     not_applicable: int = 0
     """Cases where the metric does not apply (left out, not counted as 0)."""
     excluded: dict[str, int] = {}
-    """Cases left out and why: broken, infra, not_judged."""
+    """Cases left out and why: broken, infra, not_judged, not_attempted."""
+
+
+class Coverage(Model):
+    """How many of a suite's cases a system attempted (a recorded system may have no output for some)."""
+
+    attempted: int
+    """Cases with an output of the system (anything but not_attempted)."""
+    cases: int
+    """Cases of the suite the system runs on."""
 
 
 class SystemSummary(Model):
@@ -54,6 +63,8 @@ class SystemSummary(Model):
     """System cost divided by resolved cases (patch suites)."""
     judge_tokens: int = 0
     """Judge input plus output tokens over the system's cases (system tokens: metrics["tokens"])."""
+    coverage: Coverage | None = None
+    """Cases attempted out of the cases it ran on (rates use the attempted ones)."""
 
 
 class SuiteSummary(Model):
@@ -81,6 +92,8 @@ class SuiteSummary(Model):
     """Plain-language remarks (e.g. tests ran without container isolation)."""
     corpus: dict[str, dict[str, float]] = {}
     """System -> corpus-level metrics (e.g. corpus_codebleu: counts pooled over the suite's cases, which differs from the per-case mean)."""
+    coverage: dict[str, Coverage] = {}
+    """System -> cases attempted out of the suite's cases; rates and comparisons use only attempted cases."""
 
 
 class CaseCell(Model):

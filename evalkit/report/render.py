@@ -41,7 +41,7 @@ LOG_PREVIEW = 4000
 PAGE_INDEX = ".pages.json"  # not published content: the manifest skips dot-files
 LEGACY_KEY = "inputs.legacy_file"
 REFERENCE_KEY = "reference.expected_file"
-STATUS_ORDER = ("ok", "error", "timeout", "infra_error", "broken", "skipped")
+STATUS_ORDER = ("ok", "error", "timeout", "infra_error", "broken", "skipped", "not_attempted")
 
 
 _ENVIRONMENTS: dict[tuple[str, str | None], Environment] = {}
@@ -85,9 +85,10 @@ def _bytecode_cache(cache_dir: Path | None) -> FileSystemBytecodeCache | None:
     return FileSystemBytecodeCache(str(cache_dir))
 
 
-_STATUS_SYMBOL = {"ok": "✓", "error": "✗", "timeout": "⏱", "infra_error": "⚠", "broken": "⊘", "skipped": "–"}
+_STATUS_SYMBOL = {"ok": "✓", "error": "✗", "timeout": "⏱", "infra_error": "⚠", "broken": "⊘", "skipped": "–",
+                  "not_attempted": "○"}
 _STATUS_WORDS = {"ok": "ok", "error": "failed", "timeout": "timed out", "infra_error": "infra error",
-                 "broken": "broken case", "skipped": "not run"}
+                 "broken": "broken case", "skipped": "not run", "not_attempted": "not attempted"}
 
 
 def status_badge(status: str, excluded: str | None = None) -> Markup:
@@ -96,9 +97,9 @@ def status_badge(status: str, excluded: str | None = None) -> Markup:
     Markup.format escapes every argument: a status or reason is shown as text.
     """
     html = Markup('<span class="badge s-{}">{} {}</span>').format(
-        status if status in _STATUS_SYMBOL else "skipped", _STATUS_SYMBOL.get(status, "?"),
+        status if status in _STATUS_SYMBOL and status != "not_attempted" else "skipped", _STATUS_SYMBOL.get(status, "?"),
         _STATUS_WORDS.get(status, status))
-    if excluded and excluded != "broken" and not (excluded == "infra" and status == "infra_error"):
+    if excluded and excluded not in ("broken", "not_attempted") and not (excluded == "infra" and status == "infra_error"):
         html += Markup(' <span class="badge s-skipped" title="left out of the aggregates">– {}</span>').format(
             "unjudged" if excluded == "not_judged" else excluded)
     return html

@@ -13,7 +13,7 @@ from evalkit.config import Config
 from evalkit.fsutil import atomic_write_json, digest
 from evalkit.store import ContentStore
 from evalkit.metrics.registry import METRICS, MetricInfo
-from evalkit.report.models import (Aggregate, CaseCell, CaseDetail, CaseRow, Change, ReleaseDiff, Report,
+from evalkit.report.models import (Aggregate, CaseCell, CaseDetail, CaseRow, Change, Coverage, ReleaseDiff, Report,
                                    SuiteSummary, SystemDiff, SystemSummary)
 from evalkit.report.scenarios import scenario_groups
 from evalkit.report.site import previous_report_path
@@ -346,7 +346,8 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
             is_baseline=system.name == cfg.baseline_name, n_cases=len(mine),
             status_counts=dict(sorted(Counter(s.status for s in mine).items())), metrics=aggs,
             cost_per_resolved=cpr,
-            judge_tokens=sum(s.judge_usage.input_tokens + s.judge_usage.output_tokens for s in mine)))
+            judge_tokens=sum(s.judge_usage.input_tokens + s.judge_usage.output_tokens for s in mine),
+            coverage=coverage(mine)))
 
     suite_summaries = []
     isolation_notes = _isolation_notes(cfg, pairs)
@@ -373,6 +374,7 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
             systems=per_system, comparisons=compare_suite(cfg, order, {(sn, ck): s for (sn, ck), s in suite_scores.items()},
                                                           names_here, keys, cache),
             broken=broken, notes=notes,
+            coverage={n: coverage([s for (sn, _), s in suite_scores.items() if sn == n]) for n in names_here},
             corpus={n: c for n in names_here if (c := corpus_metrics(cfg, project, n, cases, scores))}))
 
     breakdowns: dict[str, dict[str, dict[str, Aggregate]]] = {}
@@ -438,6 +440,12 @@ def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[
             continue
         atomic_write_json(path, case_detail(cfg, case, sys_here), compact=True)
     atomic_write_json(index_path, index, compact=True)
+
+
+def coverage(scores: list[ScoresArtifact]) -> Coverage:
+    """Cases attempted (anything but not_attempted) out of the cases scored."""
+    missing = sum(1 for s in scores if s.status == "not_attempted")
+    return Coverage(attempted=len(scores) - missing, cases=len(scores))
 
 
 def judge_notes(scores: Iterable[ScoresArtifact]) -> set[str]:

@@ -40,9 +40,10 @@ def generate(cfg: Config, system: Any, case: Case) -> OutputArtifact:
             samples.append(Sample.model_validate(hit))
             continue
         sample = run_system(system, case, i, ctx)
-        if sample.status != "infra_error":  # the system's own failures are final; ours are retried
+        # the system's own failures are final; ours are retried, and a missing recorded output is looked for again
+        if sample.status not in ("infra_error", "not_attempted"):
             store.put(key, sample.model_dump(mode="json"))
         samples.append(sample)
     first = samples[0]
-    status = first.status if first.status in ("error", "timeout", "infra_error") else "ok"
+    status = first.status if first.status in ("error", "timeout", "infra_error", "not_attempted") else "ok"
     return OutputArtifact(**base, status=status, reason=first.reason, samples=samples, provenance=prov)

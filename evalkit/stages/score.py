@@ -42,6 +42,7 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
     if grades.syntax is not None:
         out["syntax_valid"] = _b(grades.syntax.valid)
     mf = main_file(case)
+    out.update(degenerate_metrics(case, output, mf))
     reference = expected_code(case)
     if mf is None or reference is None:
         return out
@@ -53,6 +54,21 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
         out["codebleu"] = result.codebleu
         for part in ("ngram_match", "weighted_ngram_match", "syntax_match", "dataflow_match"):
             out[f"codebleu_{part}"] = getattr(result, part)
+    return out
+
+
+def degenerate_metrics(case: Case, output: OutputArtifact, mf: str | None) -> Metrics:
+    """`unchanged` (migration: the legacy file returned as is) and `complete` (no elided code) of the main file."""
+    from evalkit.graders.degenerate import assess
+
+    sample = output.first
+    if mf is None or output.status != "ok" or mf in (getattr(sample, "deleted_files", None) or []):
+        return {}
+    legacy = case.read("inputs.legacy_file") if case.kind == "migration" else None
+    found = assess(sample.files.get(mf), legacy, case.language)
+    out: Metrics = {"complete": float(found.complete)}
+    if found.unchanged is not None and not found.empty:
+        out["unchanged"] = float(found.unchanged)
     return out
 
 
@@ -82,6 +98,8 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
               "judge_status": judged.get("status"), "judge_notices": judged.get("notices") or []}
     if not case.ok:
         return ScoresArtifact(**base, status="error", reason=output.reason, excluded="broken", **common)
+    if output.status == "not_attempted":  # a recorded system without an output here: coverage, not failure
+        return ScoresArtifact(**base, status="not_attempted", reason=output.reason, excluded="not_attempted", **common)
     for art in (output, execution, grades):
         if art is not None and art.status == "infra_error":
             return ScoresArtifact(**base, status="infra_error", reason=art.reason, excluded="infra", **common)
@@ -94,7 +112,10 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
         if validation and validation[0] == "broken":
             return ScoresArtifact(**base, status="broken", reason=f"harness validation: {validation[1]}",
                                   excluded="broken", **common)
-    answered = output.status == "ok"
+    from evalkit.graders.degenerate import empty_answer
+
+    # an empty answer (no main file, nothing at all) is no answer
+    answered = output.status == "ok" and not empty_answer(output.first, main_file(case))
     metrics: Metrics = {
         "answered": float(answered),
         "wall_s": output.first.wall_s,
@@ -112,8 +133,9 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
         metrics.update(fn(cfg, case, output, execution, grades))
     if not answered and case.kind in ("migration", "generation"):
         metrics.setdefault("syntax_valid", 0.0)
-    status = "ok" if answered else output.status
-    return ScoresArtifact(**base, status=status, reason=output.reason, metrics=metrics, **common)
+        metrics.setdefault("complete", 0.0)
+    reason = output.reason or ("" if answered or output.status != "ok" else "empty answer: nothing to grade")
+    return ScoresArtifact(**base, status=output.status, reason=reason, metrics=metrics, **common)
 
 
 def _judge_usage(grades: GradesArtifact):

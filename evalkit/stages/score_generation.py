@@ -13,7 +13,7 @@ def generation_metrics(cfg: Config, case: Case, output: OutputArtifact, executio
                        grades: GradesArtifact) -> Metrics:
     out: Metrics = {}
     rubric = grades.rubric or {}
-    if rubric.get("status") == "judged" and rubric.get("score") is not None:
+    if rubric.get("status") in ("judged", "parser") and rubric.get("score") is not None:
         out["rubric_score"] = float(rubric["score"])
     detectors = grades.extra.get("injection")
     if detectors is not None:

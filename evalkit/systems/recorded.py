@@ -2,6 +2,8 @@
 
 Two layouts: a folder holding `<suite>/<case_id>.json` (a Sample, the command protocol's output
 shape), or a SWE-bench predictions JSONL (`instance_id`, `model_name_or_path`, `model_patch`).
+A case without a recorded output is `not_attempted`: left out of the system's rates and shown as
+coverage (attempted / cases), never counted as a failure.
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ def recorded(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sam
                           + "; ".join(str(p) for p in exc.problems[:3]) + more)
         row = table.get(case.id)
         if row is None or (system.model_name and row.get("model_name_or_path") != system.model_name):
-            return Sample(status="error", reason=f"no prediction for {case.id} in {path.name}")
+            return Sample(status="not_attempted", reason=f"no prediction for {case.id} in {path.name}")
         return Sample(patch=row.get("model_patch") or "")
     candidates = [path / case.suite / f"{case.id}.json"]
     if sample_index:
@@ -111,4 +113,4 @@ def recorded(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sam
                 return Sample.model_validate(json.loads(c.read_text(encoding="utf-8")))
             except (json.JSONDecodeError, ValidationError) as exc:
                 return Sample(status="error", reason=f"recorded output {c.name} is not valid: {str(exc)[:300]}")
-    return Sample(status="error", reason=f"no recorded output at {case.suite}/{case.id}.json")
+    return Sample(status="not_attempted", reason=f"no recorded output at {case.suite}/{case.id}.json")

@@ -190,9 +190,10 @@ def test_real_sweagent_predictions_load_as_recorded(tmp_path: Path) -> None:
     assert sample.status == "ok" and sample.patch == row["model_patch"]
     assert "numpy_handler.py" in sample.patch
     missing = recorded(system, _case("pydicom__pydicom-1"), 0, ctx)
-    assert missing.status == "error" and "no prediction for pydicom__pydicom-1 in all_preds.jsonl" in missing.reason
+    # no prediction for a case: not attempted (coverage), not the system's failure
+    assert missing.status == "not_attempted" and "no prediction for pydicom__pydicom-1 in all_preds.jsonl" in missing.reason
     picky = RecordedSystem(name="other", adapter="recorded", path=str(preds), model_name="someone-else")
-    assert recorded(picky, _case("pydicom__pydicom-1458"), 0, ctx).status == "error"
+    assert recorded(picky, _case("pydicom__pydicom-1458"), 0, ctx).status == "not_attempted"
     same = RecordedSystem(name="same", adapter="recorded", path=str(preds), model_name=row["model_name_or_path"])
     assert recorded(same, _case("pydicom__pydicom-1458"), 0, ctx).patch == row["model_patch"]
 
