@@ -118,7 +118,8 @@ def subject_text(spec: AssertionSpec, sample: Sample, main_file: str | None) -> 
     """What an assertion looks at: a named output file, the main file, or the whole answer.
 
     None when that is missing or blank (the named file, the main file of an answer made of files,
-    or the whole answer): every assertion about it fails, negative ones included.
+    or the whole answer): every assertion about it fails, negative ones included. A file the answer
+    deletes (``deleted_files``) is checked as empty text.
     """
     from evalkit.graders.degenerate import is_blank
 
@@ -130,6 +131,9 @@ def subject_text(spec: AssertionSpec, sample: Sample, main_file: str | None) -> 
     if main_file and sample.files:  # files, but not the one the case is about
         return None
     parts = [sample.files[k] for k in sorted(sample.files)]
+    deleted = getattr(sample, "deleted_files", None) or []
+    if (spec.file or main_file) in deleted and (spec.file or main_file) not in sample.files:
+        return ""  # the answer deletes the file: checked as gone (absent text is absent, required text missing)
     parts += [p for p in (sample.patch, sample.text) if p]
     text = "\n".join(parts)
     return None if is_blank(text) else text

@@ -196,6 +196,9 @@ def test_assertions_about_a_missing_or_empty_file_fail() -> None:
         results, score = run_assertions(specs, sample, "java", "src/OrderService.java")
         assert score == 0.0 and not any(r.passed for r in results)
         assert all("no output to check" in r.detail for r in results)
+    # a file the answer deletes is gone: nothing forbidden is in it, nothing required either
+    results, _ = run_assertions(specs[:3], Sample(deleted_files=["src/OrderService.java"]), "java", "src/OrderService.java")
+    assert [r.passed for r in results] == [True, True, False]
     good = Sample(files={"src/OrderService.java": MIGRATED_JAVA, "src/Other.java": "class Other {}\n"})
     results, score = run_assertions(specs, good, "java", "src/OrderService.java")
     assert score == 1.0, [r.detail for r in results]
