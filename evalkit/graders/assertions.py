@@ -123,6 +123,9 @@ def subject_text(spec: AssertionSpec, sample: Sample, main_file: str | None) -> 
     """
     from evalkit.graders.degenerate import is_blank
 
+    deleted = getattr(sample, "deleted_files", None) or []
+    if (spec.file or main_file) in deleted and (spec.file or main_file) not in sample.files:
+        return ""  # the answer deletes the file: checked as gone (absent text is absent, required text missing)
     if spec.file:
         text = sample.files.get(spec.file)
         return None if is_blank(text) else text
@@ -131,9 +134,6 @@ def subject_text(spec: AssertionSpec, sample: Sample, main_file: str | None) -> 
     if main_file and sample.files:  # files, but not the one the case is about
         return None
     parts = [sample.files[k] for k in sorted(sample.files)]
-    deleted = getattr(sample, "deleted_files", None) or []
-    if (spec.file or main_file) in deleted and (spec.file or main_file) not in sample.files:
-        return ""  # the answer deletes the file: checked as gone (absent text is absent, required text missing)
     parts += [p for p in (sample.patch, sample.text) if p]
     text = "\n".join(parts)
     return None if is_blank(text) else text
@@ -152,6 +152,11 @@ def run_assertions(specs: list[AssertionSpec], sample: Sample, language: str, ma
     results = []
     for spec in specs:
         text = subject_text(spec, sample, main_file)
+        if text is None and spec.type != "file_set":
+            missing = spec.file or main_file or "the answer"
+            results.append(AssertionResult(type=spec.type, description=describe(spec), passed=False,
+                                           weight=spec.weight, detail=f"no output to check: {missing} is missing or empty"))
+            continue
         try:
             passed, detail = CHECKS[spec.type](spec, text or "", sample, language)
         except (re.error, ImportError, AttributeError, ValueError, TypeError) as exc:
@@ -160,10 +165,5 @@ def run_assertions(specs: list[AssertionSpec], sample: Sample, language: str, ma
                                        weight=spec.weight, detail=detail[:500]))
     total = sum(r.weight for r in results)
     if not results or total == 0:
-        if text is None and spec.type != "file_set":
-            missing = spec.file or main_file or "the answer"
-            results.append(AssertionResult(type=spec.type, description=describe(spec), passed=False,
-                                           weight=spec.weight, detail=f"no output to check: {missing} is missing or empty"))
-            continue
         return results, None
     return results, sum(r.weight for r in results if r.passed) / total
