@@ -200,11 +200,11 @@ class ScoresArtifact(ArtifactBase):
     """System wall time."""
     judge_status: str | None = None
     """How the model-graded part ended: judged, parser, not_configured, not_judged_budget, judge_error, infra_error."""
+    judge_notices: list[str] = []
+    """Deprecation notices of the judge's provider (shown on the release page)."""
 
 
 ARTIFACT_MODELS: dict[str, type[ArtifactBase]] = {
-    judge_notices: list[str] = []
-    """Deprecation notices of the judge's provider (shown on the release page)."""
     "generate": OutputArtifact, "execute": ExecutionArtifact, "grade": GradesArtifact, "score": ScoresArtifact,
 }
 

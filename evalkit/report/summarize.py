@@ -464,6 +464,7 @@ def judge_notes(scores: Iterable[ScoresArtifact]) -> set[str]:
         notes.add(f"{counts['judge_error']} outputs have no judge verdict: the judge's answer stayed unusable "
                   "after one repair request (judge_error, raw answer kept; not cached, re-asked only by "
                   "`evalkit run --retry-judge-errors`).")
+    notes.update(f"Judge provider notice: {n}" for s in scores for n in s.judge_notices)
     return notes
 
 
@@ -474,7 +475,6 @@ def run_isolation(cfg: Config, pairs: list[tuple[Any, Case]]) -> Any:
     from evalkit.tasks import EXECUTED_KINDS
 
     if not any(case.kind in EXECUTED_KINDS for _, case in pairs):
-    notes.update(f"Judge provider notice: {n}" for s in scores for n in s.judge_notices)
         return None
     try:
         data = json.loads((cfg.work_path / "slices" / "execute.json").read_text(encoding="utf-8"))
