@@ -1,15 +1,17 @@
 """Local sandbox: the runner in a subprocess on a temporary copy of the tree (weaker isolation).
 
-Limits are rlimits (address space, processes, file size) set in the child; the whole process
-group is killed at the timeout; the network is cut with ``unshare -rn`` where the kernel allows
-it (detected once), otherwise the run goes on with network and the reason says so.
+Limits are rlimits (address space, processes, file size) set in the child; run as root, the
+tests run as a uid of the sandbox's own (``local_user``: the tree is chowned to it, ctl/ stays
+root's) in a network namespace of their own, and every process of that uid is killed after each
+phase; otherwise the whole process group is killed at the timeout and the network is cut with
+``unshare -rn`` where the kernel allows it. A probe measures what holds: the reason names every
+limit that could not be applied.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -19,6 +21,7 @@ import time
 from pathlib import Path
 
 from evalkit import tempdirs
+from evalkit.sandbox import local_user
 from evalkit.sandbox.archive import SKIP_DIRS
 from evalkit.sandbox.phase import PhaseOutcome, SandboxError, new_nonce
 from evalkit.sandbox.script import ControlFiles
@@ -55,15 +58,34 @@ def _user_process_count() -> int:
     return count
 
 
-def _limiter(memory_mb: int, nproc: int):
-    def apply() -> None:
-        mem = memory_mb << 20
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+def _force_remove(path: Path) -> None:
+    """Remove ``path`` (file, link or folder) even after a test made parts of it read-only."""
+    def fix(_func, p, _exc) -> None:
+        parent = os.path.dirname(p)
+        os.chmod(parent, 0o700)
+        if os.path.isdir(p) and not os.path.islink(p):
+            os.chmod(p, 0o700)
+            shutil.rmtree(p, onerror=fix)
+        elif os.path.lexists(p):
+            os.unlink(p)
 
-    return apply
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        os.chmod(path, 0o700)
+        shutil.rmtree(path, onerror=fix)
+
+
+def write_control(ctl: Path, files: dict[str, str], nonce: str) -> None:
+    """ctl/ afresh from the host's copy for one phase, read-only but for secret/ (the runner deletes
+    the nonce there): whatever a test did to ctl/ in an earlier phase is gone."""
+    _force_remove(ctl)
+    (ctl / "secret").mkdir(parents=True, mode=0o700)
+    for name, text in files.items():
+        (ctl / name).write_text(text, encoding="utf-8")
+        (ctl / name).chmod(0o444)
+    (ctl / "secret" / "nonce").write_text(nonce, encoding="utf-8")
+    ctl.chmod(0o555)
 
 
 class LocalSandbox:
@@ -79,37 +101,61 @@ class LocalSandbox:
         try:
             shutil.copytree(spec.tree, self.root / "tree", symlinks=True,
                             ignore=lambda _d, names: [n for n in names if n in SKIP_DIRS])
-            for sub in ("out", "home", "ctl/secret"):
+            for sub in ("out", "home"):
                 (self.root / sub).mkdir(parents=True, exist_ok=True)
-            for name, text in {**ctl.files, "phase": "main\n"}.items():
-                (self.root / "ctl" / name).write_text(text, encoding="utf-8")
+            self.ctl = ctl
         except OSError as exc:
             self.close()
             raise SandboxError(f"cannot prepare the local sandbox: {exc}") from exc
-        self.unshare = network_namespace_available()
-        if not self.unshare:
-            self.notes.append("no network namespace (unshare -rn not permitted here): tests had network access")
+        # Who the tests run as and which limits hold (evalkit.sandbox.local_user): measured by a probe.
+        self.identity = local_user.choose(spec.test_command)
+        self.root_netns = os.geteuid() == 0  # root enters a network namespace itself, then drops to the sandbox's uid
+        self.unshare = not self.root_netns and network_namespace_available()
+        try:
+            (self.root / "tmp").mkdir()
+            if self.identity.uid is not None:
+                self.root.chmod(0o711)  # mkdtemp's 0700: the sandbox's user must pass through
+                for sub in ("tree", "out", "home", "tmp"):  # the root folder and ctl/ stay root's
+                    local_user.chown_tree(self.root / sub, self.identity.uid)
+        except OSError as exc:
+            self.close()
+            raise SandboxError(f"cannot prepare the local sandbox: {exc}") from exc
+        local_user.probe(self.identity, ["unshare", "-rn"] if self.unshare else [], self._preexec(), self.root,
+                         spec.limits.memory_mb, spec.limits.pids, True)
+        self.notes.append(local_user.note(self.identity))
 
     def __enter__(self) -> LocalSandbox:
         return self
+
+    def _preexec(self):
+        lim = self.spec.limits
+        nproc = lim.pids if self.identity.uid is not None else _user_process_count() + lim.pids
+        return local_user.preexec(self.identity, lim.memory_mb, nproc, FILE_SIZE_LIMIT, self.root_netns)
 
     def __exit__(self, *exc) -> None:
         self.close()
 
     def run_phase(self, phase: str, command: str | None) -> PhaseOutcome:
         nonce = new_nonce()
-        ctl = self.root / "ctl"
-        (ctl / "phase").write_text(f"{phase}\n", encoding="utf-8")
+        files = {**self.ctl.files, "phase": f"{phase}\n"}
         if command is not None:
-            (ctl / f"{phase}.cmd").write_text(command + "\n", encoding="utf-8")
-        (ctl / "secret" / "nonce").write_text(nonce, encoding="utf-8")
-        argv = ["/bin/sh", str(ctl / "run.sh"), str(self.root)]
+            files[f"{phase}.cmd"] = command + "\n"
+        try:
+            write_control(self.root / "ctl", files, nonce)
+        except OSError as exc:
+            raise SandboxError(f"cannot write the control files: {exc}") from exc
+        if self.identity.uid is not None:  # the runner reads and deletes its nonce; the rest of ctl/ stays root's
+            os.chown(self.root / "ctl" / "secret", self.identity.uid, self.identity.uid)
+            os.chown(self.root / "ctl" / "secret" / "nonce", self.identity.uid, self.identity.uid)
+        # The script itself is passed in memory: a test rewriting ctl/run.sh changes nothing.
+        argv = ["/bin/sh", "-c", self.ctl.files["run.sh"], "evalkit-runner", str(self.root)]
         if self.unshare:
             argv = ["unshare", "-rn", *argv]
         lim = self.spec.limits
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self.root / "home"),
+            "TMPDIR": str(self.root / "tmp"),
             "LANG": "C.UTF-8",
             "PYTHONDONTWRITEBYTECODE": "1",
         }
@@ -118,7 +164,7 @@ class LocalSandbox:
             proc = subprocess.Popen(
                 argv, cwd=self.root / "tree", env=env, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                preexec_fn=_limiter(lim.memory_mb, _user_process_count() + lim.pids),
+                preexec_fn=self._preexec(),
             )
         except OSError as exc:
             raise SandboxError(f"cannot start the local runner: {exc}") from exc
@@ -132,6 +178,8 @@ class LocalSandbox:
             self._kill_group(proc)
             code, state = None, "timeout"
         self._kill_group(proc)  # no test process outlives its phase
+        if self.identity.uid is not None:
+            local_user.kill_uid(self.identity.uid)  # nor one that left the group: it still has the sandbox's uid
         reader.join(timeout=5)
         outcome = PhaseOutcome(phase, nonce, state, code, duration_s=time.monotonic() - t0)
         if state == "exited":
@@ -173,4 +221,11 @@ class LocalSandbox:
         return files, capped
 
     def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        identity = getattr(self, "identity", None)
+        if identity is not None and identity.uid is not None:
+            local_user.kill_uid(identity.uid)
+            local_user.release(identity)
+        try:
+            _force_remove(self.root)  # ctl/ is read-only, and a test may have locked folders of its own
+        except OSError:
+            shutil.rmtree(self.root, ignore_errors=True)

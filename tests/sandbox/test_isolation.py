@@ -1,0 +1,240 @@
+"""One isolation per run, and what the local backend holds to (issue 19, points 2 and 3).
+
+Regressions: with `backend: auto` a daemon dying mid-run sent later executions to the host
+(38 of 43); the local backend ran tests as root, let them write outside the tree and fork 2000
+processes; killed runs left `evalkit-run-*` folders in the temp directory for good.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from evalkit import isolation, tempdirs
+from evalkit.sandbox import local_backend, local_user, run_tests
+from evalkit.sandbox.runner import resolve_backend
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from helpers import REPO, evalkit  # noqa: E402
+
+
+# ---- decided once ------------------------------------------------------------------------------
+
+def test_auto_is_decided_once_and_kept_when_the_daemon_goes_away(monkeypatch) -> None:
+    from evalkit.sandbox import dockerclient
+
+    answers = iter([True, False, False, False])
+    monkeypatch.setattr(dockerclient, "docker_available", lambda: next(answers))
+    isolation.forget()
+    try:
+        first = isolation.for_run("auto")
+        assert first.isolation == "docker" and "answered" in first.reason
+        # the daemon is gone now: the run keeps Docker (and gets infra errors), never the host
+        assert resolve_backend("auto") == "docker"
+        assert isolation.for_run("auto") is first
+        isolation.forget()  # a new run decides again
+        assert isolation.for_run("auto").isolation == "local"
+    finally:
+        isolation.forget()
+
+
+def test_untrusted_suites_are_refused_on_the_host_only_under_auto() -> None:
+    auto_local = isolation.IsolationDecision(backend="auto", isolation="local", reason="no daemon")
+    why = isolation.refusal(auto_local, "third-party", trusted=False)
+    assert why and "not marked trusted" in why and "sandbox.backend: local" in why
+    assert isolation.refusal(auto_local, "demo", trusted=True) is None
+    explicit = isolation.IsolationDecision(backend="local", isolation="local", reason="asked")
+    assert isolation.refusal(explicit, "third-party", trusted=False) is None
+    docker = isolation.IsolationDecision(backend="auto", isolation="docker", reason="answered")
+    assert isolation.refusal(docker, "third-party", trusted=False) is None
+
+
+def _two_suites(root: Path) -> Path:
+    """The demo patch suite twice, one case each: `trusted` as shipped, and `untrusted` without the mark."""
+    for name, trusted in (("trusted", True), ("untrusted", False)):
+        dest = root / "cases" / name
+        shutil.copytree(REPO / "cases" / "patch", dest)
+        for case in dest.iterdir():
+            if case.is_dir() and case.name not in ("_src", "parse-thousands"):
+                shutil.rmtree(case)
+        spec = (dest / "suite.yaml").read_text()
+        if not trusted:
+            spec = "\n".join(line for line in spec.splitlines() if not line.startswith("trusted:")) + "\n"
+        assert ("trusted: true" in spec) == trusted
+        (dest / "suite.yaml").write_text(spec)
+    shutil.copytree(REPO / "templates", root / "templates")
+    (root / "evalkit.yaml").write_text(textwrap.dedent("""\
+        release: r1
+        templates_dir: templates
+        systems:
+          - name: gold
+            adapter: gold
+        sandbox:
+          backend: auto
+        """))
+    return root
+
+
+def _execution(root: Path, suite: str) -> dict:
+    return json.loads((root / ".evalkit" / "artifacts" / "gold" / suite / "parse-thousands" / "execution.json").read_text())
+
+
+@pytest.mark.docker
+def test_auto_without_a_daemon_runs_only_trusted_suites_and_a_daemon_later_reruns_all_in_docker(
+        tmp_path: Path, docker_engine) -> None:
+    root = _two_suites(tmp_path / "p")
+    no_daemon = {"DOCKER_HOST": f"unix://{tmp_path}/no-daemon.sock"}
+    evalkit(root, "run", env=no_daemon, timeout=600)
+    trusted, untrusted = _execution(root, "trusted"), _execution(root, "untrusted")
+    assert trusted["status"] == "ok" and trusted["isolation"] == "local", trusted["reason"]
+    assert trusted["runs"][0]["resolved"] is True
+    assert untrusted["status"] == "infra_error" and untrusted["isolation"] is None
+    assert "not marked trusted" in untrusted["reason"]
+    report = json.loads((root / "site" / "r1" / "report.json").read_text())
+    assert report["sandbox"]["isolation"] == "local" and report["sandbox"]["backend"] == "auto"
+    page = (root / "site" / "r1" / "index.html").read_text()
+    top = page.index('id="isolation-notice"')
+    assert "Ran without Docker" in page[top:top + 300] and top < page.index('id="h-systems"')
+    # nothing of the untrusted suite ran on the host, validation included
+    validation = json.loads((root / ".evalkit" / "validation" / "untrusted" / "parse-thousands.json").read_text())
+    assert validation["status"] == "infra_error"
+
+    # The daemon answers at the next run's start: the decision changed, so execute reruns everywhere.
+    evalkit(root, "run", timeout=600)
+    for suite in ("trusted", "untrusted"):
+        art = _execution(root, suite)
+        assert art["status"] == "ok" and art["isolation"] == "docker", (suite, art["reason"])
+        assert art["runs"][0]["resolved"] is True
+    report = json.loads((root / "site" / "r1" / "report.json").read_text())
+    assert report["sandbox"]["isolation"] == "docker"
+    assert 'id="isolation-notice"' not in (root / "site" / "r1" / "index.html").read_text()
+
+
+# ---- the local backend's user and limits --------------------------------------------------------
+
+PROBE_SCRIPT = r"""
+echo "UID=$(id -u)"
+echo "TMPDIR=$TMPDIR"
+( echo x > /root/evalkit-escape ) 2>/dev/null && echo WROTE_ROOT
+( echo x > {host_tree}/escape ) 2>/dev/null && echo WROTE_HOST_TREE
+( head -c 3000000 /dev/zero > "$TMPDIR/big" ) 2>/dev/null
+wc -c < "$TMPDIR/big" > "$TMPDIR/size"; read size < "$TMPDIR/size"; echo "BIG=$size"
+( i=0; while [ $i -lt 2000 ]; do sleep 60 </dev/null >/dev/null 2>&1 & i=$((i+1)); echo $i > "$TMPDIR/n"; done ) 2>/dev/null
+read n < "$TMPDIR/n"; echo "FORKS=$n"
+"""
+
+
+def test_local_backend_runs_unprivileged_with_its_limits_and_names_them(spec_for, demo_tree, monkeypatch) -> None:
+    monkeypatch.setattr(local_backend, "FILE_SIZE_LIMIT", 1 << 20)
+    command = PROBE_SCRIPT.format(host_tree=demo_tree)
+    spec = spec_for(test_command=command, limits={"pids": 40, "timeout_s": 60})
+    r = run_tests(spec, "local")
+    printed = r.log.split("===== main: test output =====", 1)[-1]
+    out = dict(line.split("=", 1) for line in printed.splitlines() if "=" in line and line.split("=", 1)[0].isupper())
+    assert out["UID"] != "0", r.log
+    assert "WROTE_ROOT" not in printed and "WROTE_HOST_TREE" not in printed
+    assert not (demo_tree / "escape").exists() and not Path("/root/evalkit-escape").exists()
+    assert out["TMPDIR"].startswith(tempfile_dir()) and "evalkit-sbx-" in out["TMPDIR"]
+    assert int(out["BIG"]) == 1 << 20  # the file size limit cut the write
+    assert 0 < int(out["FORKS"]) < 40 + 5, out["FORKS"]  # 2000 asked for
+    assert f"uid {out['UID']}" in r.reason and "40 processes" in r.reason and "1 MiB per file" in r.reason
+    assert "not applied: " in r.reason and "CPU quota" in r.reason
+    # every process the tests left (60 s sleeps) is gone with the phase
+    time.sleep(0.5)
+    assert not local_user.kill_uid(int(out["UID"])) or os.geteuid() != 0
+
+
+def tempfile_dir() -> str:
+    import tempfile
+
+    return tempfile.gettempdir()
+
+
+def test_the_probe_names_every_limit_it_could_not_apply(tmp_path: Path) -> None:
+    ident = local_user.Identity()
+    local_user.probe(ident, [], None, tmp_path, 1024, 256)  # started with no limit of ours at all
+    if resource.getrlimit(resource.RLIMIT_FSIZE)[0] == resource.RLIM_INFINITY:
+        assert "file size limit" in ident.missing
+    if resource.getrlimit(resource.RLIMIT_AS)[0] == resource.RLIM_INFINITY:
+        assert "memory limit" in ident.missing
+    if os.geteuid() == 0:
+        assert any(m.startswith("unprivileged user") for m in ident.missing)
+        assert "process limit (not enforced for root)" in ident.missing
+    assert "not applied:" in local_user.note(ident)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the drop to a sandbox user happens only when evalkit runs as root")
+def test_root_keeps_root_only_when_the_test_program_is_out_of_an_unprivileged_users_reach(tmp_path: Path) -> None:
+    private = tmp_path / "private"
+    (private / "bin").mkdir(parents=True)
+    tool = private / "bin" / "mytest"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    private.chmod(0o700)
+    old = os.environ["PATH"]
+    os.environ["PATH"] = f"{private / 'bin'}:{old}"
+    try:
+        kept = local_user.choose("mytest -q")
+        assert kept.uid is None and str(tool) in kept.stay_reason
+        dropped = local_user.choose("sh -c true")
+        assert dropped.uid is not None and dropped.uid >= local_user.UID_BASE
+    finally:
+        os.environ["PATH"] = old
+
+
+# ---- sweeping what killed runs left ------------------------------------------------------------
+
+def test_the_next_run_sweeps_folders_of_dead_owners_only(tmp_path: Path) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
+    start = tempdirs._start_time(dead.pid)
+    dead.wait()
+    dead_dirs = [tmp_path / f"{kind}{dead.pid}.{start}-abc" for kind in tempdirs.PREFIXES]
+    mine = tmp_path / (tempdirs.prefix("evalkit-run-") + "live")
+    old_unstamped, new_unstamped = tmp_path / "evalkit-run-x1y2", tmp_path / "evalkit-sbx-z3"
+    unrelated = tmp_path / "evalkit-runner-cache"
+    for d in [*dead_dirs, mine, old_unstamped, new_unstamped, unrelated]:
+        (d / "sub").mkdir(parents=True)
+        (d / "sub" / "f").write_text("x")
+    (dead_dirs[1] / "sub").chmod(0o500)  # a read-only folder inside does not stop the sweep (as root)
+    past = time.time() - tempdirs.UNSTAMPED_MAX_AGE_S - 60
+    os.utime(old_unstamped, (past, past))
+    removed = tempdirs.sweep(tmp_path)
+    assert mine.exists() and new_unstamped.exists() and unrelated.exists()
+    assert not old_unstamped.exists()
+    gone = [d for d in dead_dirs if not d.exists()]
+    if os.geteuid() != 0:  # an unprivileged sweeper cannot empty a read-only folder
+        (dead_dirs[1] / "sub").chmod(0o700)
+        dead_dirs = [d for d in dead_dirs if d != dead_dirs[1]]
+    assert all(not d.exists() for d in dead_dirs), removed
+    assert set(removed) >= {d.name for d in gone} | {old_unstamped.name}
+
+
+def test_a_killed_run_leaves_a_work_folder_that_the_next_run_removes(tmp_path: Path) -> None:
+    """kill -9 of a command system's run (evalkit itself): its `evalkit-run-<pid>.*` folder stays; the next run sweeps it."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    code = textwrap.dedent(f"""
+        import os, tempfile, time
+        tempfile.tempdir = {str(tmp)!r}
+        from evalkit import tempdirs
+        d = tempfile.mkdtemp(prefix=tempdirs.prefix("evalkit-run-"))
+        print(d, flush=True)
+        time.sleep(60)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    folder = Path(proc.stdout.readline().strip())
+    assert folder.is_dir()
+    assert tempdirs.sweep(tmp) == []  # its owner lives
+    proc.kill()
+    proc.wait()
+    assert tempdirs.sweep(tmp) == [folder.name]
+    assert not folder.exists()
