@@ -8,7 +8,8 @@ from pathlib import Path
 
 from evalkit.cases import Case, Project, discover
 from evalkit.config import Config, config_path, load_config
-from evalkit.errors import InputError
+from evalkit.errors import InputError, Problem
+from evalkit.names import is_valid_name
 
 _lock = threading.Lock()
 _loaded: dict[str, "Loaded"] = {}
@@ -40,10 +41,38 @@ def load(path: str | None = None, refresh: bool = False) -> Loaded:
             return _loaded[key]
         cfg = load_config(key)
         project = discover(cfg.cases_path, cfg.suites, cache_dir=cfg.work_path / "cache", shown_root=Path(cfg.root))
-        if project.fatal:
-            raise InputError(project.fatal)
+        blockers = project.fatal + unknown_suites(cfg, project)
+        if blockers:
+            raise InputError(blockers)
         _loaded[key] = Loaded(cfg, project)
         return _loaded[key]
+
+
+def unknown_suites(cfg: Config, project: Project) -> list[Problem]:
+    """A system's `suites` naming a suite with no folder: the run would quietly skip it, so it is a
+    project-level problem (the same message as `evalkit check`). A folder left out of the run (no
+    suite.yaml, bad name) is listed as such instead."""
+    bad = [(system, j, s) for system in cfg.systems for j, s in enumerate(system.suites or [])
+           if s not in project.suites and not (is_valid_name(s) and (cfg.cases_path / s).is_dir())]
+    if not bad:
+        return []
+    from evalkit.yamlio import line_of, load_yaml
+
+    try:
+        node = load_yaml(Path(cfg.path))
+    except InputError:
+        node = None
+    index: dict[str, int] = {}
+    for i, raw in enumerate(node.get("systems") or [] if isinstance(node, dict) else []):
+        if isinstance(raw, dict) and isinstance(raw.get("name"), str):
+            index.setdefault(raw["name"], i)
+    out = []
+    for system, j, s in bad:
+        i = index.get(system.scenario_of or system.name)
+        line = line_of(node, ("systems", i, "suites", j)) if node is not None and i is not None else None
+        out.append(Problem(cfg.path, line, f"system {system.name!r}: unknown suite {s!r}; "
+                                           f"expected one of {', '.join(sorted(project.suites)) or '(none)'}"))
+    return out
 
 
 def participating(cfg: Config, project: Project) -> list[tuple[object, Case]]:

@@ -319,3 +319,35 @@ def test_selection_matching_nothing_is_an_error(project: Path) -> None:
     assert "--select 'nope' matches no case" in proc.stderr
     assert (project / ".evalkit/artifacts/naive/migration/cdi-inject/scores.json").exists()
     assert not (project / ".evalkit/artifacts/naive/migration/jpa-entity").exists()
+
+
+@pytest.mark.parametrize("extra", [
+    "cases_dir: cases-typo\n",
+    "suites: [migration, migraton]\n",
+], ids=["cases-dir", "config-suites"])
+def test_run_refuses_what_check_rejects_at_project_level_with_the_same_messages(project: Path, extra: str) -> None:
+    cfg = project / "evalkit.yaml"
+    cfg.write_text(cfg.read_text() + extra)
+    chk = evalkit(project, "check", check=False)
+    assert chk.returncode == 2
+    messages = [l for l in chk.stderr.splitlines() if not l.startswith("evalkit check:")]
+    assert messages
+    for proc in (evalkit(project, "run", check=False), plain_doit(project)):
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert [l.removeprefix("evalkit: ") for l in proc.stderr.splitlines()] == messages
+    assert not (project / ".evalkit").exists() and not (project / "site").exists()
+
+
+def test_system_naming_an_unknown_suite_refuses_the_run(project: Path) -> None:
+    cfg = project / "evalkit.yaml"
+    cfg.write_text(cfg.read_text().replace("  - name: gold\n    adapter: gold\n",
+                                           "  - name: gold\n    adapter: gold\n    suites: [migration, migraton]\n"))
+    line = cfg_line(project, "migraton")
+    chk = evalkit(project, "check", check=False)
+    msg = f"evalkit.yaml:{line}: system 'gold': unknown suite 'migraton'"
+    assert chk.returncode == 2 and msg in chk.stderr
+    proc = evalkit(project, "run", check=False)
+    assert proc.returncode == 2 and msg in proc.stderr and "Traceback" not in proc.stderr
+    check_line = next(l for l in chk.stderr.splitlines() if msg in l)
+    assert f"evalkit: {check_line}" in proc.stderr.splitlines()
+    assert not (project / "site").exists()
