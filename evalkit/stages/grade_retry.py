@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.artifacts import ARTIFACT_FILES, RETRY_SUFFIX
+from evalkit.fsutil import touch
 
 NO_VERDICT = frozenset({"infra_error", "not_judged_budget", "judge_error", "not_configured"})
 """Judge statuses of an output that has no model-graded verdict."""
@@ -35,7 +36,7 @@ def mark_after_grade(path: str | Path, grades: Any) -> None:
     """Leave a ``.retry`` marker beside a just-written grades.json whose judge call failed on the API."""
     judged = grades.rubric or grades.judge or {}
     if judged.get("status") in RETRIED_NEXT_RUN:
-        Path(f"{path}{RETRY_SUFFIX}").touch()
+        touch(f"{path}{RETRY_SUFFIX}")  # via the write guard
 
 
 def grade_files(work: Path) -> Iterable[Path]:
@@ -52,7 +53,7 @@ def mark_grades(work: Path, statuses: Iterable[str]) -> int:
         except (OSError, json.JSONDecodeError):
             continue  # a missing or broken artifact is rebuilt by doit anyway
         if status in wanted:
-            Path(f"{path}{RETRY_SUFFIX}").touch()
+            touch(f"{path}{RETRY_SUFFIX}")  # via the write guard
             marked += 1
     return marked
 
