@@ -93,3 +93,23 @@ def test_fault_is_recorded_with_its_reason_then_healed(tmp_path: Path, fault: st
         assert not any("no judge verdict" in note for note in report["notes"])
         judged_n = sum(s["judge_mean"]["n"] for s in report["suites"][0]["systems"].values() if "judge_mean" in s)
         assert judged_n == len(parts)
+
+
+def test_deprecation_notices_reach_the_run_output_and_the_release_page(tmp_path: Path) -> None:
+    sunset = {"Deprecation": "@1798675200", "Sunset": "Wed, 30 Dec 2026 00:00:00 GMT"}
+    with FakeAnthropic(responder=lambda body: Reply(text=VERDICT_TEXT, headers=sunset)) as server:
+        project = make_project(tmp_path / "p", cases=["jpa-entity"], extra=(
+            f"judge:\n  model: claude-sonnet-4-5\n  base_url: {server.base_url}\n"))
+        run = evalkit(project, "run", env=ENV)
+    from evalkit.llm.deprecation import sdk_table
+
+    end = sdk_table()["claude-sonnet-4-5"]
+    # printed once per run, however many calls carried it
+    assert run.stderr.count("the API says sunset: Wed, 30 Dec 2026") == 1, run.stderr
+    assert run.stderr.count(f"model claude-sonnet-4-5 is deprecated by Anthropic and reaches its end of life on {end}") == 1
+    parts = judged_parts(project)
+    assert parts and all(any("sunset" in n for n in j["notices"]) for j in parts.values())
+    report = json.loads((project / "site" / "r1" / "report.json").read_text())
+    assert any("Judge provider notice" in n and end in n for n in report["notes"]), report["notes"]
+    page = (project / "site" / "r1" / "index.html").read_text()
+    assert "Judge provider notice" in page and "Wed, 30 Dec 2026" in page
