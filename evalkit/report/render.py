@@ -412,6 +412,10 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
     systems and metric metadata, and whether the previous release has the case: ``index``
     records a digest of those per case, so a one-case change renders one case's pages.
     """
+    from evalkit.names import is_valid_name
+
+    if not (is_valid_name(row.suite) and is_valid_name(row.case_id)):  # a report.json written before names were checked
+        return []
     data_path = site / report.release / "cases" / row.suite / f"{row.case_id}.json"
     if not data_path.exists():
         return []
