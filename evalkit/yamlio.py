@@ -27,9 +27,11 @@ def read_input_text(path: Path, shown: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(Problem(shown, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")) from None
+        line = exc.object[:exc.start].count(b"\n") + 1  # the line holding the first bad byte
+        raise InputError(Problem(shown, line, f"not UTF-8 text ({exc.reason} at byte {exc.start}); "
+                                              f"expected a UTF-8 text file")) from None
     except OSError as exc:
-        raise InputError(Problem(shown, None, f"cannot read: {exc.strerror}")) from None
+        raise InputError(Problem(shown, None, f"cannot read: {exc.strerror or exc}")) from None
 
 
 def load_yaml(path: Path, shown_as: str | None = None) -> Any:
@@ -51,7 +53,11 @@ def line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
     """The 1-based line of the deepest node along ``loc`` that the YAML file has."""
     line: int | None = None
     cur = node
-    for part in loc:
+    for i, part in enumerate(loc):
+        nxt = loc[i + 1] if i + 1 < len(loc) else None
+        if (isinstance(cur, CommentedMap) and isinstance(nxt, str) and nxt in cur
+                and not (isinstance(cur.get(part), CommentedMap) and nxt in cur[part])):
+            continue  # a tagged union's tag (`systems.0.command.timeout_s`): not a key of the YAML
         if isinstance(cur, CommentedMap) and part in cur:
             ln, _col = cur.lc.key(part)
             line = ln + 1

@@ -107,8 +107,16 @@ def _file_set(spec: AssertionSpec, text: str, sample: Sample, language: str) -> 
 @check("python")
 def _python(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
     module, _, func = str(spec.value).partition(":")
-    fn = getattr(importlib.import_module(module), func)
-    result = fn(text, sample, spec)
+    try:
+        fn = getattr(importlib.import_module(module), func)
+    except (ImportError, AttributeError):
+        raise
+    except Exception as exc:  # the user's module fails while importing: the case's problem, said plainly
+        raise ImportError(f"importing {module} raised {type(exc).__name__}: {exc}") from None
+    try:
+        result = fn(text, sample, spec)
+    except Exception as exc:  # the user's function failed: recorded as this assertion's failure
+        return False, f"{spec.value} raised {type(exc).__name__}: {exc}"
     if isinstance(result, tuple):
         return bool(result[0]), str(result[1])
     return bool(result), ""

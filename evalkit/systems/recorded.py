@@ -109,8 +109,13 @@ def recorded(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sam
         candidates.insert(0, path / case.suite / f"{case.id}.{sample_index}.json")
     for c in candidates:
         if c.exists():
+            shown = rel(c, ctx.root)
             try:
-                return Sample.model_validate(json.loads(c.read_text(encoding="utf-8")))
-            except (json.JSONDecodeError, ValidationError) as exc:
-                return Sample(status="error", reason=f"recorded output {c.name} is not valid: {str(exc)[:300]}")
+                return Sample.model_validate(json.loads(read_input_text(c, shown)))
+            except InputError as exc:  # not UTF-8, or unreadable: the file and why, never a traceback
+                return Sample(status="error", reason=f"recorded output {exc.problems[0]}")
+            except json.JSONDecodeError as exc:
+                return Sample(status="error", reason=f"recorded output {shown}:{exc.lineno}: malformed JSON: {exc.msg}")
+            except ValidationError as exc:
+                return Sample(status="error", reason=f"recorded output {shown} is not valid: {str(exc)[:300]}")
     return Sample(status="not_attempted", reason=f"no recorded output at {case.suite}/{case.id}.json")
