@@ -203,6 +203,14 @@ class Graph:
         if os.environ.get("EVALKIT_RETRY_JUDGE_ERRORS") == "1":
             grade_retry.mark_grades(cfg.work_path, {"judge_error"})
 
+    def batch_task(self) -> dict[str, Any] | None:
+        """The `judge_batch:run` task (judge.mode batch with a key), else None; built once."""
+        if not hasattr(self, "_batch_task"):
+            from evalkit.stages.grade_batch import batch_task
+
+            self._batch_task = batch_task(self)
+        return self._batch_task
+
     def path(self, stage: str, system: str, case: Any) -> str:
         # plain string joins: this runs ~30,000 times per doit invocation on a large project
         return f"{self.work}/artifacts/{system}/{case.suite}/{case.id}/{ARTIFACT_FILES[stage]}"
@@ -248,6 +256,8 @@ class Graph:
             }
             if marked_for_retry(target):  # most tasks have none: an empty `uptodate` is doit's fast path
                 task["uptodate"] = [False]
+            if stage == "grade" and self.batch_task() is not None:
+                task["task_dep"] = ["judge_batch:run"]  # judge.mode batch: answers come from the batch first
             yield task
 
     @property
@@ -335,6 +345,14 @@ def task_validate() -> Iterator[dict[str, Any]]:
     """Reference validation: the gold patch must resolve and no patch must not; other kinds' references must pass their case."""
     yield {"basename": "validate", "name": None, "doc": task_validate.__doc__}
     yield from graph().validate_tasks()
+
+
+def task_judge_batch() -> Iterator[dict[str, Any]]:
+    """judge.mode batch: send the grade stage's uncached model calls as Message Batches before grading."""
+    yield {"basename": "judge_batch", "name": None, "doc": task_judge_batch.__doc__}
+    task = graph().batch_task()
+    if task is not None:
+        yield task
 
 
 def task_grade() -> Iterator[dict[str, Any]]:

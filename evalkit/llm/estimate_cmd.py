@@ -1,61 +1,134 @@
-"""`evalkit estimate`: before spending, how many judge calls are uncached and what they will cost."""
+"""`evalkit estimate`: before spending, every model call the next run would make and its cost.
+
+The calls come from ``evalkit.llm.plan``: ``anthropic`` systems under test (generate), the
+migration judge, generation rubrics and ragas' metrics (grade), each ``samples`` times. Identical
+requests share one cached answer and are counted once; cached ones are free. Input tokens come
+from the count-tokens endpoint (a character estimate without a key or when it fails); output
+tokens are each request's ``max_tokens`` (an upper bound). Grade calls are priced as a Message
+Batch (half price) only when ``judge.mode: batch``, which the run then uses; generate calls and
+repair requests always go one by one. The last line is one JSON object.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 from collections import defaultdict
+from typing import Any
 
 from evalkit.cli import _config_arg, command
+from evalkit.models import Model
 
 
-@command("estimate", "count uncached judge calls and their cost per system and suite (no call is paid)",
-         _config_arg)
+class EstimateLine(Model):
+    """The calls of one (stage, asker, system, suite) group."""
+
+    stage: str
+    """generate or grade."""
+    asker: str
+    """anthropic system, migration judge, rubric or ragas."""
+    system: str
+    """System under test."""
+    suite: str
+    """Suite."""
+    calls: int = 0
+    """Distinct requests (duplicates counted once, in the first group that asks)."""
+    uncached_calls: int = 0
+    """Requests that would be sent (not in the response cache)."""
+    estimated_calls: int = 0
+    """Uncached requests standing in for ones not known yet (answer not generated yet)."""
+    input_tokens: int = 0
+    """Input tokens of the uncached requests."""
+    output_tokens: int = 0
+    """Output tokens assumed for them (max_tokens each: an upper bound)."""
+    tokens_estimated: bool = False
+    """Some input count is characters / 3.5 rather than the count-tokens endpoint's."""
+    batch: bool = False
+    """Priced as a Message Batch (half price)."""
+    cost_usd: float = 0.0
+    """Estimated USD cost of the uncached requests."""
+
+
+def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> list[EstimateLine]:
+    """Price ``plan``'s calls: one line per group, duplicates counted once."""
+    from evalkit.llm.client import estimate_tokens
+    from evalkit.llm.pricing import Usage, cost_usd, price_for
+
+    lines: dict[tuple[str, str, str, str], EstimateLine] = {}
+    seen: set[str] = set()
+    for call in plan.calls:
+        group = (call.stage, call.asker, call.system, call.suite)
+        line = lines.get(group)
+        if line is None:
+            line = lines[group] = EstimateLine(stage=call.stage, asker=call.asker, system=call.system,
+                                               suite=call.suite, batch=batch_grade and call.stage == "grade")
+        key = cache.key(call.request)
+        if key in seen:
+            continue
+        seen.add(key)
+        line.calls += 1
+        if call.settings.use_cache and cache.get(key) is not None:
+            continue
+        line.uncached_calls += 1
+        line.estimated_calls += 0 if call.exact else 1
+        if counter is not None:
+            counted = counter.count_tokens(call.request)
+            tokens, rough = counted.input_tokens, counted.estimated
+        else:
+            tokens, rough = estimate_tokens(call.request), True
+        line.tokens_estimated = line.tokens_estimated or rough
+        line.input_tokens += tokens
+        line.output_tokens += call.request.max_tokens
+        usage = Usage(input_tokens=tokens, output_tokens=call.request.max_tokens)
+        line.cost_usd += cost_usd(usage, price_for(call.request.model, call.settings.prices), batch=line.batch)
+    return [lines[k] for k in sorted(lines)]
+
+
+@command("estimate", "count every model call the next run would make (systems under test, judges, rubrics, "
+         "ragas) and its cost; no call is paid", _config_arg)
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from evalkit.artifacts import OutputArtifact, artifact_path
-    from evalkit.graders.judge import migration_requests
-    from evalkit.graders.judging import migration_input
-    from evalkit.llm.client import ModelClient
+    from evalkit.llm.cache import ResponseCache
+    from evalkit.llm.plan import key_selection, plan_run
+    from evalkit.llm.settings import configured
     from evalkit.project import load
-    from evalkit.stages.grade import main_file
-    from evalkit.systems.base import participating
 
     loaded = load(args.config)
     cfg = loaded.config
     settings = cfg.judge.with_env()
-    client = ModelClient(settings, cfg.work_path / "cache")
-    groups: dict[tuple[str, str], list] = defaultdict(list)
-    seen: set[str] = set()  # identical requests share one cached answer: count them once
-    missing = 0
-    for system, case in participating(cfg, loaded.project):
-        if case.kind != "migration" or not case.ok:
-            continue
-        path = artifact_path(cfg.work_path, "generate", system.name, case.suite, case.id)
-        if not path.exists():
-            missing += 1
-            continue
-        output = OutputArtifact.model_validate_json(path.read_bytes())
-        if output.status != "ok":
-            continue
-        for request in migration_requests(migration_input(case, output.first, main_file(case)), settings):
-            key = client.key(request)
-            if key not in seen:
-                seen.add(key)
-                groups[(system.name, case.suite)].append(request)
-    total_calls = total_cost = 0.0
-    total_input = total_output = 0
-    print(f"judge model {settings.model}; prices per million tokens from the config's price table")
-    for (system, suite), requests in sorted(groups.items()):
-        est = client.estimate(requests)
-        total_calls += est.uncached_calls
-        total_cost += est.cost_usd
-        total_input += est.input_tokens
-        total_output += est.output_tokens
-        print(f"{system:24} {suite:12} calls {est.calls:4}  uncached {est.uncached_calls:4}  "
-              f"input tokens {est.input_tokens:8}{' (estimated)' if est.tokens_estimated else ''}  "
-              f"output tokens {est.output_tokens:7} ({est.output_basis})  ${est.cost_usd:.4f}")
-    if missing:
-        print(f"{missing} (system, case) outputs not generated yet: run `evalkit run generate` first to include them")
-    print(json.dumps({"uncached_calls": int(total_calls), "input_tokens": total_input,
-                      "output_tokens": total_output, "cost_usd": round(total_cost, 6)}))
+    counter = None
+    if configured():
+        from evalkit.llm.client import ModelClient
+
+        counter = ModelClient(settings, cfg.work_path / "cache")
+    plan = plan_run(loaded, selected=key_selection())
+    batch = settings.mode == "batch"
+    lines = estimate_plan(plan, ResponseCache(cfg.work_path / "cache"), counter, batch)
+    print(f"judge model {settings.model} ({'Message Batches, half price' if batch else 'one request per call'});"
+          " prices per million tokens from the config's price table; output tokens at max_tokens (an upper bound)")
+    totals: dict[str, Any] = defaultdict(float)
+    by_stage: dict[str, int] = defaultdict(int)
+    by_asker: dict[str, int] = defaultdict(int)
+    for line in lines:
+        for name in ("calls", "uncached_calls", "estimated_calls", "input_tokens", "output_tokens", "cost_usd"):
+            totals[name] += getattr(line, name)
+        by_stage[line.stage] += line.uncached_calls
+        by_asker[line.asker] += line.uncached_calls
+        guessed = f" ({line.estimated_calls} for answers not generated yet)" if line.estimated_calls else ""
+        print(f"{line.stage:8} {line.asker:16} {line.system:24} {line.suite:12} calls {line.calls:4}  "
+              f"uncached {line.uncached_calls:4}{guessed}  input tokens {line.input_tokens:8}"
+              f"{' (estimated)' if line.tokens_estimated else ''}  output tokens {line.output_tokens:7}"
+              f"{'  batch' if line.batch else ''}  ${line.cost_usd:.4f}")
+    if plan.unknown_outputs:
+        print(f"{plan.unknown_outputs} (system, case) answers not generated yet: their grading is counted with a "
+              "stand-in answer (identical answers would share a verdict); `evalkit run generate` first for an "
+              "exact count")
+    if counter is None:
+        print("ANTHROPIC_API_KEY is not set: the run would make none of these calls (judges not configured)")
+    print("repair requests (one after an unusable answer) are not known in advance and not counted")
+    print(json.dumps({"uncached_calls": int(totals["uncached_calls"]), "calls": int(totals["calls"]),
+                      "estimated_calls": int(totals["estimated_calls"]),
+                      "by_stage": dict(sorted(by_stage.items())), "by_asker": dict(sorted(by_asker.items())),
+                      "batch": batch,
+                      "input_tokens": int(totals["input_tokens"]), "output_tokens": int(totals["output_tokens"]),
+                      "cost_usd": round(totals["cost_usd"], 6)}))
     return 0

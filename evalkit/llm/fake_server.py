@@ -173,6 +173,8 @@ class FakeAnthropic:
         self.counts: collections.Counter[str] = collections.Counter()
         self.requests: list[dict[str, Any]] = []
         self.batches: dict[str, dict[str, Any]] = {}
+        self.batch_custom_ids: collections.Counter[str] = collections.Counter()
+        """How many times each custom_id was submitted in a batch (paid once each when all are 1)."""
         self._lock = threading.Lock()
         self._release = threading.Event()
         self._ids = itertools.count(1)
@@ -271,6 +273,7 @@ class FakeAnthropic:
             reply = self._next_reply(params)
             with self._lock:
                 self.counts["batch_items"] += 1
+                self.batch_custom_ids[item["custom_id"]] += 1
             if reply.status == 200:
                 result = {"type": "succeeded", "message": self._message(params, reply)}
             else:

@@ -153,14 +153,12 @@ class EvalkitRagasLLM(InstructorBaseRagasLLM):
             self.errors.append((status, message))
 
     def generate(self, prompt: str, response_model: type[T]) -> T:
-        from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest
+        from evalkit.llm.calls import BudgetExceeded, LLMError
         from evalkit.llm.pricing import Usage
         from evalkit.llm.structured import AnswerError, ask_structured, parse_model
 
         full = prompt + ANSWER_SUFFIX
-        with self._lock:
-            index = self._seen.get(full, 0)
-            self._seen[full] = index + 1
+        index = self.next_index(full)
         if self.client is None:
             assert self.complete is not None
             text, usage = self.complete(full)
@@ -171,9 +169,7 @@ class EvalkitRagasLLM(InstructorBaseRagasLLM):
             except AnswerError as exc:
                 self._fail("judge_error", f"{response_model.__name__}: {exc}")
                 raise
-        request = LLMRequest(model=self.settings.model, max_tokens=self.settings.max_tokens,
-                             messages=[{"role": "user", "content": full}], sample_index=index,
-                             item_id=f"{self.item_id}:{response_model.__name__}")
+        request = self.request_for(full, index, response_model)
         try:
             answer = ask_structured(self.client, request, lambda text: parse_model(response_model, text))
         except BudgetExceeded as exc:
@@ -192,6 +188,21 @@ class EvalkitRagasLLM(InstructorBaseRagasLLM):
 
     async def agenerate(self, prompt: str, response_model: type[T]) -> T:
         return await asyncio.to_thread(self.generate, prompt, response_model)
+
+    def next_index(self, full: str) -> int:
+        """The sample index of this object's next ask of prompt text ``full`` (0 the first time)."""
+        with self._lock:
+            index = self._seen.get(full, 0)
+            self._seen[full] = index + 1
+        return index
+
+    def request_for(self, full: str, index: int, response_model: type[BaseModel]) -> Any:
+        """The ``LLMRequest`` sent for prompt text ``full`` (with the JSON suffix) as sample ``index``."""
+        from evalkit.llm.calls import LLMRequest
+
+        return LLMRequest(model=self.settings.model, max_tokens=self.settings.max_tokens,
+                          messages=[{"role": "user", "content": full}], sample_index=index,
+                          item_id=f"{self.item_id}:{response_model.__name__}")
 
 
 class HashedEmbedding(BaseRagasEmbedding):

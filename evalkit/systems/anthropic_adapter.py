@@ -77,16 +77,22 @@ def parse_answer(text: str, case: Case) -> dict[str, str]:
     return files
 
 
+def request_for(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Any:
+    """The one ``LLMRequest`` of sample ``sample_index`` (``evalkit estimate`` counts the same)."""
+    from evalkit.llm.calls import LLMRequest
+
+    return LLMRequest(model=system.model, messages=[{"role": "user", "content": render_prompt(system, case, ctx)}],
+                      max_tokens=system.max_tokens, sample_index=sample_index, item_id=f"{system.name}/{case.key}")
+
+
 @adapter("anthropic", {"migration", "generation"})
 def run_anthropic(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
-    from evalkit.llm.calls import LLMError, LLMRequest
+    from evalkit.llm.calls import LLMError
     from evalkit.llm.settings import api_key
 
     if api_key() is None:
         return Sample(status="infra_error", reason="ANTHROPIC_API_KEY not set")
-    prompt = render_prompt(system, case, ctx)
-    request = LLMRequest(model=system.model, messages=[{"role": "user", "content": prompt}],
-                         max_tokens=system.max_tokens, sample_index=sample_index, item_id=f"{system.name}/{case.key}")
+    request = request_for(system, case, sample_index, ctx)
     try:
         response = _client(system, ctx).call(request)
     except LLMError as exc:

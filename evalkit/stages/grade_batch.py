@@ -1,0 +1,117 @@
+"""``judge.mode: batch``: the grade stage's model calls go out as Message Batches, before any grade task.
+
+Grade tasks run one per (system, case); a batch needs every request of the run at once. So the
+doit graph has one more task, ``judge_batch:run`` (only in batch mode with an API key):
+
+- ``file_dep``: the generate artifacts of every selected (system, case) whose grading asks a model
+  (migration, generation, rag) and the grade stage's config slice; ``target``:
+  ``<work>/batches/grade.json`` (a record of what was sent). Every grade task has it as
+  ``task_dep``, so it runs first; an unchanged run skips it (doit incrementality), and after one
+  changed output only that output's uncached requests go out.
+- Its action plans the grade calls (``evalkit.llm.plan``: the same plan ``evalkit estimate``
+  prices), keeps those not in the response cache and sends them as one batch
+  (``evalkit.llm.batch.run_batch``: the batch id is saved under ``<work>/cache/llm-batches/``
+  right after creation, so a run killed while it is processing resumes polling the same batch
+  and pays nothing twice). Results fill the response cache; then it plans again, because some
+  prompts are known only once earlier answers are (ragas' faithfulness verifies the statements
+  it extracted first), up to ``MAX_ROUNDS`` batches.
+- Grade tasks then read their answers from the cache. Requests a batch could not answer and
+  repair requests (after an unusable answer) are sent one by one, at the full price.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from evalkit.fsutil import atomic_write_json
+from evalkit.models import Model
+
+MAX_ROUNDS = 3
+"""Batches per run at most (ragas needs two: statements first, then their verification)."""
+GRADED_BY_MODEL = frozenset({"migration", "generation", "rag"})
+"""Suite kinds whose grade stage asks a model."""
+
+
+class BatchRound(Model):
+    """One Message Batch of a run."""
+
+    requests: int
+    """Requests sent (or resumed) in this batch."""
+    answered: int
+    """Requests the batch answered."""
+    failed: dict[str, str] = Field(default_factory=dict)
+    """Request cache key -> why the batch did not answer it (the grade task sends it alone)."""
+
+
+class GradeBatchRecord(Model):
+    """``<work>/batches/grade.json``: what the batch step of the last run sent."""
+
+    rounds: list[BatchRound] = Field(default_factory=list)
+    """Batches, in order (empty: every request was already answered)."""
+
+
+def record_path(work: Path) -> Path:
+    return Path(work) / "batches" / "grade.json"
+
+
+def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
+    """Send the run's uncached grade requests as Message Batches, until none is left to send."""
+    from evalkit.graders.judging import client_for
+    from evalkit.llm.batch import run_batch
+    from evalkit.llm.calls import LLMError
+    from evalkit.llm.plan import plan_run
+
+    cfg = loaded.config
+    client = client_for(cfg)
+    record = GradeBatchRecord()
+    if client is None:
+        return record
+    sent: set[str] = set()
+    for _ in range(MAX_ROUNDS):
+        plan = plan_run(loaded, stages=("grade",), selected=selected)
+        todo: dict[str, Any] = {}
+        for call in plan.calls:
+            key = client.key(call.request)
+            if call.exact and key not in sent and key not in todo and client.cached(call.request) is None:
+                todo[key] = call.request
+        if not todo:
+            break
+        sent.update(todo)
+        print(f"evalkit: judge.mode batch: sending {len(todo)} grade request(s) as one Message Batch", flush=True)
+        answers = run_batch(client, list(todo.values()))
+        failed = {key: str(a) for key, a in zip(todo, answers) if isinstance(a, LLMError)}
+        record.rounds.append(BatchRound(requests=len(todo), answered=len(todo) - len(failed), failed=failed))
+    return record
+
+
+def run_grade_batch(config: str) -> bool:
+    """doit action of ``judge_batch:run``: the record is written only when every batch completed."""
+    from evalkit.llm.calls import LLMError
+    from evalkit.llm.plan import key_selection
+    from evalkit.project import load
+
+    loaded = load(config)
+    try:
+        record = grade_batch(loaded, key_selection())
+    except LLMError as exc:  # no record: the step runs again next time; grade tasks go one by one now
+        print(f"evalkit: judge batch failed ({exc}); grade tasks send their requests one by one", flush=True)
+        return True
+    atomic_write_json(record_path(loaded.config.work_path), record)
+    return True
+
+
+def batch_task(graph: Any) -> dict[str, Any] | None:
+    """The ``judge_batch:run`` task of ``graph`` (an evalkit.tasks.Graph), or None when not batching."""
+    from evalkit.llm.settings import configured
+
+    cfg = graph.cfg
+    if cfg.judge.mode != "batch" or not configured():
+        return None
+    deps = [folder + "output.json" for _system, case, folder, _chain, chosen in graph.stage_rows()
+            if chosen and case.kind in GRADED_BY_MODEL]
+    return {"name": "run", "actions": [(run_grade_batch, [graph.config])],
+            "file_dep": deps + [graph.slice_files["grade"]], "targets": [str(record_path(cfg.work_path))],
+            "clean": True, "io": {"capture": False}}
