@@ -22,7 +22,6 @@ from pathlib import Path
 
 from evalkit import tempdirs
 from evalkit.sandbox import local_user
-from evalkit import tempdirs
 from evalkit.sandbox.archive import SKIP_DIRS
 from evalkit.sandbox.phase import PhaseOutcome, SandboxError, new_nonce
 from evalkit.sandbox.script import ControlFiles
