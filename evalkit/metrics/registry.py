@@ -115,6 +115,9 @@ metric(name="flaky_tests", display="Flaky tests", aggregate="sum", higher_is_bet
        description="Tests whose outcome flipped on rerun (counted apart from passes and failures).")
 metric(name="sandbox_timeout", display="Test timeouts", aggregate="rate", binary=True, higher_is_better=False,
        kinds=("patch",), description="Share of cases whose test run hit the sandbox time limit.")
+metric(name="tampered_with_tests", display="Test tampering", aggregate="rate", binary=True, higher_is_better=False,
+       kinds=("patch",), description="Share of cases whose patch changed test infrastructure (conftest.py, pytest or "
+                                     "tox settings, plugins): refused or reverted, as the suite's test_changes says.")
 for k in (1, 3, 5, 10, 20):
     for unit in ("file", "function"):
         metric(name=f"{unit}_recall@{k}", display=f"{unit.title()} R@{k}", aggregate="mean", kinds=("patch",),

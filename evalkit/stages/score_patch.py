@@ -28,6 +28,7 @@ def patch_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Ex
         out["p2p_pass_rate"] = _fraction(run.get("pass_to_pass", {}))
         out["flaky_tests"] = float(len(run.get("flaky", [])))
         out["sandbox_timeout"] = float(run.get("status") == "timeout")
+        out["tampered_with_tests"] = float(bool(run.get("test_changes")))
     out.update(localization_metrics(cfg, case, output))
     return out
 

@@ -297,6 +297,11 @@ def test_evalkit_run_shows_tampered_with_tests_on_the_page(docker_engine, tmp_pa
     assert run["test_changes"] and run["test_changes"][0].startswith("tests/conftest.py:")
     scores = json.loads((work / "scores.json").read_text())
     assert scores["metrics"]["resolved"] == 0.0 and scores["excluded"] is None  # the system's failure
+    assert scores["metrics"]["tampered_with_tests"] == 1.0
+    report = json.loads((root / "site" / "r1" / "report.json").read_text())
+    (bot,) = report["systems"]
+    assert bot["metrics"]["resolved"]["value"] == 0.0 and bot["metrics"]["resolved"]["n"] == 1  # counted, not left out
+    assert bot["metrics"]["tampered_with_tests"]["value"] == 1.0
     page = (root / "site" / "r1" / "cases" / "patch" / "parse-thousands.html").read_text()
     assert "tampered with tests" in page and "tests/conftest.py" in page
 
@@ -307,5 +312,6 @@ def test_evalkit_run_shows_tampered_with_tests_on_the_page(docker_engine, tmp_pa
     run = json.loads((work / "execution.json").read_text())["runs"][0]
     assert run["status"] == "completed" and run["resolved"] is False
     assert "reverted to base" in run["reason"]
+    assert json.loads((work / "scores.json").read_text())["metrics"]["tampered_with_tests"] == 1.0
     page = (root / "site" / "r1" / "cases" / "patch" / "parse-thousands.html").read_text()
     assert "reverted to base" in page
