@@ -67,15 +67,17 @@ def cfg_line(project: Path, needle: str) -> int:
 
 # ---- names that would lead outside: each source -------------------------------------------------
 
-def test_case_id_traversal_is_left_out_and_the_rest_runs(project: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("payload", [PAYLOAD, "../../../../../PWNED-near"], ids=["deep", "beside-project"])
+def test_case_id_traversal_is_left_out_and_the_rest_runs(project: Path, tmp_path: Path, payload: str) -> None:
+    """The beside-project payload would land in tmp_path (artifacts and pages alike) without the name rule."""
     case = project / "cases/migration/jpa-entity/case.yaml"
-    case.write_text(case.read_text().replace("id: jpa-entity", f"id: {PAYLOAD}"))
+    case.write_text(case.read_text().replace("id: jpa-entity", f"id: {payload}"))
     line = next(i + 1 for i, l in enumerate(case.read_text().splitlines()) if l.startswith("id:"))
     before = outside_state(tmp_path)
 
     chk = evalkit(project, "check", check=False)
     assert chk.returncode == 2 and "Traceback" not in chk.stderr
-    assert f"cases/migration/jpa-entity/case.yaml:{line}: case id {PAYLOAD!r} is not a valid name" in chk.stderr
+    assert f"cases/migration/jpa-entity/case.yaml:{line}: case id {payload!r} is not a valid name" in chk.stderr
 
     proc = evalkit(project, "run")
     assert "Traceback" not in proc.stderr
@@ -92,6 +94,7 @@ def test_case_id_traversal_is_left_out_and_the_rest_runs(project: Path, tmp_path
     page = (project / "site/r1/index.html").read_text()
     assert "Left out of this run: cases/migration/jpa-entity/case.yaml" in page
     assert not list((project / "site/r1/cases/migration").glob("*PWNED*"))
+    assert not Path("/x/PWNED").exists()
 
 
 def test_case_file_name_without_valid_id_is_left_out(project: Path, tmp_path: Path) -> None:
