@@ -125,7 +125,16 @@ def resolve_command(cfg: Config, system: Any) -> str | None:
     if os.sep in prog or (os.altsep and os.altsep in prog):
         path = cfg.resolve(prog)
         return str(path) if path.is_file() and os.access(path, os.X_OK) else None
-    return shutil.which(prog, path=system.env.get("PATH", os.environ.get("PATH")))
+    return shutil.which(prog, path=_run_env(system).get("PATH", os.defpath))
+
+
+def _run_env(system: Any) -> dict[str, str]:
+    """The environment the run gives the system (clean: evalkit.systems.command.system_env)."""
+    try:
+        from evalkit.systems.command import system_env
+    except ImportError:  # pragma: no cover - older tree without a clean environment
+        return {**os.environ, **system.env}
+    return system_env(system, {})
 
 
 def _python_module(system: Any) -> str | None:
@@ -144,7 +153,7 @@ def _module_found(module: str, env: dict[str, str]) -> str | None:
             "sys.exit(0 if s else 3)\n")
     with tempfile.TemporaryDirectory(prefix="evalkit-check-") as tmp:
         try:
-            proc = subprocess.run([sys.executable, "-c", code, module], cwd=tmp, env={**os.environ, **env},
+            proc = subprocess.run([sys.executable, "-c", code, module], cwd=tmp, env=env,
                                   capture_output=True, text=True, timeout=PYTHON_IMPORT_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             return f"looking it up took more than {PYTHON_IMPORT_TIMEOUT_S:.0f} s"
@@ -172,7 +181,7 @@ def check_systems(cfg: Config, project: Project) -> list[Problem]:
                        else "looked up on PATH")
                 problems.append(Problem(shown, at("command", 0), f"system {system.name!r}: command {prog!r} not found "
                                         f"or not executable ({how}); expected an executable program"))
-            elif (module := _python_module(system)) and (why := _module_found(module, system.env)):
+            elif (module := _python_module(system)) and (why := _module_found(module, _run_env(system))):
                 problems.append(Problem(shown, at("command", 2), f"system {system.name!r}: `{{python}} -m {module}` "
                                         f"cannot run: {why}; expected an importable module"))
         if system.adapter == "recorded":

@@ -494,3 +494,17 @@ def test_run_records_each_bad_input_and_completes_the_others(tmp_path: Path) -> 
         assert cells[case]["gold"]["status"] == "ok"
     assert RUN_TIME["ejb-stateless"] in cells["ejb-stateless"]["gold"]["reason"], cells["ejb-stateless"]
     assert cells["servlet-filter"]["rec"]["status"] == "ok" and cells["servlet-filter"]["gold"]["status"] == "ok"
+
+
+def test_relative_command_resolves_against_the_config_folder(tmp_path: Path) -> None:
+    """What check accepts the run finds: `bin/sys` is the config folder's, from any working directory."""
+    systems = 'systems:\n  - name: sys\n    adapter: command\n    command: ["bin/sys"]\n  - name: gold\n    adapter: gold\n'
+    root = make_project(tmp_path / "p", cases=["jpa-entity"], systems=systems)
+    cfg = root / CFG
+    cfg.write_text(cfg.read_text().replace("baseline: naive", "baseline: gold"))
+    write("bin/sys", "#!/bin/sh\necho '{\"text\": \"from bin/sys\"}'\n")(root)
+    (root / "bin" / "sys").chmod(0o755)
+    assert "ok (1 suites, 1 cases, 2 systems)" in evalkit(root, "check").stdout
+    evalkit(root, "run")
+    cells = json.loads((root / "site/r1/report.json").read_text())["cases"][0]["systems"]
+    assert cells["sys"]["status"] == "ok", cells["sys"]

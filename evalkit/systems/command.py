@@ -210,6 +210,8 @@ def _collect_out_dir(out_dir: Path, cap: int) -> tuple[dict[str, str], str | Non
 
 def run_command(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     argv = [a.replace("{python}", sys.executable) for a in system.command]
+    if os.sep in argv[0] and not os.path.isabs(argv[0]):  # a relative command: against the config's folder
+        argv[0] = str(ctx.root / argv[0])
     with tempfile.TemporaryDirectory(prefix=tempdirs.prefix("evalkit-run-")) as tmp:
         work = Path(tmp)
         payload = case_payload(case, system, sample_index, work)
