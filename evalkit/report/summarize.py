@@ -493,5 +493,5 @@ def _isolation_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> dict[str, li
         except FileNotFoundError:
             continue
         if data.get("isolation") == "local":
-            notes[case.suite].add("Tests ran in the local sandbox, without container isolation (no Docker daemon answered).")
+            notes[case.suite].add("Tests ran in the local sandbox (subprocesses on the build host), without container isolation.")
     return {k: sorted(v) for k, v in notes.items()}
