@@ -199,14 +199,17 @@ def probe(identity: Identity, argv_prefix: list[str], preexec_fn, cwd: Path, mem
     except (OSError, subprocess.SubprocessError) as exc:
         identity.missing.append(f"every limit unverified (the probe did not run: {exc})")
         return
-    if identity.uid is not None and uid != str(identity.uid):
+    as_root = os.geteuid() == 0 and uid == "0"  # not root: `unshare -rn` shows uid 0 for evalkit's own user
+    if os.geteuid() != 0:
+        identity.applied.append(f"uid {os.geteuid()} (evalkit's own user)")
+    elif identity.uid is not None and uid != str(identity.uid):
         identity.missing.append(f"unprivileged user (the probe ran as uid {uid or '?'})")
-    elif uid == "0":
+    elif as_root:
         identity.missing.append("unprivileged user (" + (identity.stay_reason or "ran as root") + ")")
     else:
         identity.applied.append(f"uid {uid}")
     procs = _limit(limits, "Max processes")
-    if uid == "0":
+    if as_root:
         identity.missing.append("process limit (not enforced for root)")
     elif not procs.isdigit():
         identity.missing.append("process limit")

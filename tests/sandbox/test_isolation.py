@@ -140,17 +140,24 @@ def test_local_backend_runs_unprivileged_with_its_limits_and_names_them(spec_for
     r = run_tests(spec, "local")
     printed = r.log.split("===== main: test output =====", 1)[-1]
     out = dict(line.split("=", 1) for line in printed.splitlines() if "=" in line and line.split("=", 1)[0].isupper())
-    assert out["UID"] != "0", r.log
+    if os.geteuid() == 0:
+        assert out["UID"] != "0", r.log  # dropped to the sandbox's own user
+    else:  # evalkit's own user (shown as 0 inside `unshare -rn`'s user namespace)
+        assert f"uid {os.geteuid()} (evalkit's own user)" in r.reason
     assert "WROTE_ROOT" not in printed and "WROTE_HOST_TREE" not in printed
     assert not (demo_tree / "escape").exists() and not Path("/root/evalkit-escape").exists()
     assert out["TMPDIR"].startswith(tempfile_dir()) and "evalkit-sbx-" in out["TMPDIR"]
     assert int(out["BIG"]) == 1 << 20  # the file size limit cut the write
-    assert 0 < int(out["FORKS"]) < 40 + 5, out["FORKS"]  # 2000 asked for
-    assert f"uid {out['UID']}" in r.reason and "40 processes" in r.reason and "1 MiB per file" in r.reason
+    assert "1 MiB per file" in r.reason
+    if os.geteuid() == 0:
+        assert 0 < int(out["FORKS"]) < 40 + 5, out["FORKS"]  # 2000 asked for
+        assert f"uid {out['UID']}" in r.reason and "40 processes" in r.reason
+    else:  # RLIMIT_NPROC counts the user's other processes too
+        assert 0 < int(out["FORKS"]) < 2000, out["FORKS"]
     assert "not applied: " in r.reason and "CPU quota" in r.reason
     # every process the tests left (60 s sleeps) is gone with the phase
-    time.sleep(0.5)
-    assert not local_user.kill_uid(int(out["UID"])) or os.geteuid() != 0
+    if os.geteuid() == 0:
+        assert local_user.kill_uid(int(out["UID"])) == 0
 
 
 def tempfile_dir() -> str:
