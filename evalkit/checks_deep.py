@@ -454,46 +454,51 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
     """Every sandbox image is present or buildable (warnings only when Docker does not answer)."""
     if cfg.sandbox.backend == "local":
         return []
-    uses: dict[tuple[str, str | None, tuple[str, int | None]], Case] = {}  # one report per place an image is named
+    uses: dict[tuple[str, str | None], list[Case]] = {}
     for case in cases:
         if case.kind not in SANDBOX_KINDS or (case.kind != "patch" and not case.inputs.get("test_command")):
             continue
         dockerfile = case.ref_path("inputs.dockerfile_dir")
-        uses.setdefault((case.inputs["image"], str(dockerfile) if dockerfile else None,
-                         where.at(case, ("inputs", "image"))), case)
+        uses.setdefault((case.inputs["image"], str(dockerfile) if dockerfile else None), []).append(case)
     if not uses:
         return []
+
+    def report(group: list[Case], key: str, message: str, warning: bool = False) -> list[Problem]:
+        # One per place the value is written (suite.yaml defaults: once); deep_checks drops repeats.
+        return [where.problem(case, ("inputs", key), message, warning) for case in group]
+
     problems = []
-    for (image, dockerfile, _), case in uses.items():
+    for (image, dockerfile), group in uses.items():
         if dockerfile and not (Path(dockerfile) / "Dockerfile").is_file():
-            problems.append(where.problem(case, ("inputs", "dockerfile_dir"),
-                                          f"inputs.dockerfile_dir: no Dockerfile in {rel(dockerfile, where.root)}; "
-                                          f"expected a folder holding a Dockerfile to build {image}"))
+            problems += report(group, "dockerfile_dir", f"inputs.dockerfile_dir: no Dockerfile in "
+                                                        f"{rel(dockerfile, where.root)}; expected a folder holding "
+                                                        f"a Dockerfile to build {image}")
     from evalkit.sandbox.dockerclient import docker_available
 
     if not docker_available():
-        return problems + [where.problem(case, ("inputs", "image"), f"Docker does not answer, so the sandbox image "
-                                                                    f"{image} was not checked", warning=True)
-                           for (image, _, _), case in uses.items()]
+        for (image, _), group in uses.items():
+            problems += report(group, "image", f"Docker does not answer, so the sandbox image {image} was not "
+                                               f"checked", warning=True)
+        return problems
     import docker.errors
 
     from evalkit.sandbox.images import image_id
 
     present: dict[str, bool] = {}
-    for (image, dockerfile, _), case in uses.items():
+    for (image, dockerfile), group in uses.items():
         try:
             if image not in present:
                 present[image] = image_id(image) is not None
         except docker.errors.DockerException as exc:
-            problems.append(where.problem(case, ("inputs", "image"), f"inputs.image {image!r}: Docker cannot look it "
-                                                                     f"up: {str(exc).splitlines()[0][:200]}"))
+            problems += report(group, "image", f"inputs.image {image!r}: Docker cannot look it up: "
+                                               f"{str(exc).splitlines()[0][:200]}")
             continue
         if present[image] or (dockerfile and (Path(dockerfile) / "Dockerfile").is_file()):
             continue
         hint = "; for the default image run scripts/build-base-image.sh" if image.startswith("evalkit/") else \
             f"; pull it first (docker pull {image}) or give inputs.dockerfile_dir"
-        problems.append(where.problem(case, ("inputs", "image"), f"inputs.image: image {image!r} is neither present "
-                                                                 f"nor buildable (no inputs.dockerfile_dir){hint}"))
+        problems += report(group, "image", f"inputs.image: image {image!r} is neither present nor buildable "
+                                           f"(no inputs.dockerfile_dir){hint}")
     return problems
 
 
