@@ -414,7 +414,7 @@ def patch_problem(tree: Path, data: bytes, strict: bool) -> str | None:
     text = data.decode("utf-8")
     text = text if text.endswith("\n") else text + "\n"
     err = _apply_check(tree, text)
-    if err is not None and not strict:
+    if err is not None and not strict and shutil.which("patch"):
         fuzz = subprocess.run(["patch", "-p1", "--fuzz=3", "--batch", "--forward", "--dry-run", "-r", os.devnull],
                               cwd=tree, input=text.encode(), capture_output=True)
         err = None if fuzz.returncode == 0 else err
@@ -442,6 +442,9 @@ def check_patches(case: Case, cfg: Config, scratch: Path, where: Locator) -> lis
             data = case.ref_path(key).read_bytes()
         except OSError as exc:
             problems.append(where.problem(case, _loc(key), f"{key}: cannot read: {exc.strerror}"))
+            continue
+        if not shutil.which("git"):
+            problems.append(where.problem(case, _loc(key), f"{key}: not checked: git is not installed", warning=True))
             continue
         why = patch_problem(tree, data, strict)
         if why:
