@@ -279,7 +279,7 @@ class ModelClient:
         """``message`` when it is a Messages API message; else a ``bad_response`` error saying what came."""
         problem = None
         if not isinstance(message, anthropic.types.Message):
-            problem = f"a {type(message).__name__} body: {str(message)[:200]!r}"
+            problem = f"a body that is not a message: {str(message)[:200]!r}"
         elif not isinstance(message.content, list):
             problem = "a message without content"
         elif message.usage is None or not isinstance(message.model, str):

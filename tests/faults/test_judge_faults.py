@@ -36,7 +36,7 @@ FAULTS: dict[str, tuple[Callable[[dict[str, Any]], Reply], str, str]] = {
     "malformed_json": (lambda body: Reply(raw=b'{"type": "message", "content": [{"ty'), "not valid JSON",
                        "infra_error"),
     "html_page": (lambda body: Reply(raw=b"<html><h1>502 Bad Gateway</h1></html>", content_type="text/html"),
-                  "HTTP 200 with a str body", "infra_error"),
+                  "HTTP 200 with a body that is not a message", "infra_error"),
     "truncated_body": (lambda body: Reply(text=VERDICT_TEXT, truncate=True), "complete message body",
                        "infra_error"),
     "envelope_without_verdict": (lambda body: Reply(text="The migration looks reasonable overall."),

@@ -115,7 +115,7 @@ def test_hanging_endpoint_with_threads_makes_a_bounded_number_of_attempts(server
 @pytest.mark.parametrize("reply, says", [
     (Reply(raw=b'{"id": "msg_1", "type": "mess'), "not valid JSON"),
     (Reply(raw=b"", content_type="application/json"), "not valid JSON"),
-    (Reply(raw=b"<html><body>Bad gateway</body></html>", content_type="text/html"), "HTTP 200 with a str body"),
+    (Reply(raw=b"<html><body>Bad gateway</body></html>", content_type="text/html"), "HTTP 200 with a body that is not a message"),
     (Reply(raw=b'{"id": "msg_1", "type": "message", "role": "assistant"}'), "a message without content"),
     (Reply(truncate=True), "cannot reach the API"),
 ])
