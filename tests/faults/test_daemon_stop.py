@@ -158,6 +158,8 @@ def test_a_daemon_stopped_mid_run_sends_nothing_to_the_host_and_a_rerun_complete
     infra = [k for k, (status, _iso) in by_isolation.items() if status == "infra_error"]
     assert infra, "the daemon was stopped too late to matter: no execution was affected"
     assert all(s == "infra_error" or iso == "docker" for s, iso in by_isolation.values()), by_isolation
+    print(f"\ndaemon stopped mid-run: {len(runs) - len(infra)} executions in Docker, {len(infra)} infrastructure "
+          "errors, 0 on the host")
     for key in infra:  # marked to be redone by the next run
         system, case = key.split("/")
         assert Path(f"{root}/.evalkit/artifacts/{system}/patch/{case}/execution.json{RETRY_SUFFIX}").exists(), key

@@ -30,10 +30,8 @@ from helpers import REPO, evalkit  # noqa: E402
 # ---- decided once ------------------------------------------------------------------------------
 
 def test_auto_is_decided_once_and_kept_when_the_daemon_goes_away(monkeypatch) -> None:
-    from evalkit.sandbox import dockerclient
-
     answers = iter([True, False, False, False])
-    monkeypatch.setattr(dockerclient, "docker_available", lambda: next(answers))
+    monkeypatch.setattr(isolation, "daemon_answers", lambda: next(answers))
     isolation.forget()
     try:
         first = isolation.for_run("auto")
@@ -45,6 +43,34 @@ def test_auto_is_decided_once_and_kept_when_the_daemon_goes_away(monkeypatch) ->
         assert isolation.for_run("auto").isolation == "local"
     finally:
         isolation.forget()
+
+
+def test_the_start_of_run_ping_speaks_to_the_socket_docker_host_names(tmp_path: Path, monkeypatch) -> None:
+    import socket
+    import threading
+
+    path = str(tmp_path / "d.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(2)
+    seen = []
+
+    def answer() -> None:
+        for status in (b"200 OK", b"500 Internal Server Error"):
+            conn, _ = server.accept()
+            seen.append(conn.recv(4096))
+            conn.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Length: 2\r\n\r\nOK")
+            conn.close()
+
+    threading.Thread(target=answer, daemon=True).start()
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{path}")
+    assert isolation.daemon_answers() is True
+    assert isolation.daemon_answers() is False  # a daemon that answers 500 is not a daemon to run on
+    assert seen[0].startswith(b"GET /_ping ")
+    server.close()
+    assert isolation.daemon_answers(timeout=2) is False  # nothing listens any more
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/none.sock")
+    assert isolation.decide("auto").isolation == "local"
 
 
 def test_untrusted_suites_are_refused_on_the_host_only_under_auto() -> None:
