@@ -17,7 +17,7 @@ def check_project(config: str | None = None) -> tuple[list[Problem], str]:
     except InputError as exc:
         return exc.problems, ""
     project = discover(cfg.cases_path, cfg.suites, cache_dir=None, shown_root=Path(cfg.root))
-    problems = list(project.problems)
+    problems = list(cfg.left_out) + list(project.problems)  # systems and cases left out of a run
     from evalkit.checks_deep import deep_checks
 
     problems += deep_checks(cfg, project)  # systems and cases, deeper: evalkit/checks_deep.py

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from evalkit.errors import InputError, Problem
 from evalkit.llm.settings import JudgeSettings
@@ -126,6 +126,9 @@ class SandboxSettings(Model):
     """Rerun failing tests this many times to detect flaky ones."""
     flaky_policy: Literal["fail", "pass", "exclude"] = "fail"
     """How a flaky FAIL_TO_PASS / PASS_TO_PASS test counts for resolution."""
+    base_image: str = "evalkit/python-pytest:bookworm"
+    """evalkit's own sandbox image: when a case needs it and Docker lacks it, the run builds it first
+    (from the Dockerfile in evalkit/sandbox/base_image, or from Debian packages without a registry)."""
 
 
 class MetricsSettings(Model):
@@ -188,6 +191,12 @@ class Config(Model):
     """Folder of the config file; every relative path resolves against it."""
     path: str = ""
     """The config file itself."""
+    _left_out: list[Problem] = PrivateAttr(default_factory=list)
+
+    @property
+    def left_out(self) -> list[Problem]:
+        """Systems left out of the run because a name of theirs breaks the name rule, each at file:line."""
+        return self._left_out
 
     @model_validator(mode="after")
     def _check(self) -> "Config":
@@ -276,24 +285,24 @@ def config_path(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(env).resolve() if env else (Path.cwd() / "evalkit.yaml").resolve()
 
 
-def name_problems(node: dict[str, Any], shown: str) -> list[Problem]:
-    """The release label, system names and matrix `names` that break the name rule, each at its line
-    (in plain words: pydantic would only quote the regular expression)."""
+def name_problems(node: dict[str, Any], shown: str) -> list[tuple[int | None, Problem]]:
+    """(index of the system or None for the release label, problem) for every name that breaks the
+    name rule, each at its line (in plain words: pydantic would only quote the regular expression)."""
     from evalkit.yamlio import line_of
 
-    out = []
+    out: list[tuple[int | None, Problem]] = []
     if isinstance(node.get("release"), str) and (why := name_problem(node["release"], "release label")):
-        out.append(Problem(shown, line_of(node, ("release",)), why))
+        out.append((None, Problem(shown, line_of(node, ("release",)), why)))
     systems = node.get("systems")
     for i, raw in enumerate(systems if isinstance(systems, list) else []):
         if not isinstance(raw, dict):
             continue
         if isinstance(raw.get("name"), str) and (why := name_problem(raw["name"], "system name")):
-            out.append(Problem(shown, line_of(node, ("systems", i, "name")), why))
+            out.append((i, Problem(shown, line_of(node, ("systems", i, "name")), f"{why}{LEFT_OUT}")))
         names = raw.get("names")
         for j, name in enumerate(names if isinstance(names, list) else []):
             if isinstance(name, str) and (why := name_problem(name, f"systems[{i}].names[{j}]: system name")):
-                out.append(Problem(shown, line_of(node, ("systems", i, "names", j)), why))
+                out.append((i, Problem(shown, line_of(node, ("systems", i, "names", j)), f"{why}{LEFT_OUT}")))
         matrix = raw.get("matrix")
         if names is None and isinstance(raw.get("name"), str) and isinstance(matrix, dict) and matrix \
                 and all(isinstance(v, list) and v for v in matrix.values()):
@@ -302,10 +311,42 @@ def name_problems(node: dict[str, Any], shown: str) -> list[Problem]:
             for values in itertools.product(*matrix.values()):
                 expanded = f"{raw['name']}-{_scenario_suffix(dict(zip(matrix, values)))}"
                 if why := name_problem(expanded, "expanded system name"):
-                    out.append(Problem(shown, line_of(node, ("systems", i, "matrix")),
-                                       f"system {raw['name']!r}: matrix {why}; give `names`"))
+                    out.append((i, Problem(shown, line_of(node, ("systems", i, "matrix")),
+                                           f"system {raw['name']!r}: matrix {why}; give `names`{LEFT_OUT}")))
                     break
     return out
+
+
+LEFT_OUT = "; the system is left out of the run"
+
+
+def _leave_out_systems(node: dict[str, Any], shown: str, bad: list[tuple[int | None, Problem]]) -> set[str]:
+    """Give each system with a bad name a placeholder name (and matrix `names`) so the rest of the
+    config validates as usual; return the placeholders, whose systems load_config then drops."""
+    from evalkit.yamlio import line_of
+
+    placeholders = set()
+    originals = set()
+    for i in sorted({i for i, _ in bad if i is not None}):
+        raw = node["systems"][i]
+        originals.add(raw.get("name"))
+        ph = f"evalkit-left-out-{i}"
+        placeholders.add(ph)
+        raw["name"] = ph
+        matrix = raw.get("matrix")
+        if isinstance(raw.get("names"), list):
+            raw["names"] = [f"{ph}-{j}" for j in range(len(raw["names"]))]
+        elif isinstance(matrix, dict) and all(isinstance(v, list) and v for v in matrix.values()):
+            n = 1
+            for v in matrix.values():
+                n *= len(v)
+            raw["names"] = [f"{ph}-{j}" for j in range(n)]
+    baseline = node.get("baseline")
+    if isinstance(baseline, str) and baseline in originals:
+        raise InputError([p for _, p in bad] + [Problem(shown, line_of(node, ("baseline",)), (
+            f"baseline {baseline!r} is a system left out of the run (its name is not valid); expected one of the "
+            "other systems"))])
+    return placeholders
 
 
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:
@@ -318,15 +359,25 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     if not isinstance(node, dict):
         raise InputError(Problem(shown, 1, "expected a mapping with keys release, systems, ..."))
     bad_names = name_problems(node, shown)
-    if bad_names:
-        raise InputError(bad_names)
-    cfg = validate(Config, node, shown)
+    if any(i is None for i, _ in bad_names):  # the release label names the report's folder: nothing can run
+        raise InputError([p for _, p in bad_names])
+    placeholders = _leave_out_systems(node, shown, bad_names) if bad_names else set()
+    try:
+        cfg = validate(Config, node, shown)
+    except InputError as exc:  # say the names first: the other problems may follow from them
+        raise InputError([p for _, p in bad_names] + exc.problems) from None
+    if placeholders:
+        kept = [s for s in cfg.systems if s.name not in placeholders and s.scenario_of not in placeholders]
+        if not kept:
+            raise InputError([p for _, p in bad_names])
+        cfg = cfg.model_copy(update={"systems": kept})
     release = os.environ.get("EVALKIT_RELEASE")
     if release:
         if not is_valid_name(release):
             raise InputError(Problem("EVALKIT_RELEASE (or --release)", None, str(name_problem(release, "release label"))))
         cfg = cfg.model_copy(update={"release": release})
     cfg = cfg.model_copy(update={"root": str(p.parent), "path": str(p)})
+    cfg._left_out = [problem for _, problem in bad_names]
     from evalkit.fsutil import confine_writes
 
     confine_writes(cfg.work_path, cfg.site_path)  # every later write must land below one of these

@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalkit.cases import Case, Project, discover
+from evalkit.cases import Case, LeftOut, Project, discover
 from evalkit.config import Config, config_path, load_config
 from evalkit.errors import InputError, Problem
 from evalkit.names import is_valid_name
@@ -44,6 +44,7 @@ def load(path: str | None = None, refresh: bool = False) -> Loaded:
         blockers = project.fatal + unknown_suites(cfg, project)
         if blockers:
             raise InputError(blockers)
+        project.left_out[:0] = [LeftOut(None, p) for p in cfg.left_out]  # systems with a bad name
         _loaded[key] = Loaded(cfg, project)
         return _loaded[key]
 

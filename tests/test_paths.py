@@ -141,30 +141,58 @@ MATRIX = """\
 
 
 @pytest.mark.parametrize("edit, needle, expected", [
-    (lambda t: t.replace("name: naive", f"name: \"{PAYLOAD}\""), PAYLOAD, f"system name"),
-    (lambda t: t.replace("release: r1", f"release: \"{PAYLOAD}\""), PAYLOAD, "release"),
-    (lambda t: t.replace("  - name: gold\n    adapter: gold\n", MATRIX.format(
-        matrix="{agents: [false, true]}", names=f'\n    names: [kai-off, "{PAYLOAD}"]')), PAYLOAD, "names"),
-    (lambda t: t.replace("  - name: gold\n    adapter: gold\n", MATRIX.format(
-        matrix='{mode: [a, "../../../PWNED"]}', names="")), "matrix:", "matrix expanded system name"),
-], ids=["system", "release", "matrix-names", "matrix-values"])
+    (lambda t: t.replace("release: r1", f"release: \"{PAYLOAD}\""), PAYLOAD, "release label"),
+    (lambda t: t.replace("name: naive", f"name: \"{PAYLOAD}\"").replace("baseline: naive", f"baseline: \"{PAYLOAD}\""),
+     "baseline:", f"baseline {PAYLOAD!r} is a system left out"),
+], ids=["release", "baseline-system"])
 def test_config_names_refuse_the_run(project: Path, tmp_path: Path, edit, needle: str, expected: str) -> None:
+    """A bad release label (it names the report's folder), or the baseline system left out: nothing runs."""
     cfg = project / "evalkit.yaml"
     cfg.write_text(edit(cfg.read_text()))
     line = cfg_line(project, needle)
     before = outside_state(tmp_path)
     chk = evalkit(project, "check", check=False)
     assert chk.returncode == 2 and "Traceback" not in chk.stderr
-    assert f"evalkit.yaml:{line}" in chk.stderr and expected in chk.stderr
+    assert f"evalkit.yaml:{line}: {expected}" in chk.stderr
     for args in (("run",), ("estimate",)):
         proc = evalkit(project, *args, check=False)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert "Traceback" not in proc.stderr
-        assert f"evalkit.yaml:{line}" in proc.stderr and expected in proc.stderr
+        assert f"evalkit.yaml:{line}: {expected}" in proc.stderr
     proc = plain_doit(project)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr and f"evalkit.yaml:{line}" in proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and f"evalkit.yaml:{line}: {expected}" in proc.stderr
     assert not (project / ".evalkit").exists() and not (project / "site").exists()  # nothing written
     assert_nothing_outside(tmp_path, *before)
+
+
+@pytest.mark.parametrize("edit, needle, expected", [
+    (lambda t: t.replace("name: rules", f"name: \"{PAYLOAD}\""), PAYLOAD, f"system name {PAYLOAD!r} is not a valid name"),
+    (lambda t: t.replace("  - name: gold\n    adapter: gold\n", MATRIX.format(
+        matrix="{agents: [false, true]}", names=f'\n    names: [kai-off, "{PAYLOAD}"]')), PAYLOAD,
+     f"systems[2].names[1]: system name {PAYLOAD!r} is not a valid name"),
+    (lambda t: t.replace("  - name: gold\n    adapter: gold\n", MATRIX.format(
+        matrix='{mode: [a, "../../../PWNED"]}', names="")), "matrix:",
+     "system 'kai': matrix expanded system name 'kai-mode-../../../PWNED' is not a valid name"),
+], ids=["system", "matrix-names", "matrix-values"])
+def test_bad_system_name_is_left_out_and_the_rest_runs(project: Path, tmp_path: Path, edit, needle: str,
+                                                      expected: str) -> None:
+    cfg = project / "evalkit.yaml"
+    cfg.write_text(edit(cfg.read_text()))
+    line = cfg_line(project, needle)
+    msg = f"evalkit.yaml:{line}: {expected}"
+    before = outside_state(tmp_path)
+    chk = evalkit(project, "check", check=False)
+    assert chk.returncode == 2 and "Traceback" not in chk.stderr and msg in chk.stderr
+    proc = evalkit(project, "run")
+    assert "Traceback" not in proc.stderr and msg in proc.stderr and "left out of the run" in proc.stderr
+    assert_nothing_outside(tmp_path, *before)
+    assert (project / ".evalkit/artifacts/naive/migration/jpa-entity/scores.json").exists()
+    left = {p.name for p in (project / ".evalkit/artifacts").iterdir()}
+    assert "naive" in left and not any("PWNED" in n or "left-out" in n or n.startswith("kai") for n in left)
+    rep = report(project)
+    assert any(msg in n and n.startswith("Left out of this run") for n in rep["notes"])
+    assert not any("kai" in s["name"] or "PWNED" in s["name"] for s in rep["systems"])
+    assert "left out of the run" in (project / "site/r1/index.html").read_text()
 
 
 def plain_doit(project: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
