@@ -75,7 +75,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     except SystemExit as exc:
         return int(exc.code or 2)
     argv = ["run"] + (["-n", str(args.jobs), "-P", "thread"] if args.jobs > 1 else []) + list(args.doit_args)
-    return DoitMain(ModuleTaskLoader(module)).run(argv)
+    from evalkit.interrupted import run_marker
+
+    cfg = tasks.graph().cfg
+    with run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
+        return DoitMain(ModuleTaskLoader(module)).run(argv)
 
 
 def _schema_args(p: argparse.ArgumentParser) -> None:

@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from evalkit import interrupted, tempdirs
 from evalkit.llm.cache import ResponseCache
 from evalkit.llm.calls import RESERVED_PARAMS, LLMRequest
 from evalkit.llm.fake_server import FakeAnthropic, Reply
@@ -67,6 +68,10 @@ def test_kill_while_judging_pays_no_recorded_call_twice_and_leaves_no_temp_file(
         first = [cache_key(cache, r["body"]) for r in server.requests if r["endpoint"] == "messages"]
         assert paid <= set(first) and len(paid) >= 2
 
+        # a write the kill interrupted between the temporary file and the rename (timing one is luck)
+        stale = next((project / ".evalkit" / "artifacts").rglob("output.json")).with_name(".grades.json.k1ll3d.tmp")
+        stale.write_text('{"half": ')
+        assert list((project / ".evalkit" / "running").iterdir())  # the killed run's marker
         server.responder = lambda body: Reply(text="Checked.\n```json\n" + json.dumps(VERDICT) + "\n```")
         rerun = evalkit(project, "run", env={"ANTHROPIC_API_KEY": KEY})
         assert "Traceback" not in rerun.stderr
@@ -82,7 +87,26 @@ def test_kill_while_judging_pays_no_recorded_call_twice_and_leaves_no_temp_file(
     assert not list((project / ".evalkit").rglob("*.retry"))
     leftovers = [p for root in (project / ".evalkit", project / "site") for p in root.rglob("*")
                  if p.name.endswith((".tmp", ".partial")) or p.name.startswith(".#")]
-    assert not leftovers
+    assert not leftovers and not stale.exists()
+    assert not list((project / ".evalkit" / "running").iterdir())
     for root in (project / ".evalkit", project / "site"):
         for path in root.rglob("*.json"):
             json.loads(path.read_text(encoding="utf-8"))  # no truncated JSON anywhere
+
+
+def test_the_sweep_leaves_the_files_of_a_run_still_going(tmp_path: Path) -> None:
+    work, site = tmp_path / ".evalkit", tmp_path / "site"
+    (work / "running").mkdir(parents=True)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (work / "running" / f"evalkit-run-{dead.pid}.1-marker").touch()
+    tmp_file = site / "r1" / ".index.html.x.tmp"
+    tmp_file.parent.mkdir(parents=True)
+    tmp_file.write_text("<html")
+    (work / "running" / f"{tempdirs.prefix('evalkit-run-')}marker").touch()  # another run, alive
+    assert interrupted.sweep(work, site) == [] and tmp_file.exists()
+    (work / "running" / f"{tempdirs.prefix('evalkit-run-')}marker").unlink()
+    with interrupted.run_marker(work, site) as removed:
+        assert removed == [tmp_file] and not tmp_file.exists()
+        assert len(list((work / "running").iterdir())) == 1  # this run's own marker
+    assert not list((work / "running").iterdir())
