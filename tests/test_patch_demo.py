@@ -72,9 +72,11 @@ def test_patch_demo_outcomes_and_a_broken_case(docker_engine: str, tmp_path: Pat
     assert slug["fail_to_pass"] == {"tests/test_slug.py::test_slug_lower_case": "passed"}
     # loops forever
     assert bot["total-value-quantity"]["status"] == "timeout"
-    # prints fake PASSED lines instead of fixing anything
+    # adds a tests/conftest.py that prints fake PASSED lines instead of fixing anything: refused as
+    # a change to test infrastructure (the suite's test_changes policy defaults to refuse)
     fake = bot["parse-thousands"]
-    assert fake["status"] == "completed" and fake["patch_applied"] and fake["resolved"] is False
+    assert fake["status"] == "tampered_with_tests" and fake["patch_applied"] is False and fake["resolved"] is False
+    assert "tests/conftest.py" in fake["reason"]
 
     scores = json.loads((work / "artifacts" / "patch-bot" / "patch" / "round-half-up" / "scores.json").read_text())
     assert scores["metrics"]["resolved"] == 1.0 and scores["excluded"] is None

@@ -54,6 +54,14 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
         out["codebleu"] = result.codebleu
         for part in ("ngram_match", "weighted_ngram_match", "syntax_match", "dataflow_match"):
             out[f"codebleu_{part}"] = getattr(result, part)
+        if case.kind == "migration":  # how much closer than the legacy file (evalkit.stages.score_migration)
+            from evalkit.metrics.codebleu import codebleu_gain
+            from evalkit.stages.score_migration import legacy_codebleu
+
+            legacy = legacy_codebleu(cfg, case, reference)
+            gain = codebleu_gain(result.codebleu, legacy) if legacy is not None else None
+            if gain is not None:
+                out["codebleu_gain"] = gain
     return out
 
 
@@ -75,7 +83,7 @@ def degenerate_metrics(case: Case, output: OutputArtifact, mf: str | None) -> Me
 def _load_kind_scorers() -> None:
     import importlib
 
-    for module in ("evalkit.stages.score_patch", "evalkit.stages.score_judge", "evalkit.stages.score_agentic", "evalkit.stages.score_e2e",
+    for module in ("evalkit.stages.score_patch", "evalkit.stages.score_migration", "evalkit.stages.score_judge", "evalkit.stages.score_agentic", "evalkit.stages.score_e2e",
                    "evalkit.stages.score_rag", "evalkit.stages.score_entropy",
                    "evalkit.stages.score_generation"):
         try:
@@ -105,12 +113,13 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
             return ScoresArtifact(**base, status="infra_error", reason=art.reason, excluded="infra", **common)
         if art is not None and art.status == "broken":
             return ScoresArtifact(**base, status="broken", reason=art.reason, excluded="broken", **common)
-    if case.kind == "patch":
-        from evalkit.stages.score_patch import validation_status
+    from evalkit.stages.validate import VALIDATED_KINDS, validation_status
 
+    if case.kind in VALIDATED_KINDS:  # the reference failed its own case (evalkit.stages.validate)
         validation = validation_status(cfg, case)
         if validation and validation[0] == "broken":
-            return ScoresArtifact(**base, status="broken", reason=f"harness validation: {validation[1]}",
+            what = "harness validation" if case.kind == "patch" else "reference validation"
+            return ScoresArtifact(**base, status="broken", reason=f"{what}: {validation[1]}",
                                   excluded="broken", **common)
     from evalkit.graders.degenerate import empty_answer
 
