@@ -4,6 +4,7 @@ The task generators live in evalkit.tasks; `doit list` describes each group.
 """
 
 from evalkit.tasks import (doit_config, task_execute, task_generate, task_grade,  # noqa: F401
-                           task_judge_batch, task_render, task_score, task_summarize, task_validate)
+                           task_judge_batch, task_render, task_sandbox_image, task_score, task_summarize,
+                           task_validate)
 
 DOIT_CONFIG = doit_config()

@@ -203,6 +203,22 @@ class Graph:
         if os.environ.get("EVALKIT_RETRY_JUDGE_ERRORS") == "1":
             grade_retry.mark_grades(cfg.work_path, {"judge_error"})
 
+    def needs_base_image(self, case: Any) -> bool:
+        """The case runs in evalkit's own base image (built by `sandbox_image:build` when absent)."""
+        return (self.cfg.sandbox.backend != "local" and not case.inputs.get("dockerfile_dir")
+                and case.inputs.get("image") == self.cfg.sandbox.base_image)
+
+    def image_task(self) -> dict[str, Any] | None:
+        """`sandbox_image:build` when a selected case runs in the base image, else None."""
+        if not any(chosen and "execute" in chain and self.needs_base_image(case)
+                   for _s, case, _f, chain, chosen in self.stage_rows()):
+            return None
+        from evalkit.sandbox.images import base_image_ready, ensure_base_image
+
+        name = self.cfg.sandbox.base_image
+        return {"name": "build", "actions": [(ensure_base_image, [name])], "uptodate": [(base_image_ready, [name])],
+                "verbosity": 2, "io": NO_CAPTURE}
+
     def batch_task(self) -> dict[str, Any] | None:
         """The `judge_batch:run` task (judge.mode batch with a key), else None; built once."""
         if not hasattr(self, "_batch_task"):
@@ -258,6 +274,8 @@ class Graph:
                 task["uptodate"] = [False]
             if stage == "grade" and self.batch_task() is not None:
                 task["task_dep"] = ["judge_batch:run"]  # judge.mode batch: answers come from the batch first
+            if stage == "execute" and self.needs_base_image(case):
+                task["task_dep"] = ["sandbox_image:build"]  # the base image is built first when absent
             yield task
 
     @property
@@ -278,10 +296,13 @@ class Graph:
                 continue
             seen.add(case.key)
             target = self.validation_path(case)
-            yield {"name": case.key, "actions": [(run_validate, [self.config, case.key])],
-                   "file_dep": list(case.files) + ([self.slice_files["execute"]] if case.kind in EXECUTED_KINDS else []),
-                   "targets": [target],
-                   "uptodate": [not marked_for_retry(target)], "clean": True, "io": NO_CAPTURE}
+            task = {"name": case.key, "actions": [(run_validate, [self.config, case.key])],
+                    "file_dep": list(case.files) + ([self.slice_files["execute"]] if case.kind in EXECUTED_KINDS else []),
+                    "targets": [target],
+                    "uptodate": [not marked_for_retry(target)], "clean": True, "io": NO_CAPTURE}
+            if case.kind in EXECUTED_KINDS and self.needs_base_image(case):
+                task["task_dep"] = ["sandbox_image:build"]
+            yield task
 
     def score_files(self) -> list[str]:
         files = []
@@ -345,6 +366,14 @@ def task_validate() -> Iterator[dict[str, Any]]:
     """Reference validation: the gold patch must resolve and no patch must not; other kinds' references must pass their case."""
     yield {"basename": "validate", "name": None, "doc": task_validate.__doc__}
     yield from graph().validate_tasks()
+
+
+def task_sandbox_image() -> Iterator[dict[str, Any]]:
+    """Build evalkit's sandbox base image before any execute task when Docker answers and lacks it."""
+    yield {"basename": "sandbox_image", "name": None, "doc": task_sandbox_image.__doc__}
+    task = graph().image_task()
+    if task is not None:
+        yield task
 
 
 def task_judge_batch() -> Iterator[dict[str, Any]]:

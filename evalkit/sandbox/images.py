@@ -1,8 +1,19 @@
-"""Sandbox images: use the local one, else pull, else build the case's Dockerfile folder."""
+"""Sandbox images: use the local one, else pull, else build the case's Dockerfile folder.
+
+The base image (``sandbox.base_image``, default ``evalkit/python-pytest:bookworm``) is evalkit's
+own: when it is absent, ``build_base_image`` builds it from the recipe shipped in
+``evalkit/sandbox/base_image/``: its Dockerfile where a registry answers, else Debian packages
+(``from-debian.sh``: debootstrap bookworm + docker import; needs root and a Debian mirror).
+``evalkit run`` does so in one task before any execute or validate task (evalkit.tasks).
+"""
 
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import docker
@@ -12,6 +23,10 @@ import requests.exceptions
 from evalkit.sandbox.dockerclient import client
 
 log = logging.getLogger(__name__)
+
+DEFAULT_BASE_IMAGE = "evalkit/python-pytest:bookworm"
+RECIPE_DIR = Path(__file__).resolve().parent / "base_image"
+"""The base image's Dockerfile and from-debian.sh (package data)."""
 
 
 class ImageUnavailable(RuntimeError):
@@ -57,3 +72,66 @@ def ensure_image(name: str, dockerfile_dir: str | None = None) -> str:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[0][:300] if text else type(exc).__name__
+
+
+def _registry_reachable() -> bool:
+    """The base of the shipped Dockerfile can be pulled (a registry answers)."""
+    try:
+        client().images.pull("debian", tag="bookworm-slim")
+        return True
+    except (docker.errors.APIError, requests.exceptions.RequestException):
+        return False
+
+
+def build_base_image(name: str, say=print) -> str:
+    """Build evalkit's base image as ``name`` and return its id, telling ``say`` what it does.
+
+    From the shipped Dockerfile where a registry is reachable, else from Debian packages
+    (from-debian.sh). Raises ImageUnavailable with both reasons when neither works.
+    """
+    start = time.monotonic()
+    reasons = []
+    if _registry_reachable():
+        say(f"evalkit: sandbox image {name} is absent: building it from {RECIPE_DIR / 'Dockerfile'}")
+        try:
+            image, _logs = client().images.build(path=str(RECIPE_DIR), tag=name, rm=True, forcerm=True)
+            say(f"evalkit: built {name} in {time.monotonic() - start:.0f} s")
+            return image.id
+        except (docker.errors.BuildError, docker.errors.APIError) as exc:
+            reasons.append(f"docker build failed: {_first_line(exc)}")
+    else:
+        reasons.append("no registry reachable for the Dockerfile's base")
+    say(f"evalkit: sandbox image {name} is absent and no registry answers: building it from Debian packages "
+        "(debootstrap bookworm + python3-pytest, git, patch; a minute or two)")
+    proc = subprocess.run(["sh", str(RECIPE_DIR / "from-debian.sh"), name], capture_output=True, text=True,
+                          env={**os.environ})
+    found = image_id(name)
+    if proc.returncode == 0 and found:
+        say(f"evalkit: built {name} from Debian packages in {time.monotonic() - start:.0f} s")
+        return found
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+    reasons.append(f"from-debian.sh exited {proc.returncode}: {' / '.join(tail)[:500]}")
+    raise ImageUnavailable(f"image {name} is absent and could not be built: " + "; ".join(reasons))
+
+
+def base_image_ready(name: str) -> bool:
+    """doit ``uptodate`` of the image task: the image is present, or no Docker daemon answers
+    (the local backend or an infrastructure error follows; nothing to build)."""
+    from evalkit.sandbox.dockerclient import docker_available
+
+    return not docker_available() or image_id(name) is not None
+
+
+def ensure_base_image(name: str) -> bool:
+    """doit action of the image task: build ``name`` when Docker answers and it is absent.
+
+    A failed build is printed and leaves the run going: each execute task then records an
+    infrastructure error naming the missing image (retried next run).
+    """
+    if base_image_ready(name):
+        return True
+    try:
+        build_base_image(name, say=lambda text: print(text, flush=True))
+    except ImageUnavailable as exc:
+        print(f"evalkit: {exc}", file=sys.stderr, flush=True)
+    return True
