@@ -19,7 +19,9 @@ Batches (evalkit.stages.grade_batch). The plan walks each (system, case) the way
   the contexts), answer relevancy 3 (strictness 3: the same prompt, sample indexes 0-2); no call
   for an empty answer or no retrieved context.
 
-Where the answer graded is not known yet (a ``command`` or ``anthropic`` system not generated yet)
+A (system, case) whose grades.json is current (same inputs and grade slice as recorded, no retry
+marker) asks nothing: its grade task will not run, so a judge_error there is not asked again by a
+plain run. Where the answer graded is not known yet (a ``command`` or ``anthropic`` system not generated yet)
 a stand-in answer unique to the system is planned: the same number of requests, marked inexact
 (``exact=False``); identical answers of two systems would share a cached verdict, so the run can
 make fewer calls than such an estimate. Repair requests (after an unusable answer) cannot be
@@ -209,6 +211,11 @@ def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),
     cache = ResponseCache(cfg.work_path / "cache")
     generated = ContentStore(cfg.work_path / "cache", "generate")
     ctx = RunContext(root=Path(cfg.root), work=cfg.work_path, judge=cfg.judge)
+    from evalkit.fsutil import digest
+    from evalkit.stages.grade_retry import grade_current
+    from evalkit.stages.slices import grade_slice
+
+    grade_config = digest(grade_slice(cfg))
     plan = Plan()
     for system, case in participating(cfg, loaded.project):
         if not case.ok or (selected is not None and not selected(case.key)):
@@ -231,6 +238,8 @@ def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),
                 first = sample
         if "grade" not in wanted:
             continue
+        if first is not None and grade_current(cfg, system, case, grade_config):
+            continue  # its grade task will not run: nothing asked (a judge_error stays until retried)
         exact = first is not None
         if first is None:
             first = _stand_in(system, case)

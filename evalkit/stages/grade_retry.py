@@ -58,6 +58,31 @@ def mark_grades(work: Path, statuses: Iterable[str]) -> int:
     return marked
 
 
+def grade_current(cfg: Any, system: Any, case: Any, grade_config: str) -> bool:
+    """The (system, case)'s grades.json is current: the next run's grade task will not run (same
+    inputs and grade slice as recorded, no retry marker), so it asks no model.
+
+    ``grade_config`` is ``digest(grade_slice(cfg))``, computed once by the caller.
+    """
+    from evalkit.artifacts import artifact_path, read_optional
+    from evalkit.fsutil import digest
+
+    work = cfg.work_path
+    path = artifact_path(work, "grade", system.name, case.suite, case.id)
+    if not path.exists() or Path(f"{path}{RETRY_SUFFIX}").exists():
+        return False
+    try:
+        output = read_optional(artifact_path(work, "generate", system.name, case.suite, case.id), "generate")
+        execution = read_optional(artifact_path(work, "execute", system.name, case.suite, case.id), "execute")
+        grades = read_optional(path, "grade")
+    except (OSError, ValueError):
+        return False
+    if output is None or grades is None or grades.provenance is None:
+        return False
+    inputs = digest([output.provenance, execution.provenance if execution else None, case.digest])
+    return grades.provenance.inputs == inputs and grades.provenance.config == grade_config
+
+
 def endpoint_slice(cfg: Any) -> dict[str, Any]:
     """How the judge is reached: outside the grade slice (a verdict stays valid), watched apart."""
     judge = cfg.judge
