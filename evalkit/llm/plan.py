@@ -9,7 +9,8 @@ Batches (evalkit.stages.grade_batch). The plan walks each (system, case) the way
   answer is unknown until it runs.
 - **grade**, on the first sample as the grade stage does: the migration judge (``judge.samples``
   requests, none when the parser pre-check or the degenerate-output check decides the file), the
-  rubric of a generation case with criteria (``judge.samples`` requests), and ragas' metrics of a
+  rubric of a generation case with criteria (``judge.samples`` requests; none for an empty or
+  incomplete main file, decided without a model), and ragas' metrics of a
   rag case, found by running ragas itself against the response cache with a planning LLM
   (``PlanningRagasLLM``): each prompt ragas sends is looked up; a cached answer is used, so the
   prompts that depend on it (faithfulness' verification after its statements) are exact too; a
@@ -176,7 +177,11 @@ def grade_requests(cfg: Any, case: Any, sample: Sample, system_name: str, cache:
     if case.kind == "generation":
         if not case.data.get("criteria"):
             return []
+        from evalkit.graders.judging import rubric_without_model
         from evalkit.graders.rubric import rubric_requests
+
+        if exact and rubric_without_model(case, sample) is not None:
+            return []  # an empty or incomplete main file: decided without a model
 
         return [("rubric", r, exact) for r in rubric_requests(rubric_input(case, sample), settings)]
     if case.kind == "rag":
