@@ -151,6 +151,8 @@ class PatchInputs(Model):
     """Folder with a Dockerfile to build the image when it is absent (relative to the case)."""
     timeout_s: float = Field(120.0, gt=0)
     """Limit for one test run."""
+    log_parser: str | None = None
+    """SWE-bench 5.x row's harness log parser (e.g. `parse_log_django`): the official harness grades its runs too."""
 
 
 class PatchReference(Model):

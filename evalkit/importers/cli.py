@@ -101,3 +101,34 @@ def cmd_swebench_report(args: argparse.Namespace) -> int:
     resolved = sum(1 for r in report.values() if r["resolved"])
     print(f"evalkit swebench-report: {resolved}/{len(report)} resolved -> {args.out}")
     return 0
+
+
+def _swebench_tool_args(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    g = sub.add_parser("grade", help="re-grade saved harness logs with the official harness (no container)",
+                       description="Re-grade SWE-bench harness logs (DIR/<instance_id>/test_output.txt) with the "
+                                   "installed swebench package's own parsers and grading; write report.json.")
+    g.add_argument("instances", help="SWE-bench instances (4.x or 5.x rows): a JSON list or a JSONL file")
+    g.add_argument("--logs", required=True, metavar="DIR", help="folder of DIR/<instance_id>/test_output.txt")
+    g.add_argument("--out", required=True, metavar="REPORT", help="report.json to write (SWE-bench's per-instance shape)")
+    g.add_argument("--predictions", default=None, metavar="FILE",
+                   help="predictions (instance_id, model_patch, model_name_or_path); only their instances are "
+                        "graded, a null model_patch is patch_is_None (default: every instance, patch present)")
+
+
+@command("swebench", "SWE-bench tools: `swebench grade` re-grades saved harness logs", _swebench_tool_args)
+def cmd_swebench(args: argparse.Namespace) -> int:
+    from evalkit.swebench.grade import grade_command
+
+    res = grade_command(Path(args.instances), Path(args.logs), Path(args.out),
+                        Path(args.predictions) if args.predictions else None)
+    for what, ids in (("no log (expected DIR/<instance_id>/test_output.txt)", res.missing_logs),
+                      ("no prediction", res.no_prediction), ("an unreadable log", res.unreadable)):
+        if ids:
+            print(f"evalkit swebench grade: {len(ids)} instance(s) with {what}, not in the report: "
+                  f"{', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}", file=sys.stderr)
+    resolved = sum(1 for r in res.report.values() if r.get("resolved"))
+    infra = sum(1 for r in res.report.values() if r.get("infra_failure"))
+    print(f"evalkit swebench grade: {resolved}/{len(res.report)} resolved"
+          f"{f', {infra} flagged infra_failure' if infra else ''} -> {args.out}")
+    return 0

@@ -87,6 +87,12 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
     reason = "; ".join([verdict.reason, *notes])
     result = verdict.result(reason=reason, isolation=chosen, image_digest=image_digest,
                             duration_s=round(time.monotonic() - t0, 3))
+    if spec.log_parser:  # a SWE-bench case: the official harness grades the main run's output too
+        from evalkit.sandbox.outcome import test_output
+        from evalkit.swebench.verdict import harness_fields
+
+        main_out = test_output(verdict.phases[0])[0].decode("utf-8", "replace") if verdict.phases else None
+        result = result.model_copy(update=harness_fields(spec, result, main_out))
     return result.model_copy(update={"test_changes": tests_guard.listed}) if tests_guard.found else result
 
 

@@ -64,6 +64,8 @@ class TestRunSpec(Model):
     """Host folder with a Dockerfile to build ``image`` from when it is neither present nor pullable."""
     test_changes: TestChanges = "refuse"
     """What to do when the patch changes test infrastructure (conftest.py, pytest settings, plugins): refuse it (``tampered_with_tests``) or revert those files to base before the tests run."""
+    log_parser: str | None = None
+    """SWE-bench harness log parser (a ``PARSER_REGISTRY`` name) of a SWE-bench case: the harness's verdict is recorded too."""
 
 
 class ExecutionResult(Model):
@@ -103,3 +105,13 @@ class ExecutionResult(Model):
     """Wall-clock time of the run, in seconds."""
     image_digest: str | None = None
     """Image id (``sha256:...``) the tests ran in; None for the local backend or when no container ran."""
+    harness_parser: str | None = None
+    """SWE-bench cases: the official harness's log parser that graded the main run (None: not a SWE-bench case)."""
+    harness_resolved: bool | None = None
+    """SWE-bench cases: the official harness's verdict on the main run's log (None: the tests did not run)."""
+    harness_tests_status: dict[str, dict[str, list[str]]] | None = None
+    """SWE-bench cases: the harness's FAIL_TO_PASS/PASS_TO_PASS/FAIL_TO_FAIL/PASS_TO_FAIL success and failure lists."""
+    harness_infra_failure: bool | None = None
+    """SWE-bench cases: the harness (5.x) flags the log as an environment failure, not the patch's."""
+    harness_note: str = ""
+    """Why the harness gave no verdict, or what it flagged."""

@@ -9,6 +9,10 @@ SWE-bench's harness writes, per instance::
 
 `tests_status` is present only when tests ran on the applied patch, as in SWE-bench. FAIL_TO_FAIL
 and PASS_TO_FAIL are always empty: evalkit cases (like SWE-bench's datasets) list neither.
+``infra_failure`` is SWE-bench 5.x's flag of a log that shows an environment fault (False unless the
+official harness graded the run and raised it). For SWE-bench's cases (see evalkit.swebench.harness)
+``resolved`` and ``tests_status`` are the official harness's; where evalkit's stricter verdict
+differs it is added as ``evalkit_resolved``.
 """
 
 from __future__ import annotations
@@ -78,7 +82,16 @@ def instance_report(instance_id: str, result: ExecutionResult | Regraded | Mappi
         "patch_exists": patch is not None and bool(patch.strip()),
         "patch_successfully_applied": applied,
         "resolved": bool(r.get("resolved")) and applied,
+        "infra_failure": bool(r.get("harness_infra_failure")),
     }
+    if r.get("harness_resolved") is not None:  # a SWE-bench case: the official harness's verdict and lists
+        entry["resolved"] = bool(r["harness_resolved"]) and applied
+        if r.get("harness_resolved") != r.get("resolved"):
+            entry["evalkit_resolved"] = bool(r.get("resolved"))
+        if applied and r.get("harness_tests_status"):
+            entry["tests_status"] = {k: r["harness_tests_status"].get(k, {"success": [], "failure": []})
+                                     for k in ("FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL")}
+        return {instance_id: entry}
     if applied and r.get("status") == "completed":
         empty = {"success": [], "failure": []}
         entry["tests_status"] = {

@@ -81,7 +81,14 @@ def run_spec(cfg: Config, case: Case, patch: str | None) -> Any:
         limits=SandboxLimits(memory_mb=sb.memory_mb, cpus=sb.cpus, pids=sb.pids, timeout_s=inputs["timeout_s"],
                              log_limit_bytes=sb.log_limit_bytes),
         dockerfile_dir=str(case.ref_path("inputs.dockerfile_dir")) if case.ref_path("inputs.dockerfile_dir") else None,
-        test_changes=case.test_changes)
+        test_changes=case.test_changes, log_parser=_harness_parser(case.inputs))
+
+
+def _harness_parser(inputs: dict[str, Any]) -> str | None:
+    """The official SWE-bench harness's log parser of a SWE-bench case (None for other patch cases)."""
+    from evalkit.swebench.harness import case_parser
+
+    return case_parser(inputs)
 
 
 def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]) -> dict[str, Any]:

@@ -22,7 +22,10 @@ def patch_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Ex
         out.update(resolved=0.0, patch_applied=0.0)
     else:
         run = execution.runs[0]
-        out["resolved"] = float(bool(run.get("resolved")))
+        # SWE-bench's cases: the official harness's verdict, so the rate matches the leaderboard's
+        # (evalkit's stricter one stays in the execution artifact and on the case page)
+        harness = run.get("harness_resolved")
+        out["resolved"] = float(bool(run.get("resolved") if harness is None else harness))
         out["patch_applied"] = float(bool(run.get("patch_applied")))
         out["f2p_pass_rate"] = _fraction(run.get("fail_to_pass", {}))
         out["p2p_pass_rate"] = _fraction(run.get("pass_to_pass", {}))

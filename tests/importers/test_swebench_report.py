@@ -52,7 +52,8 @@ def test_regrade_without_outcomes_or_patch() -> None:
     r = regrade_from_log(SWE_LOG.format(f2p_word="PASSED", tail=""), F2P, P2P, patch_applied=False)
     assert r.status == "no_tests" and not r.resolved
     assert instance_report("i", r, "diff") == {"i": {"patch_is_None": False, "patch_exists": True,
-                                                     "patch_successfully_applied": False, "resolved": False}}
+                                                     "patch_successfully_applied": False, "resolved": False,
+                                                     "infra_failure": False}}
 
 
 def test_instance_report_from_execution_results() -> None:
@@ -65,7 +66,8 @@ def test_instance_report_from_execution_results() -> None:
     assert entry["tests_status"]["FAIL_TO_FAIL"] == entry["tests_status"]["PASS_TO_FAIL"] == {"success": [], "failure": []}
     failed = ExecutionResult(status="patch_failed", reason="does not apply", isolation="docker")
     assert instance_report("m-1", failed, "diff")["m-1"] == {
-        "patch_is_None": False, "patch_exists": True, "patch_successfully_applied": False, "resolved": False}
+        "patch_is_None": False, "patch_exists": True, "patch_successfully_applied": False, "resolved": False,
+        "infra_failure": False}
     # an empty answer and a missing one, as SWE-bench tells them apart
     assert instance_report("m-1", None, "")["m-1"]["patch_exists"] is False
     assert instance_report("m-1", None, None)["m-1"]["patch_is_None"] is True
