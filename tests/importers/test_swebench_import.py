@@ -289,9 +289,9 @@ def test_import_then_run_gold_resolves_empty_does_not(tmp_path: Path) -> None:
                                "PASS_TO_PASS": {"success": ["tests/test_lib.py::test_clamp_low", "tests/test_lib.py::test_double"],
                                                 "failure": []},
                                "FAIL_TO_FAIL": {"success": [], "failure": []},
-                               "PASS_TO_FAIL": {"success": [], "failure": []}}}
+                               "PASS_TO_FAIL": {"success": [], "failure": []}}, "infra_failure": False}
     assert out["empty"] == {"patch_is_None": True, "patch_exists": False, "patch_successfully_applied": False,
-                            "resolved": False}
+                            "resolved": False, "infra_failure": False}
     assert out["bot"]["resolved"] is False and out["bot"]["patch_successfully_applied"] is True
     assert out["bot"]["tests_status"]["PASS_TO_PASS"]["failure"] == ["tests/test_lib.py::test_clamp_low"]
 
