@@ -1,0 +1,48 @@
+"""Which patch cases are SWE-bench's (graded by the official harness too), and the resolved metric they get."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from evalkit.stages.execute import _harness_parser
+from evalkit.stages.score_patch import patch_metrics
+from evalkit.swebench.harness import is_swebench_case, parser_for, parser_names
+
+
+@pytest.mark.parametrize("inputs, parser", [
+    ({"repo": "django/django"}, "parse_log_django"),           # 4.x row: repo -> the harness's own table
+    ({"repo": "sympy/sympy"}, "parse_log_sympy"),
+    ({"repo": "pydicom/pydicom"}, "parse_log_pydicom"),
+    ({"repo": "scikit-learn/scikit-learn"}, "parse_log_scikit"),
+    ({"repo": "acme/unknown"}, None),                           # owner/name the harness does not know
+    ({"repo": "/home/me/clones/django"}, None),                 # a host path, not owner/name
+    ({"repo": "https://example.invalid/django/django.git"}, None),
+    ({"source_dir": "tree"}, None),
+    ({"repo": "acme/unknown", "log_parser": "parse_log_gotest"}, "parse_log_gotest"),  # 5.x row names it
+    ({"repo": "django/django", "log_parser": "parse_log_pytest"}, "parse_log_pytest"),  # log_parser wins
+    ({"log_parser": "parse_log_nonesuch"}, None),               # unknown to the harness: evalkit's grading only
+])
+def test_which_cases_are_swebench_s(inputs, parser) -> None:
+    assert _harness_parser(inputs) == parser
+    assert is_swebench_case(inputs) is (parser is not None or bool(inputs.get("log_parser")))
+
+
+def test_every_language_parser_of_5x_is_known() -> None:
+    names = parser_names()
+    assert len(names) >= 50 and {"parse_log_django", "parse_log_maven", "parse_log_cargo", "parse_log_jest"} <= set(names)
+    with pytest.raises(ValueError, match="parse_log_nonesuch"):
+        parser_for(None, "parse_log_nonesuch")
+
+
+def _metrics(run: dict) -> dict:
+    output = SimpleNamespace(status="ok", first=SimpleNamespace(context_files=[], context_functions=[]))
+    return patch_metrics(SimpleNamespace(), SimpleNamespace(), output, SimpleNamespace(runs=[run]), SimpleNamespace())
+
+
+def test_resolved_metric_is_the_harness_s_for_swebench_cases() -> None:
+    assert _metrics({"resolved": False, "harness_resolved": True})["resolved"] == 1.0
+    assert _metrics({"resolved": True, "harness_resolved": False})["resolved"] == 0.0
+    assert _metrics({"resolved": True})["resolved"] == 1.0                  # not SWE-bench's: evalkit's verdict
+    assert _metrics({"resolved": False, "harness_resolved": None})["resolved"] == 0.0  # no harness verdict
