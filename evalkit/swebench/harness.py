@@ -85,9 +85,12 @@ def is_swebench_case(inputs: dict[str, Any]) -> bool:
 
 def harness_log(test_output: str, exit_code: int | None) -> str:
     """Test output in the shape the harness's eval script leaves: between its start and end markers,
-    then the recorded exit status (left out when unknown)."""
+    then the recorded exit status (left out when unknown). Output of a SWE-bench eval script (which
+    prints the markers itself) is taken as it is, as the harness would."""
     from swebench.harness.constants import END_TEST_OUTPUT, START_TEST_OUTPUT, TEST_EXIT_CODE
 
+    if START_TEST_OUTPUT in test_output and END_TEST_OUTPUT in test_output:
+        return test_output  # the row's own eval script ran: its output is already the harness's shape
     tail = f"{TEST_EXIT_CODE}: {exit_code}\n" if exit_code is not None else ""
     return f"{START_TEST_OUTPUT}\n{test_output}\n{END_TEST_OUTPUT}\n{tail}"
 

@@ -46,3 +46,15 @@ def test_resolved_metric_is_the_harness_s_for_swebench_cases() -> None:
     assert _metrics({"resolved": True, "harness_resolved": False})["resolved"] == 0.0
     assert _metrics({"resolved": True})["resolved"] == 1.0                  # not SWE-bench's: evalkit's verdict
     assert _metrics({"resolved": False, "harness_resolved": None})["resolved"] == 0.0  # no harness verdict
+
+
+def test_the_log_the_harness_sees() -> None:
+    from swebench.harness.constants import END_TEST_OUTPUT, START_TEST_OUTPUT, TEST_EXIT_CODE
+
+    from evalkit.swebench.harness import harness_log
+
+    log = harness_log("PASSED a.py::t\n", 1)
+    assert log.index(START_TEST_OUTPUT) < log.index("PASSED a.py::t") < log.index(END_TEST_OUTPUT) < log.index(f"{TEST_EXIT_CODE}: 1")
+    assert TEST_EXIT_CODE not in harness_log("x", None)
+    own = f"+ git apply\n{START_TEST_OUTPUT}\nPASSED a.py::t\n{END_TEST_OUTPUT}\n{TEST_EXIT_CODE}: 0\n"
+    assert harness_log(own, 0) == own  # an eval script's output keeps its own markers
