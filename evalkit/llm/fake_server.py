@@ -324,20 +324,20 @@ def _handler_for(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                     return
                 if server.latency_s or reply.delay_s:
                     time.sleep(server.latency_s + reply.delay_s)
-                if reply.status != 200:
-                    self._send(reply.status, server._error_body(reply), reply.headers)
-                    return
                 if reply.raw is not None:
                     self._send(reply.status, reply.raw, reply.headers, content_type=reply.content_type)
                     return
-                self._send(200, server._message(body, reply), reply.headers)
-            elif path == "/v1/messages/count_tokens":
-                self._log("count_tokens", body)
+                if reply.status != 200:
+                    self._send(reply.status, server._error_body(reply), reply.headers)
+                    return
                 if reply.truncate:
                     data = json.dumps(server._message(body, reply)).encode()
                     self._send(200, data, {**reply.headers, "content-length": str(len(data))}, cut=len(data) // 2)
                     self.close_connection = True
                     return
+                self._send(200, server._message(body, reply), reply.headers)
+            elif path == "/v1/messages/count_tokens":
+                self._log("count_tokens", body)
                 self._send(200, {"input_tokens": input_tokens_of(body)})
             elif path == "/v1/messages/batches":
                 self._log("batch_create", body)
