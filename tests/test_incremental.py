@@ -19,11 +19,16 @@ def tasks(stages: list[str], systems: list[str] = SYSTEMS, cases: list[str] = CA
 TAIL = {"summarize", "render:r1"}
 
 
+def validated(cases: list[str] = CASES) -> set[str]:
+    """The reference validation of each case (gold must pass its own case), redone when the case changes."""
+    return {f"validate:{c}" for c in cases}
+
+
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = make_project(tmp_path_factory.mktemp("proj") / "p")
     first = run(root)
-    assert first == tasks(["generate", "grade", "score"]) | TAIL
+    assert first == tasks(["generate", "grade", "score"]) | validated() | TAIL
     return root
 
 
@@ -34,14 +39,14 @@ def test_nothing_changed_nothing_runs(project: Path) -> None:
 def test_edit_one_case_reruns_that_case_for_every_system(project: Path) -> None:
     case = project / "cases/migration/jpa-entity/case.yaml"
     case.write_text(case.read_text().replace("tags: [", "tags: [edited, "))
-    assert run(project) == tasks(["generate", "grade", "score"], cases=["migration/jpa-entity"]) | TAIL
+    assert run(project) == tasks(["generate", "grade", "score"], cases=["migration/jpa-entity"]) | validated(["migration/jpa-entity"]) | TAIL
     assert run(project) == set()
 
 
 def test_edit_a_case_file_reruns_that_case(project: Path) -> None:
     legacy = project / "cases/migration/cdi-inject/legacy/OrderService.java"
     legacy.write_text(legacy.read_text() + "\n// touched\n")
-    assert run(project) == tasks(["generate", "grade", "score"], cases=["migration/cdi-inject"]) | TAIL
+    assert run(project) == tasks(["generate", "grade", "score"], cases=["migration/cdi-inject"]) | validated(["migration/cdi-inject"]) | TAIL
     assert run(project) == set()
 
 
@@ -76,9 +81,9 @@ def test_subset_run_keeps_other_results(project: Path) -> None:
         legacy = next((project / f"cases/migration/{name}/legacy").iterdir())
         legacy.write_text(legacy.read_text() + "\n// subset\n")
     ran = run(project, "--select", "migration/jpa-*")
-    assert ran == tasks(["generate", "grade", "score"], cases=["migration/jpa-entity"]) | TAIL
+    assert ran == tasks(["generate", "grade", "score"], cases=["migration/jpa-entity"]) | validated(["migration/jpa-entity"]) | TAIL
     # the other case was not touched by the subset run and is redone by the full run only
-    assert run(project) == tasks(["generate", "grade", "score"], cases=["migration/cdi-inject"]) | TAIL
+    assert run(project) == tasks(["generate", "grade", "score"], cases=["migration/cdi-inject"]) | validated(["migration/cdi-inject"]) | TAIL
     assert run(project) == set()
 
 
