@@ -153,6 +153,13 @@ class PatchInputs(Model):
     """Limit for one test run."""
     log_parser: str | None = None
     """SWE-bench 5.x row's harness log parser (e.g. `parse_log_django`): the official harness grades its runs too."""
+    tree_in_image: str | None = None
+    """Folder of the image that already holds the tree at base_commit (SWE-bench's images: `/testbed`);
+    nothing is copied in, the patches are applied there (Docker only)."""
+    eval_script_file: str | None = None
+    """With tree_in_image: the row's eval script (relative to the case), run as the test command."""
+    eval_type: str | None = None
+    """SWE-bench 5.x row's `eval_type` (how the harness runs its tests), kept as the row gave it."""
 
 
 class PatchReference(Model):

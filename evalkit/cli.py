@@ -49,6 +49,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="only cases matching SUITE/CASE-GLOB (repeatable); others keep their results")
     p.add_argument("--jobs", "-n", type=int, default=1, help="tasks in parallel (threads)")
     p.add_argument("--release", help="release label (overrides the config; same as EVALKIT_RELEASE)")
+    p.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME=DIR",
+                   help="where a patch case's `owner/name` repository is on this machine (repeatable; adds to "
+                        "sandbox.repos and EVALKIT_REPOS)")
     p.add_argument("--retry-judge-errors", action="store_true",
                    help="ask the judge again where its answer stayed unusable after the repair request "
                         "(judge_error); plain reruns keep them")
@@ -65,6 +68,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.environ["EVALKIT_RELEASE"] = args.release
     if args.retry_judge_errors:
         os.environ["EVALKIT_RETRY_JUDGE_ERRORS"] = "1"
+    if args.repo:
+        from evalkit.importers.swebench import parse_repo_map
+
+        mapped = parse_repo_map(args.repo)  # bad or missing folders: exit 2 naming the option
+        os.environ["EVALKIT_REPOS"] = ",".join([*filter(None, [os.environ.get("EVALKIT_REPOS", "")]),
+                                                *(f"{k}={v}" for k, v in mapped.items())])
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 

@@ -126,6 +126,14 @@ class SandboxSettings(Model):
     """Rerun failing tests this many times to detect flaky ones."""
     flaky_policy: Literal["fail", "pass", "exclude"] = "fail"
     """How a flaky FAIL_TO_PASS / PASS_TO_PASS test counts for resolution."""
+    swebench_namespace: str = "swebench"
+    """Registry namespace of SWE-bench's environment images, for `tree_in_image` cases that name no
+    namespace (`sweb.eval.x86_64.<id>:latest` becomes `<namespace>/...`); empty: local names as they are."""
+    repos: dict[str, str] = {}
+    """`owner/name` -> local clone or URL, for patch cases that record their repository as `owner/name`
+    (SWE-bench imports); `EVALKIT_REPOS=owner/name=DIR,...` adds to it."""
+    repos_dir: str | None = None
+    """Folder of clones found as `<owner>__<name>`, `<owner>/<name>` or `<name>` (also `EVALKIT_REPOS_DIR`)."""
     base_image: str = "evalkit/python-pytest:bookworm"
     """evalkit's own sandbox image: when a case needs it and Docker lacks it, the run builds it first
     (from the Dockerfile in evalkit/sandbox/base_image, or from Debian packages without a registry)."""

@@ -262,6 +262,8 @@ class Graph:
                 deps.append(self.slice_files[stage])
             if stage == "score" and case.kind in self.validated_kinds:
                 deps.append(self.validation_path(case))
+            if stage == "execute" and case.kind == "patch":  # a broken environment found there is not run again
+                deps.append(self.validation_path(case))
             task = {
                 "name": f"{system.name}:{case.key}",
                 "actions": [(run_stage, [stage, self.config, system.name, case.key])],

@@ -10,10 +10,15 @@ from evalkit.cli import _config_arg, command
 
 
 def _swebench_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("instances", help="SWE-bench instances: a JSON list or a JSONL file")
+    p.add_argument("instances", help="SWE-bench instances (4.x or 5.x rows): a JSON list, a JSONL file or the "
+                                     "dataset's parquet file")
     p.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME=PATH_OR_URL",
-                   help="where the source of a SWE-bench repo is: a local git clone or a URL git can clone "
-                        "(repeatable); rows of repos not mapped (and without --tree) are skipped")
+                   help="take the rows of this repository (repeatable; rows of repos not mapped, without --tree, are "
+                        "skipped); cases record OWNER/NAME and the run maps it again (evalkit run --repo)")
+    p.add_argument("--tree-in-image", default=None, metavar="DIR", const="/testbed", nargs="?",
+                   help="use SWE-bench's environment images: the tree is in the image at DIR (default /testbed), the "
+                        "image is the row's (5.x) or sweb.eval.x86_64.<id>:latest under sandbox.swebench_namespace, "
+                        "and the row's eval script runs the tests; every row is taken")
     p.add_argument("--tree", action="append", default=[], metavar="INSTANCE_ID=DIR",
                    help="a plain source folder (e.g. an unpacked PyPI sdist) to use as that row's tree at its "
                         "base_commit when no clone is available (repeatable); it is copied into the case, which is "
@@ -55,7 +60,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         repos = parse_repo_map(args.repo)
         trees = parse_tree_map(args.tree)
         result = import_swebench(Path(args.instances), repos, Path(args.suite_dir), image=args.image,
-                                 test_command=args.test_command, trees=trees)
+                                 test_command=args.test_command, trees=trees, tree_in_image=args.tree_in_image)
         for repo, ids in sorted(result.skipped.items()):
             print(f"evalkit import: skipped {len(ids)} instance(s) of {repo} (no --repo {repo}=PATH_OR_URL): "
                   f"{', '.join(ids)}", file=sys.stderr)

@@ -1,8 +1,16 @@
-"""SWE-bench task instances (JSON list or JSONL) -> an evalkit `patch` suite.
+"""SWE-bench task instances (JSON list, JSONL or the dataset's parquet files; 4.x and 5.x rows) ->
+an evalkit `patch` suite.
 
 One row becomes `<suite>/<instance_id>/case.yaml` with `test_patch.patch` and `gold.patch` beside
-it. The source tree is `inputs.repo` at `inputs.base_commit`: the row's GitHub repository mapped
-to a local clone or a URL the execute stage can `git clone` (there is no implicit github.com).
+it (and `eval.sh`, a 5.x row's eval script). The source tree is `inputs.repo` at
+`inputs.base_commit`, with the repository recorded as the row's `owner/name`: the run maps it to a
+local clone or URL (`evalkit run --repo owner/name=DIR`, `sandbox.repos`, `sandbox.repos_dir`), so
+a suite imported on one machine runs on another (there is no implicit github.com).
+
+With `--tree-in-image /testbed` the cases use SWE-bench's environment images instead: the tree is
+already in the image at its base commit, the image is the row's `image` (5.x) or the harness's
+`sweb.eval.x86_64.<id>:latest` name, and the test command is the row's eval script (5.x) or, for a
+4.x row, one of the same shape made here (the `swebench` package 5.x no longer holds 4.x specs).
 
 Where no clone can be had, `--tree INSTANCE_ID=DIR` takes a plain folder (e.g. the unpacked PyPI
 sdist of the release the base commit came just after) as that row's tree: it is copied into the
@@ -13,6 +21,7 @@ the gold patch and the test patch apply to the folder.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -31,8 +40,15 @@ from evalkit.casemodels import CASE_ID
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_text, confine_writes, ensure_dir, guarded
 
+#: SWE-bench 5.x row fields carried into the case.
+V5_FIELDS = ("image", "eval_script", "log_parser", "eval_type")
+#: Folder of SWE-bench's environment images that holds the tree at base_commit.
+TESTBED = "/testbed"
+EVAL_SCRIPT_FILE = "eval.sh"
 REQUIRED = ("instance_id", "repo", "base_commit", "patch", "test_patch", "FAIL_TO_PASS", "PASS_TO_PASS")
 DEFAULT_TEST_COMMAND = "python3 -m pytest -rA -p no:cacheprovider"
+#: Test command of a case whose eval script runs the tests (the sandbox runner exports where it is).
+EVAL_SCRIPT_COMMAND = 'bash "$EVALKIT_EVAL_SCRIPT"'
 #: Files a test patch touches that are data, not tests to run (as in SWE-bench's test directives).
 NON_TEST_EXTS = (".json", ".png", ".csv", ".txt", ".md", ".rst", ".jpg", ".jpeg", ".pkl", ".yml", ".yaml",
                  ".toml", ".cfg", ".ini", ".dcm", ".gz")
@@ -56,6 +72,16 @@ class Row:
     pass_to_pass: list[str]
     problem_statement: str = ""
     version: str = ""
+    image: str = ""
+    """5.x: the row's environment image."""
+    eval_script: str = ""
+    """5.x: the row's eval script."""
+    log_parser: str = ""
+    """5.x: the harness log parser that grades the row."""
+    eval_type: str = ""
+    """5.x: how the harness runs the row's tests."""
+    raw: Any = None
+    """The row as read (duplicates are compared on it)."""
 
 
 @dataclass
@@ -72,9 +98,53 @@ class ImportResult:
     """Things about written cases the user should know (e.g. test ids cut at a space)."""
 
 
-def read_rows(path: Path) -> list[tuple[int | None, Any]]:
-    """(line, raw row) of a JSON list (or `{id: row}` mapping) or a JSONL file; line is None for JSON."""
+def _parquet_rows(path: Path) -> list[tuple[int | None, Any]]:
+    """Rows of a parquet file (the Hugging Face dataset's `data/*.parquet`); no line numbers."""
     shown = str(path)
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError(Problem(shown, None, "reading parquet needs pyarrow (pip install 'evalkit[swebench]'), "
+                                              "or give the rows as JSON / JSONL")) from None
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise InputError(Problem(shown, None, "file not found (expected SWE-bench instances as .json, .jsonl or .parquet)")) from None
+    except Exception as exc:  # pyarrow raises ArrowInvalid / OSError for a file that is not parquet
+        raise InputError(Problem(shown, None, f"not a readable parquet file: {exc}")) from None
+    return [(None, row) for row in table.to_pylist()]
+
+
+def _json_list_rows(text: str, shown: str) -> list[tuple[int | None, Any]] | None:
+    """(line where the element starts, element) of a JSON list, or None when the text is not one."""
+    decoder = json.JSONDecoder()
+    pos = len(text) - len(text.lstrip())
+    if not text.startswith("[", pos):
+        return None
+    pos += 1
+    out: list[tuple[int | None, Any]] = []
+    ws = re.compile(r"[ \t\r\n]*")
+    while True:
+        pos = ws.match(text, pos).end()
+        if text.startswith("]", pos) and not out:
+            return out
+        value, end = decoder.raw_decode(text, pos)  # JSONDecodeError: the caller reports it
+        out.append((text.count("\n", 0, pos) + 1, value))
+        pos = ws.match(text, end).end()
+        if text.startswith(",", pos):
+            pos += 1
+            continue
+        if text.startswith("]", pos) and not text[pos + 1:].strip():
+            return out
+        raise json.JSONDecodeError("expected ',' or ']' after a row", text, pos)
+
+
+def read_rows(path: Path) -> list[tuple[int | None, Any]]:
+    """(line, raw row) of a JSON list (or `{id: row}` mapping), a JSONL file or a parquet file; line
+    is where the row starts (None for parquet and mappings)."""
+    shown = str(path)
+    if path.suffix == ".parquet":
+        return _parquet_rows(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -97,6 +167,9 @@ def read_rows(path: Path) -> list[tuple[int | None, Any]]:
             raise InputError(problems)
         return rows
     try:
+        listed = _json_list_rows(text, shown)
+        if listed is not None:
+            return listed
         loaded = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(Problem(shown, exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})")) from None
@@ -144,26 +217,51 @@ def parse_row(raw: Any, shown: str, line: int | None, index: int) -> Row:
     if problems:
         raise InputError([Problem(shown, line, f"{where}: {p}") for p in problems])
     ps = raw.get("problem_statement")
+    extra = {}
+    for key in V5_FIELDS:  # SWE-bench 5.x: carried into the case
+        value = raw.get(key)
+        if value is not None and not isinstance(value, str):
+            problems.append(f"{key} must be a string")
+        extra[key] = value if isinstance(value, str) else ""
+    if problems:
+        raise InputError([Problem(shown, line, f"{where}: {p}") for p in problems])
     return Row(line=line, instance_id=iid, repo=raw["repo"], base_commit=raw["base_commit"].strip(),
                patch=raw["patch"], test_patch=raw["test_patch"], fail_to_pass=lists["FAIL_TO_PASS"],
                pass_to_pass=lists["PASS_TO_PASS"], problem_statement=ps if isinstance(ps, str) else "",
-               version=str(raw.get("version") or ""))
+               version=str(raw.get("version") or ""), raw=raw, **extra)
 
 
-def load_rows(path: Path) -> list[Row]:
-    """Every row of a SWE-bench instances file, validated; all problems are reported at once."""
+def _where(shown: str, line: int | None, index: int) -> str:
+    return f"{shown}:{line}" if line is not None else f"{shown} row {index + 1}"
+
+
+def load_rows(path: Path, warnings: list[str] | None = None) -> list[Row]:
+    """Every row of a SWE-bench instances file, validated; all problems are reported at once.
+
+    A row repeated identically is kept once (a warning is appended to ``warnings``); two different
+    rows with one instance_id are an error naming both places."""
     shown = str(path)
-    rows, problems, seen = [], [], {}
+    rows: list[Row] = []
+    problems: list[Problem] = []
+    seen: dict[str, tuple[Row, str]] = {}
     for index, (line, raw) in enumerate(read_rows(path)):
         try:
             row = parse_row(raw, shown, line, index)
         except InputError as exc:
             problems.extend(exc.problems)
             continue
+        here = _where(shown, line, index)
         if row.instance_id in seen:
-            problems.append(Problem(shown, line, f"duplicate instance_id {row.instance_id!r} (also row {seen[row.instance_id]})"))
+            first, there = seen[row.instance_id]
+            if first.raw == row.raw:
+                if warnings is not None:
+                    warnings.append(f"{here}: row {row.instance_id} repeats {there} identically; imported once")
+                continue
+            differ = sorted(k for k in {*first.raw, *row.raw} if first.raw.get(k) != row.raw.get(k))
+            problems.append(Problem(shown, line, f"instance_id {row.instance_id!r} at {here} conflicts with the row at "
+                                                 f"{there} (they differ in {', '.join(differ[:6])})"))
             continue
-        seen[row.instance_id] = index + 1
+        seen[row.instance_id] = (row, here)
         rows.append(row)
     if problems:
         raise InputError(problems)
@@ -293,17 +391,74 @@ def _literal(text: str) -> Any:
     return LiteralScalarString(clean) if "\n" in clean.rstrip("\n") else clean
 
 
+def official_image_name(instance_id: str) -> str:
+    """SWE-bench's environment image of an instance, without a namespace (the run adds
+    `sandbox.swebench_namespace`): `sweb.eval.x86_64.<id>:latest`, `__` -> `_1776_`, lower case."""
+    return f"sweb.eval.x86_64.{instance_id}:latest".replace("__", "_1776_").lower()
+
+
+def _patched_files(patch: str) -> list[str]:
+    """Every file a diff names (old and new sides, /dev/null left out), in order."""
+    out: list[str] = []
+    for m in re.finditer(r"^(?:---|\+\+\+) (?:[ab]/)?(\S+)", patch, re.MULTILINE):
+        if m.group(1) != "/dev/null" and m.group(1) not in out:
+            out.append(m.group(1))
+    return out
+
+
+def harness_eval_script(row: Row, test_prefix: str | None, testbed: str = TESTBED) -> str:
+    """An eval script of the harness's shape for a 4.x row (5.x rows carry their own): activate the
+    image's `testbed` environment when there is one, put the test files back to base_commit, apply
+    the test patch, run the tests between the harness's output markers, reset the test files.
+    Made here because the `swebench` package 5.x holds no 4.x specs; the test command is evalkit's
+    (pytest on the files the test patch touches, or --test-command), not the harness's per-version one."""
+    files = " ".join(shlex.quote(f) for f in _patched_files(row.test_patch))
+    commit = shlex.quote(row.base_commit)
+    delim = "EOF_114329324912"
+    return "\n".join([
+        "#!/bin/bash",
+        "set -uxo pipefail",
+        "if [ -f /opt/miniconda3/bin/activate ]; then source /opt/miniconda3/bin/activate && conda activate testbed; fi",
+        f"cd {shlex.quote(testbed)}",
+        f"git checkout {commit} {files}",
+        f"git apply -v - <<'{delim}'",
+        row.test_patch.rstrip("\n"),
+        delim,
+        ": '>>>>> Start Test Output'",
+        command_for(row, test_prefix or DEFAULT_TEST_COMMAND),
+        ": '>>>>> End Test Output'",
+        f"git checkout {commit} {files}",
+        "",
+    ])
+
+
 def case_yaml(row: Row, repo: str | None, *, image: str | None, test_prefix: str | None,
-              tree_from: str | None = None) -> str:
-    """The case file; `tree_from` names the plain folder a --tree case's `tree/` was copied from."""
-    inputs: dict[str, Any] = ({"source_dir": TREE_DIR, "base_commit": row.base_commit} if tree_from is not None
-                              else {"repo": repo, "base_commit": row.base_commit})
+              tree_from: str | None = None, tree_in_image: str | None = None) -> str:
+    """The case file; `tree_from` names the plain folder a --tree case's `tree/` was copied from;
+    `tree_in_image`: the tree is in SWE-bench's environment image (its eval script is the test command)."""
+    if tree_from is not None:
+        inputs: dict[str, Any] = {"source_dir": TREE_DIR, "base_commit": row.base_commit}
+    elif tree_in_image is not None:
+        inputs = {"tree_in_image": tree_in_image, "repo": row.repo, "base_commit": row.base_commit}
+    else:
+        inputs = {"repo": repo, "base_commit": row.base_commit}
     if row.problem_statement:
         inputs["problem_statement"] = _literal(row.problem_statement)
     inputs["test_patch_file"] = "test_patch.patch"
-    inputs["test_command"] = command_for(row, test_prefix or DEFAULT_TEST_COMMAND)
-    if image:
-        inputs["image"] = image
+    if tree_in_image is not None:
+        inputs["eval_script_file"] = EVAL_SCRIPT_FILE
+        inputs["test_command"] = EVAL_SCRIPT_COMMAND
+        inputs["image"] = image or row.image or official_image_name(row.instance_id)
+    else:
+        if row.eval_script:
+            inputs["eval_script_file"] = EVAL_SCRIPT_FILE  # kept; runs with --tree-in-image only
+        inputs["test_command"] = command_for(row, test_prefix or DEFAULT_TEST_COMMAND)
+        if image:
+            inputs["image"] = image
+    if row.log_parser:
+        inputs["log_parser"] = row.log_parser
+    if row.eval_type:
+        inputs["eval_type"] = row.eval_type
     first = row.problem_statement.strip().splitlines()[0][:200] if row.problem_statement.strip() else ""
     description = row.repo + (f": {first}" if first else "")
     tags = [row.repo.split("/")[-1]] + ([f"v{row.version}"] if row.version else [])
@@ -315,6 +470,9 @@ def case_yaml(row: Row, repo: str | None, *, image: str | None, test_prefix: str
         description += f" (tree: folder {tree_from}, not verified to be base_commit {row.base_commit[:12]})"
         tags.append(UNVERIFIED_TAG)
         header += f"# {note}\n"
+    elif tree_in_image is None:
+        header += (f"# The repository {row.repo} is mapped at run time: evalkit run --repo {row.repo}=DIR "
+                   "(or sandbox.repos / sandbox.repos_dir in evalkit.yaml).\n")
     data = {
         "id": row.instance_id,
         "description": description,
@@ -338,25 +496,27 @@ def suite_yaml(source: Path, image: str | None) -> str:
 
 
 def import_swebench(source: Path, repos: dict[str, str], suite_dir: Path, *, image: str | None = None,
-                    test_command: str | None = None, trees: dict[str, Path] | None = None) -> ImportResult:
-    """Write a patch suite for every row whose repo is mapped or that has a --tree folder.
+                    test_command: str | None = None, trees: dict[str, Path] | None = None,
+                    tree_in_image: str | None = None) -> ImportResult:
+    """Write a patch suite for every row whose repo is mapped, that has a --tree folder, or (with
+    ``tree_in_image``) every row: its tree is in SWE-bench's environment image.
 
-    Nothing is written when any row is bad or any --tree folder does not take the row's patches.
-    A row with a --tree folder uses it even when its repo is mapped too.
+    Repositories are recorded as `owner/name` (the run maps them: portable suites); ``repos`` says
+    which rows to take. Nothing is written when any row is bad or any --tree folder does not take
+    the row's patches. A row with a --tree folder uses it even when its repo is mapped too.
     """
-    rows = load_rows(source)
+    result = ImportResult()
+    rows = load_rows(source, result.warnings)
     trees = trees or {}
     problems = check_trees(rows, trees, source)
     if problems:
         raise InputError(problems)
-    result = ImportResult()
     confine_writes(suite_dir)  # every file this import writes lands below the suite folder it was given
     ensure_dir(suite_dir)
-    atomic_write_text(suite_dir / "suite.yaml", suite_yaml(source, image))
+    atomic_write_text(suite_dir / "suite.yaml", suite_yaml(source, None if tree_in_image else image))
     for row in rows:
         folder = trees.get(row.instance_id)
-        target = repos.get(row.repo)
-        if target is None and folder is None:
+        if row.repo not in repos and folder is None and tree_in_image is None:
             result.skipped.setdefault(row.repo, []).append(row.instance_id)
             continue
         case_dir = suite_dir / row.instance_id
@@ -366,13 +526,14 @@ def import_swebench(source: Path, repos: dict[str, str], suite_dir: Path, *, ima
         if folder is not None:
             _copy_tree(folder, case_dir / TREE_DIR)
             result.unverified.append(row.instance_id)
-        atomic_write_text(case_dir / "case.yaml", case_yaml(row, target, image=None, test_prefix=test_command,
-                                                           tree_from=folder.name if folder is not None else None))
+        in_image = tree_in_image if folder is None else None
+        script = row.eval_script or (harness_eval_script(row, test_command, in_image) if in_image else "")
+        if script:
+            atomic_write_text(case_dir / EVAL_SCRIPT_FILE, script if script.endswith("\n") else script + "\n")
+        written = dataclasses.replace(row, eval_script=script)
+        atomic_write_text(case_dir / "case.yaml", case_yaml(written, row.repo, image=image if in_image else None,
+                                                           test_prefix=test_command,
+                                                           tree_from=folder.name if folder is not None else None,
+                                                           tree_in_image=in_image))
         result.written.append(row.instance_id)
-        cut = cut_test_ids(row)
-        if cut:
-            result.warnings.append(
-                f"{row.instance_id}: {len(cut)} test id(s) look cut at a space (SWE-bench's log parser splits at "
-                f"whitespace), e.g. {cut[0]!r}; evalkit matches whole pytest ids, so these count as absent and "
-                "even the gold patch does not resolve the case")
     return result

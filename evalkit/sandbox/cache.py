@@ -16,9 +16,10 @@ from evalkit.store import ContentStore
 
 log = logging.getLogger(__name__)
 
-#: Outcomes that are final for given inputs. infra_error is the harness's failure and timeout may
-#: come from a loaded machine: both are run again next time.
-CACHEABLE = frozenset({"completed", "patch_failed", "tampered_with_tests", "case_error", "oom"})
+#: Outcomes that are final for given inputs. infra_error is the harness's failure: run again next
+#: time. A timeout is stored like any run, keyed the same way (its limit, timeout_s, is in the key):
+#: a hanging environment costs its timeout once, not once per system and run.
+CACHEABLE = frozenset({"completed", "patch_failed", "tampered_with_tests", "case_error", "oom", "timeout"})
 KEY_VERSION = 1
 
 
@@ -27,7 +28,7 @@ def cache_inputs(spec: TestRunSpec, isolation: str, image: str | None) -> dict[s
     return {
         "version": KEY_VERSION,
         "spec": spec.model_dump(mode="json", exclude={"tree", "dockerfile_dir"}),
-        "tree": tree_digest(spec.tree),
+        "tree": None if spec.tree_in_image else tree_digest(spec.tree),  # else the image id names the tree
         "isolation": isolation,
         "image": image,
     }

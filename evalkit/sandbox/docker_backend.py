@@ -81,13 +81,13 @@ def sweep_leftovers(force: bool = False) -> int:
         return removed
 
 
-def _ctl_tar(files: dict[str, str], nonce: str, prefix: str) -> bytes:
+def _ctl_tar(files: dict[str, str], nonce: str, prefix: str, runner_uid: int = SANDBOX_UID) -> bytes:
     """Control files owned by root (the runner cannot change them) and a nonce only it can read."""
     tar = TarBuilder()
     for name, text in files.items():
         tar.add_bytes(f"{prefix}/{name}", text.encode("utf-8"), 0o755 if name.endswith(".sh") else 0o644, uid=0)
-    tar.add_dir(f"{prefix}/secret", 0o700)
-    tar.add_bytes(f"{prefix}/secret/nonce", nonce.encode(), 0o600)
+    tar.add_dir(f"{prefix}/secret", 0o700, uid=runner_uid)
+    tar.add_bytes(f"{prefix}/secret/nonce", nonce.encode(), 0o600, uid=runner_uid)
     return tar.getvalue()
 
 
@@ -104,6 +104,10 @@ class DockerSandbox:
         self.container = None
         self._first_nonce = new_nonce()
         self._started = False
+        # A tree already in the image (SWE-bench's /testbed) belongs to the image's root: the runner patches
+        # it as that root, still without any capability (so no file of another owner is writable), network
+        # or new privileges; ctl/ is root's then too, which the nonce check does not rely on.
+        self.runner_uid = 0 if spec.tree_in_image else SANDBOX_UID
         lim = spec.limits
         cli = client()
         try:
@@ -118,9 +122,10 @@ class DockerSandbox:
                 command=["/bin/sh", f"{ROOT}/ctl/run.sh", ROOT],
                 name=name,
                 labels={LABEL: "1", OWNER_LABEL: _owner(), DEADLINE_LABEL: f"{time.time() + budget:.0f}"},
-                user=f"{SANDBOX_UID}:{SANDBOX_UID}",
-                working_dir=f"{ROOT}/tree",
-                environment={"HOME": f"{ROOT}/home", "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8"},
+                user=f"{self.runner_uid}:{self.runner_uid}",
+                working_dir=spec.tree_in_image or f"{ROOT}/tree",
+                environment={"HOME": f"{ROOT}/home", "PYTHONDONTWRITEBYTECODE": "1", "LANG": "C.UTF-8",
+                             "PYTHONUNBUFFERED": "1"},  # output reaches the log as it is printed (kept on a timeout)
                 network_disabled=True,
                 mem_limit=f"{lim.memory_mb}m",
                 memswap_limit=f"{lim.memory_mb}m",
@@ -151,15 +156,16 @@ class DockerSandbox:
     def _fill(self) -> None:
         tar = TarBuilder()
         tar.add_dir("work", 0o755, uid=0)  # root's: the runner cannot swap ctl/ for a folder of its own
-        tar.add_tree(self.spec.tree, "work/tree")
-        tar.add_dir("work/out", 0o755)
-        tar.add_dir("work/home", 0o755)
+        if not self.spec.tree_in_image:  # else the image holds the tree: nothing is copied in
+            tar.add_tree(self.spec.tree, "work/tree")
+        tar.add_dir("work/out", 0o755, uid=self.runner_uid)
+        tar.add_dir("work/home", 0o755, uid=self.runner_uid)
         tar.add_dir("work/ctl", 0o755, uid=0)
         for name, text in {**self.ctl.files, "phase": "main\n"}.items():
             mode = 0o755 if name.endswith(".sh") else 0o644
             tar.add_bytes(f"work/ctl/{name}", text.encode("utf-8"), mode, uid=0)
-        tar.add_dir("work/ctl/secret", 0o700)
-        tar.add_bytes("work/ctl/secret/nonce", self._first_nonce.encode(), 0o600)
+        tar.add_dir("work/ctl/secret", 0o700, uid=self.runner_uid)
+        tar.add_bytes("work/ctl/secret/nonce", self._first_nonce.encode(), 0o600, uid=self.runner_uid)
         self._put("/", tar.getvalue())
 
     def _put(self, path: str, data: bytes) -> None:
@@ -178,7 +184,7 @@ class DockerSandbox:
             files = {"phase": f"{phase}\n"}
             if command is not None:
                 files[f"{phase}.cmd"] = command + "\n"
-            self._put(f"{ROOT}/ctl", _ctl_tar(files, nonce, "."))
+            self._put(f"{ROOT}/ctl", _ctl_tar(files, nonce, ".", self.runner_uid))
         t0 = time.monotonic()
         try:
             self.container.start()
@@ -186,9 +192,10 @@ class DockerSandbox:
             raise SandboxError(f"the container did not start: {exc}") from exc
         state, exit_code = self._wait(self.spec.limits.timeout_s)
         outcome = PhaseOutcome(phase, nonce, state, exit_code, duration_s=time.monotonic() - t0)
+        # After a timeout too: what the run printed before the kill is in out/<phase>/ (the log's head).
+        outcome.files, outcome.files_capped = self._fetch(f"{ROOT}/out/{phase}")
         if state == "timeout":
             return outcome
-        outcome.files, outcome.files_capped = self._fetch(f"{ROOT}/out/{phase}")
         if "runner.txt" not in outcome.files:
             outcome.crash_output = self._logs()
         return outcome

@@ -158,6 +158,7 @@ class LocalSandbox:
             "TMPDIR": str(self.root / "tmp"),
             "LANG": "C.UTF-8",
             "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONUNBUFFERED": "1",  # output reaches the log as it is printed (kept on a timeout)
         }
         t0 = time.monotonic()
         try:
@@ -182,8 +183,9 @@ class LocalSandbox:
             local_user.kill_uid(self.identity.uid)  # nor one that left the group: it still has the sandbox's uid
         reader.join(timeout=5)
         outcome = PhaseOutcome(phase, nonce, state, code, duration_s=time.monotonic() - t0)
+        # After a timeout too: what the run printed before the kill is in out/<phase>/ (the log's head).
+        outcome.files, outcome.files_capped = self._read_out(phase)
         if state == "exited":
-            outcome.files, outcome.files_capped = self._read_out(phase)
             if "runner.txt" not in outcome.files:
                 outcome.crash_output = bytes(output)
         return outcome

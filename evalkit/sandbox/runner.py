@@ -46,6 +46,10 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
 
     if not spec.fail_to_pass:
         return _early("case_error", "no FAIL_TO_PASS tests: cannot decide resolution", chosen, t0)
+    if spec.tree_in_image and chosen != "docker":
+        return _early("infra_error", f"the tree is in the image {spec.image} ({spec.tree_in_image}): "
+                      "the run needs Docker", chosen, t0)
+    host_tree = None if spec.tree_in_image else spec.tree
     test_paths: tuple[str, ...] = ()
     try:
         for pattern in spec.junit_paths:
@@ -58,11 +62,11 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
     if spec.patch is not None:
         try:
             patch_paths = check_patch(spec.patch).paths
-            tests_guard = screen(spec.patch, spec.test_changes, spec.tree, patch_paths, test_paths)
+            tests_guard = screen(spec.patch, spec.test_changes, host_tree, patch_paths, test_paths)
         except PatchRejected as exc:
             return _early("patch_failed", f"patch refused before running: {exc}", chosen, t0)
     else:
-        tests_guard = screen(None, spec.test_changes, spec.tree, (), test_paths)
+        tests_guard = screen(None, spec.test_changes, host_tree, (), test_paths)
     if tests_guard.refused:  # tests decide, not the patch: the system's failure, before any sandbox
         return _early("tampered_with_tests", tests_guard.note, chosen, t0, resolved=False,
                       test_changes=tests_guard.listed)

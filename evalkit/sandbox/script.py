@@ -111,10 +111,13 @@ fi
 
 _RUN = r"""
 say "running: $(cat "$CTL/$PHASE.cmd")"
+# head's output is buffered until it exits: unbuffered (stdbuf, where there is one) the log keeps what
+# the tests printed before a timeout's kill.
+HEAD="head"; command -v stdbuf > /dev/null 2>&1 && HEAD="stdbuf -o0 head"
 # Keep the first and the last {half} bytes of the output (the summary is at the end) and count the rest;
 # the exit status comes back on fd 3, which the test command does not inherit.
 rc=$( { { sh -c "$(cat "$CTL/$PHASE.cmd")" </dev/null 2>&1 3>&- 4>&-; echo $? >&3; } \
-        | { head -c {half} > "$OUT/log"; { tee /dev/fd/4 | tail -c {half} > "$OUT/tail"; } 4>&1 | wc -c > "$OUT/rest"; }; } 3>&1 )
+        | { $HEAD -c {half} > "$OUT/log"; { tee /dev/fd/4 | tail -c {half} > "$OUT/tail"; } 4>&1 | wc -c > "$OUT/rest"; }; } 3>&1 )
 say "test command exited with status $rc"
 """
 
@@ -142,7 +145,12 @@ def runner_script(spec: TestRunSpec) -> str:
             f'mkdir -p "$OUT/junit/{i}" && [ -d {where} ] && '
             f'find {where} -maxdepth 1 -type f -name {what} -exec cp {{}} "$OUT/junit/{i}/" \\;'
         )
-    parts = [_HEAD, _MAIN, "\n# stale JUnit reports (shipped or planted by a patch) must not count\n"]
+    head = _HEAD
+    if spec.tree_in_image:  # the image holds the tree already (SWE-bench's /testbed): patch and test it there
+        head = head.replace('TREE="$ROOT/tree"', f"TREE={shlex.quote(spec.tree_in_image)}", 1)
+    if spec.eval_script is not None:  # the case's eval script, for its test command: bash "$EVALKIT_EVAL_SCRIPT"
+        head += 'export EVALKIT_EVAL_SCRIPT="$CTL/eval.sh"\n'
+    parts = [head, _MAIN, "\n# stale JUnit reports (shipped or planted by a patch) must not count\n"]
     parts += [line + "\n" for line in clean]
     parts.append(_RUN.replace("{half}", str(max(limit // 2, 1))))
     parts += [line + "\n" for line in collect]
@@ -165,6 +173,8 @@ def control_files(spec: TestRunSpec, test_patch_paths: tuple[str, ...], patch_pa
     ``revert_paths``: test infrastructure it changed, restored to base with the test patch's files.
     """
     files = {"run.sh": runner_script(spec), "main.cmd": spec.test_command + "\n"}
+    if spec.eval_script is not None:
+        files["eval.sh"] = spec.eval_script if spec.eval_script.endswith("\n") else spec.eval_script + "\n"
     if spec.patch is not None:
         files["patch.diff"] = spec.patch if spec.patch.endswith("\n") else spec.patch + "\n"
         files["patch.paths"] = "".join(p + "\n" for p in patch_paths)

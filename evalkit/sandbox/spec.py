@@ -62,6 +62,10 @@ class TestRunSpec(Model):
     """Resource limits of the run."""
     dockerfile_dir: str | None = None
     """Host folder with a Dockerfile to build ``image`` from when it is neither present nor pullable."""
+    tree_in_image: str | None = None
+    """Folder of the image holding the tree already (SWE-bench's `/testbed`): ``tree`` is not copied in (Docker only)."""
+    eval_script: str | None = None
+    """A script the test command may run (written to ``ctl/eval.sh``; SWE-bench's eval script)."""
     test_changes: TestChanges = "refuse"
     """What to do when the patch changes test infrastructure (conftest.py, pytest settings, plugins): refuse it (``tampered_with_tests``) or revert those files to base before the tests run."""
     log_parser: str | None = None

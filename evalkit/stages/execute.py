@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import tempfile
 import threading
@@ -27,6 +29,45 @@ class TreeUnavailable(RuntimeError):
     """The case's source tree could not be materialised (bad repo or commit)."""
 
 
+class RepoUnmapped(TreeUnavailable):
+    """The case names its repository as `owner/name` and this machine maps it nowhere (retried next run)."""
+
+
+_OWNER_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+def repo_map(cfg: Config) -> dict[str, str]:
+    """`owner/name` -> clone or URL: config `sandbox.repos`, then `EVALKIT_REPOS` (`owner/name=DIR,...`)."""
+    out = dict(cfg.sandbox.repos)
+    for spec in re.split(r"[,;\n]", os.environ.get("EVALKIT_REPOS", "")):
+        name, sep, target = spec.partition("=")
+        if sep and name.strip() and target.strip():
+            out[name.strip()] = target.strip()
+    return out
+
+
+def resolve_repo(cfg: Config, repo: str) -> str:
+    """Where a case's `inputs.repo` is: a URL or an existing path as written; `owner/name` (portable
+    suites, e.g. SWE-bench imports) through the repo map or a folder of clones."""
+    if re.match(r"^(https?://|git@|ssh://|file://)", repo) or not _OWNER_NAME.match(repo):
+        return repo
+    mapped = repo_map(cfg).get(repo)
+    if mapped:
+        return mapped if re.match(r"^(https?://|git@|ssh://|file://)", mapped) else str(cfg.resolve(mapped))
+    owner, name = repo.split("/")
+    for base in (os.environ.get("EVALKIT_REPOS_DIR"), cfg.sandbox.repos_dir):
+        if not base:
+            continue
+        root = cfg.resolve(base)
+        for cand in (root / f"{owner}__{name}", root / owner / name, root / name):
+            if cand.is_dir():
+                return str(cand)
+    if Path(repo).is_dir():  # a relative folder that happens to look like owner/name
+        return repo
+    raise RepoUnmapped(f"repository {repo} is not mapped on this machine: give `--repo {repo}=DIR` to evalkit run, "
+                       "or set sandbox.repos / sandbox.repos_dir in evalkit.yaml (or EVALKIT_REPOS / EVALKIT_REPOS_DIR)")
+
+
 def source_tree(cfg: Config, case: Case) -> Path:
     """The case's source tree: its folder, or `git archive` of repo@base_commit (cached)."""
     folder = case.ref_path("inputs.source_dir")
@@ -35,6 +76,7 @@ def source_tree(cfg: Config, case: Case) -> Path:
     repo, commit = case.inputs.get("repo"), case.inputs.get("base_commit")
     if not repo or not commit:
         raise TreeUnavailable("patch case needs inputs.source_dir, or inputs.repo and inputs.base_commit")
+    repo = resolve_repo(cfg, str(repo))
     dest = cfg.work_path / "cache" / "trees" / digest([repo, commit])[:24]
     with _tree_lock:
         if (dest / ".evalkit-complete").exists():
@@ -67,15 +109,38 @@ def host_refusal(cfg: Config, case: Case) -> dict[str, Any] | None:
     return None if why is None else {"status": "infra_error", "reason": why, "isolation": None}
 
 
+DEFAULT_TEST_COMMAND = "python3 -m pytest -rA -p no:cacheprovider"
+#: The test command of a case with an eval script (the runner exports where it put the script).
+EVAL_SCRIPT_COMMAND = 'bash "$EVALKIT_EVAL_SCRIPT"'
+
+
+def official_image(cfg: Config, image: str) -> str:
+    """A SWE-bench environment image name: as written when it names a registry namespace, else under
+    `sandbox.swebench_namespace` (SWE-bench's `__` -> `_1776_` rule applied, as the harness names them)."""
+    ns = cfg.sandbox.swebench_namespace.strip().strip("/")
+    if "/" in image or not ns:
+        return image
+    return f"{ns}/{image}".replace("__", "_1776_").lower()
+
+
 def run_spec(cfg: Config, case: Case, patch: str | None) -> Any:
     """The sandbox request for one patch on one case."""
     from evalkit.sandbox import SandboxLimits, TestRunSpec
 
     inputs, ref = case.inputs, case.reference
     sb = cfg.sandbox
+    in_image = inputs.get("tree_in_image")
+    eval_script = case.read("inputs.eval_script_file") if inputs.get("eval_script_file") else None
+    command = inputs["test_command"]
+    if eval_script is not None and in_image and command == DEFAULT_TEST_COMMAND:
+        command = EVAL_SCRIPT_COMMAND
+    if "EVALKIT_EVAL_SCRIPT" not in command:
+        eval_script = None  # carried by the case, unused by its command: not part of the run
     return TestRunSpec(
-        image=inputs["image"], tree=str(source_tree(cfg, case)), patch=patch or None,
-        test_patch=case.read("inputs.test_patch_file"), test_command=inputs["test_command"],
+        image=official_image(cfg, inputs["image"]) if in_image else inputs["image"],
+        tree=f"(in the image: {in_image})" if in_image else str(source_tree(cfg, case)), patch=patch or None,
+        tree_in_image=in_image or None, eval_script=eval_script,
+        test_patch=case.read("inputs.test_patch_file"), test_command=command,
         junit_paths=inputs.get("junit_paths", []), fail_to_pass=ref.get("fail_to_pass", []),
         pass_to_pass=ref.get("pass_to_pass", []), reruns=sb.reruns, flaky_policy=sb.flaky_policy,
         limits=SandboxLimits(memory_mb=sb.memory_mb, cpus=sb.cpus, pids=sb.pids, timeout_s=inputs["timeout_s"],
@@ -124,6 +189,8 @@ def run_patch(cfg: Config, case: Case, patch: str | None) -> dict[str, Any]:
         return refused
     try:
         spec = run_spec(cfg, case, patch)
+    except RepoUnmapped as exc:  # this machine's setup, not the case: retried once the repository is mapped
+        return {"status": "infra_error", "reason": str(exc), "isolation": None}
     except TreeUnavailable as exc:
         return {"status": "case_error", "reason": str(exc), "isolation": "local"}
     store = ContentStore(cfg.work_path / "cache", "sandbox")
@@ -145,6 +212,11 @@ def execute(cfg: Config, system: Any, case: Case, output: OutputArtifact) -> Exe
 
         runs = [iterate(cfg, system, case, sample, i) for i, sample in enumerate(output.samples)]
     else:
+        from evalkit.stages.validate import environment_broken
+
+        broken = environment_broken(cfg, case)
+        if broken is not None:  # validated once: gold and no patch both time out; no system's patch runs
+            return ExecutionArtifact(**base, status="broken", reason=f"harness validation: {broken}", provenance=prov)
         runs = [run_patch(cfg, case, sample.patch) for sample in output.samples]
     first = runs[0]
     status = STATUS[first["status"]]

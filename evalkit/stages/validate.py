@@ -35,6 +35,9 @@ class Validation(Model):
     case cannot tell systems apart; unchecked: the case has no reference to check."""
     reason: str = ""
     """Why the case is broken (or the infrastructure error)."""
+    environment_broken: bool = False
+    """patch: gold and no patch both timed out, so the environment (not a patch) is at fault; the
+    systems' execute stage records `broken` from this validation without running their patches."""
 
 
 def validation_path(work: Path, case: Case) -> Path:
@@ -43,6 +46,15 @@ def validation_path(work: Path, case: Case) -> Path:
 
 VALIDATED_KINDS = ("patch", "migration", "generation", "rag", "agentic")
 """Suite kinds whose cases the validate task checks (e2e: the gold patch's tests are its run)."""
+
+
+def environment_broken(cfg: Config, case: Case) -> str | None:
+    """The reason of a patch case's validation that found its environment broken, else None."""
+    try:
+        data = json.loads(validation_path(cfg.work_path, case).read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return (data.get("reason") or "broken environment") if data.get("environment_broken") else None
 
 
 def validation_status(cfg: Config, case: Case) -> tuple[str, str] | None:
@@ -161,6 +173,11 @@ def validate_case(cfg: Config, case: Case) -> Validation:
 
     gold = run_patch(cfg, case, case.read("reference.patch_file"))
     empty = run_patch(cfg, case, None)
+    if gold["status"] == "timeout" and empty["status"] == "timeout":
+        return Validation(**base, status="broken", environment_broken=True,
+                          reason=f"broken environment: the tests time out with the gold patch and with no patch "
+                                 f"(limit {case.inputs.get('timeout_s', 0):g} s): the tests hang or need what the "
+                                 "sandbox lacks (a package, the network); the systems' patches are not run")
     for name, run in (("gold", gold), ("empty", empty)):
         if run["status"] == "infra_error":
             return Validation(**base, status="infra_error", reason=f"{name}: {run['reason']}")
@@ -170,6 +187,11 @@ def validate_case(cfg: Config, case: Case) -> Validation:
         failing = sorted(t for t, s in {**gold.get("fail_to_pass", {}), **gold.get("pass_to_pass", {})}.items()
                          if s != "passed")
         detail = f"failing: {', '.join(failing[:5])}" if failing else gold.get("reason", "")
+        ran = {t.split(" ", 1)[0] for t in gold.get("tests", {})} | set(gold.get("tests", {}))
+        cut = [t for t in failing if "[" in t and not t.endswith("]") and t not in ran]
+        if cut:  # only when the grader could not match them to a test that ran
+            detail += (f"; {len(cut)} id(s) look cut at a space (SWE-bench's log parser splits at whitespace) and "
+                       f"match no test that ran, e.g. {cut[0]!r}")
         return Validation(**base, status="broken", reason=f"gold patch does not resolve ({gold['status']}; {detail})")
     if empty.get("resolved"):
         return Validation(**base, status="broken", reason="resolved without any patch: FAIL_TO_PASS tests already pass")

@@ -133,7 +133,9 @@ def test_bad_tree_options(tmp_path: Path) -> None:
     assert "a second folder for b" in messages[2]
 
 
-def test_ids_cut_at_a_space_are_warned_about(tmp_path: Path) -> None:
+def test_ids_cut_at_a_space_are_not_warned_about_at_import(tmp_path: Path) -> None:
+    # the grader matches an id cut at a space to the test it names (gold resolves pydicom-1413); only a
+    # validation whose gold fails on such an id that matched nothing says so
     folder = plain_folder(tmp_path)
     project = tmp_path / "proj"
     cut = "tests/test_lib.py::test_fail[custom-Custom"
@@ -142,7 +144,7 @@ def test_ids_cut_at_a_space_are_warned_about(tmp_path: Path) -> None:
     proc = evalkit("import", "swebench", "instances.jsonl", "--tree", f"acme__mylib-1={folder}",
                    "--suite-dir", "cases/swe", cwd=project)
     assert proc.returncode == 0, proc.stderr
-    assert "warning: acme__mylib-1: 1 test id(s) look cut at a space" in proc.stderr and repr(cut) in proc.stderr
+    assert "look cut" not in proc.stderr and "warning" not in proc.stderr
 
 
 def test_tree_case_runs_gold_resolves_empty_does_not(tmp_path: Path) -> None:
