@@ -378,10 +378,22 @@ def _tree(case: Case, cfg: Config, scratch: Path, where: Locator) -> tuple[Path 
     if folder is not None:
         return folder, None
     repo, commit = case.inputs.get("repo"), case.inputs.get("base_commit")
+    if case.inputs.get("tree_in_image"):
+        from evalkit.stages.execute import official_image
+
+        return None, where.problem(case, ("inputs", "tree_in_image"), f"the tree is in the image "
+                                   f"{official_image(cfg, str(case.inputs.get('image')))}: check does not open images, "
+                                   "so the patches were not checked against it", warning=True)
     if not repo or not commit:
         return None, where.problem(case, ("inputs",), "patch case needs inputs.source_dir, or inputs.repo and "
                                                       "inputs.base_commit")
     from evalkit.fsutil import digest
+    from evalkit.stages.execute import RepoUnmapped, resolve_repo
+
+    try:
+        repo = resolve_repo(cfg, str(repo))  # `owner/name` (portable SWE-bench imports) -> this machine's clone
+    except RepoUnmapped as exc:
+        return None, where.problem(case, ("inputs", "repo"), f"{exc}; the patches were not checked", warning=True)
 
     cached = cfg.work_path / "cache" / "trees" / digest([repo, commit])[:24]
     if (cached / ".evalkit-complete").exists():
@@ -473,7 +485,12 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
         if case.kind not in SANDBOX_KINDS or (case.kind != "patch" and not case.inputs.get("test_command")):
             continue
         dockerfile = case.ref_path("inputs.dockerfile_dir")
-        uses.setdefault((case.inputs["image"], str(dockerfile) if dockerfile else None), []).append(case)
+        image = case.inputs["image"]
+        if case.inputs.get("tree_in_image"):  # SWE-bench's image: under sandbox.swebench_namespace, as the run names it
+            from evalkit.stages.execute import official_image
+
+            image = official_image(cfg, image)
+        uses.setdefault((image, str(dockerfile) if dockerfile else None), []).append(case)
     if not uses:
         return []
 
