@@ -232,6 +232,8 @@ class DockerSandbox:
         except docker.errors.APIError as exc:
             if "is not running" not in str(exc):
                 raise SandboxError(f"cannot kill the timed-out container: {exc}") from exc
+        except requests.exceptions.RequestException as exc:  # the daemon went away while we waited
+            raise SandboxError(f"lost the Docker daemon while stopping the container: {exc}") from exc
 
     def _fetch(self, path: str) -> tuple[dict[str, bytes], bool]:
         cap = self.spec.limits.log_limit_bytes + RESULTS_EXTRA_BYTES
