@@ -131,6 +131,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compare_args(p: argparse.ArgumentParser) -> None:
+    _config_arg(p)
+    p.add_argument("a", help="the older release (compared with)")
+    p.add_argument("b", help="the newer release")
+    p.add_argument("--site", default=None, help="site folder (default: the config's site_dir)")
+
+
+@command("compare", "compare two releases of the site: site/compare/A..B.html, per case what changed", _compare_args)
+def cmd_compare(args: argparse.Namespace) -> int:
+    from evalkit.fsutil import confine_writes
+    from evalkit.report.compare import counts, render_comparison
+    from evalkit.report.compare import ReleaseComparison
+
+    tdir = cache = None
+    if args.site:
+        site = Path(args.site)
+    else:
+        from evalkit.config import load_config
+
+        cfg = load_config(args.config)
+        site = cfg.site_path
+        tdir = cfg.resolve(cfg.templates_dir) if cfg.templates_dir else None
+        cache = cfg.work_path / "cache" / "jinja"
+    if not (site / "manifest.json").exists() and not any(site.glob("*/report.json")):
+        raise InputError([f"{site}: no report site here (no manifest.json, no <release>/report.json); "
+                          f"run `evalkit run` first or pass --site"])
+    confine_writes(site, *([cache] if cache else []))
+    page = render_comparison(site, args.a, args.b, tdir, cache)
+    c = counts(ReleaseComparison.model_validate_json(page.with_suffix(".json").read_bytes()))
+    print(f"evalkit compare {args.a}..{args.b}: {c['worse']} case(s) worse, {c['better']} better, "
+          f"{c['status_changes']} status change(s), {c['added']} added, {c['removed']} removed -> open "
+          f"{os.path.relpath(page)}")
+    return 0
+
+
 def _load_plugins() -> None:
     """Commands defined in other modules register themselves on import."""
     import importlib

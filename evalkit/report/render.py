@@ -14,6 +14,7 @@ Pages of a release:
     site/<release>/cases/<suite>/<case>.compare.html  two systems side by side (?a=SYS&b=SYS)
     site/<release>/cases/<suite>/<case>.<system>.log.txt  full test log, when tests ran
     site/<release>/regressions.html          per system, cases worse / better than the previous release
+    site/compare/<a>..<b>.html               any two releases compared (evalkit.report.compare)
     site/assets/                             style.css, charts.js, compare.js, plotly.min.js (one copy)
     site/schemas/*.schema.json               JSON Schemas of report.json, the case JSON, ...
 """
@@ -288,11 +289,15 @@ def _exists_in(site: Path, release: str | None, suite: str, case_id: str) -> boo
     return bool(release) and (site / str(release) / "cases" / suite / f"{case_id}.json").exists()
 
 
-def regression_groups(site: Path, report: Report) -> list[dict[str, Any]]:
-    """Per system: worse and better cases, one entry per case with every metric that moved."""
-    prev = report.diff.previous_release
+def regression_groups(site: Path, report: Report, diff: Any = None) -> list[dict[str, Any]]:
+    """Per system: worse and better cases, one entry per case with every metric that moved.
+
+    ``diff`` (a ReleaseDiff of any earlier release against ``report``; default: the report's own
+    against the previous release) lets `evalkit.report.compare` group any pair the same way."""
+    diff = report.diff if diff is None else diff
+    prev = diff.previous_release
     out = []
-    for system, d in report.diff.systems.items():
+    for system, d in diff.systems.items():
         entry: dict[str, Any] = {"system": system}
         for key, items in (("regressed", d.regressed), ("improved", d.improved)):
             cases: dict[tuple[str, str], dict[str, Any]] = {}
@@ -493,6 +498,11 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
     atomic_write_text(page, env.get_template("regressions.html.j2").render(
         report=report, groups=regression_groups(site, report), root="../", here="regressions", **nav))
     written.append(page)
+    prev = report.diff.previous_release
+    if prev and prev in releases:  # site/compare/<previous>..<release>.html (others: `evalkit compare A B`)
+        from evalkit.report.compare import render_comparison
+
+        written.append(render_comparison(site, prev, release, tdir, cache_dir))
 
     index_path = out_dir / "cases" / PAGE_INDEX
     try:

@@ -65,6 +65,8 @@ def update_manifest(site: Path, release: str) -> dict[str, Any]:
         out["releases"].append({"release": r, "report": f"{r}/report.json", "index": f"{r}/index.html",
                                 "files": files})
     out["assets"] = sorted(p.relative_to(site).as_posix() for p in (site / "assets").glob("*") if p.is_file())
+    out["compare"] = sorted(p.relative_to(site).as_posix() for p in (site / "compare").glob("*..*.*")
+                            if p.is_file() and not (p.name.startswith(".") or p.name.endswith(".tmp")))
     out["schemas"] = sorted(p.relative_to(site).as_posix() for p in (site / "schemas").glob("*.schema.json"))
     atomic_write_json(site / "manifest.json", out)
     return out

@@ -1,0 +1,130 @@
+"""Any two releases compared: site/compare/<a>..<b>.html.
+
+The per-metric changes are summarize's `release_diff` (the same rule that fills report.json's
+`diff` against the previous release), applied to any pair; this module adds what a diff of one
+report does not hold: cases present in only one release, systems present in only one, and cells
+whose status moved (ok -> error, ...). The page groups the changes per system like the
+regressions page (`render.regression_groups`) and links every case to its page in both releases.
+
+`evalkit compare A B` writes it for any pair; `render` writes it for the previous release and
+this one with each release.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import InputError
+from evalkit.fsutil import atomic_write_json, atomic_write_text
+from evalkit.models import Model
+from evalkit.report.models import ReleaseDiff, Report
+from evalkit.report.site import list_releases
+
+
+class StatusChange(Model):
+    """One system on one case whose status differs between the two releases."""
+
+    suite: str
+    """Suite name."""
+    case_id: str
+    """Case id."""
+    system: str
+    """System name."""
+    before: str
+    """Status in release a."""
+    after: str
+    """Status in release b."""
+
+
+class ReleaseComparison(Model):
+    """site/compare/<a>..<b>.json: what changed from release a to release b."""
+
+    a: str
+    """The older release (the one compared with)."""
+    b: str
+    """The newer release."""
+    diff: ReleaseDiff
+    """Per system, the cases whose headline metrics got better or worse (summarize's rule)."""
+    status_changes: list[StatusChange] = []
+    """Cells whose status moved (ok / error / timeout / ...)."""
+    added: list[str] = []
+    """Cases (suite/case) only in release b."""
+    removed: list[str] = []
+    """Cases (suite/case) only in release a."""
+    systems_added: list[str] = []
+    """Systems only in release b."""
+    systems_removed: list[str] = []
+    """Systems only in release a."""
+
+
+def compare_reports(a: Report, b: Report) -> ReleaseComparison:
+    """What changed from report ``a`` to report ``b`` (any two releases, either order)."""
+    from evalkit.report.summarize import release_diff
+
+    diff = release_diff(a, b.cases)
+    old = {(r.suite, r.case_id): r for r in a.cases}
+    new = {(r.suite, r.case_id): r for r in b.cases}
+    status: list[StatusChange] = []
+    for key in sorted(old.keys() & new.keys()):
+        for system, cell in sorted(new[key].systems.items()):
+            before = old[key].systems.get(system)
+            if before is not None and before.status != cell.status:
+                status.append(StatusChange(suite=key[0], case_id=key[1], system=system,
+                                           before=before.status, after=cell.status))
+    a_sys, b_sys = {s.name for s in a.systems}, {s.name for s in b.systems}
+    return ReleaseComparison(
+        a=a.release, b=b.release, diff=diff, status_changes=status,
+        added=[f"{s}/{c}" for s, c in sorted(new.keys() - old.keys())],
+        removed=[f"{s}/{c}" for s, c in sorted(old.keys() - new.keys())],
+        systems_added=sorted(b_sys - a_sys), systems_removed=sorted(a_sys - b_sys))
+
+
+def compare_page_path(site: Path, a: str, b: str) -> Path:
+    return Path(site) / "compare" / f"{a}..{b}.html"
+
+
+def check_releases(site: Path, a: str, b: str) -> None:
+    """Both releases exist under ``site`` and differ; else InputError naming what is there."""
+    known = list_releases(site)
+    problems = []
+    for r in (a, b):
+        if r not in known:
+            problems.append(f"{site}/{r}/report.json: no such release (releases on this site: "
+                            f"{', '.join(known) or 'none'})")
+    if not problems and a == b:
+        problems.append(f"compare: the two releases are the same ({a}); name two different releases")
+    if problems:
+        raise InputError(problems)
+
+
+def render_comparison(site: Path, a: str, b: str, tdir: Path | None = None,
+                      cache_dir: Path | None = None) -> Path:
+    """Write site/compare/<a>..<b>.html and its JSON; returns the page."""
+    from evalkit.report import charts
+    from evalkit.report.render import _load_report, environment, regression_groups
+
+    site = Path(site)
+    check_releases(site, a, b)
+    ra, rb = _load_report(site, a), _load_report(site, b)
+    comp = compare_reports(ra, rb)
+    metric_info = {**ra.metric_info, **rb.metric_info}
+    groups = regression_groups(site, rb, comp.diff)
+    cases = sorted({(e["suite"], e["case_id"]) for g in groups for k in ("regressed", "improved") for e in g[k]})
+    page = compare_page_path(site, a, b)
+    env = environment(tdir, cache_dir)
+    html = env.get_template("compare_releases.html.j2").render(
+        comp=comp, groups=groups, metric_info=metric_info, root="../", here="compare_releases",
+        releases=list_releases(site), palette=charts.colours([s.name for s in rb.systems]),
+        n_changed=len(cases))
+    atomic_write_json(page.with_suffix(".json"), comp.model_dump(mode="json"))
+    atomic_write_text(page, html)
+    return page
+
+
+def counts(comp: ReleaseComparison) -> dict[str, int]:
+    """Cases worse, better, added, removed (a case counts once however many systems or metrics moved)."""
+    worse = {(c.suite, c.case_id) for d in comp.diff.systems.values() for c in d.regressed}
+    better = {(c.suite, c.case_id) for d in comp.diff.systems.values() for c in d.improved}
+    return {"worse": len(worse), "better": len(better), "added": len(comp.added), "removed": len(comp.removed),
+            "status_changes": len(comp.status_changes)}

@@ -1,0 +1,137 @@
+"""Any two releases compared: site/compare/<a>..<b>.html with each release, others with `evalkit compare`."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from evalkit.report.compare import ReleaseComparison, compare_reports
+from evalkit.report.models import Report
+from evalkit.report.render import render_site
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("bench_site_cmp", REPO / "benchmarks" / "site.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("cmp")
+    bench = _bench()
+    old = bench.synthesize(root, n_cases=12, n_systems=2, release="r1", seed=1)
+    render_site(root, "r1")
+    bench.synthesize(root, n_cases=15, n_systems=2, release="r2", seed=2, previous=old)
+    render_site(root, "r2")
+    return root
+
+
+class Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.hrefs += [v for k, v in attrs if k == "href" and v]
+
+
+def _links(page: Path) -> list[str]:
+    p = Links()
+    p.feed(page.read_text(encoding="utf-8"))
+    return p.hrefs
+
+
+def _report(site: Path, r: str) -> Report:
+    return Report.model_validate_json((site / r / "report.json").read_bytes())
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "evalkit", "compare", *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+def test_previous_release_compared_with_each_release(site: Path) -> None:
+    assert not (site / "compare").exists() or not list((site / "compare").glob("*..r1.html"))  # r1 had no previous
+    page = site / "compare" / "r1..r2.html"
+    assert page.exists()
+    comp = ReleaseComparison.model_validate_json(page.with_suffix(".json").read_bytes())
+    a, b = _report(site, "r1"), _report(site, "r2")
+    # resolved -> not resolved and back, per system, exactly where the two reports' cells differ
+    before = {(r.suite, r.case_id): r for r in a.cases}
+    for direction, flip in (("regressed", (1.0, 0.0)), ("improved", (0.0, 1.0))):
+        expected = {(s, r.suite, r.case_id) for r in b.cases if (r.suite, r.case_id) in before
+                    for s, cell in r.systems.items()
+                    if (before[(r.suite, r.case_id)].systems[s].metrics.get("resolved"),
+                        cell.metrics.get("resolved")) == flip}
+        got = {(s, c.suite, c.case_id) for s, d in comp.diff.systems.items() for c in getattr(d, direction)
+               if c.metric == "resolved"}
+        assert got == expected and expected
+    assert comp.diff.previous_release == "r1"
+    assert comp.added == sorted(f"{r.suite}/{r.case_id}" for r in b.cases
+                                if (r.suite, r.case_id) not in {(o.suite, o.case_id) for o in a.cases})
+    assert len(comp.added) == 3 and comp.removed == []
+    manifest = json.loads((site / "manifest.json").read_text())
+    assert "compare/r1..r2.html" in manifest["compare"] and "compare/r1..r2.json" in manifest["compare"]
+
+
+def test_every_change_links_to_both_case_pages_that_exist(site: Path) -> None:
+    page = site / "compare" / "r1..r2.html"
+    comp = ReleaseComparison.model_validate_json(page.with_suffix(".json").read_bytes())
+    hrefs = [h for h in _links(page) if not h.startswith(("#", "data:"))]
+    for h in hrefs:  # relative links only, each to a file that is there (the site works from file://)
+        assert "://" not in h and not h.startswith("/"), h
+        assert (page.parent / unquote(h)).resolve().exists(), h
+    changed = [c for d in comp.diff.systems.values() for c in d.regressed + d.improved]
+    resolved = [c for c in changed if c.metric == "resolved"]
+    assert resolved, "the synthetic releases should flip some patch case's resolved"
+    html = page.read_text(encoding="utf-8")
+    for c in changed:
+        for rel in ("r1", "r2"):
+            assert f"../{rel}/cases/{c.suite}/{c.case_id}.html" in hrefs
+        assert f"{c.suite}/{c.case_id}" in html
+    for key in comp.added:
+        assert f"../r2/cases/{key}.html" in hrefs
+
+
+def test_cli_compares_any_pair_either_way(site: Path) -> None:
+    res = _cli("r2", "r1", "--site", str(site))
+    assert res.returncode == 0, res.stderr
+    page = site / "compare" / "r2..r1.html"
+    assert page.exists() and "open" in res.stdout
+    comp = ReleaseComparison.model_validate_json(page.with_suffix(".json").read_bytes())
+    assert len(comp.removed) == 3 and comp.added == []
+    # going back, what got worse is what got better going forward
+    fwd = compare_reports(_report(site, "r1"), _report(site, "r2"))
+    for system, d in fwd.diff.systems.items():
+        back = comp.diff.systems[system]
+        assert {(c.suite, c.case_id, c.metric) for c in d.improved} == \
+            {(c.suite, c.case_id, c.metric) for c in back.regressed}
+    assert f"{sum(1 for _ in {(c.suite, c.case_id) for d in comp.diff.systems.values() for c in d.regressed})} case(s) worse" in res.stdout
+
+
+@pytest.mark.parametrize("args, needle", [(("r1", "nope"), "nope/report.json: no such release"),
+                                          (("../r1", "r2"), "no such release"),
+                                          (("r1", "r1"), "the same")])
+def test_bad_release_names_exit_2(site: Path, args: tuple[str, str], needle: str) -> None:
+    res = _cli(*args, "--site", str(site))
+    assert res.returncode == 2
+    assert needle in res.stderr and ("releases on this site: r2, r1" in res.stderr or needle == "the same")
+    assert "Traceback" not in res.stderr
+
+
+def test_no_site_exit_2(tmp_path: Path) -> None:
+    res = _cli("r1", "r2", "--site", str(tmp_path))
+    assert res.returncode == 2 and "no report site" in res.stderr and "Traceback" not in res.stderr
