@@ -251,5 +251,9 @@ class CaseDetail(Model):
     """Text of the reference files."""
     primary_file: str | None = None
     """Name of the file systems are expected to produce."""
+    reference: dict[str, Any] = {}
+    """The case's reference data as graders use it (e.g. expected tasks and their tests)."""
+    criteria: list[dict[str, Any]] = []
+    """Rubric criteria (id, text, weight) a judge checks (generation suites)."""
     systems: dict[str, dict[str, Any]] = {}
     """System -> {output, execution, grades, scores} artifacts."""

@@ -336,6 +336,8 @@ def _with(d: Any, defaults: dict[str, Any]) -> dict[str, Any] | None:
 
 def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Report) -> dict[str, Any]:
     """Everything the case page shows for one system, from its artifacts (plain dicts)."""
+    from evalkit.report.case_kinds import kind_detail
+
     out = arts.get("output") or {}
     samples = out.get("samples") or []
     first = samples[0] if samples else {}
@@ -392,7 +394,8 @@ def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Repor
             "assertions": [_with(a, {"description": "", "passed": None, "weight": 1.0, "detail": ""})
                            for a in grades.get("assertions") or []], "assertion_score": grades.get("assertion_score"),
             "judge": judge, "rubric": rubric, "extra": grades.get("extra") or {},
-            "judge_usage": _with(scores.get("judge_usage"), USAGE_DEFAULTS) or dict(USAGE_DEFAULTS), "context_files": first.get("context_files") or []}
+            "judge_usage": _with(scores.get("judge_usage"), USAGE_DEFAULTS) or dict(USAGE_DEFAULTS), "context_files": first.get("context_files") or [],
+            "kind_detail": kind_detail(case, arts)}
 
 
 def write_logs(page_dir: Path, views: list[dict[str, Any]]) -> list[Path]:

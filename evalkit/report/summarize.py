@@ -295,7 +295,8 @@ def case_detail(cfg: Config, case: Case, systems: list[Any]) -> CaseDetail:
     return CaseDetail(release=cfg.release, suite=case.suite, kind=case.kind, language=case.language, case_id=case.id,
                       description=case.data.get("description", ""), tags=case.data.get("tags", []),
                       problems=[str(p) for p in case.problems], inputs=case.inputs, input_files=input_files,
-                      reference_files=reference_files, primary_file=main_file(case), systems=per_system)
+                      reference_files=reference_files, primary_file=main_file(case), systems=per_system,
+                      reference=case.reference, criteria=case.data.get("criteria") or [])
 
 
 def summarize(cfg: Config, project: Project, write_case_details: bool = True) -> Report:

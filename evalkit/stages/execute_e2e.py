@@ -12,6 +12,7 @@ without paying twice.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,18 @@ def _feedback(iteration: int, failing: list[str], run: dict[str, Any], change_er
     log = run.get("log", "")
     return {"iteration": iteration, "failing_tests": failing, "change_error": change_error,
             "log": log[-FEEDBACK_LOG_CHARS:]}
+
+
+def iteration_diff(before: dict[str, str], after: dict[str, str]) -> str:
+    """A unified diff of what one iteration changed in the tree (text files, a/ b/ paths)."""
+    chunks = []
+    for rel in sorted(set(before) | set(after)):
+        a, b = before.get(rel), after.get(rel)
+        if a != b:
+            chunks.append(f"diff --git a/{rel} b/{rel}\n" + "".join(difflib.unified_diff(
+                (a or "").splitlines(keepends=True), (b or "").splitlines(keepends=True),
+                f"a/{rel}" if a is not None else "/dev/null", f"b/{rel}" if b is not None else "/dev/null")))
+    return "".join(c if c.endswith("\n") else c + "\n" for c in chunks)
 
 
 def reinvoke(cfg: Config, system: Any, case: Case, wt: WorkTree, rel: str, feedback: dict[str, Any],
@@ -80,11 +93,12 @@ def iterate(cfg: Config, system: Any, case: Case, first: Sample, sample_index: i
                 iterations.append(record)
                 ended = f"system {sample.status} at iteration {i}: {sample.reason}"[:300]
                 break
+            before = text_files(wt.path)
             try:
                 change, change_error = apply_changes(wt.path, sample.patch, sample.files), None
             except ChangeRejected as exc:
                 change, change_error = None, str(exc)
-            record.update(change=change, change_error=change_error)
+            record.update(change=change, change_error=change_error, diff=iteration_diff(before, text_files(wt.path)))
             if i > 1 and change is None and change_error is None:
                 iterations.append(record)
                 ended = f"the system changed nothing at iteration {i} (gave up)"
@@ -101,6 +115,7 @@ def iterate(cfg: Config, system: Any, case: Case, first: Sample, sample_index: i
                 stable_at, ended = i, "every test passes"
                 break
             feedback = _feedback(i, failing, run, change_error)
+            record["feedback_log"] = feedback["log"]  # what the next iteration's system run is shown
             if run["status"] == "tampered_with_tests":  # no test ran: tell the system why
                 record["test_reason"] = feedback["refused"] = run.get("reason", "")
         final_patch = wt.diff()

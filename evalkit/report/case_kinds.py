@@ -1,0 +1,164 @@
+"""case_kinds: what a case page shows per suite kind, computed from the case JSON alone.
+
+Every value here comes from site/<release>/cases/<suite>/<case>.json (the case's inputs,
+reference and criteria, and each system's artifacts): the page never reads the work folder.
+Re-checks (task matching, incidents, degenerate output, injection findings) call the same
+graders the scorers do, so the page shows how a metric came about, not a second opinion.
+The result is plain data; templates autoescape every string of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.report.models import CaseDetail
+
+LEGACY_KEY = "inputs.legacy_file"
+
+
+def _first_sample(arts: dict[str, Any]) -> dict[str, Any]:
+    samples = (arts.get("output") or {}).get("samples") or []
+    return samples[0] if samples and isinstance(samples[0], dict) else {}
+
+
+def _first_run(arts: dict[str, Any]) -> dict[str, Any]:
+    runs = (arts.get("execution") or {}).get("runs") or []
+    return runs[0] if runs and isinstance(runs[0], dict) else {}
+
+
+def _diff_lines(text: str) -> list[tuple[str, str]]:
+    from evalkit.report.render import line_class
+
+    return [(line_class(x), x) for x in text.splitlines()]
+
+
+def e2e_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
+    """The migration loop: per iteration what the system changed, the tests that failed, the feedback it got."""
+    run = _first_run(arts)
+    if not run:
+        return None
+    iterations = []
+    raw = [it for it in run.get("iterations") or [] if isinstance(it, dict)]
+    for n, it in enumerate(raw):
+        nxt = raw[n + 1] if n + 1 < len(raw) else None
+        failing = it.get("failing")
+        iterations.append({
+            "iteration": it.get("iteration", n + 1), "system_status": it.get("system_status", ""),
+            "change": it.get("change"), "change_error": it.get("change_error"), "diff": _diff_lines(it.get("diff") or ""),
+            "test_status": it.get("test_status"), "test_reason": it.get("test_reason", ""),
+            "passed": it.get("passed"), "total": it.get("total"), "failing": failing if isinstance(failing, list) else None,
+            # feedback exists only when a next iteration was asked for; it names the failing tests and the log tail
+            "feedback": None if nxt is None or not failing else {
+                "failing_tests": failing, "change_error": it.get("change_error"), "log": it.get("feedback_log"),
+                "refused": it.get("test_reason", "")},
+            "steps": it.get("steps"), "help_requests": it.get("help_requests", 0),
+            "system_wall_s": it.get("system_wall_s"), "test_s": it.get("test_s"),
+            "usage": it.get("usage") or {}})
+    return {"status": run.get("status", ""), "ended": run.get("reason", ""), "stable_at": run.get("stable_at"),
+            "passed": run.get("passed"), "total": run.get("total"), "iterations": iterations,
+            "max_iterations": case.inputs.get("max_iterations"), "final_patch": _diff_lines(run.get("final_patch") or "")}
+
+
+def agentic_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
+    """Discovered against expected tasks (the scorer's one-to-one matching) and each incident's re-check."""
+    from evalkit.graders.incidents import match_tasks
+
+    expected = [t for t in case.reference.get("expected_tasks") or [] if isinstance(t, dict)]
+    ok = (arts.get("output") or {}).get("status") == "ok"
+    discovered = [t for t in _first_sample(arts).get("tasks") or [] if isinstance(t, dict)] if ok else []
+    tolerance = case.reference.get("line_tolerance", 2)
+    match = match_tasks(discovered, expected, tolerance)
+    by_expected = {e: d for d, e in match.pairs}
+    run = _first_run(arts)
+    incidents = run.get("incidents") or []
+    required = run.get("required_tests") or {}
+    rows = []
+    for ei, task in enumerate(expected):
+        inc = incidents[ei] if ei < len(incidents) and isinstance(incidents[ei], dict) else None
+        tests = [{"id": t, "status": required.get(t, "not run")} for t in task.get("tests") or []]
+        gone = inc is not None and not inc.get("present")
+        d = by_expected.get(ei)
+        rows.append({"rule_id": task.get("rule_id", ""), "file": task.get("file", ""), "line": task.get("line"),
+                     "matched": d is not None, "discovered": discovered[d] if d is not None else None,
+                     "present": None if inc is None else bool(inc.get("present")), "tests": tests,
+                     "resolved": d is not None and gone and all(t["status"] == "passed" for t in tests)})
+    extra = [dict(t, index=i) for i, t in enumerate(discovered) if i not in match.matched_discovered]
+    return {"expected": rows, "unmatched": extra, "n_discovered": len(discovered), "n_matched": len(match.pairs),
+            "tolerance": tolerance, "run_status": run.get("status"), "run_reason": run.get("reason", ""),
+            "changes": run.get("changes")}
+
+
+def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
+    """Each incident re-checked in the output (incidents_resolved) and the degenerate-output checks."""
+    from evalkit.graders.degenerate import assess
+    from evalkit.graders.incidents import recheck_file
+
+    path = case.inputs.get("file_path")
+    if not isinstance(path, str):
+        return None
+    sample = _first_sample(arts)
+    ok = (arts.get("output") or {}).get("status") == "ok"
+    files = sample.get("files") or {}
+    deleted = path in (sample.get("deleted_files") or []) and path not in files
+    text = None if deleted else (files.get(path) if ok and isinstance(files.get(path), str) else "")
+    legacy = case.input_files.get(LEGACY_KEY) or ""
+    incidents = [i for i in case.inputs.get("incidents") or [] if isinstance(i, dict)]
+    rows = []
+    if incidents:
+        checks = recheck_file(incidents, case.inputs.get("matchers") or {}, legacy, text, path)
+        for inc, c in zip(incidents, checks):
+            rows.append({"rule_id": c.rule_id, "line": c.line, "message": inc.get("message") or inc.get("description", ""),
+                         "counted": c.counted, "checkable": c.checkable, "present": c.present})
+    a = assess(text if ok else None, legacy if LEGACY_KEY in case.input_files else None, case.language)
+    return {"file": path, "deleted": deleted, "incidents": rows, "counted": sum(r["counted"] for r in rows),
+            "resolved": sum(r["counted"] and not r["present"] for r in rows),
+            "degenerate": {"empty": a.empty, "unchanged": a.unchanged, "complete": a.complete,
+                           "elisions": a.elisions, "decided": a.decided, "reason": a.reason()}}
+
+
+def rag_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
+    """The question, the retrieved contexts, the system's hint and each ragas metric with its status."""
+    ragas = ((arts.get("grades") or {}).get("extra") or {}).get("ragas") or {}
+    metrics = ragas.get("metrics") if isinstance(ragas, dict) else None
+    contexts = case.inputs.get("contexts") or []
+    return {"question": case.inputs.get("question", ""), "contexts": contexts if isinstance(contexts, list) else [contexts],
+            "hint": _first_sample(arts).get("text"), "ragas_status": ragas.get("status") if isinstance(ragas, dict) else None,
+            "ragas_error": (ragas.get("error") or ragas.get("reason")) if isinstance(ragas, dict) else None,
+            "ragas": [{"name": k, **(v if isinstance(v, dict) else {"value": v})} for k, v in (metrics or {}).items()]}
+
+
+def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
+    """Each rubric criterion with its text and verdict, and every injection finding (detector, file, line, snippet)."""
+    from evalkit.graders.injection import DETECTORS
+
+    rubric = (arts.get("grades") or {}).get("rubric") or {}
+    results = {r.get("id"): r for r in rubric.get("results") or [] if isinstance(r, dict)}
+    criteria = []
+    for c in case.criteria:
+        if isinstance(c, dict):
+            r = results.get(c.get("id"), {})
+            criteria.append({"id": c.get("id", ""), "text": c.get("text", ""), "weight": c.get("weight", 1),
+                             "met": r.get("met"), "met_fraction": r.get("met_fraction"), "reason": r.get("reason", ""),
+                             "judged": bool(r)})
+    sample = _first_sample(arts)
+    texts = [(k, v) for k, v in sorted((sample.get("files") or {}).items()) if isinstance(v, str)]
+    texts += [(label, t) for label, t in (("(text)", sample.get("text")), ("(patch)", sample.get("patch")))
+              if isinstance(t, str) and t]
+    findings = []
+    for name, (description, fn) in DETECTORS.items():
+        for file, text in texts:
+            for f, line, snippet in fn(file, text):
+                findings.append({"detector": name, "description": description, "file": f, "line": line, "snippet": snippet})
+    checked = bool((arts.get("grades") or {}).get("extra", {}).get("injection")) or bool(findings)
+    return {"criteria": criteria, "rubric_status": rubric.get("status"), "rubric_error": rubric.get("error"),
+            "findings": findings, "injection_checked": checked, "detectors": {k: v[0] for k, v in DETECTORS.items()}}
+
+
+BUILDERS = {"e2e": e2e_detail, "agentic": agentic_detail, "migration": migration_detail, "rag": rag_detail,
+            "generation": generation_detail}
+
+
+def kind_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
+    """What the case page shows for this system beyond the common parts (None for kinds without any)."""
+    build = BUILDERS.get(case.kind)
+    return build(case, arts) if build else None
