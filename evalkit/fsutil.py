@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import secrets
 import weakref
 from pathlib import Path
 from typing import Any, Callable
@@ -131,11 +131,30 @@ def copy_file(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> None
         atomic_write_bytes(dest, fh.read())
 
 
+def _temp_file(path: Path) -> tuple[int, str]:
+    """A new temp file next to ``path``, opened for writing, with the mode an ordinary file gets.
+
+    tempfile.mkstemp creates files 0600, and the rename kept that: a web server running as another
+    user answered 403 for every site page. Here the kernel applies the umask to 0666, as for any
+    file a program creates (0644 under the usual umask 022); folders get 0777 less the umask (0755).
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name next to {path}")
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temp file in the same folder and a rename (below a write root)."""
+    """Write ``data`` to ``path`` via a temp file in the same folder and a rename (below a write root).
+
+    The file gets 0666 less the umask (0644 usually), like any file a program creates."""
     path = guarded(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _temp_file(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -48,6 +48,27 @@ def primary_metric(values: dict[str, float | None]) -> str | None:
     return min(ranked)[1] if ranked else None
 
 
+# Suite kind -> the metric its leaderboard ranks by, with fallbacks in order (the first one the
+# suite has values of wins: e.g. a rag suite without a judge has no faithfulness, only similarity).
+LEADERBOARD_METRICS: dict[str, tuple[str, ...]] = {
+    "patch": ("resolved", "f2p_pass_rate", "codebleu"),
+    "migration": ("incidents_resolved", "judge_mean", "codebleu_gain", "codebleu", "assertion_score"),
+    "agentic": ("resolution_effectiveness", "discovery_f1", "discovery_recall"),
+    "e2e": ("e2e_resolved", "e2e_pass_rate"),
+    "generation": ("rubric_score", "assertion_score", "codebleu"),
+    "rag": ("rag_faithfulness", "rag_answer_similarity", "rag_context_recall"),
+}
+
+
+def leaderboard_metric(kind: str, present: set[str] | dict[str, object]) -> str | None:
+    """The metric a suite of ``kind`` is ranked by: the first of the kind's declared ones in ``present``
+    (metrics with values), else the first primary metric present, else None."""
+    for name in LEADERBOARD_METRICS.get(kind, ()):
+        if name in present:
+            return name
+    return primary_metric({m: 1.0 for m in present})
+
+
 def metric(**kw: object) -> MetricInfo:
     info = MetricInfo(**kw)  # type: ignore[arg-type]
     METRICS[info.name] = info

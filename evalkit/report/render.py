@@ -9,7 +9,8 @@ Pages of a release:
 
     site/index.html                          every release, newest first, trend charts
     site/<release>/index.html                summary: counts, systems x headline metrics, charts, suites
-    site/<release>/suites/<suite>.html       one suite: every metric, paired comparisons, every case
+    site/<release>/suites/<suite>.html       one suite: leaderboard, every metric, paired comparisons, cases 1-500
+    site/<release>/suites/<suite>.cases-<k>.html   the suite's k-th page of 500 cases (large suites)
     site/<release>/cases/<suite>/<case>.html          one case: inputs, each system's output and grades
     site/<release>/cases/<suite>/<case>.compare.html  two systems side by side (?a=SYS&b=SYS)
     site/<release>/cases/<suite>/<case>.<system>.log.txt  full test log, when tests ran
@@ -31,17 +32,19 @@ from typing import Any
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest, ensure_dir
+from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest, ensure_dir, remove
 from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.metrics.registry import primary_metric as registry_primary
 from evalkit.report import charts
 from evalkit.report.models import CaseDetail, CaseRow, Report, SuiteSummary
+from evalkit.report.leaderboard import overview, suite_leaderboard
 from evalkit.report.site import list_releases, templates_dir, update_manifest
 
 LOG_PREVIEW = 4000
 PAGE_INDEX = ".pages.json"  # not published content: the manifest skips dot-files
 LEGACY_KEY = "inputs.legacy_file"
 REFERENCE_KEY = "reference.expected_file"
+CASES_PER_PAGE = 500  # a suite's case list is split into pages of this many cases (each page well under 1 MB)
 STATUS_ORDER = ("ok", "error", "timeout", "infra_error", "broken", "skipped", "not_attempted")
 
 
@@ -459,6 +462,11 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
 
 # ---- pages --------------------------------------------------------------------------------
 
+def suite_page_name(suite: str, page: int) -> str:
+    """suites/<suite>.html holds the summary and the first CASES_PER_PAGE cases; <suite>.cases-<k>.html the k-th."""
+    return f"{suite}.html" if page == 1 else f"{suite}.cases-{page}.html"
+
+
 def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir: Path | None = None) -> list[Path]:
     """Every page of one release. Returns the pages written."""
     env = environment(tdir, cache_dir)
@@ -482,8 +490,13 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
     suite_charts = {s.name: release_charts(report, suite_rows[s.name], list(s.systems.items()),
                                            [m for m in s.metrics if m in headline_names], palette)
                     for s in report.suites}
+    boards = {s.name: suite_leaderboard(s, suite_rows[s.name], report.metric_info,
+                                        s.comparisons[0].baseline if s.comparisons else report.baseline)
+              for s in report.suites}
+    groups, overview_note = overview(list(boards.values()), report.cases, report.metric_info)
     ctx = {"report": report, "root": "../", "here": "release", "headline": headline, "suite_charts": suite_charts,
-           "overall_suite": overall_suite, "suite_rows": suite_rows, **nav}
+           "overall_suite": overall_suite, "suite_rows": suite_rows, "leaderboards": list(boards.values()),
+           "overview_groups": groups, "overview_note": overview_note, **nav}
     page = out_dir / "index.html"
     atomic_write_text(page, env.get_template("release.html.j2").render(**ctx))
     written.append(page)
@@ -491,11 +504,19 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
     for suite in report.suites:
         rows = suite_rows[suite.name]
         page_charts = release_charts(report, rows, list(suite.systems.items()), suite.metrics, palette)
-        page = out_dir / "suites" / f"{suite.name}.html"
-        atomic_write_text(page, env.get_template("suite.html.j2").render(
-            report=report, suite=suite, rows=rows, charts=page_charts, root="../../", here="suite",
-            primary=primary_metric(suite.metrics), **nav))
-        written.append(page)
+        n_pages = max(1, math.ceil(len(rows) / CASES_PER_PAGE))
+        for k in range(1, n_pages + 1):
+            page = out_dir / "suites" / suite_page_name(suite.name, k)
+            atomic_write_text(page, env.get_template("suite.html.j2").render(
+                report=report, suite=suite, rows=rows[(k - 1) * CASES_PER_PAGE:k * CASES_PER_PAGE],
+                charts=page_charts if k == 1 else [], root="../../", here="suite", primary=primary_metric(suite.metrics),
+                page_no=k, n_pages=n_pages, first_case=(k - 1) * CASES_PER_PAGE + 1, n_rows=len(rows),
+                suite_page_name=suite_page_name, leaderboards=[boards[suite.name]], overview_groups=[],
+                overview_note="", show_suite_heading=False, **nav))
+            written.append(page)
+        for stale in (out_dir / "suites").glob(f"{suite.name}.cases-*.html"):
+            if stale not in written:
+                remove(stale)
 
     page = out_dir / "regressions.html"
     atomic_write_text(page, env.get_template("regressions.html.j2").render(
