@@ -537,7 +537,8 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
     shared = digest([[(str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in tfiles], releases,
                      [s.name for s in report.systems], report.baseline, report.diff.previous_release,
                      {k: v.model_dump(mode="json") for k, v in report.metric_info.items()}, __file__,
-                     Path(__file__).stat().st_mtime_ns])
+                     Path(__file__).stat().st_mtime_ns,
+                     Path(__file__).with_name("case_kinds.py").stat().st_mtime_ns])  # per-kind case page parts
     index: dict[str, str] = {}
     for row in report.cases:
         written += case_pages(env, site, report, row, nav, shared, old_index, index)
