@@ -55,6 +55,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retry-judge-errors", action="store_true",
                    help="ask the judge again where its answer stayed unusable after the repair request "
                         "(judge_error); plain reruns keep them")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="no progress display and no summary table (failures are still reported)")
     p.add_argument("doit_args", nargs="*", help="extra arguments for doit (task names, ...)")
 
 
@@ -84,11 +86,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     except SystemExit as exc:
         return int(exc.code or 2)
     argv = ["run"] + (["-n", str(args.jobs), "-P", "thread"] if args.jobs > 1 else []) + list(args.doit_args)
+    from evalkit import progress
     from evalkit.interrupted import run_marker
 
+    mode = progress.mode_for(args.quiet)  # live on a terminal, doit's lines otherwise, nothing with -q
+    module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"], "reporter": progress.reporter_for(mode, args.jobs)}
     cfg = tasks.graph().cfg
     with run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
-        return DoitMain(ModuleTaskLoader(module)).run(argv)
+        code = DoitMain(ModuleTaskLoader(module)).run(argv)
+    if mode != "quiet":
+        progress.print_summary(cfg.site_path, cfg.release)  # one row per suite x system, from report.json
+    return code
 
 
 def _schema_args(p: argparse.ArgumentParser) -> None:

@@ -39,6 +39,7 @@ from evalkit.llm.calls import (
     system_blocks,
 )
 from evalkit.llm.circuit import Circuit, circuit_for
+from evalkit import progress
 from evalkit.llm.pricing import Usage, cost_usd, price_for
 from evalkit.llm.settings import API_KEY_ENV, JudgeSettings, api_key
 from evalkit.models import Model
@@ -77,6 +78,7 @@ class Budget:
         self.limit_usd = limit_usd
         self._spent = 0.0
         self._lock = threading.Lock()
+        progress.COUNTERS.add_budget(limit_usd)  # the live display of `evalkit run`
 
     @property
     def spent_usd(self) -> float:
@@ -93,6 +95,7 @@ class Budget:
     def charge(self, usd: float) -> None:
         with self._lock:
             self._spent += usd
+        progress.COUNTERS.model_call(usd, budgeted=self.limit_usd is not None)
 
 
 class TokenCount(Model):

@@ -18,6 +18,7 @@ import docker.errors
 import requests.exceptions
 from docker.types import LogConfig
 
+from evalkit.progress import COUNTERS
 from evalkit.sandbox.archive import SANDBOX_UID, TarBuilder, read_tar_files
 from evalkit.sandbox.dockerclient import client
 from evalkit.sandbox.phase import PhaseOutcome, SandboxError, new_nonce
@@ -186,11 +187,12 @@ class DockerSandbox:
                 files[f"{phase}.cmd"] = command + "\n"
             self._put(f"{ROOT}/ctl", _ctl_tar(files, nonce, ".", self.runner_uid))
         t0 = time.monotonic()
-        try:
-            self.container.start()
-        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
-            raise SandboxError(f"the container did not start: {exc}") from exc
-        state, exit_code = self._wait(self.spec.limits.timeout_s)
+        with COUNTERS.container():  # "containers running" in `evalkit run`'s live display
+            try:
+                self.container.start()
+            except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+                raise SandboxError(f"the container did not start: {exc}") from exc
+            state, exit_code = self._wait(self.spec.limits.timeout_s)
         outcome = PhaseOutcome(phase, nonce, state, exit_code, duration_s=time.monotonic() - t0)
         # After a timeout too: what the run printed before the kill is in out/<phase>/ (the log's head).
         outcome.files, outcome.files_capped = self._fetch(f"{ROOT}/out/{phase}")
