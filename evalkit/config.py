@@ -162,6 +162,9 @@ class ReportSettings(Model):
     """Seed of every resampling: same inputs, same report."""
     confidence: float = Field(0.95, gt=0.5, lt=1)
     """Confidence level of every interval."""
+    detect_difference: float | None = Field(None, gt=0)
+    """Difference (in the metric's units) the release page's decision summary sizes "cases needed" for,
+    for inconclusive comparisons; None: the comparison's observed difference."""
 
 
 class Config(Model):

@@ -98,6 +98,8 @@ class PairedComparison(Model):
     """Binary only: (b, c) = (baseline right and system wrong, baseline wrong and system right)."""
     holm_family: int | None = None
     """Number of comparisons (with a p-value) Holm adjusted over together; None before apply_holm."""
+    sd_difference: float | None = None
+    """Sample SD (n - 1) of the per-pair differences, for power (evalkit.power); None with fewer than 2 pairs."""
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
@@ -432,6 +434,15 @@ def _check_pairs(base: Sequence[object], other: Sequence[object], metric: str) -
         )
 
 
+def _sd(values: list[float]) -> float | None:
+    """Sample standard deviation (n - 1), None with fewer than 2 values."""
+    n = len(values)
+    if n < 2:
+        return None
+    m = math.fsum(values) / n
+    return math.sqrt(math.fsum((v - m) ** 2 for v in values) / (n - 1))
+
+
 def compare_binary(
     metric: str,
     baseline_name: str,
@@ -458,6 +469,7 @@ def compare_binary(
         test="mcnemar-exact",
         p_value=mcnemar_exact(b, c) if n else None,
         discordant=(b, c),
+        sd_difference=_sd(diffs),
     )
 
 
@@ -485,6 +497,7 @@ def compare_scores(
         difference=mean_ci((y - x).tolist(), seed=seed),
         test="wilcoxon-pratt",
         p_value=wilcoxon_pratt(x, y),
+        sd_difference=_sd((y - x).tolist()),
     )
 
 

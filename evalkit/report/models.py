@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from evalkit.metrics.registry import MetricInfo
 from evalkit.models import Model
 from evalkit.isolation import IsolationDecision
+from evalkit.power import Detectability
 from evalkit.stats import PairedComparison
 
 REPORT_SCHEMA_VERSION = 1
@@ -189,6 +190,38 @@ class ScenarioGroup(Model):
     """Each scenario against the group's baseline on the same cases (Holm-adjusted per scenario)."""
 
 
+class Decision(Model):
+    """One headline metric of one system in one suite against a reference: better, worse or inconclusive."""
+
+    suite: str
+    """Suite name."""
+    system: str
+    """System judged."""
+    against: Literal["baseline", "previous"]
+    """Compared with the baseline system of this release, or with the same system in the previous release."""
+    reference: str
+    """The baseline system's name, or the previous release's label."""
+    metric: str
+    """Headline metric (evalkit.metrics.registry)."""
+    verdict: Literal["better", "worse", "inconclusive"]
+    """Significant after Holm in the metric's direction, or not (inconclusive)."""
+    comparison: PairedComparison
+    """The paired comparison: difference with its interval, p and Holm-adjusted p."""
+    detectability: Detectability | None = None
+    """Inconclusive only: the minimum detectable difference at this n and the cases a difference needs."""
+
+
+class DecisionSummary(Model):
+    """The top of the release page: per suite, each system against the baseline and the previous release."""
+
+    previous_release: str | None = None
+    """The release compared with (None for the first release)."""
+    detect_difference: float | None = None
+    """report.detect_difference: the difference "cases needed" is sized for (None: each observed difference)."""
+    decisions: list[Decision] = []
+    """Suite by suite; baseline comparisons first, then the previous release."""
+
+
 class Report(Model):
     """report.json: everything the release page shows."""
 
@@ -220,6 +253,8 @@ class Report(Model):
     """Where this run's tests executed (decided once when it started); None when no suite executes tests."""
     inputs_digest: str = ""
     """Digest of every artifact the report was computed from (changes whenever any of them does)."""
+    decision: DecisionSummary = DecisionSummary()
+    """Better / worse / inconclusive per suite and headline metric, with power for the inconclusive ones."""
 
 
 class CaseDetail(Model):

@@ -79,9 +79,11 @@ def _stats_salt() -> str:
     """What else a cached statistic depends on: the code computing it and the numerical libraries."""
     import importlib.util
 
+    import evalkit.power
     import evalkit.stats
 
-    parts: list[Any] = [STATS_CACHE_VERSION, Path(evalkit.stats.__file__).read_text(encoding="utf-8")]
+    parts: list[Any] = [STATS_CACHE_VERSION, Path(evalkit.stats.__file__).read_text(encoding="utf-8"),
+                        Path(evalkit.power.__file__).read_text(encoding="utf-8")]
     for name in ("numpy", "scipy"):
         spec = importlib.util.find_spec(name)
         origin = Path(spec.origin) if spec and spec.origin else None
@@ -393,13 +395,18 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
             if mine:
                 order = [m for m in metric_order(mine) if m in headline]
                 breakdowns[tag][n] = aggregate_scores(mine, order, cfg, cache)
+    prev = previous_report(cfg)
+    from evalkit.report.decision import decision_summary
+
+    decision = decision_summary(lambda *a, **k: _call(cache, *a, **k), suite_summaries, rows, prev,
+                                cfg.report.seed, cfg.report.detect_difference)
     cache.save()
 
     present = {m for s in scores.values() for m in s.metrics}
     present |= {m for su in suite_summaries for c in su.corpus.values() for m in c}
     report = Report(release=cfg.release, title=cfg.title, baseline=cfg.baseline_name, systems=system_summaries,
                     suites=suite_summaries, breakdowns=breakdowns, cases=rows,
-                    diff=release_diff(previous_report(cfg), rows),
+                    diff=release_diff(prev, rows), decision=decision,
                     scenarios=scenario_groups(cfg, project, scores),
                     metric_info={m: METRICS[m] for m in METRICS if m in present},
                     sandbox=run_isolation(cfg, pairs),

@@ -1,0 +1,99 @@
+"""The decision summary at the top of a release page: per suite and headline metric, each system
+better / worse / inconclusive against the baseline and against the previous release, with the
+power figures that say what an inconclusive comparison could have detected."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from evalkit.metrics.registry import METRICS, MetricInfo
+from evalkit.power import Detectability, binary_detectability, score_detectability
+from evalkit.report.models import CaseRow, Decision, DecisionSummary, Report, SuiteSummary
+from evalkit.stats import ALPHA, PairedComparison, apply_holm, compare_binary, compare_scores
+
+Call = Callable[..., Any]
+"""summarize's cached call: call(model, fn, *args, **kwargs)."""
+
+
+def decision_metric(info: MetricInfo | None) -> bool:
+    """A headline metric with a direction that is compared case by case (not a total, not time)."""
+    return (info is not None and info.headline and info.higher_is_better is not None and info.aggregate != "sum"
+            and info.name != "wall_s")
+
+
+def verdict(c: PairedComparison) -> str:
+    """better / worse when significant after Holm (in the metric's direction), else inconclusive."""
+    info = METRICS.get(c.metric)
+    d = c.difference.value
+    if not c.significant or info is None or info.higher_is_better is None or not d:
+        return "inconclusive"
+    return "better" if (d > 0) == info.higher_is_better else "worse"
+
+
+def detectability(call: Call, c: PairedComparison, detect_difference: float | None) -> Detectability:
+    """Power figures of one inconclusive comparison (sized for the configured or the observed difference)."""
+    if detect_difference:
+        target, source = float(detect_difference), "configured"
+    else:
+        d = c.difference.value
+        target, source = (abs(d), "observed") if d else (None, None)
+    if c.kind == "binary":
+        b, k = c.discordant or (0, 0)
+        return call(Detectability, binary_detectability, c.n_pairs, b, k, target, source)
+    return call(Detectability, score_detectability, c.n_pairs, c.sd_difference, target, source)
+
+
+def _decide(call: Call, suite: str, against: str, reference: str, c: PairedComparison,
+            detect_difference: float | None) -> Decision:
+    v = verdict(c)
+    return Decision(suite=suite, system=c.system, against=against, reference=reference, metric=c.metric, verdict=v,
+                    comparison=c, detectability=detectability(call, c, detect_difference) if v == "inconclusive" else None)
+
+
+def against_previous(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev: Report, seed: int) -> list[PairedComparison]:
+    """Each system of the suite against itself in ``prev`` on the cases both releases scored (not
+    excluded in either), one Holm family per system over the suite's decision metrics."""
+    before = {r.case_id: r for r in prev.cases if r.suite == suite.name}
+    metrics = [m for m in suite.metrics if decision_metric(METRICS.get(m))]
+    out: list[PairedComparison] = []
+    for system in suite.systems:
+        pairs = []
+        for row in rows:
+            old = before.get(row.case_id)
+            cell = row.systems.get(system)
+            old_cell = old.systems.get(system) if old is not None else None
+            if cell is None or old_cell is None or cell.excluded or old_cell.excluded:
+                continue
+            pairs.append((old_cell.metrics, cell.metrics))
+        group = []
+        for name in metrics:
+            vals = [(a[name], b[name]) for a, b in pairs if a.get(name) is not None and b.get(name) is not None]
+            if not vals:
+                continue
+            old_v, new_v = [float(a) for a, _ in vals], [float(b) for _, b in vals]
+            if METRICS[name].binary:
+                group.append(call(PairedComparison, compare_binary, name, prev.release, system,
+                                  [v >= 0.5 for v in old_v], [v >= 0.5 for v in new_v], seed=seed))
+            else:
+                group.append(call(PairedComparison, compare_scores, name, prev.release, system, old_v, new_v, seed=seed))
+        out.extend(apply_holm(group))
+    return out
+
+
+def decision_summary(call: Call, suites: list[SuiteSummary], rows: list[CaseRow], prev: Report | None,
+                     seed: int, detect_difference: float | None) -> DecisionSummary:
+    """Suite by suite: the baseline comparisons of the suite's decision metrics, then the previous release."""
+    decisions: list[Decision] = []
+    for suite in suites:
+        for c in suite.comparisons:
+            if decision_metric(METRICS.get(c.metric)):
+                decisions.append(_decide(call, suite.name, "baseline", c.baseline, c, detect_difference))
+        if prev is not None:
+            suite_rows = [r for r in rows if r.suite == suite.name]
+            for c in against_previous(call, suite, suite_rows, prev, seed):
+                decisions.append(_decide(call, suite.name, "previous", prev.release, c, detect_difference))
+    return DecisionSummary(previous_release=prev.release if prev else None, detect_difference=detect_difference,
+                           decisions=decisions)
+
+
+__all__ = ["ALPHA", "decision_metric", "decision_summary", "verdict"]
