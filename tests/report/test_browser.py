@@ -109,7 +109,7 @@ def test_every_page_loads_clean_and_payloads_stay_inert(site: Path) -> None:
                              "r1/cases/migration/jpa-entity.html", "r1/index.html", "r1/regressions.html",
                              "r1/suites/migration.html"], pages
             for url in [u for u in seen if "assets/" in u]:
-                assert url.endswith(("style.css", "plotly.min.js", "charts.js", "compare.js")), url
+                assert url.endswith(("style.css", "plotly.min.js", "charts.js", "compare.js", "sort.js")), url
             for name in ("jpa-entity.html", "jpa-entity.compare.html?a=evil&b=gold"):
                 page.goto(urljoin(base, f"r1/cases/migration/{name}"))
                 assert PAYLOAD[:40] in page.inner_text("body")  # shown as text
@@ -139,3 +139,51 @@ def test_every_page_loads_clean_and_payloads_stay_inert(site: Path) -> None:
             browser.close()
     finally:
         httpd.shutdown()
+
+
+def test_leaderboard_sorts_by_any_column_from_file_urls(site: Path) -> None:
+    """Opened as a file (no server): clicking a column title re-orders the rows, numbers as numbers,
+    systems without a value last either way, aria-sort follows; no console error; fits at 390 px."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 390, "height": 844})
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
+        page.goto((site / "r1" / "index.html").as_uri())
+        table = page.locator("#leaderboard-migration table.sortable")
+        assert table.count() == 1
+
+        def column(i: int) -> list[str]:
+            return table.locator("tbody tr").evaluate_all(
+                f"rows => rows.map(r => r.cells[{i}].getAttribute('data-sort'))")
+
+        systems = column(1)
+        assert sorted(systems) == ["evil", "gold", "naive"]
+        ranks = column(0)
+        assert [r for r in ranks if r] == sorted((r for r in ranks if r), key=float), "ranked best first"
+        heads = table.locator("thead th")
+        assert heads.nth(0).get_attribute("aria-sort") == "ascending"
+        heads.nth(1).locator("button").click()
+        assert column(1) == sorted(systems) and heads.nth(1).get_attribute("aria-sort") == "ascending"
+        assert heads.nth(0).get_attribute("aria-sort") is None
+        heads.nth(1).locator("button").click()
+        assert column(1) == sorted(systems, reverse=True)
+        assert heads.nth(1).get_attribute("aria-sort") == "descending"
+        for col in range(2, heads.count()):
+            heads.nth(col).locator("button").click()
+            for _ in range(2):  # both directions: numbers in order, missing values last
+                values = column(col)
+                present = [float(v) for v in values if v]
+                asc = heads.nth(col).get_attribute("aria-sort") == "ascending"
+                assert present == sorted(present, reverse=not asc), (col, values)
+                assert values == [v for v in values if v] + [v for v in values if not v], (col, values)
+                heads.nth(col).locator("button").click()
+        heads.nth(0).locator("button").click()
+        assert column(0) == ranks, "back to the ranking"
+        box = page.locator("#leaderboard-migration .scroll")
+        assert box.evaluate("e => e.scrollWidth - e.clientWidth") <= 1, "the leaderboard fits a phone"
+        assert not errors, errors
+        browser.close()
