@@ -83,6 +83,7 @@ def test_previous_release_compared_with_each_release(site: Path) -> None:
     assert comp.added == sorted(f"{r.suite}/{r.case_id}" for r in b.cases
                                 if (r.suite, r.case_id) not in {(o.suite, o.case_id) for o in a.cases})
     assert len(comp.added) == 3 and comp.removed == []
+    assert "../compare/r1..r2.html" in _links(site / "r2" / "regressions.html")  # reachable from the site
     manifest = json.loads((site / "manifest.json").read_text())
     assert "compare/r1..r2.html" in manifest["compare"] and "compare/r1..r2.json" in manifest["compare"]
 
