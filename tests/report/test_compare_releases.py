@@ -136,3 +136,33 @@ def test_bad_release_names_exit_2(site: Path, args: tuple[str, str], needle: str
 def test_no_site_exit_2(tmp_path: Path) -> None:
     res = _cli("r1", "r2", "--site", str(tmp_path))
     assert res.returncode == 2 and "no report site" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.browser
+def test_compare_page_from_file_urls_in_chromium(site: Path) -> None:
+    """Opened from file:// (no server): no console error, every case link opens a page of that release."""
+    chromium = "/usr/bin/chromium"
+    if not os.path.exists(chromium):
+        if os.environ.get("CI"):
+            pytest.fail(f"{chromium} missing: .ci/run installs Debian's chromium")
+        pytest.skip(f"{chromium} not installed")
+    from playwright.sync_api import sync_playwright
+
+    page_path = site / "compare" / "r1..r2.html"
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(page_path.as_uri())
+        links = page.locator("table.compare-releases a")
+        assert links.count() >= 2
+        hrefs = page.eval_on_selector_all("table.compare-releases a", "els => els.map(e => e.href)")
+        assert "/r1/cases/" in hrefs[0] and "/r2/cases/" in hrefs[1]  # one row: the case in both releases
+        for target in (hrefs[0], hrefs[1]):
+            page.goto(target)
+            assert page.url.startswith("file://") and "/cases/" in page.url
+            assert page.locator("h1").count() == 1
+        browser.close()
+    assert not errors, errors
