@@ -47,7 +47,17 @@ def _decide(call: Call, suite: str, against: str, reference: str, c: PairedCompa
             detect_difference: float | None) -> Decision:
     v = verdict(c)
     return Decision(suite=suite, system=c.system, against=against, reference=reference, metric=c.metric, verdict=v,
-                    comparison=c, detectability=detectability(call, c, detect_difference) if v == "inconclusive" else None)
+                    comparison=c, detectability=detectability(call, c, detect_difference) if v == "inconclusive" else None,
+                    identical=identical(c))
+
+
+def identical(c: PairedComparison) -> bool:
+    """No paired case differs: no discordant pair (binary) or every difference 0 (scores)."""
+    if c.difference.value != 0:
+        return False
+    if c.kind == "binary":
+        return c.discordant is not None and sum(c.discordant) == 0
+    return c.n_pairs < 2 or c.sd_difference == 0
 
 
 def against_previous(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev: Report, seed: int) -> list[PairedComparison]:

@@ -209,6 +209,8 @@ class Decision(Model):
     """The paired comparison: difference with its interval, p and Holm-adjusted p."""
     detectability: Detectability | None = None
     """Inconclusive only: the minimum detectable difference at this n and the cases a difference needs."""
+    identical: bool = False
+    """Every paired case has the same value on both sides: nothing to test (the page lists these in one line)."""
 
 
 class DecisionSummary(Model):

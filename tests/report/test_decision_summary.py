@@ -87,10 +87,12 @@ class Rows(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[dict] = []
+        self.same: list[dict] = []  # "identical" entries: system, against, metrics
         self.suite: str | None = None
         self.row: dict | None = None
         self.cell: list[str] | None = None
         self.in_section = False
+        self.identical_suite: str | None = None
         self.section_text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
@@ -99,6 +101,11 @@ class Rows(HTMLParser):
             self.in_section = True
         if tag == "table" and "decision" in (a.get("class") or "").split():
             self.suite = a["data-suite"]
+        if tag == "span" and "same" in (a.get("class") or "").split():
+            self.same.append({"system": a["data-system"], "against": a["data-against"],
+                              "metrics": a["data-metrics"].split(), "suite": self.identical_suite})
+        if tag == "p" and "identical" in (a.get("class") or "").split():
+            self.identical_suite = a["data-suite"]
         if tag == "tr" and self.suite and "data-verdict" in a:
             self.row = {"suite": self.suite, **{k[5:]: v for k, v in a.items() if k.startswith("data-")}, "cells": []}
         if tag in ("td", "th") and self.row is not None:
@@ -188,9 +195,11 @@ def test_previous_release(site: Path) -> None:
     rows = parse(site / "r2" / "index.html").rows
     down = find(rows, "mig", "down", "previous", "assertion_score")
     assert down["verdict"] == "better" and down["cells"][1] == "release r1" and down["cells"][4].startswith("+1.000")
-    same = find(rows, "mig", "up", "previous", "assertion_score")
-    assert same["verdict"] == "inconclusive"  # nothing changed since r1
-    assert same["cells"][4].startswith("+0.000")
+    # nothing changed since r1 for up: one line lists it, no table row
+    assert not [r for r in rows if (r["suite"], r["system"], r["against"]) == ("mig", "up", "previous")]
+    same = parse(site / "r2" / "index.html").same
+    up = [e for e in same if (e["suite"], e["system"], e["against"]) == ("mig", "up", "previous")]
+    assert len(up) == 1 and "assertion_score" in up[0]["metrics"]
 
 
 def test_three_cases_cannot_detect_anything(site: Path) -> None:
@@ -222,6 +231,13 @@ def test_report_json_carries_the_decisions(site: Path) -> None:
     inconclusive = [d for d in dec["decisions"] if d["verdict"] == "inconclusive"]
     assert inconclusive and all(d["detectability"] is not None for d in inconclusive)
     assert all(d["detectability"] is None for d in dec["decisions"] if d["verdict"] != "inconclusive")
-    page_rows = parse(site / "r2" / "index.html").rows
-    assert [(r["suite"], r["system"], r["against"], r["metric"], r["verdict"]) for r in page_rows] == [
-        (d["suite"], d["system"], d["against"], d["metric"], d["verdict"]) for d in dec["decisions"]]
+    page = parse(site / "r2" / "index.html")
+    assert [(r["suite"], r["system"], r["against"], r["metric"], r["verdict"]) for r in page.rows] == [
+        (d["suite"], d["system"], d["against"], d["metric"], d["verdict"]) for d in dec["decisions"] if not d["identical"]]
+    listed = sorted((e["suite"], e["system"], e["against"], m) for e in page.same for m in e["metrics"])
+    assert listed == sorted((d["suite"], d["system"], d["against"], d["metric"]) for d in dec["decisions"] if d["identical"])
+    # identical means no case differs: every such comparison has difference 0 and nothing discordant
+    for d in dec["decisions"]:
+        c = d["comparison"]
+        if d["identical"]:
+            assert c["difference"]["value"] == 0 and (c["discordant"] in ([0, 0], None)) and d["verdict"] == "inconclusive"
