@@ -141,7 +141,7 @@ def test_e2e_iteration_history(demo: Path, case_id: str) -> None:
         first_diff = iterations[0]["diff"]
         added = next(line for line in first_diff.splitlines() if line.startswith("+") and not line.startswith("+++"))
         assert added in diffs[0].text()
-        feedback = art.find_all("details", class_="feedback")
+        feedback = art.find_all("div", class_="feedback")
         asked = [it for it in iterations[:-1] if it.get("failing")]
         assert len(feedback) == len(asked)
         for fb, it in zip(feedback, asked):
