@@ -93,6 +93,9 @@ class Rows(HTMLParser):
         self.cell: list[str] | None = None
         self.in_section = False
         self.identical_suite: str | None = None
+        self.power_notes: dict[str, str] = {}  # suite -> text of its "nothing detectable" note
+        self.note_suite: str | None = None
+        self.note: list[str] = []
         self.section_text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
@@ -104,6 +107,8 @@ class Rows(HTMLParser):
         if tag == "span" and "same" in (a.get("class") or "").split():
             self.same.append({"system": a["data-system"], "against": a["data-against"],
                               "metrics": a["data-metrics"].split(), "suite": self.identical_suite})
+        if tag == "p" and "power-note" in (a.get("class") or "").split():
+            self.note_suite, self.note = a["data-suite"], []
         if tag == "p" and "identical" in (a.get("class") or "").split():
             self.identical_suite = a["data-suite"]
         if tag == "tr" and self.suite and "data-verdict" in a:
@@ -122,12 +127,17 @@ class Rows(HTMLParser):
             self.suite = None
         if tag == "section":
             self.in_section = False
+        if tag == "p" and self.note_suite is not None:
+            self.power_notes[self.note_suite] = " ".join("".join(self.note).split())
+            self.note_suite = None
 
     def handle_data(self, data: str) -> None:
         if self.cell is not None:
             self.cell.append(data)
         if self.in_section:
             self.section_text.append(data)
+        if self.note_suite is not None:
+            self.note.append(data)
 
 
 def parse(page: Path) -> Rows:
@@ -209,13 +219,22 @@ def test_three_cases_cannot_detect_anything(site: Path) -> None:
     up = find(rows, "tiny", "up", "baseline", "assertion_score")
     # base holds the marker in cases 0 and 2: up gains case 1 only
     text = up["cells"][6]
-    assert "No realistic difference could have been detected" in text
-    assert "with 3 cases no difference, however large, reaches p < 0.05" in text
-    assert "at least 6 cases changing the same way" in text
+    assert text.startswith("Nothing detectable with 3 cases (p < 0.05 needs at least 6)")
+    # and the suite says it once, in words, above its table
+    page = parse(site / "r2" / "index.html")
+    assert page.power_notes.get("tiny", "").startswith(
+        f"No realistic difference could have been detected in {len(tiny) + len(tiny_same(page))} of these comparisons: "
+        "with 3 cases no difference, however large, reaches p < 0.05 (the exact test needs at least 6 cases "
+        "changing the same way)")
+    assert "mig" not in page.power_notes  # 24 cases: every comparison could detect something
     # the observed +0.333 would take more cases: the page says how many, and it is more than 3
     expected = score_detectability(N_TINY, up_sd(), 1 / 3, "observed")
     assert expected.n_required is not None and expected.n_required > N_TINY
     assert f"About {expected.n_required - N_TINY} more cases ({expected.n_required} in all) would detect" in text
+
+
+def tiny_same(page: Rows) -> list[tuple[str, str, str]]:
+    return [(e["system"], e["against"], m) for e in page.same if e["suite"] == "tiny" for m in e["metrics"]]
 
 
 def up_sd() -> float:
