@@ -260,3 +260,28 @@ def test_report_json_carries_the_decisions(site: Path) -> None:
         c = d["comparison"]
         if d["identical"]:
             assert c["difference"]["value"] == 0 and (c["discordant"] in ([0, 0], None)) and d["verdict"] == "inconclusive"
+
+
+def test_configured_difference_is_what_cases_needed_are_sized_for() -> None:
+    """report.detect_difference replaces the observed difference as the target of "cases needed"."""
+    from evalkit.config import ReportSettings
+    from evalkit.report.decision import detectability
+    from evalkit.stats import compare_binary, compare_scores
+
+    def call(model, fn, *args, **kwargs):  # summarize's cached call, without the cache
+        return fn(*args, **kwargs)
+
+    base = [0.5, 0.6, 0.4, 0.7, 0.5, 0.6, 0.55, 0.45, 0.5, 0.65]
+    other = [b + d for b, d in zip(base, [0.1, -0.1, 0.05, 0.0, 0.2, -0.15, 0.1, 0.0, -0.05, 0.1])]
+    c = compare_scores("assertion_score", "a", "b", base, other)
+    observed = detectability(call, c, None)
+    configured = detectability(call, c, 0.2)
+    assert observed.target_source == "observed" and observed.target == pytest.approx(abs(c.difference.value))
+    assert configured.target_source == "configured" and configured.target == 0.2
+    assert configured.n_required == score_detectability(10, c.sd_difference, 0.2).n_required
+    assert configured.n_required < observed.n_required  # a larger difference needs fewer cases
+    b = compare_binary("resolved", "a", "b", [True, False] * 10, [True, True] * 10)  # 10 gained, none lost
+    assert b.discordant == (0, 10)
+    assert detectability(call, b, 0.3).n_required is not None
+    with pytest.raises(ValueError):
+        ReportSettings(detect_difference=0)
