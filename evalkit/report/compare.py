@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import InputError
-from evalkit.fsutil import atomic_write_json, atomic_write_text
+from evalkit.fsutil import atomic_write_text
 from evalkit.models import Model
 from evalkit.report.models import ReleaseDiff, Report
 from evalkit.report.site import list_releases
@@ -59,7 +59,9 @@ class ReleaseComparison(Model):
 
 
 def compare_reports(a: Report, b: Report) -> ReleaseComparison:
-    """What changed from report ``a`` to report ``b`` (any two releases, either order)."""
+    """What changed from report ``a`` to report ``b`` (any two releases, either order).
+
+    Always recomputed from both report.json files (``b.diff`` may predate a rerun of ``a``)."""
     from evalkit.report.summarize import release_diff
 
     diff = release_diff(a, b.cases)
@@ -78,6 +80,15 @@ def compare_reports(a: Report, b: Report) -> ReleaseComparison:
         added=[f"{s}/{c}" for s, c in sorted(new.keys() - old.keys())],
         removed=[f"{s}/{c}" for s, c in sorted(old.keys() - new.keys())],
         systems_added=sorted(b_sys - a_sys), systems_removed=sorted(a_sys - b_sys))
+
+
+PAGE_ROWS = 100  # cases per system and direction on the page (and status changes, added, removed)
+
+
+def _largest_move(entry: dict[str, Any]) -> float:
+    """A case's largest metric change (binary flips count 1), for ordering the page's rows."""
+    return max((abs(c.after - c.before) for c in entry["changes"] if c.after is not None and c.before is not None),
+               default=0.0)
 
 
 def compare_page_path(site: Path, a: str, b: str) -> Path:
@@ -109,15 +120,20 @@ def render_comparison(site: Path, a: str, b: str, tdir: Path | None = None,
     ra, rb = _load_report(site, a), _load_report(site, b)
     comp = compare_reports(ra, rb)
     metric_info = {**ra.metric_info, **rb.metric_info}
-    groups = regression_groups(site, rb, comp.diff)
+    keys = {r.release: {(c.suite, c.case_id) for c in r.cases} for r in (ra, rb)}  # each row has its page
+    groups = regression_groups(site, rb, comp.diff, lambda rel, suite, cid: (suite, cid) in keys.get(rel, ()))
     cases = sorted({(e["suite"], e["case_id"]) for g in groups for k in ("regressed", "improved") for e in g[k]})
+    for g in groups:  # the largest moves first; past PAGE_ROWS the JSON beside the page has the rest
+        for key in ("regressed", "improved"):
+            g[f"n_{key}"] = len(g[key])
+            g[key] = sorted(g[key], key=_largest_move, reverse=True)[:PAGE_ROWS]
     page = compare_page_path(site, a, b)
     env = environment(tdir, cache_dir)
     html = env.get_template("compare_releases.html.j2").render(
         comp=comp, groups=groups, metric_info=metric_info, root="../", here="compare_releases",
         releases=list_releases(site), palette=charts.colours([s.name for s in rb.systems]),
-        n_changed=len(cases))
-    atomic_write_json(page.with_suffix(".json"), comp.model_dump(mode="json"))
+        n_changed=len(cases), limit=PAGE_ROWS)
+    atomic_write_text(page.with_suffix(".json"), comp.model_dump_json())
     atomic_write_text(page, html)
     return page
 

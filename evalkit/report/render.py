@@ -292,12 +292,14 @@ def _exists_in(site: Path, release: str | None, suite: str, case_id: str) -> boo
     return bool(release) and (site / str(release) / "cases" / suite / f"{case_id}.json").exists()
 
 
-def regression_groups(site: Path, report: Report, diff: Any = None) -> list[dict[str, Any]]:
+def regression_groups(site: Path, report: Report, diff: Any = None, exists: Any = None) -> list[dict[str, Any]]:
     """Per system: worse and better cases, one entry per case with every metric that moved.
 
     ``diff`` (a ReleaseDiff of any earlier release against ``report``; default: the report's own
-    against the previous release) lets `evalkit.report.compare` group any pair the same way."""
+    against the previous release) lets `evalkit.report.compare` group any pair the same way;
+    ``exists(release, suite, case_id)`` says whether a release has the case's page (default: its JSON is there)."""
     diff = report.diff if diff is None else diff
+    exists = exists or (lambda release, suite, case_id: _exists_in(site, release, suite, case_id))
     prev = diff.previous_release
     out = []
     for system, d in diff.systems.items():
@@ -307,8 +309,8 @@ def regression_groups(site: Path, report: Report, diff: Any = None) -> list[dict
             for c in items:
                 e = cases.setdefault((c.suite, c.case_id), {
                     "suite": c.suite, "case_id": c.case_id, "changes": [],
-                    "here": _exists_in(site, report.release, c.suite, c.case_id),
-                    "before": _exists_in(site, prev, c.suite, c.case_id)})
+                    "here": exists(report.release, c.suite, c.case_id),
+                    "before": exists(prev, c.suite, c.case_id)})
                 e["changes"].append(c)
             entry[key] = sorted(cases.values(), key=lambda e: (e["suite"], e["case_id"]))
         out.append(entry)

@@ -166,3 +166,22 @@ def test_compare_page_from_file_urls_in_chromium(site: Path) -> None:
             assert page.locator("h1").count() == 1
         browser.close()
     assert not errors, errors
+
+
+def test_page_keeps_the_largest_moves_and_the_json_has_all(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from evalkit.report import compare
+
+    monkeypatch.setattr(compare, "PAGE_ROWS", 2)
+    page = compare.render_comparison(site, "r2", "r1")
+    comp = ReleaseComparison.model_validate_json(page.with_suffix(".json").read_bytes())
+    html = page.read_text(encoding="utf-8")
+    for system, d in comp.diff.systems.items():
+        n = len({(c.suite, c.case_id) for c in d.regressed})
+        assert f"▼ {n} worse" in html
+        if n > 2:
+            assert f"Got worse: {n} cases (the 2 largest changes" in html
+    shown = [h for h in _links(page) if h.startswith("../r1/cases/")]
+    assert 0 < len({h for h in shown}) <= 2 * 2 * len(comp.diff.systems) + 2 + len(comp.status_changes[:2])
+    assert "more in" in html and len(comp.removed) == 3  # removed: 2 listed, the rest in the JSON
+    monkeypatch.undo()
+    compare.render_comparison(site, "r2", "r1")
