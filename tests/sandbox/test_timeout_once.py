@@ -11,7 +11,10 @@ import shutil
 import subprocess
 import textwrap
 import time
+import uuid
 from pathlib import Path
+
+import pytest
 
 from evalkit.sandbox import SandboxLimits, TestRunSpec, run_tests
 from helpers import REPO, evalkit
@@ -39,17 +42,32 @@ FIX = """diff --git a/calc.py b/calc.py
 OTHER = FIX.replace("return a + b", "return b + a")
 
 
-def sandbox_creations(since: float) -> int:
-    """Containers evalkit's sandbox created since ``since`` (Docker's own event log)."""
+def sandbox_creations(since: float, image_id: str) -> int:
+    """Containers evalkit's sandbox created from ``image_id`` since ``since`` (Docker's own event log;
+    the image is this test's own, so sandboxes of anything else running on the engine do not count)."""
     proc = subprocess.run(["docker", "events", "--since", f"{since:.3f}", "--until", f"{time.time():.3f}",
-                           "--filter", "type=container", "--filter", "event=create",
+                           "--filter", "type=container", "--filter", "event=create", "--filter", f"image={image_id}",
                            "--filter", "label=evalkit.sandbox=1", "--format", "{{.ID}}"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return len(proc.stdout.split())
 
 
-def hanging_project(root: Path) -> Path:
+@pytest.fixture
+def own_image(docker_engine: str, tmp_path: Path):
+    """An image of this test's own (the sandbox image plus a label: a new id, built without network)."""
+    tag = f"evalkit-test/timeout-once:{uuid.uuid4().hex[:12]}"
+    ctx = tmp_path / "image"
+    ctx.mkdir()
+    (ctx / "Dockerfile").write_text(f"FROM {docker_engine}\nLABEL evalkit.test={tag.rsplit(':', 1)[1]}\n")
+    subprocess.run(["docker", "build", "-q", "-t", tag, str(ctx)], check=True, capture_output=True, text=True, timeout=300)
+    image_id = subprocess.run(["docker", "image", "inspect", "-f", "{{.Id}}", tag], check=True,
+                              capture_output=True, text=True).stdout.strip()
+    yield tag, image_id
+    subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)
+
+
+def hanging_project(root: Path, image: str) -> Path:
     case = root / "cases" / "env" / "hangs"
     (case / "tree" / "tests").mkdir(parents=True)
     (case / "tree" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
@@ -62,10 +80,11 @@ def hanging_project(root: Path) -> Path:
           source_dir: tree
           test_command: python3 -m pytest -rA -s -p no:cacheprovider tests
           timeout_s: 4
+          image: {image}
         reference:
           patch_file: gold.patch
           fail_to_pass: [tests/test_calc.py::test_add]
-        """))
+        """).format(image=image))
     preds = [{"instance_id": "hangs", "model_name_or_path": n, "model_patch": p} for n, p in (("bot", FIX), ("bot2", OTHER))]
     for name, pred in zip(("bot", "bot2"), preds):
         (root / f"{name}.jsonl").write_text(json.dumps(pred) + "\n")
@@ -84,8 +103,9 @@ def hanging_project(root: Path) -> Path:
     return root
 
 
-def test_hanging_environment_is_broken_once(tmp_path: Path, docker_engine: str) -> None:
-    project = hanging_project(tmp_path / "proj")
+def test_hanging_environment_is_broken_once(tmp_path: Path, own_image: tuple[str, str]) -> None:
+    tag, image_id = own_image
+    project = hanging_project(tmp_path / "proj", tag)
     t0 = time.time() - 1
     evalkit(project, "run", timeout=600)
     work = project / ".evalkit"
@@ -99,7 +119,7 @@ def test_hanging_environment_is_broken_once(tmp_path: Path, docker_engine: str) 
         score = json.loads((work / "artifacts" / system / "env" / "hangs" / "scores.json").read_text())
         assert score["status"] == "broken"
     # two containers in all: gold and no patch in validation; none for any system
-    assert sandbox_creations(t0) == 2
+    assert sandbox_creations(t0, image_id) == 2
     # the two timed-out runs are stored like any run, each with what it printed before the kill
     stored = [json.loads(p.read_text()) for p in (work / "cache" / "sandbox").rglob("*.json")]
     assert sorted(r["status"] for r in stored) == ["timeout", "timeout"]
@@ -113,7 +133,7 @@ def test_hanging_environment_is_broken_once(tmp_path: Path, docker_engine: str) 
     evalkit(project, "run", timeout=600)
     again = json.loads((work / "validation" / "env" / "hangs.json").read_text())
     assert again["status"] == "broken" and again["environment_broken"] is True
-    assert sandbox_creations(t1) == 0
+    assert sandbox_creations(t1, image_id) == 0
 
 
 def test_local_backend_keeps_the_output_of_a_timed_out_run(tmp_path: Path) -> None:
