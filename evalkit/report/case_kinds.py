@@ -109,11 +109,17 @@ def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] |
         for inc, c in zip(incidents, checks):
             rows.append({"rule_id": c.rule_id, "line": c.line, "message": inc.get("message") or inc.get("description", ""),
                          "counted": c.counted, "checkable": c.checkable, "present": c.present})
-    a = assess(text if ok else None, legacy if LEGACY_KEY in case.input_files else None, case.language)
+    metrics = (arts.get("scores") or {}).get("metrics") or {}
+    if ok and text and metrics.get("complete") == 1.0 and metrics.get("unchanged") == 0.0:
+        # the scorer ran the same checks on this file and found nothing: no need to run them again
+        degenerate = {"empty": False, "unchanged": False, "complete": True, "elisions": [], "decided": None, "reason": ""}
+    else:
+        a = assess(text if ok else None, legacy if LEGACY_KEY in case.input_files else None, case.language)
+        degenerate = {"empty": a.empty, "unchanged": a.unchanged, "complete": a.complete, "elisions": a.elisions,
+                      "decided": a.decided, "reason": a.reason()}
     return {"file": path, "deleted": deleted, "incidents": rows, "counted": sum(r["counted"] for r in rows),
             "resolved": sum(r["counted"] and not r["present"] for r in rows),
-            "degenerate": {"empty": a.empty, "unchanged": a.unchanged, "complete": a.complete,
-                           "elisions": a.elisions, "decided": a.decided, "reason": a.reason()}}
+            "degenerate": degenerate}
 
 
 def rag_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:

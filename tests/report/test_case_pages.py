@@ -224,6 +224,8 @@ def test_migration_degenerate_output_flags(demo: Path, tmp_path: Path) -> None:
     first, second = list(data["systems"])[:2]
     data["systems"][first]["output"]["samples"][0]["files"] = {target: legacy}
     data["systems"][second]["output"]["samples"][0]["files"] = {target: elided}
+    data["systems"][first]["scores"]["metrics"].update(unchanged=1.0)  # as the scorer finds them
+    data["systems"][second]["scores"]["metrics"].update(complete=0.0)
     path.write_text(json.dumps(data), encoding="utf-8")
     render_release(site, "demo-2026.11")
     page = parse(path.with_suffix(".html"))
