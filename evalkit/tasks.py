@@ -16,6 +16,7 @@ import gc
 import os
 import sys
 import traceback
+from pathlib import Path
 from typing import Any, Iterator
 
 from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, ArtifactBase, artifact_path, read_optional,
@@ -246,6 +247,9 @@ class Graph:
         cfg = self.cfg
         file_of = ARTIFACT_FILES
         watched: dict[str, list[str]] = {}
+        from evalkit.systems.recorded import recorded_sources
+
+        root = Path(cfg.root)
         for system, case, folder, chain, chosen in self.stage_rows():
             if not chosen or stage not in chain:
                 continue
@@ -254,6 +258,9 @@ class Graph:
                 if system.name not in watched:
                     watched[system.name] = [str(cfg.resolve(w)) for w in getattr(system, "watch", [])]
                 deps = list(case.files) + watched[system.name]
+                if system.adapter == "recorded":  # an edited recording reruns generate (it is the answer)
+                    deps += [str(s) for s in recorded_sources(system, case, root)
+                             if os.path.exists(s)]
                 deps.append(self.system_slice_files[system.name])
             else:
                 # The case's files reach later stages through output.json, whose provenance holds

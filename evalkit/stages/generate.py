@@ -18,8 +18,14 @@ from evalkit.systems.command import PROTOCOL_VERSION
 def generate_key(cfg: Config, system: Any, case: Case, sample_index: int) -> dict[str, Any]:
     """Everything a system's answer depends on: its settings, its program's files, the case."""
     watched = [(w, file_digest(cfg.resolve(w))) for w in getattr(system, "watch", []) if cfg.resolve(w).exists()]
-    return {"protocol": PROTOCOL_VERSION, "system": generate_slice(cfg, system), "watch": watched,
-            "case": case.digest, "sample": sample_index}
+    key = {"protocol": PROTOCOL_VERSION, "system": generate_slice(cfg, system), "watch": watched,
+           "case": case.digest, "sample": sample_index}
+    if getattr(system, "adapter", None) == "recorded":  # the recording is the answer: its content is an input
+        from evalkit.systems.recorded import recorded_sources
+
+        key["recorded"] = [(p.name, file_digest(p) if p.is_file() else None)
+                           for p in recorded_sources(system, case, Path(cfg.root), sample_index)]
+    return key
 
 
 def generate(cfg: Config, system: Any, case: Case) -> OutputArtifact:

@@ -89,6 +89,20 @@ def load_predictions(path: Path, shown: str | None = None) -> dict[str, dict[str
     return table
 
 
+def recorded_sources(system: Any, case: Case, root: Path, sample_index: int = 0) -> list[Path]:
+    """The files a recorded answer to ``case`` is read from (existing or not): the predictions file,
+    or the case's ``<suite>/<case>.json`` (and its per-sample file). Editing one reruns that
+    system's generate stage for the case: they are its task's dependencies and part of its cache key."""
+    path = Path(system.path)
+    path = path if path.is_absolute() else root / path
+    if path.is_file():
+        return [path]
+    found = [path / case.suite / f"{case.id}.json"]
+    if sample_index:
+        found.insert(0, path / case.suite / f"{case.id}.{sample_index}.json")
+    return found
+
+
 @adapter("recorded")
 def recorded(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     path = Path(system.path)
