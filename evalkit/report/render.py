@@ -95,11 +95,33 @@ _STATUS_WORDS = {"ok": "ok", "error": "failed", "timeout": "timed out", "infra_e
                  "broken": "broken case", "skipped": "not run", "not_attempted": "not attempted"}
 
 
+_BADGES: dict[tuple[Any, ...], Markup] = {}  # (function, arguments) -> badge; a few dozen distinct badges
+
+
+def _memo(key: tuple[Any, ...], make: Any) -> Markup:
+    """A badge made once per process: case pages show thousands of the same few (Markup.format is slow).
+
+    Only plain str / bool / None arguments are cached (a Markup label is escaped differently from an
+    equal str; anything else goes uncached); the cache stops growing at 4,096 entries."""
+    if not all(a is None or type(a) in (str, bool) for a in key[1:]):
+        return make()
+    html = _BADGES.get(key)
+    if html is None:
+        html = make()
+        if len(_BADGES) < 4096:
+            _BADGES[key] = html
+    return html
+
+
 def status_badge(status: str, excluded: str | None = None) -> Markup:
     """A run's status as a badge, plus why it is left out of the aggregates when it is.
 
     Markup.format escapes every argument: a status or reason is shown as text.
     """
+    return _memo(("status", status, excluded), lambda: _status_badge(status, excluded))
+
+
+def _status_badge(status: str, excluded: str | None) -> Markup:
     html = Markup('<span class="badge s-{}">{} {}</span>').format(
         status if status in _STATUS_SYMBOL and status != "not_attempted" else "skipped", _STATUS_SYMBOL.get(status, "?"),
         _STATUS_WORDS.get(status, status))
@@ -111,6 +133,10 @@ def status_badge(status: str, excluded: str | None = None) -> Markup:
 
 def pass_badge(passed: bool | None, yes: str = "pass", no: str = "fail") -> Markup:
     """✓ yes / ✗ no / – n/a."""
+    return _memo(("pass", passed, yes, no), lambda: _pass_badge(passed, yes, no))
+
+
+def _pass_badge(passed: Any, yes: str, no: str) -> Markup:
     if passed is None:
         return Markup('<span class="badge s-skipped">– n/a</span>')
     if passed:
@@ -452,6 +478,9 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
            "headline": [i for i in headline_metrics(report)
                         if any(c.metrics.get(i.name) is not None for c in row.systems.values())],
            "previous": prev if has_prev else None}
+    # Each system's panel is the same on the case page and the compare page: rendered once, shown twice.
+    panel = env.get_template("macros.html.j2").module.system_panel  # type: ignore[attr-defined]
+    ctx["panels"] = [panel(v, detail) for v in views]
     written = write_logs(data_path.parent, views)
     atomic_write_text(page, env.get_template("case.html.j2").render(**ctx, here="case"))
     written.append(page)
