@@ -1,6 +1,6 @@
 """Benchmark: render the report site of 1,000 cases x 4 systems from synthetic report data.
 
-    python benchmarks/site.py [--cases 1000] [--systems 4] [--keep DIR]
+    python benchmarks/site.py [--cases 1000] [--systems 4] [--workers N] [--keep DIR]
 
 Writes report.json and every per-case JSON directly with the report models (no evaluation run):
 two suites (migration, patch), realistic metric values (rates, scores, cost, time), small outputs
@@ -8,8 +8,9 @@ and short test logs, paired comparisons with the baseline. Then times `render_si
 site (plotly.js copied, schemas written, every page rendered) and measures the release page and
 every page's size. Targets (issue 17, at --cases 10000): render <= 20 s, release index.html <= 300 KB,
 every page <= 1 MB (suite case lists are paginated, 500 cases a page).
+Case pages render in one forked process per CPU (`--workers 1`: in this process only).
 Last line: one JSON object with `render_s`, `index_kb`, `largest_suite_kb`, `largest_case_kb`,
-`largest_page_kb`, `rerender_s`, `pages`, `within_targets`.
+`largest_page_kb`, `rerender_s`, `pages`, `workers`, `load_avg` (1-minute, before the render), `within_targets`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import shutil
 import sys
@@ -205,20 +207,24 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=1000)
     ap.add_argument("--systems", type=int, default=4)
+    ap.add_argument("--workers", type=int, default=None,
+                    help="processes rendering the case pages (default: one per CPU, at most 4)")
     ap.add_argument("--keep", default=None, help="write the site here and keep it")
     args = ap.parse_args()
-    from evalkit.report.render import render_site
+    from evalkit.report.render import case_workers, render_site
 
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="evalkit-site-bench-"))
     try:
         t0 = time.perf_counter()
         synthesize(tmp, args.cases, args.systems)
         synth_s = time.perf_counter() - t0
+        load = os.getloadavg()[0]
+        workers = case_workers(args.cases) if args.workers is None else args.workers
         t0 = time.perf_counter()
-        render_site(tmp, "bench")
+        render_site(tmp, "bench", workers=workers)
         render_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        render_site(tmp, "bench")
+        render_site(tmp, "bench", workers=workers)
         rerender_s = time.perf_counter() - t0
         index_kb = (tmp / "bench" / "index.html").stat().st_size / 1024
         suite_pages = list((tmp / "bench" / "suites").glob("*.html"))
@@ -241,7 +247,8 @@ def main() -> None:
         print(json.dumps({"cases": args.cases, "systems": args.systems, "render_s": round(render_s, 3),
                           "index_kb": round(index_kb, 1), "largest_suite_kb": round(suites_kb, 1),
                           "largest_case_kb": round(largest_kb, 1), "largest_page_kb": round(biggest_kb, 1),
-                          "rerender_s": round(rerender_s, 3), "pages": pages, "within_targets": ok}))
+                          "rerender_s": round(rerender_s, 3), "pages": pages, "workers": workers,
+                          "load_avg": round(load, 2), "within_targets": ok}))
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

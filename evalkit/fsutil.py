@@ -52,6 +52,14 @@ def on_replace(method: Callable[[str], None]) -> None:
     _replace_listeners.append(weakref.WeakMethod(method))  # type: ignore[arg-type]
 
 
+def replaced(paths: list[str | os.PathLike[str]]) -> None:
+    """Tell the `on_replace` listeners about files another process replaced (a forked renderer's pages)."""
+    for path in paths:
+        for ref in _replace_listeners:
+            if (listener := ref()) is not None:
+                listener(str(path))
+
+
 class WriteOutsideRoots(Exception):
     """evalkit's own bug (or a planted symlink): a write aimed outside the folders evalkit may write.
 

@@ -25,6 +25,9 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import multiprocessing
+import os
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
+from evalkit import fsutil
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest, ensure_dir, remove
 from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.metrics.registry import primary_metric as registry_primary
@@ -498,8 +502,10 @@ def suite_page_name(suite: str, page: int) -> str:
     return f"{suite}.html" if page == 1 else f"{suite}.cases-{page}.html"
 
 
-def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir: Path | None = None) -> list[Path]:
-    """Every page of one release. Returns the pages written."""
+def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir: Path | None = None,
+                   workers: int | None = None) -> list[Path]:
+    """Every page of one release. Returns the pages written. ``workers``: processes for the case pages
+    (default: `case_workers`)."""
     env = environment(tdir, cache_dir)
     report = _load_report(site, release)
     out_dir = site / release
@@ -570,11 +576,85 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
                      {k: v.model_dump(mode="json") for k, v in report.metric_info.items()}, __file__,
                      Path(__file__).stat().st_mtime_ns,
                      Path(__file__).with_name("case_kinds.py").stat().st_mtime_ns])  # per-kind case page parts
-    index: dict[str, str] = {}
-    for row in report.cases:
-        written += case_pages(env, site, report, row, nav, shared, old_index, index)
+    index, pages = render_cases(env, site, report, nav, shared, old_index, workers)
+    written += pages
     atomic_write_text(index_path, json.dumps(index, sort_keys=True))
     return written
+
+
+PARALLEL_MIN_CASES = 400  # fewer cases render in one process: forking would cost more than it saves
+_FORKED: tuple[Any, ...] | None = None  # what forked workers render from; set only while a pool runs
+
+
+def case_workers(n_cases: int) -> int:
+    """How many processes render ``n_cases`` case pages: one per CPU (at most 4), forked from this one.
+
+    One (render here) for a few hundred cases, where fork is unavailable, in a daemon process (it
+    may not have children) or while other threads run (a thread holding a lock when the process
+    forks would leave the lock held for ever in the child)."""
+    if n_cases < PARALLEL_MIN_CASES or "fork" not in multiprocessing.get_all_start_methods() \
+            or multiprocessing.current_process().daemon or threading.active_count() > 1:
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus))
+
+
+def _render_chunk(bounds: tuple[int, int]) -> tuple[bool, dict[str, str], list[Path]]:
+    """Case pages of report.cases[start:end], in a forked worker: (ok, index entries, pages written).
+
+    A failure is only flagged: the parent renders the chunk again to raise the exception itself
+    (some exceptions, pydantic's among them, do not cross a process boundary)."""
+    assert _FORKED is not None
+    env, site, report, nav, shared, old_index = _FORKED
+    index: dict[str, str] = {}
+    written: list[Path] = []
+    try:
+        for row in report.cases[bounds[0]:bounds[1]]:
+            written += case_pages(env, site, report, row, nav, shared, old_index, index)
+    except Exception:
+        return False, index, written
+    return True, index, written
+
+
+def render_cases(env: Environment, site: Path, report: Report, nav: dict[str, Any], shared: str,
+                 old_index: dict[str, str], workers: int | None = None) -> tuple[dict[str, str], list[Path]]:
+    """Every case's pages (see `case_pages`): the new page index and the files written.
+
+    With ``workers`` > 1 (default: `case_workers`), chunks of cases render in forked processes that
+    share this one's environment and report; the pages are the same bytes as rendered here."""
+    global _FORKED
+    n = len(report.cases)
+    workers = case_workers(n) if workers is None else workers
+    index: dict[str, str] = {}
+    written: list[Path] = []
+    if workers <= 1 or n == 0:
+        for row in report.cases:
+            written += case_pages(env, site, report, row, nav, shared, old_index, index)
+        return index, written
+    size = max(25, math.ceil(n / (workers * 8)))  # small chunks: the workers finish together
+    chunks = [(i, min(n, i + size)) for i in range(0, n, size)]
+    _FORKED = (env, site, report, nav, shared, old_index)
+    try:
+        pool = multiprocessing.get_context("fork").Pool(workers)
+        try:
+            results = list(pool.imap(_render_chunk, chunks))
+            pool.close()
+        finally:
+            pool.terminate()
+            pool.join()
+    finally:
+        _FORKED = None
+    for bounds, (ok, part_index, part_written) in zip(chunks, results):
+        if not ok:  # raise the worker's exception here, with its own type and traceback
+            for row in report.cases[bounds[0]:bounds[1]]:
+                case_pages(env, site, report, row, nav, shared, old_index, part_index)
+        index.update(part_index)
+        written += part_written
+    fsutil.replaced(written)  # the workers' atomic writes told only the workers' own listeners
+    return index, written
 
 
 def render_index(site: Path, tdir: Path | None = None, cache_dir: Path | None = None) -> Path:
@@ -619,15 +699,17 @@ def render_index(site: Path, tdir: Path | None = None, cache_dir: Path | None = 
     return page
 
 
-def render_site(site: Path, release: str, tdir: Path | None = None, cache_dir: Path | None = None) -> Path:
+def render_site(site: Path, release: str, tdir: Path | None = None, cache_dir: Path | None = None,
+                workers: int | None = None) -> Path:
     """Render one release, the index, copy static assets and schemas, update the manifest.
 
-    ``cache_dir`` keeps compiled templates between runs (see `environment`).
+    ``cache_dir`` keeps compiled templates between runs (see `environment`); ``workers``: processes
+    rendering the case pages (default: `case_workers`).
     """
     site = Path(site)
     copy_assets(site, tdir)
     write_site_schemas(site)
-    render_release(site, release, tdir, cache_dir)
+    render_release(site, release, tdir, cache_dir, workers)
     update_manifest(site, release)
     render_index(site, tdir, cache_dir)
     return site / release / "index.html"
