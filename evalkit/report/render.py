@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from evalkit import fsutil
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest, ensure_dir, remove
@@ -82,6 +82,9 @@ def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Envi
     env.globals["status_badge"] = status_badge
     env.globals["pass_badge"] = pass_badge
     env.globals["metric_value"] = metric_value
+    env.globals["diff_html"] = diff_html
+    env.globals["test_rows_html"] = test_rows_html
+    env.globals["metric_rows_html"] = metric_rows_html
     _ENVIRONMENTS[key] = env
     return env
 
@@ -197,6 +200,46 @@ def diff_lines(before: str | None, after: str | None, name: str = "file",
     lines = difflib.unified_diff(before.splitlines(), after.splitlines(), f"{before_label}/{name}",
                                  f"{after_label}/{name}", lineterm="", n=3)
     return [(line_class(line), line) for line in lines]
+
+
+# A case page shows thousands of diff lines, test rows and metric rows: these three are Python
+# functions (escaped with markupsafe) for the same reason the badges are, and write what the
+# loops they replace in macros.html.j2 wrote, byte for byte.
+
+def diff_html(lines: list[tuple[str, str]]) -> Markup:
+    """<pre class="diff"> of (css class, line) pairs, as `diff_lines` makes them."""
+    return Markup('<pre class="diff">' + "".join(f'<span class="{escape(c)}">{escape(line)}\n</span>'
+                                                 for c, line in lines) + "</pre>")
+
+
+def test_rows_html(rows: list[dict[str, Any]]) -> Markup:
+    """The rows of a run's per-test table (`system_view` makes them)."""
+    out = []
+    for t in rows:
+        status = t["status"]
+        if status == "passed":
+            badge = pass_badge(True, "passed")
+        elif status in ("failed", "error"):
+            badge = pass_badge(False, status)  # as the template had it: the label reads "✗ fail"
+        else:
+            badge = Markup('<span class="badge s-skipped">– {}</span>').format(status)
+        out.append(f'<tr><th scope="row"><code>{escape(t["id"])}</code></th><td>{escape(t["role"])}</td><td>{badge}'
+                   f'{" (not in the output)" if t["missing"] else ""}'
+                   f'{" <span class=" + chr(34) + "badge s-infra_error" + chr(34) + ">⚠ flaky</span>" if t["flaky"] else ""}'
+                   "</td></tr>\n")
+    return Markup("".join(out))
+
+
+def metric_rows_html(metrics: list[dict[str, Any]]) -> Markup:
+    """The rows of a system's 'every metric of this case' table (`system_view` makes them)."""
+    out = []
+    for m in metrics:
+        info, value = m["info"], m["value"]
+        head = f'<abbr title="{escape(info.description)}">{escape(info.display)}</abbr>' if info else escape(m["name"])
+        raw = "" if value is None else repr(float(value))
+        out.append(f'<tr><th scope="row">{head}</th><td class="num" data-metric="{escape(m["name"])}" '
+                   f'data-value="{escape(raw)}">{escape(metric_value(value, info))}</td></tr>\n')
+    return Markup("".join(out))
 
 
 def line_class(line: str) -> str:
@@ -448,8 +491,11 @@ def write_logs(page_dir: Path, views: list[dict[str, Any]]) -> list[Path]:
 
 
 def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: dict[str, Any],
-               shared: str, old_index: dict[str, str], index: dict[str, str]) -> list[Path]:
+               shared: str, old_index: dict[str, str], index: dict[str, str],
+               parts: tuple[Any, Any, Any] | None = None) -> list[Path]:
     """The case page, its compare page and log files; skipped when nothing they show has changed.
+
+    ``parts``: `case_templates(env)`, fetched once for many cases (each fetch stats the template files).
 
     A case page is a function of its case JSON, its report row, the templates, the report's
     systems and metric metadata, and whether the previous release has the case: ``index``
@@ -483,16 +529,22 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
                         if any(c.metrics.get(i.name) is not None for c in row.systems.values())],
            "previous": prev if has_prev else None}
     # Each system's panel is the same on the case page and the compare page: rendered once, shown twice.
-    panel = env.get_template("macros.html.j2").module.system_panel  # type: ignore[attr-defined]
+    case_t, compare_t, panel = parts or case_templates(env)
     ctx["panels"] = [panel(v, detail) for v in views]
     written = write_logs(data_path.parent, views)
-    atomic_write_text(page, env.get_template("case.html.j2").render(**ctx, here="case"))
+    atomic_write_text(page, case_t.render(**ctx, here="case"))
     written.append(page)
     if len(views) >= 2:
         page = data_path.with_name(f"{row.case_id}.compare.html")
-        atomic_write_text(page, env.get_template("compare.html.j2").render(**ctx, here="compare"))
+        atomic_write_text(page, compare_t.render(**ctx, here="compare"))
         written.append(page)
     return written
+
+
+def case_templates(env: Environment) -> tuple[Any, Any, Any]:
+    """The case page's and the compare page's templates and the system_panel macro."""
+    return (env.get_template("case.html.j2"), env.get_template("compare.html.j2"),
+            env.get_template("macros.html.j2").module.system_panel)  # type: ignore[attr-defined]
 
 
 # ---- pages --------------------------------------------------------------------------------
@@ -608,12 +660,12 @@ def _render_chunk(bounds: tuple[int, int]) -> tuple[bool, dict[str, str], list[P
     A failure is only flagged: the parent renders the chunk again to raise the exception itself
     (some exceptions, pydantic's among them, do not cross a process boundary)."""
     assert _FORKED is not None
-    env, site, report, nav, shared, old_index = _FORKED
+    env, site, report, nav, shared, old_index, parts = _FORKED
     index: dict[str, str] = {}
     written: list[Path] = []
     try:
         for row in report.cases[bounds[0]:bounds[1]]:
-            written += case_pages(env, site, report, row, nav, shared, old_index, index)
+            written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
     except Exception:
         return False, index, written
     return True, index, written
@@ -630,13 +682,14 @@ def render_cases(env: Environment, site: Path, report: Report, nav: dict[str, An
     workers = case_workers(n) if workers is None else workers
     index: dict[str, str] = {}
     written: list[Path] = []
+    parts = case_templates(env)
     if workers <= 1 or n == 0:
         for row in report.cases:
-            written += case_pages(env, site, report, row, nav, shared, old_index, index)
+            written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
         return index, written
     size = max(25, math.ceil(n / (workers * 8)))  # small chunks: the workers finish together
     chunks = [(i, min(n, i + size)) for i in range(0, n, size)]
-    _FORKED = (env, site, report, nav, shared, old_index)
+    _FORKED = (env, site, report, nav, shared, old_index, parts)
     try:
         pool = multiprocessing.get_context("fork").Pool(workers)
         try:
