@@ -129,6 +129,7 @@ class RunState:
         self.failed: dict[str, int] = defaultdict(int)
         self.durations: dict[str, list[float]] = defaultdict(list)
         self.started: dict[str, float] = {}
+        self.seen_stages: set[str] = set()
         self.t0 = time.monotonic()
 
     def plan(self, tasks: dict[str, Any], selected: list[str]) -> None:
@@ -150,9 +151,14 @@ class RunState:
         with self.lock:
             self.total = total
 
-    def start(self, name: str) -> None:
+    def start(self, name: str) -> bool:
+        """Note a task's start; True when it is the first of its stage to start."""
+        stage = stage_of(name)
         with self.lock:
+            first = stage not in self.seen_stages
+            self.seen_stages.add(stage)
             self.started[name] = time.monotonic()
+            return first
 
     def finish(self, name: str, failed: bool = False, ran: bool = True) -> None:
         stage = stage_of(name)
@@ -254,8 +260,13 @@ class LiveReporter(ExecutedOnlyReporter):
             self._live.start()
 
     def execute_task(self, task: Any) -> None:  # no ".  name" line: the display counts it
-        if task.actions and not task.name.startswith("_"):
-            self.state.start(task.name)
+        if task.actions and not task.name.startswith("_") and self.state.start(task.name):
+            # a stage is drawn as soon as it starts (not only at the next 4 Hz tick, which a short
+            # stage may finish before): one extra frame per stage
+            with self._lock:
+                live = self._live
+            if live is not None:
+                live.refresh()
 
     def add_success(self, task: Any) -> None:
         if task.actions and not task.name.startswith("_"):
