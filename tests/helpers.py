@@ -39,6 +39,32 @@ def make_project(root: Path, cases: list[str] | None = None, systems: str | None
     return root
 
 
+PATCH_SYSTEMS = {
+    "patch-bot": '{name: patch-bot, adapter: command, command: ["{python}", "-m", "evalkit.demo_systems.patch_bot"]}',
+    "gold": "{name: gold, adapter: gold}",
+    "empty": "{name: empty, adapter: empty}",
+}
+
+
+def patch_project(root: Path, backend: str = "docker", cases: list[str] | None = None,
+                  systems: tuple[str, ...] = ("patch-bot", "gold", "empty")) -> Path:
+    """A project holding a copy of the repo's patch suite (its suite.yaml and shared `_src/`, every
+    case or only ``cases``), the templates and the demo patch systems named in ``systems``."""
+    src, dest = REPO / "cases" / "patch", root / "cases" / "patch"
+    if cases is None:
+        shutil.copytree(src, dest)
+    else:
+        dest.mkdir(parents=True)
+        shutil.copy(src / "suite.yaml", dest / "suite.yaml")
+        for name in ["_src", *cases]:
+            shutil.copytree(src / name, dest / name)
+    shutil.copytree(REPO / "templates", root / "templates")
+    listed = "".join(f"  - {PATCH_SYSTEMS[s]}\n" for s in systems)
+    (root / "evalkit.yaml").write_text(f"release: r1\ntemplates_dir: templates\nsystems:\n{listed}"
+                                       f"sandbox:\n  backend: {backend}\n", encoding="utf-8")
+    return root
+
+
 def evalkit(project: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300,
             check: bool = True) -> subprocess.CompletedProcess[str]:
     """`python -m evalkit ARGS` with the project's config, from an unrelated working directory."""

@@ -8,38 +8,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from helpers import REPO, evalkit
+from helpers import evalkit, patch_project
 
 pytestmark = pytest.mark.docker
 CASES = ["parse-thousands", "remove-below-zero", "round-half-up", "slug-lowercase", "total-value-quantity",
          "truncate-limit"]
 TEXT_P2P = "tests/test_text.py::test_slug_separators"
-
-
-def patch_project(root: Path) -> Path:
-    """A project holding a copy of the repo's patch suite (with its shared `_src/`) and three systems."""
-    shutil.copytree(REPO / "cases" / "patch", root / "cases" / "patch")
-    shutil.copytree(REPO / "templates", root / "templates")
-    (root / "evalkit.yaml").write_text(textwrap.dedent("""\
-        release: r1
-        templates_dir: templates
-        systems:
-          - name: patch-bot
-            adapter: command
-            command: ["{python}", "-m", "evalkit.demo_systems.patch_bot"]
-          - name: gold
-            adapter: gold
-          - name: empty
-            adapter: empty
-        sandbox:
-          backend: docker
-        """), encoding="utf-8")
-    return root
 
 
 def run_of(work: Path, system: str, case: str) -> dict:

@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 
@@ -26,7 +25,7 @@ import pytest
 from evalkit.artifacts import RETRY_SUFFIX
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from helpers import REPO  # noqa: E402
+from helpers import patch_project  # noqa: E402
 
 pytestmark = pytest.mark.docker
 IMAGE = os.environ.get("EVALKIT_SANDBOX_IMAGE", "evalkit/python-pytest:bookworm")
@@ -103,26 +102,6 @@ def second_daemon(docker_engine):
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _project(root: Path) -> Path:
-    shutil.copytree(REPO / "cases" / "patch", root / "cases" / "patch")
-    shutil.copytree(REPO / "templates", root / "templates")
-    (root / "evalkit.yaml").write_text(textwrap.dedent("""\
-        release: r1
-        templates_dir: templates
-        systems:
-          - name: patch-bot
-            adapter: command
-            command: ["{python}", "-m", "evalkit.demo_systems.patch_bot"]
-          - name: gold
-            adapter: gold
-          - name: empty
-            adapter: empty
-        sandbox:
-          backend: auto
-        """))
-    return root
-
-
 def _run(root: Path, host: str) -> subprocess.Popen:
     env = {**os.environ, "EVALKIT_CONFIG": str(root / "evalkit.yaml"), "DOCKER_HOST": host}
     env.pop("EVALKIT_RELEASE", None)
@@ -139,7 +118,7 @@ def _executions(root: Path) -> dict[str, dict]:
 
 def test_a_daemon_stopped_mid_run_sends_nothing_to_the_host_and_a_rerun_completes_in_docker(
         tmp_path: Path, second_daemon: SecondDaemon) -> None:
-    root = _project(tmp_path / "p")
+    root = patch_project(tmp_path / "p", backend="auto")
     run = _run(root, second_daemon.host)
     end = time.monotonic() + 600
     while not any(a.get("isolation") == "docker" for a in _executions(root).values()):

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -270,25 +268,9 @@ def test_no_gold_patch_of_real_swebench_rows_is_flagged():
 
 @pytest.mark.docker
 def test_evalkit_run_shows_tampered_with_tests_on_the_page(docker_engine, tmp_path):
-    from helpers import REPO, evalkit
+    from helpers import evalkit, patch_project
 
-    root = tmp_path / "proj"
-    dest = root / "cases" / "patch"
-    dest.mkdir(parents=True)
-    shutil.copy(REPO / "cases" / "patch" / "suite.yaml", dest / "suite.yaml")
-    shutil.copytree(REPO / "cases" / "patch" / "_src", dest / "_src")
-    shutil.copytree(REPO / "cases" / "patch" / "parse-thousands", dest / "parse-thousands")
-    shutil.copytree(REPO / "templates", root / "templates")
-    (root / "evalkit.yaml").write_text(textwrap.dedent("""\
-        release: r1
-        templates_dir: templates
-        systems:
-          - name: patch-bot
-            adapter: command
-            command: ["{python}", "-m", "evalkit.demo_systems.patch_bot"]
-        sandbox:
-          backend: docker
-        """), encoding="utf-8")
+    root = patch_project(tmp_path / "proj", cases=["parse-thousands"], systems=("patch-bot",))
     evalkit(root, "run", timeout=240)
     work = root / ".evalkit" / "artifacts" / "patch-bot" / "patch" / "parse-thousands"
     execution = json.loads((work / "execution.json").read_text())
@@ -306,7 +288,7 @@ def test_evalkit_run_shows_tampered_with_tests_on_the_page(docker_engine, tmp_pa
     assert "tampered with tests" in page and "tests/conftest.py" in page
 
     # the suite switches to revert: execute runs again, the tests run without the conftest
-    suite = dest / "suite.yaml"
+    suite = root / "cases" / "patch" / "suite.yaml"
     suite.write_text(suite.read_text() + "test_changes: revert\n")
     evalkit(root, "run", timeout=240)
     run = json.loads((work / "execution.json").read_text())["runs"][0]
