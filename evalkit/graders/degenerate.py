@@ -152,35 +152,30 @@ def placeholder_comments(text: str, language: str) -> list[str]:
 
 
 # --- brace languages: code without comments and literals ------------------------------------
+_COMMENT_OR_LITERAL = re.compile(
+    r"//[^\n]*"                                  # line comment (its newline stays)
+    r"|/\*(?:.*?\*/|.*\Z)"                        # block comment, or an unterminated one to the end
+    r'|"""(?:.*?"""|.*\Z)'                         # text block
+    r"""|"(?:\\[\s\S]|[^"\\\n])*(?:\\\Z)?"?"""   # string literal: stops at its quote or the line's end
+    r"""|'(?:\\[\s\S]|[^'\\\n])*(?:\\\Z)?'?""",  # char literal, likewise
+    re.S,
+)
+
+
+def _blank(match: re.Match[str]) -> str:
+    token = match.group()
+    if token.startswith("//"):
+        return ""
+    if token.startswith("/*"):
+        return "\n" * token.count("\n")
+    if token.startswith('"""'):
+        return '""' + "\n" * token.count("\n")
+    return token[0] * 2  # a literal, even one continued by a backslash-newline, becomes two quotes
+
+
 def strip_comments_and_literals(text: str) -> str:
     """Java-like source with comments, string/char literals and text blocks blanked (newlines kept)."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            chunk = text[i: n if j < 0 else j + 2]
-            out.append("\n" * chunk.count("\n"))
-            i = n if j < 0 else j + 2
-        elif text.startswith('"""', i):
-            j = text.find('"""', i + 3)
-            chunk = text[i: n if j < 0 else j + 3]
-            out.append('""' + "\n" * chunk.count("\n"))
-            i = n if j < 0 else j + 3
-        elif c in "\"'":
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            out.append(c + c)
-            i = j + 1 if j < n and text[j] == c else j
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+    return _COMMENT_OR_LITERAL.sub(_blank, text)
 
 
 _DOTS_BODY = re.compile(r"\{\s*\.\.\.\s*\}|^\s*\.\.\.\s*;?\s*$|\(\s*\.\.\.\s*\)", re.M)

@@ -300,3 +300,46 @@ def test_the_judge_is_never_called_for_degenerate_outputs(fake_anthropic: FakeAn
                           settings.model_copy(update={"mode": "batch"}))
     assert [o.status for o in outcomes] == ["parser", "parser", "parser", "judged"]
     assert fake_anthropic.message_calls() == 1
+
+
+def _scan_reference(text: str) -> str:
+    """The character-by-character scanner strip_comments_and_literals replaced (kept as the oracle)."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            out.append("\n" * text[i: n if j < 0 else j + 2].count("\n"))
+            i = n if j < 0 else j + 2
+        elif text.startswith('"""', i):
+            j = text.find('"""', i + 3)
+            out.append('""' + "\n" * text[i: n if j < 0 else j + 3].count("\n"))
+            i = n if j < 0 else j + 3
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1 if j < n and text[j] == c else j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def test_comment_and_literal_blanking_matches_the_reference_scanner() -> None:
+    import random
+
+    from evalkit.graders.degenerate import strip_comments_and_literals
+
+    rng = random.Random(11)
+    pieces = ["/", "*", '"', "'", "\\", "\n", "x", " ", "{", "}", '"""', "//", "/*", "*/"]
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 24)))
+        assert strip_comments_and_literals(text) == _scan_reference(text), repr(text)
+    java = 'class A { /* a\n b */ String s = "x // y"; char c = \'{\'; // }\n}\n'
+    assert strip_comments_and_literals(java) == 'class A { \n String s = ""; char c = \'\'; \n}\n'
