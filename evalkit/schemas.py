@@ -9,7 +9,7 @@ from evalkit.fsutil import atomic_write_text
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 SCHEMA_NAMES = ("suite", "case", "config", "report", "case-detail", "output", "execution", "grades", "scores",
-                "command-output")
+                "command-output", "judge-audit")
 """The schemas shipped (and copied into every site), in the order of `models()`."""
 
 
@@ -17,10 +17,11 @@ def models() -> dict[str, type]:
     from evalkit.casemodels import CaseFile, SuiteSpec
     from evalkit.config import Config
     from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample, ScoresArtifact
+    from evalkit.graders.audit_models import JudgeAudit
     from evalkit.report.models import CaseDetail, Report
 
     classes = (SuiteSpec, CaseFile, Config, Report, CaseDetail, OutputArtifact, ExecutionArtifact, GradesArtifact,
-               ScoresArtifact, Sample)
+               ScoresArtifact, Sample, JudgeAudit)
     return dict(zip(SCHEMA_NAMES, classes, strict=True))
 
 

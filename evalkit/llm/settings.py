@@ -1,7 +1,8 @@
-"""The judge's slice of the config: model, limits, mode, budget, prices.
+"""The judge's slice of the config: provider, model, limits, mode, budget, prices, rate limits, fallback.
 
-The API key is never a setting: it comes from the environment (``ANTHROPIC_API_KEY``) only,
-so it cannot end up in a config dump, an artifact or a doit ``config_changed`` value.
+API keys are never settings: they come from the environment only (``ANTHROPIC_API_KEY`` or
+``ANTHROPIC_API_KEYS``, ``OPENAI_API_KEY`` or ``OPENAI_API_KEYS``: evalkit.llm.keys), so they
+cannot end up in a config dump, an artifact or a doit ``config_changed`` value.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from evalkit.graders.audit_settings import AuditSettings
 from evalkit.llm.pricing import ModelPrice, default_prices
 from evalkit.models import Model
 
@@ -20,9 +22,45 @@ DEFAULT_MODEL = "claude-sonnet-4-6"
 """A current model (claude-sonnet-4-5 reaches its end of life on 2026-11-30; the SDK's table says so)."""
 
 
+def _known_provider(name: str) -> str:
+    from evalkit.llm.providers import provider_names
+
+    if name not in provider_names():
+        raise ValueError(f"unknown provider {name!r}; known: {', '.join(provider_names())}")
+    return name
+
+
+class RateLimit(Model):
+    """Requests and tokens per window (a minute) allowed to one provider endpoint, across the run's threads."""
+
+    rpm: int | None = Field(None, ge=1)
+    """Requests per window; None means no limit."""
+    tpm: int | None = Field(None, ge=1)
+    """Tokens (input and output) per window; a request reserves its estimated input plus max_tokens until
+    its usage is known; None means no limit."""
+    window_s: float = Field(60.0, gt=0)
+    """Length of the window in seconds: 60 for per-minute limits (shorter only to test the limiter)."""
+
+
+class FallbackSettings(Model):
+    """A second model asked when the primary keeps failing (its circuit is open or its retries are spent)."""
+
+    provider: str = "anthropic"
+    """Provider of the fallback (anthropic, openai)."""
+    model: str
+    """Model id of the fallback."""
+    base_url: str | None = None
+    """Base URL of the fallback's API; None means the provider's default."""
+
+    _provider = field_validator("provider")(_known_provider)
+
+
 class JudgeSettings(Model):
     """How model-graded steps call the model."""
 
+    provider: str = "anthropic"
+    """Which API is called: anthropic (Messages API) or openai (any OpenAI-compatible Chat Completions
+    endpoint: OpenAI, vLLM, Ollama, gateways; set base_url). Keys come from the environment only."""
     model: str = DEFAULT_MODEL
     """Model id; the environment variable EVALKIT_JUDGE_MODEL overrides it (see ``with_env``)."""
     max_tokens: int = Field(2048, ge=1)
@@ -37,7 +75,7 @@ class JudgeSettings(Model):
     concurrency: int = Field(4, ge=1)
     """Requests in flight at once, per client."""
     base_url: str | None = None
-    """API base URL; None means the SDK default."""
+    """API base URL; None means the provider's default (for openai, e.g. http://localhost:8000/v1 for vLLM)."""
     samples: int = Field(1, ge=1)
     """Self-consistency: ask this many times per item and report the spread."""
     mode: Literal["sync", "batch"] = "sync"
@@ -50,6 +88,21 @@ class JudgeSettings(Model):
     """USD per million tokens by model id (prefix match for dated ids); 'default' for the rest."""
     batch_poll_s: float = Field(5.0, gt=0)
     """Seconds between polls of a Message Batch."""
+    rate_limits: dict[str, RateLimit] = Field(default_factory=dict)
+    """Per provider name (anthropic, openai): requests and tokens per minute, shared by every client of
+    that provider endpoint in the process (judge and systems under test alike)."""
+    fallback: FallbackSettings | None = None
+    """Asked when the primary keeps failing; its verdicts name its model and are counted apart."""
+
+    _provider = field_validator("provider")(_known_provider)
+
+    @model_validator(mode="after")
+    def _batch_needs_anthropic(self) -> JudgeSettings:
+        if self.mode == "batch" and self.provider != "anthropic":
+            raise ValueError(f"mode batch needs provider anthropic (Message Batches), not {self.provider!r}")
+        return self
+    audit: AuditSettings | None = None
+    """Consistency audit of the judge (evalkit.graders.audit): repeats and the pairwise order flip; None: none."""
 
     def with_env(self) -> JudgeSettings:
         """These settings with the model taken from EVALKIT_JUDGE_MODEL when it is set."""
@@ -58,11 +111,15 @@ class JudgeSettings(Model):
 
 
 def api_key() -> str | None:
-    """The API key from ANTHROPIC_API_KEY, or None when unset or empty."""
-    key = os.environ.get(API_KEY_ENV, "").strip()
-    return key or None
+    """The first Anthropic key (ANTHROPIC_API_KEYS, else ANTHROPIC_API_KEY), or None when unset or empty."""
+    from evalkit.llm.keys import env_keys
+
+    keys = env_keys("anthropic")
+    return keys[0] if keys else None
 
 
-def configured() -> bool:
-    """True when an API key is present in the environment."""
-    return api_key() is not None
+def configured(settings: JudgeSettings | None = None) -> bool:
+    """True when a key of the settings' provider (Anthropic by default) is present in the environment."""
+    from evalkit.llm.keys import env_keys
+
+    return bool(env_keys(settings.provider if settings is not None else "anthropic"))

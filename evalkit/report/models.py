@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from evalkit.metrics.registry import MetricInfo
+from evalkit.graders.audit_models import JudgeAudit
 from evalkit.models import Model
 from evalkit.isolation import IsolationDecision
 from evalkit.power import Detectability
@@ -257,6 +258,8 @@ class Report(Model):
     """Digest of every artifact the report was computed from (changes whenever any of them does)."""
     decision: DecisionSummary = DecisionSummary()
     """Better / worse / inconclusive per suite and headline metric, with power for the inconclusive ones."""
+    judge_audit: JudgeAudit | None = None
+    """The judge's consistency audit (judge.audit: repeats' spread, pairwise order flips); None when not configured."""
 
 
 class CaseDetail(Model):
