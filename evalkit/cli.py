@@ -96,6 +96,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         code = DoitMain(ModuleTaskLoader(module)).run(argv)
     if mode != "quiet":
         progress.print_summary(cfg.site_path, cfg.release)  # one row per suite x system, from report.json
+    if code == 0:  # doit succeeded; a system that failed on every case still fails the run (exit 3)
+        from evalkit.run_status import ALL_FAILED_EXIT, describe, failed_systems
+
+        failed = failed_systems(cfg.site_path / cfg.release / "report.json")
+        for line in describe(failed):
+            print(f"evalkit: {line}", file=sys.stderr)
+        if failed:
+            print(f"evalkit: exit status {ALL_FAILED_EXIT}: {len(failed)} system(s) failed on every case",
+                  file=sys.stderr)
+            return ALL_FAILED_EXIT
     return code
 
 

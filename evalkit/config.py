@@ -45,7 +45,9 @@ class CommandSystem(SystemBase):
 
     adapter: Literal["command"]
     command: list[str]
-    """argv of the program; `{python}` is replaced by the running interpreter."""
+    """argv of the program; `{python}` is replaced by the running interpreter. Relative paths resolve against
+    the config file's folder, whatever the current folder: the program when written as a path (`./run.sh`),
+    and every argument naming a file or folder that exists there (`python3 gen/my_generator.py`)."""
     timeout_s: float = Field(60.0, gt=0)
     """Wall-clock limit for one run; past it the run is killed and recorded as `timeout`."""
     max_output_bytes: int = Field(10_000_000, gt=0)

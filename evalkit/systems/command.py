@@ -208,10 +208,22 @@ def _collect_out_dir(out_dir: Path, cap: int) -> tuple[dict[str, str], str | Non
     return files, None
 
 
+def resolve_command(command: list[str], root: Path) -> list[str]:
+    """The argv a command system runs, its relative paths resolved against the config's folder (``root``)
+    whatever the current folder: the program when written as a path (``./run.sh``, ``bin/gen``; a bare
+    name is looked up on PATH), and every later argument that names a file or folder existing below
+    ``root`` (``python3 gen/my_generator.py``). Options (``-x``, ``--flag``) and other words stay as written."""
+    argv = [a.replace("{python}", sys.executable) for a in command]
+    if os.sep in argv[0] and not os.path.isabs(argv[0]):
+        argv[0] = str(root / argv[0])
+    for i, arg in enumerate(argv[1:], start=1):
+        if arg and not arg.startswith("-") and not os.path.isabs(arg) and "{" not in arg and os.path.lexists(root / arg):
+            argv[i] = str(root / arg)
+    return argv
+
+
 def run_command(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
-    argv = [a.replace("{python}", sys.executable) for a in system.command]
-    if os.sep in argv[0] and not os.path.isabs(argv[0]):  # a relative command: against the config's folder
-        argv[0] = str(ctx.root / argv[0])
+    argv = resolve_command(system.command, ctx.root)
     with tempfile.TemporaryDirectory(prefix=tempdirs.prefix("evalkit-run-")) as tmp:
         work = Path(tmp)
         payload = case_payload(case, system, sample_index, work)
