@@ -16,6 +16,17 @@ import tree_sitter
 from evalkit.models import Model
 
 SUPPORTED = {"java", "python"}
+"""Languages with everything: syntax errors, enclosing functions, CodeBLEU."""
+PARSEABLE = SUPPORTED | {"typescript", "tsx", "javascript"}
+"""Languages whose syntax is checked (TypeScript and JavaScript: syntax errors and enclosing functions only)."""
+EXTENSIONS: dict[str, str] = {
+    ".java": "java", ".py": "python",
+    ".ts": "typescript", ".mts": "typescript", ".cts": "typescript", ".tsx": "tsx",
+    ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".jsx": "javascript",
+}
+"""File extension -> the grammar that parses it (JSX is part of tree-sitter-javascript's grammar)."""
+ALIASES = {"ts": "typescript", "js": "javascript", "jsx": "javascript", "node": "javascript"}
+"""Other names a suite's `language` may use for a parseable language."""
 
 _local = threading.local()
 
@@ -35,10 +46,22 @@ class SyntaxIssue(Model):
     """What the parser found: an unexpected span (ERROR) or a token it had to assume (MISSING)."""
 
 
+def canonical(language: str) -> str:
+    """``language`` with its aliases resolved (``ts`` -> ``typescript``); unknown names unchanged."""
+    return ALIASES.get(language, language)
+
+
+def language_of_path(path: str) -> str | None:
+    """The parseable language of a file name by its extension (``.ts``, ``.jsx``, ...), or None."""
+    dot = path.rfind(".")
+    return EXTENSIONS.get(path[dot:].lower()) if dot > path.rfind("/") else None
+
+
 def _check(language: str) -> str:
-    if language not in SUPPORTED:
+    language = canonical(language)
+    if language not in PARSEABLE:
         raise UnsupportedLanguage(
-            f"unsupported language {language!r}: expected one of {sorted(SUPPORTED)}"
+            f"unsupported language {language!r}: expected one of {sorted(PARSEABLE)}"
         )
     return language
 
@@ -46,11 +69,20 @@ def _check(language: str) -> str:
 @cache
 def language_for(language: str) -> tree_sitter.Language:
     """The compiled tree-sitter ``Language`` for ``language`` (shared between threads)."""
-    _check(language)
+    language = _check(language)
     if language == "java":
         import tree_sitter_java
 
         return tree_sitter.Language(tree_sitter_java.language())
+    if language in ("typescript", "tsx"):
+        import tree_sitter_typescript
+
+        fn = tree_sitter_typescript.language_tsx if language == "tsx" else tree_sitter_typescript.language_typescript
+        return tree_sitter.Language(fn())
+    if language == "javascript":
+        import tree_sitter_javascript
+
+        return tree_sitter.Language(tree_sitter_javascript.language())
     import tree_sitter_python
 
     return tree_sitter.Language(tree_sitter_python.language())
@@ -58,7 +90,7 @@ def language_for(language: str) -> tree_sitter.Language:
 
 def parser_for(language: str) -> tree_sitter.Parser:
     """A parser for ``language`` owned by the calling thread (parsers are not thread-safe)."""
-    _check(language)
+    language = _check(language)
     parsers: dict[str, tree_sitter.Parser] | None = getattr(_local, "parsers", None)
     if parsers is None:
         parsers = {}
@@ -109,9 +141,12 @@ def syntax_errors(source: str, language: str) -> list[SyntaxIssue]:
     return issues
 
 
+_JS_FUNCTIONS = {"function_declaration", "generator_function_declaration", "method_definition"}
+_JS_CLASSES = {"class_declaration", "abstract_class_declaration", "interface_declaration"}
 _FUNCTIONS = {
     "java": {"method_declaration", "constructor_declaration", "compact_constructor_declaration"},
     "python": {"function_definition"},
+    "typescript": _JS_FUNCTIONS, "tsx": _JS_FUNCTIONS, "javascript": _JS_FUNCTIONS,
 }
 _CLASSES = {
     "java": {
@@ -122,6 +157,7 @@ _CLASSES = {
         "annotation_type_declaration",
     },
     "python": {"class_definition"},
+    "typescript": _JS_CLASSES, "tsx": _JS_CLASSES, "javascript": _JS_CLASSES,
 }
 
 
@@ -134,6 +170,7 @@ class _Span:
 
 
 def _function_spans(tree: tree_sitter.Tree, language: str) -> list[_Span]:
+    language = canonical(language)
     functions, classes = _FUNCTIONS[language], _CLASSES[language]
     spans: list[_Span] = []
     # (node, enclosing qualified-name parts, depth)

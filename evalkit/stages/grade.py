@@ -14,7 +14,7 @@ from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import digest
 from evalkit.graders.assertions import run_assertions
-from evalkit.graders.syntax import check_syntax
+from evalkit.graders.syntax import check_files, check_syntax
 from evalkit.stages.slices import grade_slice
 
 
@@ -43,6 +43,8 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
                      and mf not in sample.files)
     if mf is not None and not deleted_right:
         syntax = check_syntax(sample.files.get(mf, ""), case.language)
+    elif mf is None and case.kind == "generation":  # files named by the system: each parsed by its extension
+        syntax = check_files(sample.files)
     from evalkit.graders import judging
 
     rubric, extra = None, {}
