@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from evalkit.graders.audit_settings import AuditSettings
 from evalkit.llm.pricing import ModelPrice, default_prices

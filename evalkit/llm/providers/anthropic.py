@@ -1,0 +1,108 @@
+"""Anthropic's Messages API through the anthropic SDK (the SDK's own retries off: the client retries)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from evalkit.llm import deprecation
+from evalkit.llm.calls import LLMError, LLMRequest
+from evalkit.llm.pricing import Usage
+from evalkit.llm.providers.base import ProviderReply, kind_for_status, retry_after
+
+if TYPE_CHECKING:
+    from evalkit.llm.settings import JudgeSettings
+
+
+def checked_message(message: Any) -> Any:
+    """``message`` when it is a Messages API message; else a ``bad_response`` error saying what came."""
+    import anthropic
+
+    problem = None
+    if not isinstance(message, anthropic.types.Message):
+        problem = f"a body that is not a message: {str(message)[:200]!r}"
+    elif not isinstance(message.content, list):
+        problem = "a message without content"
+    elif message.usage is None or not isinstance(message.model, str):
+        problem = "a message without usage or model"
+    if problem is None:
+        return message
+    raise LLMError("bad_response", f"the API answered HTTP 200 with {problem}")
+
+
+def reply_of(message: Any) -> ProviderReply:
+    """Text, model, stop reason and usage of a checked SDK ``Message``."""
+    raw = message.usage
+    usage = Usage(
+        input_tokens=raw.input_tokens or 0,
+        output_tokens=raw.output_tokens or 0,
+        cache_read_input_tokens=raw.cache_read_input_tokens or 0,
+        cache_creation_input_tokens=raw.cache_creation_input_tokens or 0,
+    )
+    text = "".join(getattr(block, "text", "") or "" for block in message.content
+                   if getattr(block, "type", None) == "text")
+    return ProviderReply(text=text, model=message.model, stop_reason=message.stop_reason, usage=usage)
+
+
+class AnthropicProvider:
+    """Messages API calls, one SDK client per key (created on first use, shared by threads)."""
+
+    name: ClassVar[str] = "anthropic"
+    default_base_url: ClassVar[str] = "https://api.anthropic.com"
+    cache_scoped: ClassVar[bool] = False
+
+    def __init__(self, settings: JudgeSettings) -> None:
+        import anthropic
+        import httpx2
+
+        self._anthropic = anthropic
+        self._httpx = httpx2
+        self.settings = settings
+        self._sdks: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self.endpoint = str(self.sdk_for("").base_url)
+        self.errors: tuple[type[BaseException], ...] = (anthropic.AnthropicError, httpx2.HTTPError,
+                                                         json.JSONDecodeError, UnicodeDecodeError)
+
+    def sdk_for(self, key: str) -> Any:
+        """The SDK client of ``key`` (one per key, so rotation never rebuilds connections)."""
+        with self._lock:
+            if key not in self._sdks:
+                self._sdks[key] = self._anthropic.Anthropic(api_key=key or "unset", base_url=self.settings.base_url,
+                                                            timeout=self.settings.timeout_s, max_retries=0)
+            return self._sdks[key]
+
+    def send(self, request: LLMRequest, key: str) -> ProviderReply:
+        raw = self.sdk_for(key).messages.with_raw_response.create(**request.api_params())
+        message = checked_message(raw.parse())
+        reply = reply_of(message)
+        reply.notices = deprecation.header_notices(message.model, raw.headers)
+        return reply
+
+    def count_tokens(self, request: LLMRequest, key: str) -> int | None:
+        params: dict[str, Any] = {"model": request.model, "messages": request.messages}
+        if request.system:
+            params["system"] = request.system
+        return self.sdk_for(key).messages.count_tokens(**params).input_tokens
+
+    def classify(self, exc: BaseException) -> tuple[LLMError, float | None] | None:
+        sdk = self._anthropic
+        if isinstance(exc, sdk.APIStatusError):
+            detail = exc.api_message or exc.message
+            return (LLMError(kind_for_status(exc.status_code), detail, status=exc.status_code),
+                    retry_after(exc.response.headers))
+        if isinstance(exc, sdk.APITimeoutError):
+            return LLMError("timeout", f"no answer within {self.settings.timeout_s:g} s"), None
+        if isinstance(exc, sdk.APIConnectionError):
+            cause = exc.__cause__
+            why = f" ({type(cause).__name__}: {cause})" if cause is not None and str(cause) else ""
+            return LLMError("connection", f"cannot reach the API: {exc.message}{why}"), None
+        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError, sdk.APIResponseValidationError)):
+            return LLMError("bad_response", f"the API's answer is not valid JSON: {exc}"), None
+        if isinstance(exc, self.errors):
+            return LLMError("bad_request", f"{type(exc).__name__}: {exc}"), None
+        return None
+
+
+PROVIDER = AnthropicProvider
