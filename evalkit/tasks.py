@@ -148,6 +148,16 @@ def run_validate(config: str, case_key: str) -> bool:
 
 
 @_refuse_escapes
+def run_audit_task(config: str) -> bool:
+    """The judge's consistency audit (judge.audit) -> site/<release>/judge_audit.json."""
+    from evalkit.graders.audit import write_audit
+
+    loaded = load(config)
+    write_audit(loaded.config, loaded.project)
+    return True
+
+
+@_refuse_escapes
 def run_summarize(config: str) -> bool:
     from evalkit.report.summarize import summarize
 
@@ -356,7 +366,7 @@ def doit_config() -> dict[str, Any]:
     gc.freeze()  # the loaded project and graph live until the end: no collection needs to scan them
     return {"backend": doitplus.backend_name(), "dep_file": str(db), "verbosity": 1, "reporter": doitplus.ExecutedOnlyReporter,
             "check_file_uptodate": doitplus.MD5Checker,
-            "default_tasks": ["generate", "validate", "execute", "grade", "score", "summarize", "render"]}
+            "default_tasks": ["generate", "validate", "execute", "grade", "score", "audit", "summarize", "render"]}
 
 
 def task_generate() -> Iterator[dict[str, Any]]:
@@ -405,6 +415,16 @@ def task_score() -> Iterator[dict[str, Any]]:
     yield from graph().stage_tasks("score")
 
 
+def task_audit() -> Iterator[dict[str, Any]]:
+    """judge.audit: ask the judge again on a seeded sample (repeats' spread, pairwise order flips)."""
+    yield {"basename": "audit", "name": None, "doc": task_audit.__doc__}
+    from evalkit.graders.audit import audit_task
+
+    task = audit_task(graph())
+    if task is not None:
+        yield task
+
+
 def task_summarize() -> dict[str, Any]:
     """Aggregate scores into site/<release>/report.json (intervals, paired comparisons, regressions)."""
     g = graph()
@@ -415,6 +435,14 @@ def task_summarize() -> dict[str, Any]:
     prev = previous_report_path(g.cfg.site_path, g.cfg.release)
     if prev is not None and prev.exists():
         deps.append(str(prev))
+    from evalkit.graders.audit import audit_path
+
+    audit = g.cfg.judge.audit is not None and g.cfg.judge.audit.active  # its file, once the audit task wrote it
+    deps += [slices.write_slice(g.cfg, "summarize-audit", {"audit": audit})] + ([str(audit_path(g.cfg))] if audit else [])
+    from evalkit.report.calibration import label_inputs
+
+    labels = label_inputs(g.cfg, g.loaded.project)  # people's labels: a label edit re-summarizes, never re-grades
+    deps += labels + [slices.write_slice(g.cfg, "summarize-labels", {"files": labels})]
     report = g.cfg.site_path / g.cfg.release / "report.json"
     return {"actions": [(run_summarize, [g.config])], "file_dep": deps, "targets": [str(report)],
             "doc": task_summarize.__doc__, "clean": True, "io": NO_CAPTURE}

@@ -58,7 +58,7 @@ class PlannedCall:
     stage: Stage
     """generate (an anthropic system under test) or grade (a judge)."""
     asker: str
-    """What sends it: 'anthropic system', 'migration judge', 'rubric', 'ragas'."""
+    """What sends it: 'anthropic system', 'migration judge', 'rubric', 'ragas', 'judge audit', 'pairwise judge'."""
     system: str
     """System under test the call is about."""
     suite: str
@@ -173,7 +173,9 @@ def grade_requests(cfg: Any, case: Any, sample: Sample, system_name: str, cache:
         item = migration_input(case, sample, main_file(case))
         if exact and decided_without_model(item):
             return []
-        return [("migration judge", r, exact) for r in migration_requests(item, settings)]
+        from evalkit.graders.judge_rubric import rubric_for
+
+        return [("migration judge", r, exact) for r in migration_requests(item, settings, rubric_for(cfg, case))]
     if case.kind == "generation":
         if not case.data.get("criteria"):
             return []
@@ -254,6 +256,11 @@ def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),
         plan.unknown_outputs += 1 if graded and not exact else 0
         for asker, request, is_exact in graded:
             plan.calls.append(PlannedCall("grade", asker, system.name, case.suite, request, judge, is_exact))
+    if "grade" in wanted:  # judge.audit: repeats and pairwise questions, after the grade stage's own
+        from evalkit.graders.audit import audit_plan
+
+        plan.calls.extend(PlannedCall("grade", c.asker, c.system, c.suite, c.request, judge, c.exact)
+                          for c in audit_plan(loaded))
     return plan
 
 

@@ -303,6 +303,8 @@ def case_detail(cfg: Config, case: Case, systems: list[Any]) -> CaseDetail:
 
 def summarize(cfg: Config, project: Project, write_case_details: bool = True) -> Report:
     """Read every scores.json of the run; write report.json and site/<release>/cases/**.json."""
+    from evalkit.graders.audit import read_audit
+
     pairs = participating(cfg, project)
     cache = StatsCache(cfg.work_path / "cache" / "stats.json")
     work, score_file = str(cfg.work_path), ARTIFACT_FILES["score"]
@@ -406,7 +408,7 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
     present |= {m for su in suite_summaries for c in su.corpus.values() for m in c}
     report = Report(release=cfg.release, title=cfg.title, baseline=cfg.baseline_name, systems=system_summaries,
                     suites=suite_summaries, breakdowns=breakdowns, cases=rows,
-                    diff=release_diff(prev, rows), decision=decision,
+                    diff=release_diff(prev, rows), decision=decision, judge_audit=read_audit(cfg),
                     scenarios=scenario_groups(cfg, project, scores),
                     metric_info={m: METRICS[m] for m in METRICS if m in present},
                     sandbox=run_isolation(cfg, pairs),

@@ -1,0 +1,391 @@
+"""Consistency audits of the judge (``judge.audit``) on a seeded sample of cases.
+
+- **repeats**: the judge's own request for a sampled (system, case) asked ``repeats`` times. The
+  repeats are the request's samples 0..k-1 (``LLMRequest.sample_index``, part of the cache key and
+  never sent): each is a distinct, content-addressed question, so a repeat is never served another
+  repeat's answer, a rerun pays nothing, and the first ``judge.samples`` of them are the grade
+  stage's own answers (already paid). Per verdict field: the spread (max - min) and the share of
+  cases whose verdict changes (any difference; for scores also 2 points or more).
+- **pairwise**: for every pair of systems with different outputs on a sampled case, the pairwise
+  judge (evalkit.graders.pairwise) is asked which is better with a's output first, then with b's
+  first; the order-flip rate is the share of pairs whose preferred system changes, with its
+  Wilson interval.
+
+Only cases the migration judge grades are audited, and a repeat audit only where the judge is
+asked at all (not for an output the parser pre-check or the degenerate-output check decides).
+``audit_plan`` lists the same requests without sending any, for ``evalkit estimate``.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+from typing import Any, Literal
+
+from evalkit.artifacts import Sample
+from evalkit.fsutil import digest
+from evalkit.graders.audit_models import (FieldConsistency, JudgeAudit, PairJudgement, PairwiseAudit, RepeatAudit,
+                                          RepeatedVerdicts, Share)
+from evalkit.graders.audit_settings import AuditSettings
+from evalkit.llm.calls import LLMError, LLMRequest, LLMResponse
+
+AUDITED_KINDS = ("migration",)
+"""Suite kinds whose judge the audit asks again (the migration judge's verdict fields)."""
+AUDIT_FILE = "judge_audit.json"
+
+
+def share(k: int, n: int) -> Share:
+    """k of n with its Wilson 95% interval (evalkit.stats)."""
+    from evalkit.stats import wilson_interval
+
+    ci = wilson_interval(k, n)
+    return Share(k=k, n=n, value=k / n if n else None, ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None)
+
+
+def verdict_fields(model: type) -> list[tuple[str, Literal["score", "boolean"]]]:
+    """The verdict model's fields that carry a judgement: integers are ordinal scores, booleans yes/no."""
+    fields: list[tuple[str, Literal["score", "boolean"]]] = []
+    for name, info in model.model_fields.items():
+        if info.annotation is bool:
+            fields.append((name, "boolean"))
+        elif info.annotation is int:
+            fields.append((name, "score"))
+    return fields
+
+
+def sample_cases(keys: list[str], settings: AuditSettings) -> list[str]:
+    """The audited case keys: ``settings.sample`` of ``keys`` (a count or a fraction, rounded up), in an
+    order fixed by ``settings.seed`` and each key alone (adding a case never reshuffles the others)."""
+    ordered = sorted(keys, key=lambda k: (digest([settings.seed, k]), k))
+    n = settings.sample if isinstance(settings.sample, int) else math.ceil(settings.sample * len(keys))
+    return ordered[: min(n, len(keys))]
+
+
+@dataclass
+class Candidate:
+    """One (system, case) the audit may ask about, with its graded answer."""
+
+    system: str
+    case: Any
+    sample: Sample
+    exact: bool = True
+    """False when ``sample`` stands in for an answer not generated yet (planning only)."""
+
+
+@dataclass
+class AuditCall:
+    """One request of the audit."""
+
+    asker: Literal["judge audit", "pairwise judge"]
+    system: str
+    suite: str
+    request: LLMRequest
+    exact: bool
+
+
+@dataclass
+class AuditWork:
+    """Everything the audit asks, found without a call."""
+
+    sampled: list[str]
+    repeats: list[tuple[Candidate, list[LLMRequest]]]
+    pairs: list[tuple[str, Candidate, Candidate, LLMRequest | None, LLMRequest | None]]
+    """(case key, a, b, request with a first, request with b first); no requests for identical outputs."""
+
+
+def _systems(cfg: Any, project: Any, settings: AuditSettings) -> dict[str, list[Any]]:
+    """Case key -> systems (config order) that run it, of the audited kinds and the audit's systems."""
+    from evalkit.project import participating
+
+    by_case: dict[str, list[Any]] = {}
+    for system, case in participating(cfg, project):
+        if case.kind not in AUDITED_KINDS or not case.ok:
+            continue
+        if settings.systems and system.name not in settings.systems:
+            continue
+        by_case.setdefault(case.key, []).append(system)
+    return by_case
+
+
+def _judge_settings(cfg: Any, settings: AuditSettings) -> Any:
+    return cfg.judge.with_env().model_copy(update={"samples": max(settings.repeats, 1)})
+
+
+def audit_work(cfg: Any, project: Any, candidates: dict[tuple[str, str], Candidate | None]) -> AuditWork:
+    """The audit's requests given each sampled (system, case)'s answer (None: failed, nothing to audit).
+
+    ``candidates`` must hold every (system name, case key) of the sampled cases' systems."""
+    from evalkit.graders.judge import migration_requests
+    from evalkit.graders.judging import migration_input
+    from evalkit.graders.pairwise import pairwise_request
+    from evalkit.llm.plan import decided_without_model
+    from evalkit.stages.grade import main_file
+
+    settings: AuditSettings = cfg.judge.audit
+    by_case = _systems(cfg, project, settings)
+    sampled = sample_cases(sorted(by_case), settings)
+    judge = _judge_settings(cfg, settings)
+    work = AuditWork(sampled=sampled, repeats=[], pairs=[])
+    for key in sampled:
+        case = project.case(key)
+        mf = main_file(case)
+        ready = [c for s in by_case[key] if (c := candidates.get((s.name, key))) is not None]
+        if settings.repeats >= 2:
+            for cand in ready:
+                item = migration_input(case, cand.sample, mf)
+                if cand.exact and decided_without_model(item):
+                    continue  # decided without a model: nothing to ask again
+                work.repeats.append((cand, migration_requests(item, judge)))
+        if settings.pairwise:
+            for a, b in combinations(ready, 2):
+                first, second = a.sample.files.get(mf or "", ""), b.sample.files.get(mf or "", "")
+                if first == second and a.exact and b.exact:
+                    work.pairs.append((key, a, b, None, None))
+                    continue
+                item = migration_input(case, a.sample, mf)
+                work.pairs.append((key, a, b,
+                                   pairwise_request(item, first, second, judge, f"pairwise:{key}:{a.system}>{b.system}"),
+                                   pairwise_request(item, second, first, judge, f"pairwise:{key}:{b.system}>{a.system}")))
+    return work
+
+
+def work_calls(work: AuditWork) -> Iterator[AuditCall]:
+    """Every request of ``work``, in the order the audit sends them (repeats, then pairs)."""
+    for cand, requests in work.repeats:
+        for request in requests:
+            yield AuditCall("judge audit", cand.system, cand.case.suite, request, cand.exact)
+    for _key, a, b, ab, ba in work.pairs:
+        for request in (ab, ba):
+            if request is not None:
+                yield AuditCall("pairwise judge", f"{a.system} vs {b.system}", a.case.suite, request,
+                                a.exact and b.exact)
+
+
+# ---- planning (evalkit estimate) ---------------------------------------------------------------
+
+def audit_plan(loaded: Any) -> list[AuditCall]:
+    """The audit's requests of the next run, from the answers known now (stand-ins for the others)."""
+    cfg, project = loaded.config, loaded.project
+    settings: AuditSettings | None = cfg.judge.audit
+    if settings is None or not settings.active:
+        return []
+    from evalkit.llm.plan import FREE_ADAPTERS, _stand_in
+    from evalkit.stages.generate import generate_key
+    from evalkit.store import ContentStore
+    from evalkit.systems.base import RunContext, run_system
+
+    generated = ContentStore(cfg.work_path / "cache", "generate")
+    ctx = RunContext(root=Path(cfg.root), work=cfg.work_path, judge=cfg.judge)
+    candidates: dict[tuple[str, str], Candidate | None] = {}
+    by_case = _systems(cfg, project, settings)
+    for key in sample_cases(sorted(by_case), settings):
+        case = project.case(key)
+        for system in by_case[key]:
+            hit = generated.get(generated.key(generate_key(cfg, system, case, 0)))
+            sample = Sample.model_validate(hit) if hit is not None else None
+            if sample is None and system.adapter in FREE_ADAPTERS:
+                sample = run_system(system, case, 0, ctx)
+            if sample is None:
+                candidates[(system.name, key)] = Candidate(system.name, case, _stand_in(system, case), exact=False)
+            elif sample.status in ("error", "timeout", "infra_error"):
+                candidates[(system.name, key)] = None
+            else:
+                candidates[(system.name, key)] = Candidate(system.name, case, sample)
+    return list(work_calls(audit_work(cfg, project, candidates)))
+
+
+# ---- running -------------------------------------------------------------------------------------
+
+class CountingClient:
+    """A model client that counts the requests it actually sends (cache hits are free)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.cache = client.cache
+        self.sent = 0
+        self.cost_usd = 0.0
+        self._lock = threading.Lock()
+
+    def call(self, request: LLMRequest) -> LLMResponse:
+        response = self.client.call(request)
+        if not response.cached:
+            with self._lock:
+                self.sent += 1
+                self.cost_usd += response.cost_usd
+        return response
+
+
+def _run_candidates(cfg: Any, project: Any) -> dict[tuple[str, str], Candidate | None]:
+    from evalkit.artifacts import artifact_path, read_optional
+
+    settings: AuditSettings = cfg.judge.audit
+    by_case = _systems(cfg, project, settings)
+    candidates: dict[tuple[str, str], Candidate | None] = {}
+    for key in sample_cases(sorted(by_case), settings):
+        case = project.case(key)
+        for system in by_case[key]:
+            output = read_optional(artifact_path(cfg.work_path, "generate", system.name, case.suite, case.id), "generate")
+            ok = output is not None and output.status == "ok"
+            candidates[(system.name, key)] = Candidate(system.name, case, output.first) if ok else None
+    return candidates
+
+
+def _repeat_one(client: Any, cand: Candidate, requests: list[LLMRequest]) -> RepeatedVerdicts:
+    from evalkit.graders.judge import parse_verdict
+    from evalkit.llm.structured import ask_samples
+
+    got = ask_samples(client, requests, parse_verdict)
+    values: dict[str, list[int | bool]] = {}
+    for verdict in got.values:
+        for name, _kind in verdict_fields(type(verdict)):
+            values.setdefault(name, []).append(getattr(verdict, name))
+    return RepeatedVerdicts(system=cand.system, case=cand.case.key, values=values, failed=len(got.errors),
+                            error=str(got.stopped) if got.stopped is not None else None)
+
+
+def field_consistency(cases: list[RepeatedVerdicts], fields: list[tuple[str, Literal["score", "boolean"]]]
+                      ) -> list[FieldConsistency]:
+    """Per field: spread and the share of cases whose verdict changes, over cases with 2+ usable answers."""
+    out = []
+    for name, kind in fields:
+        series = [c.values[name] for c in cases if len(c.values.get(name, [])) >= 2]
+        changed = sum(len(set(v)) > 1 for v in series)
+        if kind == "boolean":
+            out.append(FieldConsistency(field=name, kind=kind, n=len(series), changed=share(changed, len(series))))
+            continue
+        spreads = [int(max(v)) - int(min(v)) for v in series]
+        out.append(FieldConsistency(
+            field=name, kind=kind, n=len(series), mean_spread=sum(spreads) / len(spreads) if spreads else None,
+            max_spread=max(spreads) if spreads else None, changed=share(changed, len(series)),
+            changed_2=share(sum(s >= 2 for s in spreads), len(series))))
+    return out
+
+
+def _pair_one(client: Any, key: str, a: Candidate, b: Candidate, ab: LLMRequest, ba: LLMRequest) -> PairJudgement:
+    from evalkit.graders.pairwise import ask_pairwise, preferred
+
+    answers: list[Any] = []
+    error = None
+    for request in (ab, ba):
+        try:
+            got = ask_pairwise(client, request)
+        except LLMError as exc:
+            error = str(exc)
+            break
+        answers.append(got.value)
+        if got.value is None:
+            error = f"unusable answer after one repair: {got.error}"
+    answers += [None] * (2 - len(answers))
+    ab_w = answers[0].winner if answers[0] is not None else None
+    ba_w = answers[1].winner if answers[1] is not None else None
+    p_ab, p_ba = preferred(ab_w, a.system, b.system), preferred(ba_w, b.system, a.system)
+    return PairJudgement(case=key, a=a.system, b=b.system, ab=ab_w, ba=ba_w, preferred_ab=p_ab, preferred_ba=p_ba,
+                         flipped=None if p_ab is None or p_ba is None else p_ab != p_ba,
+                         reasons=[v.reason for v in answers if v is not None], error=error)
+
+
+def pairwise_summary(pairs: list[PairJudgement], identical: int) -> PairwiseAudit:
+    """Flip rate over pairs with both answers; first-position preference over every non-tie answer."""
+    both = [p for p in pairs if p.flipped is not None]
+    answers = [w for p in pairs for w in (p.ab, p.ba) if w is not None]
+    return PairwiseAudit(pairs=pairs, flip_rate=share(sum(bool(p.flipped) for p in both), len(both)),
+                         first_preferred=share(answers.count("first"), len(answers)), identical_skipped=identical)
+
+
+def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
+    """Ask the audit's requests through ``client`` (None: not configured) and summarize them."""
+    from evalkit.graders.judge import MigrationVerdict
+
+    settings: AuditSettings = cfg.judge.audit
+    judge = cfg.judge.with_env()
+    work = audit_work(cfg, project, _run_candidates(cfg, project))
+    base = JudgeAudit(release=cfg.release, model=judge.model, settings=settings, status="done",
+                      sampled_cases=work.sampled)
+    if client is None:
+        return base.model_copy(update={"status": "not_configured",
+                                       "notes": ["judge not configured (ANTHROPIC_API_KEY is not set): nothing asked"]})
+    if not work.repeats and not work.pairs:
+        return base.model_copy(update={"status": "no_cases"})
+    counting = CountingClient(client)
+    notes: list[str] = []
+    with ThreadPoolExecutor(max_workers=judge.concurrency) as pool:
+        repeated = list(pool.map(lambda w: _repeat_one(counting, *w), work.repeats))
+        asked = [p for p in work.pairs if p[3] is not None]
+        pairs = list(pool.map(lambda p: _pair_one(counting, *p), asked))  # type: ignore[misc]
+    update: dict[str, Any] = {"calls_sent": counting.sent, "cost_usd": counting.cost_usd}
+    if settings.repeats >= 2:
+        fields = verdict_fields(MigrationVerdict)
+        update["repeats"] = RepeatAudit(repeats=settings.repeats, cases=repeated,
+                                        fields=field_consistency(repeated, fields))
+        failed = [r for r in repeated if r.error]
+        if failed:
+            notes.append(f"{len(failed)} audited output(s) stopped early: {failed[0].error}")
+    if settings.pairwise:
+        identical = len(work.pairs) - len(asked)
+        update["pairwise"] = pairwise_summary(pairs, identical)
+        if identical:
+            notes.append(f"{identical} pair(s) left out of the pairwise audit: both systems gave the same output")
+        missing = [p for p in pairs if p.flipped is None]
+        if missing:
+            notes.append(f"{len(missing)} pair(s) without both answers: {missing[0].error}")
+    return base.model_copy(update={**update, "notes": notes})
+
+
+def audit_path(cfg: Any, release: str | None = None) -> Path:
+    """site/<release>/judge_audit.json."""
+    return cfg.site_path / (release or cfg.release) / AUDIT_FILE
+
+
+def write_audit(cfg: Any, project: Any) -> JudgeAudit:
+    """Run the audit with the run's shared client and write site/<release>/judge_audit.json."""
+    from evalkit.fsutil import atomic_write_json
+    from evalkit.graders.judging import client_for
+
+    result = run_audit(cfg, project, client_for(cfg))
+    atomic_write_json(audit_path(cfg), result)
+    return result
+
+
+def read_audit(cfg: Any) -> JudgeAudit | None:
+    """This release's audit when judge.audit is configured and it was written, else None."""
+    if cfg.judge.audit is None or not cfg.judge.audit.active:
+        return None
+    path = audit_path(cfg)
+    return JudgeAudit.model_validate_json(path.read_bytes()) if path.exists() else None
+
+
+def audit_slice(cfg: Any) -> dict[str, Any]:
+    """What the audit's answers depend on beyond its input artifacts: its settings, the judge, the prompts."""
+    from evalkit.graders import judge, pairwise
+    from evalkit.stages.slices import grade_slice
+
+    audit = cfg.judge.audit
+    return {"audit": audit.model_dump(mode="json") if audit else None, "grade": grade_slice(cfg),
+            "judge_prompts": judge.prompt_version(), "pairwise_prompts": pairwise.prompt_version(),
+            "release": cfg.release}
+
+
+def audit_task(g: Any) -> dict[str, Any] | None:
+    """The doit task `audit:run` (after every grade task) when judge.audit asks for something, else None."""
+    from evalkit.stages import slices
+    from evalkit.tasks import NO_CAPTURE, run_audit_task
+
+    cfg = g.cfg
+    if cfg.judge.audit is None or not cfg.judge.audit.active:
+        return None
+    from evalkit.tasks import selected
+
+    deps = []
+    for system, case in g.pairs:
+        if case.kind in AUDITED_KINDS:
+            path = g.path("generate", system.name, case)
+            if selected(case.key, g.globs) or Path(path).exists():  # unselected cases have no generate task
+                deps.append(path)
+    deps.append(slices.write_slice(cfg, "audit", audit_slice(cfg)))
+    return {"name": "run", "actions": [(run_audit_task, [g.config])], "file_dep": deps,
+            "targets": [str(audit_path(cfg))], "task_dep": ["grade"], "clean": True, "io": NO_CAPTURE}

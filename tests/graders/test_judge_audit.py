@@ -1,0 +1,197 @@
+"""The judge's consistency audit end to end: demo migration cases, doit, a loopback Messages API.
+
+The server's judge answers depend on a seed, the file judged and how many times that exact request
+was sent before (the n-th send is the request's sample n: repeats differ only in their cache key's
+sample index, which is never sent); its pairwise answers depend on the seed and the order of the
+two files. The test computes the expected spread, verdict changes and order flips from the same
+rule, then compares the report's numbers; the estimate taken before the run equals the requests
+the server then receives, and a rerun sends none.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import threading
+from itertools import combinations
+from pathlib import Path
+
+from evalkit.graders.judge import SCORE_NAMES
+from evalkit.llm.fake_server import FakeAnthropic, Reply, text_of
+from evalkit.llm.prompts import render
+from evalkit.stats import wilson_interval
+from helpers import evalkit, make_project, run
+
+KEY = "sk-ant-test-audit-0000"
+SEED = 7
+REPEATS = 3
+PAIRWISE_SYSTEM = render("pairwise_judge_system.md.j2")[:60]
+JUDGE_SYSTEM = render("migration_judge_system.md.j2")[:60]
+CASES = ["jpa-entity", "ejb-stateless", "jms-message-driven", "persistence-context", "transactional-xa"]
+SYSTEMS = ["naive", "rules", "gold", "empty"]
+SYSTEMS_YAML = """\
+systems:
+  - {name: naive, adapter: command, command: ["{python}", "-m", "evalkit.demo_systems.naive_rewriter"]}
+  - {name: rules, adapter: command, command: ["{python}", "-m", "evalkit.demo_systems.rule_rewriter"]}
+  - {name: gold, adapter: gold}
+  - {name: empty, adapter: empty}
+"""
+
+
+def h(*parts: object) -> int:
+    return int(hashlib.sha256("|".join(map(str, parts)).encode()).hexdigest()[:12], 16)
+
+
+def fenced(prompt: str, label: str) -> str:
+    """The data between the fence markers labelled ``label`` (evalkit.llm.prompts.fence)."""
+    start = prompt.index(f": {label}>>>\n") + len(f": {label}>>>\n")
+    return prompt[start:prompt.index("\n<<<END DATA", start)]
+
+
+def judge_values(model: str, generated: str, n: int) -> dict:
+    """The rule: each score field has a volatility 0-2 fixed by the file; the n-th answer draws within it."""
+    values: dict = {}
+    for name in SCORE_NAMES:
+        volatility = h(SEED, model, generated, name) % 3
+        values[name] = 5 - h(SEED, model, generated, name, n) % (volatility + 1)
+    values["is_compilable"] = h(SEED, model, generated, "compilable", n) % 4 != 0
+    return values
+
+
+def pairwise_winner(first: str, second: str) -> str:
+    """The rule: a third of the orders prefer whichever came first; else the better file, or a tie."""
+    if h(SEED, "position", first, second) % 3 == 0:
+        return "first"
+    qa, qb = h(SEED, "quality", first) % 3, h(SEED, "quality", second) % 3
+    return "tie" if qa == qb else "first" if qa > qb else "second"
+
+
+class Judge:
+    """The server's responder: counts sends per request and per asker."""
+
+    def __init__(self) -> None:
+        self.sent: collections.Counter[str] = collections.Counter()
+        self.askers: collections.Counter[str] = collections.Counter()
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict) -> Reply:
+        prompt = text_of(body)
+        system = "".join(block.get("text", "") for block in body.get("system") or [])
+        if system.startswith(PAIRWISE_SYSTEM):
+            with self.lock:
+                self.askers["pairwise"] += 1
+            winner = pairwise_winner(fenced(prompt, "first migrated file"), fenced(prompt, "second migrated file"))
+            return Reply(text="Compared.\n```json\n" + json.dumps({"winner": winner, "reason": "rule"}) + "\n```")
+        assert system.startswith(JUDGE_SYSTEM), system[:80]
+        key = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        with self.lock:
+            n = self.sent[key]
+            self.sent[key] += 1
+            self.askers["judge"] += 1
+        answer = {**judge_values(body["model"], fenced(prompt, "generated file"), n), "detailed_notes": "rule"}
+        return Reply(text="Reviewed.\n```json\n" + json.dumps(answer) + "\n```")
+
+
+def audit_project(root: Path, base_url: str) -> Path:
+    return make_project(root, cases=CASES, systems=SYSTEMS_YAML, extra=(
+        f"judge:\n  model: claude-test-judge\n  base_url: {base_url}\n"
+        f"  audit: {{sample: 4, seed: {SEED}, repeats: {REPEATS}, pairwise: true}}\n"))
+
+
+def estimate(root: Path) -> dict:
+    return json.loads(evalkit(root, "estimate", env={"ANTHROPIC_API_KEY": KEY}).stdout.strip().splitlines()[-1])
+
+
+def generated_file(root: Path, system: str, case_key: str) -> str:
+    suite, case = case_key.split("/")
+    out = json.loads((root / f".evalkit/artifacts/{system}/{suite}/{case}/output.json").read_text())
+    files = out["samples"][0]["files"]
+    assert len(files) <= 1
+    return next(iter(files.values()), "")
+
+
+def test_audit_spread_and_flips_as_the_server_rules_and_estimate_equals_sent(tmp_path: Path) -> None:
+    judge = Judge()
+    env = {"ANTHROPIC_API_KEY": KEY}
+    with FakeAnthropic(responder=judge) as server:
+        root = audit_project(tmp_path / "p", server.base_url)
+        evalkit(root, "run", "generate", env=env)  # command systems, no model: the answers are known now
+        est = estimate(root)
+        assert server.message_calls() == 0
+        run(root, env=env)
+        # the estimate counted exactly what was sent, per asker too
+        assert server.message_calls() == est["uncached_calls"] > 0
+        assert est["estimated_calls"] == 0
+        assert est["by_asker"]["pairwise judge"] == judge.askers["pairwise"] > 0
+        assert est["by_asker"]["migration judge"] + est["by_asker"]["judge audit"] == judge.askers["judge"]
+
+        report = json.loads((root / "site/r1/report.json").read_text())
+        audit = report["judge_audit"]
+        assert audit["status"] == "done" and len(audit["sampled_cases"]) == 4
+        assert audit["calls_sent"] == est["by_asker"]["judge audit"] + est["by_asker"]["pairwise judge"]
+        assert audit == json.loads((root / "site/r1/judge_audit.json").read_text())
+
+        # repeats: every audited output's answers are the rule's answers 0..k-1, and the figures follow
+        cases = audit["repeats"]["cases"]
+        assert cases and {c["case"] for c in cases} <= set(audit["sampled_cases"])
+        expected: dict[str, list[list]] = collections.defaultdict(list)
+        for c in cases:
+            generated = generated_file(root, c["system"], c["case"])
+            answers = [judge_values("claude-test-judge", generated, n) for n in range(REPEATS)]
+            for name, values in c["values"].items():
+                assert values == [a[name] for a in answers], (c["system"], c["case"], name)
+                expected[name].append(values)
+        fields = {f["field"]: f for f in audit["repeats"]["fields"]}
+        assert list(fields) == [*SCORE_NAMES, "is_compilable"]
+        for name, series in expected.items():
+            f = fields[name]
+            changed = sum(len(set(v)) > 1 for v in series)
+            assert (f["n"], f["changed"]["k"]) == (len(series), changed)
+            assert (f["changed"]["ci_low"], f["changed"]["ci_high"]) == wilson_interval(changed, len(series))
+            if name != "is_compilable":
+                spreads = [max(v) - min(v) for v in series]
+                assert f["mean_spread"] == sum(spreads) / len(spreads) and f["max_spread"] == max(spreads)
+                assert f["changed_2"]["k"] == sum(s >= 2 for s in spreads)
+        assert any(f["changed"]["k"] for f in fields.values())  # the rule makes verdicts move: not a vacuous check
+
+        # pairwise: each pair's two answers and the flip rate follow the rule
+        sampled = audit["sampled_cases"]
+        systems = SYSTEMS
+        flips = asked = identical = 0
+        pairs = {(p["case"], p["a"], p["b"]): p for p in audit["pairwise"]["pairs"]}
+        for case_key in sampled:
+            for a, b in combinations(systems, 2):
+                fa, fb = generated_file(root, a, case_key), generated_file(root, b, case_key)
+                if fa == fb:
+                    identical += 1
+                    assert (case_key, a, b) not in pairs
+                    continue
+                p = pairs[(case_key, a, b)]
+                ab, ba = pairwise_winner(fa, fb), pairwise_winner(fb, fa)
+                assert (p["ab"], p["ba"]) == (ab, ba)
+                pref_ab = {"first": a, "second": b, "tie": "tie"}[ab]
+                pref_ba = {"first": b, "second": a, "tie": "tie"}[ba]
+                assert p["flipped"] == (pref_ab != pref_ba)
+                asked += 1
+                flips += pref_ab != pref_ba
+        flip = audit["pairwise"]["flip_rate"]
+        assert (flip["k"], flip["n"], audit["pairwise"]["identical_skipped"]) == (flips, asked, identical)
+        assert (flip["ci_low"], flip["ci_high"]) == wilson_interval(flips, asked) and asked > 0
+        page = (root / "site/r1/index.html").read_text()
+        assert "Judge consistency audit" in page and f"({flips}/{asked}; 95% CI" in page
+
+        # a rerun pays nothing: every audit request is content-addressed
+        before = server.message_calls()
+        shutil_rmtree(root / ".evalkit" / "artifacts")
+        (root / ".evalkit" / "doit.sqlite3").unlink()
+        run(root, env=env)
+        assert server.message_calls() == before
+        after = estimate(root)
+        assert after["uncached_calls"] == 0
+
+
+def shutil_rmtree(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path)
