@@ -44,12 +44,29 @@ def _konveyor_args(p: argparse.ArgumentParser) -> None:
                    help="refuse to copy a source tree larger than this (build outputs and .git excluded; default 50)")
 
 
+def _llmservice_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("datasets", nargs="+", metavar="DATASET_DIR",
+                   help="LLMService dataset folders (each holds <folder>.json, definitions/, models/, tests/)")
+    p.add_argument("--suite-dir", required=True, metavar="DIR",
+                   help="cases folder to write: each dataset becomes the generation suite DIR/<dataset folder>")
+    p.add_argument("--test-ids", nargs="+", default=None, metavar="ID",
+                   help="import only these test ids (e.g. test_001 test_003, or comma separated)")
+    p.add_argument("--command", dest="generator_command", default=None, metavar="CMD",
+                   help="the team's generator, for the system entry written to DIR/llmservice-systems.yaml "
+                        "(default: python3 llmservice_generator.py)")
+    p.add_argument("--system-name", default="llmservice", help="name of that system entry (default: llmservice)")
+
+
 def _import_args(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="source", required=True, metavar="SOURCE")
     _swebench_args(sub.add_parser("swebench", help="SWE-bench task instances -> a patch suite",
                                   description="Make a patch suite from SWE-bench task instances."))
     _konveyor_args(sub.add_parser("konveyor", help="a Konveyor analyzer report -> an agentic or migration suite",
                                   description="Make an agentic or migration suite from a Konveyor analyzer output.yaml."))
+    _llmservice_args(sub.add_parser("llmservice", help="LLMService evaluation datasets -> generation suites",
+                                    description="Make one generation suite per LLMService dataset folder (criteria, "
+                                                "expected files, prompt-injection checks, input files) and a command "
+                                                "system entry for the team's generator."))
 
 
 @command("import", "make a suite from another benchmark's task files (swebench)", _import_args)
@@ -84,6 +101,20 @@ def cmd_import(args: argparse.Namespace) -> int:
                     if args.kind == "agentic" else "")
         print(f"evalkit import: wrote {len(kres.written)} {args.kind} case(s) with {kres.incidents} incident(s)"
               f"{matchers} to {args.suite_dir}")
+        return 0
+    if args.source == "llmservice":
+        from evalkit.importers.llmservice import SNIPPET_FILE, import_llmservice
+
+        lres = import_llmservice([Path(d) for d in args.datasets], Path(args.suite_dir), test_ids=args.test_ids,
+                                 command=args.generator_command, system_name=args.system_name)
+        for warning in lres.warnings:
+            print(f"evalkit import: warning: {warning}", file=sys.stderr)
+        for suite, ids in lres.suites.items():
+            print(f"evalkit import: {suite}: {len(ids)} case(s) -> {Path(args.suite_dir) / suite}")
+        n = sum(len(ids) for ids in lres.suites.values())
+        print(f"evalkit import: wrote {len(lres.suites)} generation suite(s), {n} case(s), {lres.criteria} criteria, "
+              f"{lres.assertions} assertion(s); system entry for the generator "
+              f"({Path(args.suite_dir) / SNIPPET_FILE}):\n{lres.snippet}", end="")
         return 0
     raise AssertionError(args.source)  # pragma: no cover - argparse restricts the choices
 
