@@ -215,7 +215,7 @@ def agreement(field: str, scale: Scale, items: Sequence[Hashable], first: Sequen
     if not math.isfinite(value):
         used = sorted({_label(cats[c]) for c in ca + cb})
         return Agreement(**base, kappa=None, method="undefined: no interval",
-                         undefined=f"every rating is {used[0]!r}: kappa is undefined (no disagreement to expect)")
+                         undefined=f"every rating is {used[0]}, no disagreement to expect")
     if per_item.shape[0] < MIN_ITEMS_FOR_INTERVAL:
         return Agreement(**base, kappa=value, method=f"n<{MIN_ITEMS_FOR_INTERVAL} items: no interval")
     if operator.index(n_resamples) < 1:

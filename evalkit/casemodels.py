@@ -140,6 +140,9 @@ class PatchInputs(Model):
     base_commit: str | None = None
     """... and the commit to check out."""
     test_patch_file: str | None = None
+    labels: dict[str, Any] = {}
+    """People's labels of system outputs: labeller -> system -> values of the judge rubric's fields, as in
+    a labels/<labeller>.yaml file (evalkit.labels; checked against the suite's rubric)."""
     """Patch adding the tests (applied after the system's patch)."""
     test_command: str = "python3 -m pytest -rA -p no:cacheprovider"
     """Command that runs the tests inside the sandbox."""

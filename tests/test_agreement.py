@@ -136,7 +136,7 @@ def test_agreement_boolean_base_rate_and_undefined():
     assert got.base_rate == pytest.approx(0.5) and got.base_label == "true"
     assert got.kappa == pytest.approx(_sk([True, True, False, True], [True, False, False, True], None))
     flat = agreement("is_compilable", "boolean", items, [True] * 4, [True] * 4, [False, True])
-    assert flat.kappa is None and "undefined" in (flat.undefined or "")
+    assert flat.kappa is None and "every rating is true" in (flat.undefined or "")
     assert flat.low is None and flat.base_rate == 1.0
     few = agreement("x", "boolean", ["a", "b"], [True, False], [True, True], [False, True])
     assert few.kappa is not None and few.low is None and "no interval" in few.method

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from evalkit.graders.audit_settings import AuditSettings
+from evalkit.graders.calibration_settings import CalibrationSettings
 from evalkit.llm.pricing import ModelPrice, default_prices
 from evalkit.models import Model
 
@@ -106,6 +107,8 @@ class JudgeSettings(Model):
 
     def with_env(self) -> JudgeSettings:
         """These settings with the model taken from EVALKIT_JUDGE_MODEL when it is set."""
+    calibration: CalibrationSettings = Field(default_factory=CalibrationSettings)
+    """The bar a field's agreement with people's labels must reach (evalkit.report.calibration)."""
         model = os.environ.get(MODEL_ENV, "").strip()
         return self.model_copy(update={"model": model}) if model else self
 

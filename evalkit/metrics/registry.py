@@ -36,6 +36,9 @@ class MetricInfo(Model):
     """Paired comparisons use McNemar (binary) or Wilcoxon (scores)."""
     primary: int | None = None
     """Rank as a case's one-number summary in case tables (lowest present wins)."""
+    uncalibrated: str | None = None
+    """Set in a report only: the judge field behind this metric agrees with people below
+    judge.calibration.min_kappa (why, in a few words); marked on every page, never a suite's headline."""
 
 
 METRICS: dict[str, MetricInfo] = {}

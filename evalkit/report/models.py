@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from evalkit.metrics.registry import MetricInfo
 from evalkit.graders.audit_models import JudgeAudit
+from evalkit.report.calibration import CalibrationSummary
 from evalkit.models import Model
 from evalkit.isolation import IsolationDecision
 from evalkit.power import Detectability
@@ -263,6 +264,9 @@ class Report(Model):
 
 
 class CaseDetail(Model):
+    calibration: CalibrationSummary | None = None
+    """The judge's agreement with people's labels and with the tests, per rubric field (evalkit.report.calibration);
+    None when no suite of the run is graded by a rubric judge."""
     """site/<release>/cases/<suite>/<case>.json: everything a case page shows."""
 
     schema_version: int = REPORT_SCHEMA_VERSION

@@ -85,6 +85,7 @@ def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Envi
     env.globals["diff_html"] = diff_html
     env.globals["test_rows_html"] = test_rows_html
     env.globals["metric_rows_html"] = metric_rows_html
+    env.globals["uncal"] = uncalibrated_mark
     _ENVIRONMENTS[key] = env
     return env
 
@@ -230,12 +231,22 @@ def test_rows_html(rows: list[dict[str, Any]]) -> Markup:
     return Markup("".join(out))
 
 
+def uncalibrated_mark(info: MetricInfo | None) -> Markup:
+    """' uncalibrated' badge after a metric's name when its judge field agrees with people below the bar
+    (MetricInfo.uncalibrated, set by summarize: evalkit.report.calibration); nothing otherwise."""
+    if info is None or not getattr(info, "uncalibrated", None):
+        return Markup("")
+    return Markup(' <span class="badge s-infra_error uncal" title="{}">uncalibrated</span>').format(
+        f"{info.display}: {info.uncalibrated}")
+
+
 def metric_rows_html(metrics: list[dict[str, Any]]) -> Markup:
     """The rows of a system's 'every metric of this case' table (`system_view` makes them)."""
     out = []
     for m in metrics:
         info, value = m["info"], m["value"]
-        head = f'<abbr title="{escape(info.description)}">{escape(info.display)}</abbr>' if info else escape(m["name"])
+        head = (f'<abbr title="{escape(info.description)}">{escape(info.display)}</abbr>{uncalibrated_mark(info)}'
+                if info else escape(m["name"]))
         raw = "" if value is None else repr(float(value))
         out.append(f'<tr><th scope="row">{head}</th><td class="num" data-metric="{escape(m["name"])}" '
                    f'data-value="{escape(raw)}">{escape(metric_value(value, info))}</td></tr>\n')

@@ -405,12 +405,16 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
     cache.save()
 
     present = {m for s in scores.values() for m in s.metrics}
+    from evalkit.report.calibration import calibration_summary, mark_uncalibrated
+
+    calibration = calibration_summary(cfg, project, scores, lambda *a, **k: _call(cache, *a, **k))
     present |= {m for su in suite_summaries for c in su.corpus.values() for m in c}
     report = Report(release=cfg.release, title=cfg.title, baseline=cfg.baseline_name, systems=system_summaries,
                     suites=suite_summaries, breakdowns=breakdowns, cases=rows,
                     diff=release_diff(prev, rows), decision=decision, judge_audit=read_audit(cfg),
                     scenarios=scenario_groups(cfg, project, scores),
-                    metric_info={m: METRICS[m] for m in METRICS if m in present},
+                    metric_info=mark_uncalibrated({m: METRICS[m] for m in METRICS if m in present}, calibration),
+                    calibration=calibration,
                     sandbox=run_isolation(cfg, pairs),
                     notes=sorted({n for notes in isolation_notes.values() for n in notes} | judge_notes(scores.values())
                                  | set(project.input_notes())),

@@ -38,7 +38,7 @@ def grade_slice(cfg: Config) -> dict[str, Any]:
 
     judge = cfg.judge.with_env().model_dump(
         mode="json", exclude={"use_cache", "base_url", "mode", "concurrency", "budget_usd", "batch_poll_s",
-                              "timeout_s", "max_retries", "circuit_after", "audit"})
+                              "timeout_s", "max_retries", "circuit_after", "audit", "calibration"})
     prompts = sorted((p.name, p.read_text(encoding="utf-8")) for p in (PACKAGE_TEMPLATES / "prompts").glob("*.j2"))
     return {"judge": judge, "judge_configured": configured(), "prompts": digest(prompts),
             "pass_threshold": cfg.metrics.pass_threshold}
@@ -54,6 +54,7 @@ def summarize_slice(cfg: Config) -> dict[str, Any]:
         "title": cfg.title,
         "baseline": cfg.baseline_name,
         "report": cfg.report.model_dump(mode="json"),
+        "calibration": cfg.judge.calibration.model_dump(mode="json"),
         "systems": [(s.name, s.description, s.adapter) for s in cfg.systems],
     }
 
