@@ -21,5 +21,8 @@ def check_project(config: str | None = None) -> tuple[list[Problem], str]:
     from evalkit.checks_deep import deep_checks
 
     problems += deep_checks(cfg, project)  # systems and cases, deeper: evalkit/checks_deep.py
+    from evalkit.labels import project_labels
+
+    problems += project_labels(cfg, project)[1]  # people's labels against the suites' judge rubrics
     summary = f"{len(project.suites)} suites, {len(project.cases)} cases, {len(cfg.systems)} systems"
     return problems, summary
