@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from evalkit.metrics.registry import METRICS, MetricInfo, leaderboard_metric
+from evalkit.metrics.registry import LEADERBOARD_METRICS, METRICS, MetricInfo, leaderboard_metric
 from evalkit.models import Model
 from evalkit.report.models import Aggregate, CaseRow, Coverage, SuiteSummary
 
@@ -62,6 +62,9 @@ class Leaderboard(Model):
     """The metric is a pass/fail rate, so cost per resolved case is shown."""
     entries: list[Entry]
     """Ranked entries, unranked ones last."""
+    passed_over: dict[str, str] = {}
+    """Headline metrics declared before ``metric`` that have values but are uncalibrated (judge fields
+    below judge.calibration.min_kappa): metric -> why; a suite is never ranked by one."""
 
 
 class OverviewGroup(Model):
@@ -116,7 +119,8 @@ def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dic
                       baseline: str | None = None) -> Leaderboard:
     """The suite's systems ranked by its kind's headline metric."""
     present = {m for aggs in suite.systems.values() for m, a in aggs.items() if a.value is not None}
-    metric = leaderboard_metric(suite.kind, present)
+    uncalibrated = {m: i.uncalibrated for m in present if (i := metric_info.get(m)) is not None and i.uncalibrated}
+    metric = leaderboard_metric(suite.kind, present - set(uncalibrated))
     info = metric_info.get(metric) or METRICS.get(metric) if metric else None
     has_resolved = bool(info and info.binary and info.higher_is_better is not False)
     aggs_of: dict[str, Aggregate | None] = {s: aggs.get(metric) if metric else None for s, aggs in suite.systems.items()}
@@ -135,8 +139,11 @@ def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dic
             cost_per_case=cost / cov.attempted if cost is not None and cov.attempted else None,
             resolved=resolved, cost_per_resolved=cost / resolved if cost is not None and resolved else None,
             baseline=name == baseline))
+    declared = LEADERBOARD_METRICS.get(suite.kind, ())
+    before = declared[:declared.index(metric)] if metric in declared else declared
     return Leaderboard(suite=suite.name, kind=suite.kind, n_cases=suite.n_cases, metric=metric,
-                       has_resolved=has_resolved, entries=entries)
+                       has_resolved=has_resolved, entries=entries,
+                       passed_over={m: uncalibrated[m] for m in before if m in uncalibrated})
 
 
 def overview(boards: list[Leaderboard], rows: list[CaseRow],
