@@ -8,6 +8,7 @@ from evalkit.metrics.registry import MetricInfo
 from evalkit.graders.audit_models import JudgeAudit
 from evalkit.report.calibration import CalibrationSummary
 from evalkit.models import Model
+from evalkit.report.criteria import CriterionRate
 from evalkit.isolation import IsolationDecision
 from evalkit.power import Detectability
 from evalkit.stats import PairedComparison
@@ -97,6 +98,8 @@ class SuiteSummary(Model):
     """System -> corpus-level metrics (e.g. corpus_codebleu: counts pooled over the suite's cases, which differs from the per-case mean)."""
     coverage: dict[str, Coverage] = {}
     """System -> cases attempted out of the suite's cases; rates and comparisons use only attempted cases."""
+    criteria: list[CriterionRate] = []
+    """Generation suites: every rubric criterion (cases stating the same text pooled) with each system's pass rate."""
 
 
 class CaseCell(Model):

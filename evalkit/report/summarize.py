@@ -13,6 +13,7 @@ from evalkit.config import Config
 from evalkit.fsutil import atomic_write_json, digest
 from evalkit.store import ContentStore
 from evalkit.metrics.registry import METRICS, MetricInfo
+from evalkit.report.criteria import criterion_rates
 from evalkit.report.models import (Aggregate, CaseCell, CaseDetail, CaseRow, Change, Coverage, ReleaseDiff, Report,
                                    SuiteSummary, SystemDiff, SystemSummary)
 from evalkit.report.scenarios import scenario_groups
@@ -380,6 +381,8 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                                                           names_here, keys, cache),
             broken=broken, notes=notes,
             coverage={n: coverage([s for (sn, _), s in suite_scores.items() if sn == n]) for n in names_here},
+            criteria=criterion_rates(work, cases, names_here, suite_scores, cfg.report.confidence)
+            if suite.kind == "generation" else [],
             corpus={n: c for n in names_here if (c := corpus_metrics(cfg, project, n, cases, scores))}))
 
     breakdowns: dict[str, dict[str, dict[str, Aggregate]]] = {}
