@@ -48,6 +48,8 @@ class CriterionRate(Model):
     """Every case stating it, as `case_id#criterion_id`."""
     systems: dict[str, CriterionTally]
     """System -> its verdicts on this criterion."""
+    lowest: float | None = None
+    """The lowest pass rate of any system (None when no system was judged): what the release page sorts by."""
 
 
 def _criteria_of(case: Case) -> list[tuple[str, str]]:
@@ -107,5 +109,7 @@ def criterion_rates(work: str, cases: Iterable[Case], systems: list[str],
                 interval = wilson_interval(tally.met, tally.judged, confidence)
                 if interval is not None:
                     tally.low, tally.high = interval
+        rates = [t.rate for t in row.systems.values() if t.rate is not None]
+        row.lowest = min(rates) if rates else None
     return list(rows.values())
 

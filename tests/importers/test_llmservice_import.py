@@ -309,6 +309,10 @@ def test_criterion_pass_rates_with_a_loopback_judge(tmp_path: Path) -> None:
     assert row_html and f"{len(ids) - 1} of n={len(ids) - 1}" in row_html.group(0) and ">100%<" in row_html.group(0)
     release = (root / "site/r1/index.html").read_text()
     assert "generate_first_test_dataset.html#criteria" in release
+    least = re.search(r'<table class="grid small criteria-least">.*?</table>', release, re.S)
+    assert least and least.group(0).count('<tr class="criterion-rate">') == min(5, len(rows))
+    assert ">0%<" in least.group(0) and str(escape(shared)) not in least.group(0)  # met everywhere: not among the least
+    assert all(r["lowest"] == r["systems"]["gen"]["rate"] for r in suite["criteria"])
     # the case page puts each criterion's text beside the judge's verdict and reason
     case_page = (root / "site/r1/cases/generate_first_test_dataset" /
                  f"{case_dirs(root / 'cases' / folder.name)[ids[0]].name}.html").read_text()
