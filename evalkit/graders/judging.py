@@ -97,12 +97,17 @@ def rubric_without_model(case: Case, sample: Sample) -> dict[str, Any] | None:
     from evalkit.stages.grade import main_file
 
     mf = main_file(case)
-    if mf is None:
-        return None
-    found = assess(sample.files.get(mf), None, case.language)
-    if not found.decided:
-        return None
-    reason = f"decided without a model: {found.reason()}"
+    if mf is None:  # files named by the system (e.g. LLMService's): only an empty answer is decided here
+        from evalkit.graders.degenerate import empty_answer
+
+        if not empty_answer(sample, None):
+            return None
+        reason = "decided without a model: empty answer (no output file and no text)"
+    else:
+        found = assess(sample.files.get(mf), None, case.language)
+        if not found.decided:
+            return None
+        reason = f"decided without a model: {found.reason()}"
     results = [CriterionResult(id=c.get("id") or f"c{i}", weight=c.get("weight", 1.0), met=False, met_fraction=0.0,
                                reason=reason) for i, c in enumerate(case.data.get("criteria", []), start=1)]
     return RubricOutcome(status="parser", score=0.0, results=results, error=reason).model_dump(mode="json")

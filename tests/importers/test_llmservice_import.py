@@ -149,6 +149,9 @@ GENERATOR = textwrap.dedent('''\
         with open(os.path.join(out, path), "w") as fh:
             fh.write(text)
 
+    if plan.get("empty"):
+        print("{}")
+        sys.exit(0)
     if info["case_type"] == "get_additional_models":
         for path in plan["read"]:
             write(path, f"// Stub content for {path}\\n")
@@ -169,7 +172,8 @@ GENERATOR = textwrap.dedent('''\
 ''')
 
 
-def offline_project(tmp_path: Path, plans: dict, selected: list[Path], extra: str = "", ids: tuple[str, ...] = ()) -> Path:
+def offline_project(tmp_path: Path, plans: dict, selected: list[Path], extra: str = "", ids: tuple[str, ...] = (),
+                    gold: bool = True) -> Path:
     root = tmp_path / "p"
     args = [*map(str, selected), "--suite-dir", str(root / "cases")]
     if ids:
@@ -183,7 +187,7 @@ def offline_project(tmp_path: Path, plans: dict, selected: list[Path], extra: st
     entry["env"] = {"PLANS": str(root / "plans.json")}
     (root / "evalkit.yaml").write_text(
         "release: r1\nbaseline: gen\ntemplates_dir: templates\nsystems:\n"
-        f"  - {json.dumps(entry)}\n  - {{name: gold, adapter: gold}}\n" + extra)
+        f"  - {json.dumps(entry)}\n" + ("  - {name: gold, adapter: gold}\n" if gold else "") + extra)
     return root
 
 
@@ -226,6 +230,9 @@ def test_offline_run_end_to_end_on_every_dataset(tmp_path: Path) -> None:
     g = artifact(root, "gen", "generate_first_test_dataset", first, "grades.json")
     assert g["rubric"]["status"] == "not_configured" and g["syntax"]["valid"] is True
     assert g["syntax"]["language"] == "typescript"
+    # gold has no reference answer here: its empty answer meets no criterion, decided without a model
+    g = artifact(root, "gold", "generate_first_test_dataset", first, "grades.json")
+    assert g["rubric"]["status"] == "parser" and g["rubric"]["score"] == 0.0
 
     # a TypeScript output that does not parse is flagged with its file and line
     broken = case_dirs(root / "cases" / "generate_models_dataset")["test_002"]
@@ -285,10 +292,15 @@ def test_criterion_pass_rates_with_a_loopback_judge(tmp_path: Path) -> None:
     ids.append(other["test_id"])
     assert len(ids) >= 3
     with FakeAnthropic(responder=rubric_verdict) as server:
-        root = offline_project(tmp_path, {}, [folder], ids=tuple(ids),
+        # the case not stating it answers nothing: decided without a model, every criterion not met, no call
+        plans = {f"{folder.name}/{other['test_id']}": {"empty": True}}
+        root = offline_project(tmp_path, plans, [folder], ids=tuple(ids), gold=False,
                                extra=f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n")
         evalkit(root, "run", env={"ANTHROPIC_API_KEY": "sk-ant-test-llmservice"}, timeout=600)
-        assert server.message_calls() >= len(ids)
+        assert server.message_calls() == len(ids) - 1
+    empty = artifact(root, "gen", folder.name, case_dirs(root / "cases" / folder.name)[other["test_id"]], "grades.json")
+    assert empty["rubric"]["status"] == "parser" and empty["rubric"]["score"] == 0.0
+    assert not any(r["met"] for r in empty["rubric"]["results"])
     report = json.loads((root / "site/r1/report.json").read_text())
     (suite,) = report["suites"]
     rows = {r["text"]: r for r in suite["criteria"]}
@@ -296,7 +308,7 @@ def test_criterion_pass_rates_with_a_loopback_judge(tmp_path: Path) -> None:
     first_texts = {tc["evaluation_criteria"][0] for tc in picked}
     for text, row in rows.items():
         stating = [tc for tc in picked if text in tc["evaluation_criteria"]]
-        met = sum(1 for tc in stating if tc["evaluation_criteria"].index(text) == 0)
+        met = sum(1 for tc in stating if tc["evaluation_criteria"].index(text) == 0 and tc is not other)
         tally = row["systems"]["gen"]
         assert tally["judged"] == len(stating) == len(row["cases"]) and tally["met"] == met
         assert tally["rate"] == met / len(stating)
