@@ -32,6 +32,9 @@ class SuiteSpec(Model):
     """Patch, agentic and e2e suites: a system's change to test infrastructure (conftest.py, pytest/tox
     settings, plugins, start-up hooks) is refused (`tampered_with_tests`, not resolved) or reverted to
     the base version before the tests run."""
+    rubric: str | None = None
+    """Migration suites: the judge rubric, a shipped name (codejudge, kai_ci, kai_eval) or a rubric .yaml path
+    relative to the suite folder (evalkit.graders.judge_rubric); None: the judge config's (default codejudge)."""
 
 
 class AssertionSpec(Model):

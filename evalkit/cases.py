@@ -81,6 +81,8 @@ class Case:
     """Line of the `id:` key in the case file (None without one)."""
     bad_id: bool = False
     """The id the case file gives (or its file name, without one) breaks the name rule: left out."""
+    rubric: str | None = None
+    """The suite's judge rubric: a shipped name or the rubric file's absolute path; None: the judge config's."""
 
     @property
     def key(self) -> str:
@@ -233,6 +235,10 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
     data = parsed.model_dump(mode="json", by_alias=True)
     data["inputs"] = {**suite.spec.defaults, **data["inputs"]}
     case.trusted = suite.spec.trusted
+    if suite.spec.rubric is not None:  # its contents reach the grade stage through the grade slice
+        from evalkit.graders.judge_rubric import resolved_ref
+
+        case.rubric = resolved_ref(suite.spec.rubric, suite.dir)
     case.test_changes = suite.spec.test_changes
     problems: list[Problem] = []
     typed = KIND_MODELS.get(suite.kind)
@@ -283,6 +289,12 @@ def _load_suite(name: str, suite_dir: Path, shown: str) -> Suite:
         if not isinstance(node, dict):
             raise InputError(Problem(shown, 1, "expected a mapping with keys kind, language, defaults"))
         spec = validate(SuiteSpec, node, shown)
+        if spec.rubric is not None:  # a bad rubric breaks the suite, at the rubric file's line
+            from evalkit.graders.judge_rubric import suite_rubric_problem
+
+            problem = suite_rubric_problem(spec.rubric, suite_dir, shown, line_of(node, ("rubric",)))
+            if problem is not None:
+                raise problem
         return Suite(name, str(suite_dir), spec)
     except InputError as exc:
         return Suite(name, str(suite_dir), None, exc.problems)

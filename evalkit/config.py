@@ -390,6 +390,11 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
             raise InputError(Problem("EVALKIT_RELEASE (or --release)", None, str(name_problem(release, "release label"))))
         cfg = cfg.model_copy(update={"release": release})
     cfg = cfg.model_copy(update={"root": str(p.parent), "path": str(p)})
+    if cfg.judge.rubric:  # the judge rubric it names must load (a bad rubric file: its own file:line)
+        from evalkit.graders.judge_rubric import config_rubric_problem
+
+        if (problem := config_rubric_problem(cfg, node, shown)) is not None:
+            raise problem
     cfg._left_out = [problem for _, problem in bad_names]
     from evalkit.fsutil import confine_writes
 

@@ -9,7 +9,7 @@ from evalkit.fsutil import atomic_write_text
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 SCHEMA_NAMES = ("suite", "case", "config", "report", "case-detail", "output", "execution", "grades", "scores",
-                "command-output", "judge-audit")
+                "command-output", "judge-audit", "rubric", "judge-outcome")
 """The schemas shipped (and copied into every site), in the order of `models()`."""
 
 
@@ -18,10 +18,12 @@ def models() -> dict[str, type]:
     from evalkit.config import Config
     from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample, ScoresArtifact
     from evalkit.graders.audit_models import JudgeAudit
+    from evalkit.graders.judge import JudgeOutcome
+    from evalkit.graders.judge_rubric import JudgeRubric
     from evalkit.report.models import CaseDetail, Report
 
     classes = (SuiteSpec, CaseFile, Config, Report, CaseDetail, OutputArtifact, ExecutionArtifact, GradesArtifact,
-               ScoresArtifact, Sample, JudgeAudit)
+               ScoresArtifact, Sample, JudgeAudit, JudgeRubric, JudgeOutcome)
     return dict(zip(SCHEMA_NAMES, classes, strict=True))
 
 

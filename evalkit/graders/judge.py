@@ -5,6 +5,10 @@ example if any, and the generated file; it reasons in four steps (semantic equiv
 adherence, faithfulness to context, code quality with minimal changes) and ends with a JSON
 verdict. Before any call, a free tree-sitter pre-check fails files that do not parse. With
 ``samples: k`` the judge is asked k times and the spread is reported.
+
+What the judge scores is a rubric (evalkit.graders.judge_rubric): its fields, their scales and the
+prompt templates that ask for them. CodeJudge's (``codejudge``: the four 1-5 scores above and
+is_compilable) is the default; a suite's ``rubric`` or ``judge.rubric`` names another.
 """
 
 from __future__ import annotations
@@ -13,23 +17,27 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_blocks
-from evalkit.llm.prompts import render, template_digest
 from evalkit.llm.settings import JudgeSettings
 from evalkit.llm.structured import ask_samples, parse_model
+from evalkit.graders.judge_rubric import JudgeRubric, RubricVerdict, as_recorded, shipped, verdict_model
 from evalkit.graders.spend import GraderSpend
 from evalkit.models import Model
 if TYPE_CHECKING:  # the SDK takes a second to import: only when a client exists
     from evalkit.llm.client import ModelClient
 from evalkit.treesitter import SyntaxIssue, UnsupportedLanguage, syntax_errors
 
-SYSTEM_TEMPLATE = "migration_judge_system.md.j2"
-USER_TEMPLATE = "migration_judge.md.j2"
-SCORE_NAMES = ("semantic_equivalence_score", "rule_adherence_score", "faithfulness_score", "code_quality_score")
+CODEJUDGE: JudgeRubric = shipped("codejudge")
+"""The default rubric (evalkit/rubrics/codejudge.yaml)."""
+SYSTEM_TEMPLATE = CODEJUDGE.system_template
+USER_TEMPLATE = CODEJUDGE.user_template
+SCORE_NAMES = tuple(f.name for f in CODEJUDGE.numeric)
 UNSTABLE_SPREAD = 2
-"""A score whose samples span this many points or more makes the outcome unstable."""
+"""An integer score whose samples span this many points or more makes the outcome unstable."""
+UNSTABLE_UNIT_SPREAD = 0.25
+"""A 0-1 score whose samples span this much or more makes the outcome unstable."""
 
 
 class Incident(Model):
@@ -66,47 +74,14 @@ class MigrationJudgeInput(Model):
     """The system under test's migrated file."""
 
 
-class MigrationVerdict(Model):
-    """One judge answer, strictly validated."""
-
-    semantic_equivalence_score: int = Field(ge=1, le=5)
-    """Same behaviour as the legacy file apart from what the migration requires (1-5)."""
-    rule_adherence_score: int = Field(ge=1, le=5)
-    """Incidents resolved the way the rules ask (1-5)."""
-    faithfulness_score: int = Field(ge=1, le=5)
-    """Change supported by the context; nothing invented (1-5)."""
-    code_quality_score: int = Field(ge=1, le=5)
-    """Idiomatic, correct target code changed no more than needed (1-5)."""
-    is_compilable: bool
-    """The judge expects the file to compile (or load)."""
-    detailed_notes: str = ""
-    """The judge's key reasons."""
-
-    @field_validator(*SCORE_NAMES, mode="before")
-    @classmethod
-    def _integer_score(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError("must be an integer from 1 to 5, not a boolean")
-        if isinstance(value, str):
-            text = value.strip()
-            if not text.isdigit():
-                raise ValueError(f"must be an integer from 1 to 5, got {value!r}")
-            return int(text)
-        return value
-
-    @field_validator("is_compilable", mode="before")
-    @classmethod
-    def _strict_bool(cls, value: Any) -> Any:
-        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-            return value.strip().lower() == "true"
-        if not isinstance(value, bool):
-            raise ValueError(f"must be true or false, got {value!r}")
-        return value
+MigrationVerdict = verdict_model(CODEJUDGE)
+"""One CodeJudge answer, strictly validated (the model generated from the codejudge rubric)."""
 
 
-def parse_verdict(text: str) -> tuple[MigrationVerdict, str]:
-    """The verdict in ``text`` (its last JSON object; unknown keys ignored) and the reasoning before it."""
-    return parse_model(MigrationVerdict, text)
+def parse_verdict(text: str, rubric: JudgeRubric = CODEJUDGE) -> tuple[Any, str]:
+    """The verdict in ``text`` (its last JSON object; unknown keys ignored), validated against ``rubric``,
+    and the reasoning before it."""
+    return parse_model(verdict_model(rubric), text)
 
 
 Status = Literal["judged", "parser", "judge_error", "not_configured", "not_judged_budget", "infra_error"]
@@ -122,18 +97,26 @@ class JudgeOutcome(GraderSpend):
     """Who produced the scores."""
     model: str | None = None
     """Judge model id."""
+    rubric: str | None = None
+    """Name of the rubric the verdicts follow (evalkit.graders.judge_rubric); None in records older than rubrics
+    (CodeJudge's)."""
     samples: int = 0
     """Verdicts asked for."""
-    verdicts: list[MigrationVerdict] = Field(default_factory=list)
-    """Valid verdicts, one per sample."""
+    verdicts: list[RubricVerdict] = Field(default_factory=list)
+    """Valid verdicts, one per sample: the rubric's fields by name, and the judge's notes."""
     scores: dict[str, float] | None = None
-    """Mean of each score over the verdicts (all 0 when the parser failed the file)."""
-    spread: dict[str, int] = Field(default_factory=dict)
-    """Max minus min of each score over the verdicts."""
+    """Mean of each numeric field over the verdicts (each field's decided value, e.g. 0, when the parser
+    failed the file)."""
+    spread: dict[str, int | float] = Field(default_factory=dict)
+    """Max minus min of each numeric field over the verdicts."""
+    flags: dict[str, bool] = Field(default_factory=dict)
+    """Each boolean field: majority of the verdicts (a tie counts as the worse value); its decided value
+    when the parser failed the file."""
     is_compilable: bool | None = None
-    """Majority of the verdicts (a tie counts as false); false when the parser failed the file."""
+    """CodeJudge's is_compilable flag (as in ``flags``); None for rubrics without it."""
     unstable: bool = False
-    """A score spans two points or more across samples, or the samples disagree on is_compilable."""
+    """An integer field spans two points or more (a 0-1 field 0.25 or more) across samples, or the samples
+    disagree on a boolean field."""
     reasoning: list[str] = Field(default_factory=list)
     """The judge's reasoning before each verdict."""
     syntax_issues: list[SyntaxIssue] = Field(default_factory=list)
@@ -145,17 +128,18 @@ class JudgeOutcome(GraderSpend):
     is the legacy file unchanged, or elides code (evalkit.graders.degenerate); None otherwise."""
 
 
-def prompt_version() -> str:
-    """Digest of the judge's templates: part of the grade stage's config slice."""
-    return template_digest(SYSTEM_TEMPLATE, USER_TEMPLATE)
+def prompt_version(rubric: JudgeRubric = CODEJUDGE) -> str:
+    """Digest of the rubric and its templates (what a verdict depends on besides the judge settings)."""
+    return rubric.version()
 
 
-def migration_requests(item: MigrationJudgeInput, settings: JudgeSettings) -> list[LLMRequest]:
+def migration_requests(item: MigrationJudgeInput, settings: JudgeSettings,
+                       rubric: JudgeRubric = CODEJUDGE) -> list[LLMRequest]:
     """The first-round requests for ``item``, one per sample (repairs are not known in advance)."""
     settings = settings.with_env()
-    system = system_blocks(render(SYSTEM_TEMPLATE))
-    user = render(
-        USER_TEMPLATE,
+    system = system_blocks(rubric.render(rubric.system_template))
+    user = rubric.render(
+        rubric.user_template,
         source_technology=item.source_technology,
         target_technology=item.target_technology,
         language=item.language,
@@ -193,62 +177,80 @@ def _precheck(item: MigrationJudgeInput) -> tuple[Literal["passed", "failed", "s
     return ("failed" if issues or degenerate else "passed"), issues
 
 
-def _aggregate(outcome: JudgeOutcome) -> JudgeOutcome:
-    verdicts = outcome.verdicts
-    values = {name: [getattr(v, name) for v in verdicts] for name in SCORE_NAMES}
-    compilable = [v.is_compilable for v in verdicts]
+def _aggregate(outcome: JudgeOutcome, rubric: JudgeRubric) -> JudgeOutcome:
+    verdicts = [v.model_extra or {} for v in outcome.verdicts]
+    values = {f.name: [v[f.name] for v in verdicts] for f in rubric.numeric}
     spread = {name: max(vals) - min(vals) for name, vals in values.items()}
+    flags: dict[str, bool] = {}
+    for f in rubric.booleans:
+        said = [bool(v[f.name]) for v in verdicts]
+        true, false = sum(said), len(said) - sum(said)
+        flags[f.name] = true > false if true != false else bool(f.worst())  # a tie counts as the worse value
+    unstable = any(spread[f.name] >= (UNSTABLE_SPREAD if f.is_ordinal else UNSTABLE_UNIT_SPREAD) for f in rubric.numeric)
+    unstable = unstable or any(len({v[f.name] for v in verdicts}) > 1 for f in rubric.booleans)
     return outcome.model_copy(
         update={
             "scores": {name: sum(vals) / len(vals) for name, vals in values.items()},
             "spread": spread,
-            "is_compilable": sum(compilable) * 2 > len(compilable),
-            "unstable": any(s >= UNSTABLE_SPREAD for s in spread.values()) or len(set(compilable)) > 1,
+            "flags": flags,
+            "is_compilable": flags.get("is_compilable"),
+            "unstable": unstable,
         }
     )
 
 
+def decided_outcome(rubric: JudgeRubric, **fields: Any) -> JudgeOutcome:
+    """The outcome of a file decided without a model: each field's decided value (its scale's worst end
+    unless the rubric says otherwise; CodeJudge: every score 0 and not compilable, as Kai's judge prompt asks)."""
+    flags = {f.name: bool(f.decided_value()) for f in rubric.booleans}
+    return JudgeOutcome(
+        status="parser", source="parser", rubric=rubric.name,
+        scores={f.name: float(f.decided_value()) for f in rubric.numeric},
+        spread={f.name: 0 for f in rubric.numeric},
+        flags=flags, is_compilable=flags.get("is_compilable"), **fields)
+
+
 def judge_migration(
-    item: MigrationJudgeInput, client: ModelClient | None, settings: JudgeSettings
+    item: MigrationJudgeInput, client: ModelClient | None, settings: JudgeSettings,
+    rubric: JudgeRubric | None = None,
 ) -> JudgeOutcome:
-    """Judge one migrated file: parser pre-check, then ``settings.samples`` judge calls."""
+    """Judge one migrated file under ``rubric`` (default CodeJudge's): parser pre-check, then
+    ``settings.samples`` judge calls."""
     settings = settings.with_env()
+    rubric = rubric or CODEJUDGE
     precheck, issues = _precheck(item)
     if precheck == "failed":
-        # Kai's judge prompt: such a file gets every score 0 and is not compilable; decided here, no call
+        # decided here, no call: every field gets its decided value (see decided_outcome)
         found = _degenerate(item)
         decided = found.decided if found.decided in ("empty", "unchanged") or not issues else "syntax"
         syntax = f"generated file does not parse: {len(issues)} syntax issue(s)"
-        return JudgeOutcome(
-            status="parser",
-            source="parser",
-            scores={name: 0.0 for name in SCORE_NAMES},
-            spread={name: 0 for name in SCORE_NAMES},
-            is_compilable=False,
+        return decided_outcome(
+            rubric,
             syntax_issues=issues,
             precheck=precheck,
             decided=decided,
             error="decided without a model: " + "; ".join(filter(None, [found.reason(), syntax if issues else ""])),
         )
-    base = JudgeOutcome(status="judged", model=settings.model, samples=settings.samples,
+    base = JudgeOutcome(status="judged", model=settings.model, rubric=rubric.name, samples=settings.samples,
                         precheck=precheck, syntax_issues=issues)
     if client is None:
         return base.model_copy(update={"status": "not_configured", "error": "ANTHROPIC_API_KEY is not set"})
 
-    got = ask_samples(client, migration_requests(item, settings), parse_verdict)
-    spent = {"verdicts": got.values, "usage": got.usage, "cost_usd": got.cost_usd, "request_keys": got.request_keys,
-             "notices": got.notices}
+    got = ask_samples(client, migration_requests(item, settings, rubric), lambda text: parse_verdict(text, rubric))
+    spent = {"verdicts": [as_recorded(v) for v in got.values], "usage": got.usage, "cost_usd": got.cost_usd, "request_keys": got.request_keys,
+             "notices": got.notices, **got.named()}
     if got.stopped is not None:
         status = "not_judged_budget" if isinstance(got.stopped, BudgetExceeded) else "infra_error"
         return base.model_copy(update={"status": status, "error": str(got.stopped), **spent})
     outcome = base.model_copy(update={"source": "judge", "reasoning": got.reasoning, "raw_answers": got.raw, **spent})
     if got.errors:
         return outcome.model_copy(update={"status": "judge_error", "error": "; ".join(got.errors)})
-    return _aggregate(outcome)
+    return _aggregate(outcome, rubric)
 
 
 def judge_many(
-    items: Sequence[MigrationJudgeInput], client: ModelClient | None, settings: JudgeSettings
+    items: Sequence[MigrationJudgeInput], client: ModelClient | None, settings: JudgeSettings,
+    rubric: JudgeRubric | None = None,
 ) -> list[JudgeOutcome]:
     """Judge ``items`` with ``settings.concurrency`` threads, in order.
 
@@ -258,28 +260,28 @@ def judge_many(
     settings = settings.with_env()
     failed: dict[int, LLMError] = {}
     if client is not None and settings.mode == "batch":
-        failed = _prefetch_batch(items, client, settings)
+        failed = _prefetch_batch(items, client, settings, rubric or CODEJUDGE)
 
     def judge_one(index: int) -> JudgeOutcome:
         if index in failed:
-            return _failed(items[index], settings, failed[index])
-        return judge_migration(items[index], client, settings)
+            return _failed(items[index], settings, failed[index], rubric or CODEJUDGE)
+        return judge_migration(items[index], client, settings, rubric)
 
     with ThreadPoolExecutor(max_workers=settings.concurrency) as pool:
         return list(pool.map(judge_one, range(len(items))))
 
 
-def _failed(item: MigrationJudgeInput, settings: JudgeSettings, error: LLMError) -> JudgeOutcome:
+def _failed(item: MigrationJudgeInput, settings: JudgeSettings, error: LLMError, rubric: JudgeRubric) -> JudgeOutcome:
     precheck, issues = _precheck(item)
     return JudgeOutcome(
         status="not_judged_budget" if isinstance(error, BudgetExceeded) else "infra_error",
-        model=settings.model, samples=settings.samples, precheck=precheck, syntax_issues=issues,
+        model=settings.model, rubric=rubric.name, samples=settings.samples, precheck=precheck, syntax_issues=issues,
         error=str(error),
     )
 
 
 def _prefetch_batch(
-    items: Sequence[MigrationJudgeInput], client: ModelClient, settings: JudgeSettings
+    items: Sequence[MigrationJudgeInput], client: ModelClient, settings: JudgeSettings, rubric: JudgeRubric
 ) -> dict[int, LLMError]:
     """Send every item's first-round requests as one batch; the items the batch failed, by index.
 
@@ -291,7 +293,7 @@ def _prefetch_batch(
     for index, item in enumerate(items):
         if _precheck(item)[0] == "failed":
             continue
-        for request in migration_requests(item, settings):
+        for request in migration_requests(item, settings, rubric):
             owners.append(index)
             requests.append(request)
     if not requests:

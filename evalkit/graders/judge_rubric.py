@@ -422,6 +422,13 @@ def _load_file(path: str, shown: str, mtime_ns: int = 0) -> JudgeRubric:
             raise InputError(Problem(shown, line_of(node, (key,)),
                                      f"{key}: template {ref!r} not found (expected a shipped prompt name or a path "
                                      f"relative to {shown})"))
+    try:
+        register(rubric)
+    except MetricConflict as exc:
+        index = next((i for i, f in enumerate(rubric.fields) if f.metric_name == exc.name), None)
+        loc = ("fields", index, "metric" if node["fields"][index].get("metric") else "name") if index is not None \
+            else ("mean_metric",) if "mean_metric" in node else ("name",)
+        raise InputError(Problem(shown, line_of(node, loc), str(exc))) from None
     return rubric
 
 
@@ -449,25 +456,139 @@ def shipped(name: str) -> JudgeRubric:
     return load_rubric(name)
 
 
+def resolved_ref(ref: str, base: str | Path) -> str:
+    """A rubric reference as it can be loaded from anywhere: a shipped name, or the file's absolute path."""
+    return ref if not is_path_ref(ref) else str((Path(base) / ref).resolve())
+
+
+def rubric_versions(cfg: Any) -> dict[str, str]:
+    """Version (``JudgeRubric.version``) of every rubric the project names: the judge config's and each
+    suite's (read from the suites' suite.yaml); empty when it names none (CodeJudge's, part of evalkit).
+    Part of the grade stage's config slice, so editing a rubric or its templates regrades; a rubric that
+    does not load is left to ``evalkit check`` (the project loader reports it at file:line)."""
+    refs: dict[str, str] = {}
+    if cfg.judge.rubric:
+        refs[cfg.judge.rubric] = resolved_ref(cfg.judge.rubric, cfg.root or ".")
+    for suite_yaml in sorted(Path(cfg.cases_path).glob("*/suite.yaml")):
+        ref = _suite_rubric_ref(suite_yaml)
+        if ref:
+            refs[f"{suite_yaml.parent.name}:{ref}"] = resolved_ref(ref, suite_yaml.parent)
+    out: dict[str, str] = {}
+    for key, ref in sorted(refs.items()):
+        try:
+            out[key] = load_rubric(ref).version()
+        except (InputError, OSError):
+            out[key] = "unreadable"
+    return out
+
+
+def _suite_rubric_ref(suite_yaml: Path) -> str | None:
+    try:
+        text = suite_yaml.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if "rubric" not in text:
+        return None
+    from evalkit.yamlio import load_yaml
+
+    try:
+        node = load_yaml(suite_yaml)
+    except InputError:
+        return None
+    ref = node.get("rubric") if isinstance(node, dict) else None
+    return ref if isinstance(ref, str) else None
+
+
+def rubric_problem(ref: str, base: str | Path, shown: str, key: str, line: int | None) -> InputError | None:
+    """None when the rubric ``ref`` (named at ``shown``:``line`` under ``key``) loads; else its problems: a
+    missing file or unknown name at the naming file's line, a bad rubric file at its own file:line."""
+    try:
+        load_rubric(ref, base, str(Path(shown).parent))
+    except InputError as exc:
+        return InputError([Problem(shown, line, f"{key}: {p.message}" + ("" if p.file in (str(Path(shown).parent), "rubric")
+                                                                          else f" ({p.file})"))
+                           if p.line is None else p for p in exc.problems])
+    return None
+
+
+def suite_rubric_problem(ref: str, suite_dir: Path, shown_suite: str, line: int | None) -> InputError | None:
+    """The problems of the rubric a suite.yaml names (see ``rubric_problem``), or None."""
+    return rubric_problem(ref, suite_dir, shown_suite, "rubric", line)
+
+
+def rubric_for(cfg: Any, case: Any) -> JudgeRubric:
+    """The rubric a migration case is judged with: its suite's, else the judge config's, else CodeJudge's."""
+    if getattr(case, "rubric", None):
+        return load_rubric(case.rubric)
+    ref = cfg.judge.rubric
+    return load_rubric(resolved_ref(ref, cfg.root or ".") if ref else None)
+
+
+def config_rubric_problem(cfg: Any, node: Any, shown: str) -> InputError | None:
+    """The problems of the rubric ``judge.rubric`` names (see ``rubric_problem``), or None."""
+    if not cfg.judge.rubric:
+        return None
+    from evalkit.yamlio import line_of
+
+    return rubric_problem(cfg.judge.rubric, cfg.root, shown, "judge.rubric", line_of(node, ("judge", "rubric")))
+
+
+class MetricConflict(ValueError):
+    """A rubric declares a metric name the registry already holds with other metadata."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+def register(rubric: JudgeRubric) -> None:
+    """Generate ``rubric``'s metric metadata into the one registry (evalkit.metrics.registry.METRICS).
+    Registering the same declaration again changes nothing; a different one under a taken name is refused."""
+    from evalkit.metrics.registry import METRICS
+
+    infos = metric_infos(rubric)
+    for info in infos:
+        known = METRICS.get(info.name)
+        if known is not None and known != info:
+            raise MetricConflict(info.name, f"metric {info.name!r} is already declared with other metadata "
+                                            f"({known.display!r}, scale {known.scale}); give this field its own "
+                                            f"`metric:` name (or `mean_metric:` for the overall score)")
+    for info in infos:
+        METRICS.setdefault(info.name, info)
+
+
 # --- metric metadata generated into the one registry -------------------------------------------------------
 def metric_infos(rubric: JudgeRubric) -> list[Any]:
     """The registry entries (evalkit.metrics.registry.MetricInfo) of ``rubric``'s fields and overall score."""
     from evalkit.metrics.registry import MetricInfo
 
     infos = []
-    for f in rubric.fields:
+    for f in rubric.numeric + rubric.booleans:
         decided = f.decided_value()
         if f.is_boolean:
-            text = f"{f.description} (share of cases; {'true' if decided else 'false'} when decided without a model)"
+            text = (f"Share of cases where, by the LLM judge, {f.description} ({'true' if decided else 'false'} "
+                    "when decided without a model).")
+        elif f.is_ordinal:
+            text = (f"LLM judge score {f.scale.min}-{f.scale.max} ({decided:g} when decided without a model: "  # type: ignore[union-attr]
+                    f"the file is empty, unchanged, incomplete or does not parse): {f.description}.")
         else:
-            text = f"LLM judge, {f.scale_text()} ({decided:g} when decided without a model): {f.description}"
+            text = (f"LLM judge score 0-1 ({decided:g} when decided without a model: the file is empty, unchanged, "
+                    f"incomplete or does not parse): {f.description}.")
         infos.append(MetricInfo(
             name=f.metric_name, display=f.display, description=text,
             aggregate="rate" if f.is_boolean else "mean", binary=f.is_boolean,
             higher_is_better=f.higher_is_better, scale=f.range_text(), kinds=("migration",)))
-    weighted = [f.name for f in rubric.fields if f.effective_weight() > 0]
-    infos.append(MetricInfo(
-        name=rubric.overall_metric, display=rubric.overall_label, aggregate="mean", scale=rubric.overall_range(),
-        headline=True, primary=10, kinds=("migration",),
-        description=f"Judge's overall score under rubric {rubric.name}: weighted mean of {', '.join(weighted)}."))
+        if f is rubric.numeric[-1]:  # the overall score right after the scores it averages
+            infos.append(_overall_info(rubric, MetricInfo))
     return infos
+
+
+def _overall_info(rubric: JudgeRubric, info: Any) -> Any:
+    weighted = [f for f in rubric.fields if f.effective_weight() > 0]
+    equal = len({f.effective_weight() for f in weighted}) == 1
+    parts = ", ".join(f.name if equal else f"{f.name} x {f.effective_weight():g}" for f in weighted)
+    return info(name=rubric.overall_metric, display=rubric.overall_label, aggregate="mean",
+                scale=rubric.overall_range(), headline=True, primary=10, kinds=("migration",),
+                description=f"{'Mean' if equal else 'Weighted mean'} of the judge's {len(weighted)} scores under "
+                            f"rubric {rubric.name} ({rubric.overall_range()}; the decided values when the file "
+                            f"is decided without a model): {parts}.")

@@ -58,7 +58,10 @@ def judge_case(cfg: Config, case: Case, sample: Sample, main_file: str | None) -
     if case.kind == "migration":
         from evalkit.graders.judge import judge_migration
 
-        outcome = judge_migration(migration_input(case, sample, main_file), client_for(cfg), cfg.judge)
+        from evalkit.graders.judge_rubric import rubric_for
+
+        outcome = judge_migration(migration_input(case, sample, main_file), client_for(cfg), cfg.judge,
+                                  rubric_for(cfg, case))
         return outcome.model_dump(mode="json")
     if case.kind == "generation":
         return rubric_case(cfg, case, sample)

@@ -64,6 +64,9 @@ class JudgeSettings(Model):
     endpoint: OpenAI, vLLM, Ollama, gateways; set base_url). Keys come from the environment only."""
     model: str = DEFAULT_MODEL
     """Model id; the environment variable EVALKIT_JUDGE_MODEL overrides it (see ``with_env``)."""
+    rubric: str | None = None
+    """Migration judge rubric: a shipped name (codejudge, kai_ci, kai_eval) or a rubric .yaml path relative to
+    the config file (evalkit.graders.judge_rubric); None: codejudge. A suite's own ``rubric`` wins."""
     max_tokens: int = Field(2048, ge=1)
     """Upper bound on generated tokens per call."""
     timeout_s: float = Field(60.0, gt=0)

@@ -181,19 +181,17 @@ for _name, _display, _text in [
     metric(name=f"{_name}_5", display=f"{_display} (1-5)", aggregate="mean", kinds=("rag",), scale="1-5",
            description=f"{_text} (ragas, LLM judge), on the 1-5 scale: 1 + 4 x the 0-1 score.")
 
-# --- the LLM judge (migration suites; CodeJudge-style, Kai's four criteria) ------------------
-for key, text in [("semantic_equivalence", "the migrated code does what the legacy code did"),
-                  ("rule_adherence", "the incident's rule is resolved as the rule asks"),
-                  ("faithfulness", "the change stays faithful to the context and the solved example"),
-                  ("code_quality", "clean, idiomatic code with minimal changes")]:
-    metric(name=f"judge_{key}", display=f"Judge {key.replace('_', ' ')}", aggregate="mean", scale="0-5",
-           kinds=("migration",), description=f"LLM judge score 1-5 (0 when the file does not parse): {text}.")
-metric(name="judge_mean", display="Judge score", aggregate="mean", scale="0-5", headline=True, primary=10,
-       kinds=("migration",), description="Mean of the judge's four scores (0-5; 0 when the file does not parse).")
-metric(name="judge_compilable", display="Judge: compiles", aggregate="rate", binary=True, kinds=("migration",),
-       description="Share of cases the judge (or the parser pre-check) considers compilable.")
+# --- the LLM judge (migration suites): generated from the rubrics (evalkit/rubrics/*.yaml) ---------
+# Each rubric field's metric (scale, range, direction, label, description) and the rubric's overall
+# score come from its declaration (evalkit.graders.judge_rubric.metric_infos); CodeJudge's first, in
+# today's order. A project's own rubric is added when it is loaded (with its suite or the config).
+from evalkit.graders.judge_rubric import register as _register_rubric, shipped as _shipped_rubric  # noqa: E402
+
+_register_rubric(_shipped_rubric("codejudge"))
 metric(name="judge_unstable", display="Judge unstable", aggregate="rate", binary=True, higher_is_better=False,
        kinds=("migration",), description="Share of cases where k judge samples disagree (a score spans 2+ points, or compilability differs).")
+for _name in ("kai_ci", "kai_eval"):  # the shipped examples: imported reports and suites naming them
+    _register_rubric(_shipped_rubric(_name))
 
 # --- generation suites (rubric judge, prompt-injection detectors) -----------------------------
 metric(name="rubric_score", display="Rubric", aggregate="mean", headline=True, primary=20, kinds=("generation",),

@@ -1,4 +1,8 @@
-"""Judge metrics: the migration judge's four scores, compilability, their mean and stability."""
+"""Judge metrics: one per field of the case's judge rubric, the rubric's overall score, and stability.
+
+The rubric (evalkit.graders.judge_rubric; CodeJudge's by default) says each field's metric name and
+scale: numeric fields give their mean over the judge's samples, boolean ones their majority as 0/1.
+"""
 
 from __future__ import annotations
 
@@ -7,25 +11,35 @@ from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.stages.score import Metrics, scorer
 
-SCORES = {"semantic_equivalence_score": "judge_semantic_equivalence", "rule_adherence_score": "judge_rule_adherence",
-          "faithfulness_score": "judge_faithfulness", "code_quality_score": "judge_code_quality"}
-
 
 @scorer("migration")
 def judge_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                   grades: GradesArtifact) -> Metrics:
+    from evalkit.graders.judge_rubric import rubric_for, shipped, shipped_names
+
     judge = grades.judge or {}
-    if output.status != "ok":
-        # no answer at all scores like a file that does not parse (all zeros), when a judge is set up
-        if judge.get("status") in (None, "not_configured"):
-            return {}
-        zeros: Metrics = {name: 0.0 for name in SCORES.values()}
-        return {**zeros, "judge_mean": 0.0, "judge_compilable": 0.0}
-    if judge.get("status") not in ("judged", "parser") or not judge.get("scores"):
+    if judge.get("status") in (None, "not_configured") and output.status != "ok":
         return {}
-    out: Metrics = {SCORES[k]: float(v) for k, v in judge["scores"].items() if k in SCORES}
-    out["judge_mean"] = sum(out.values()) / len(out) if out else None
-    out["judge_compilable"] = float(bool(judge.get("is_compilable")))
-    if judge.get("status") == "judged" and (judge.get("samples") or 1) > 1:
+    rubric = rubric_for(cfg, case)
+    recorded = judge.get("rubric")
+    if recorded and recorded != rubric.name and recorded in shipped_names():
+        rubric = shipped(recorded)  # a recorded judge (an imported report) scored under a shipped rubric
+    if output.status != "ok":
+        # no answer at all scores like a file decided without a model (CodeJudge: all zeros), when a judge is set up
+        values = {f.name: float(f.decided_value()) for f in rubric.fields}
+    elif judge.get("status") not in ("judged", "parser") or not judge.get("scores"):
+        return {}
+    else:
+        flags = judge.get("flags") or {}
+        if "is_compilable" not in flags and judge.get("is_compilable") is not None:
+            flags = {**flags, "is_compilable": judge["is_compilable"]}  # records from before rubrics
+        values = {f.name: float(v) for f in rubric.numeric if (v := judge["scores"].get(f.name)) is not None}
+        values |= {f.name: float(bool(flags[f.name])) for f in rubric.booleans if f.name in flags}
+    out: Metrics = {f.metric_name: values[f.name] for f in rubric.numeric if f.name in values}
+    out[rubric.overall_metric] = rubric.overall(values)
+    out |= {f.metric_name: values[f.name] for f in rubric.booleans if f.name in values}
+    if output.status == "ok" and judge.get("status") == "judged" and (judge.get("samples") or 1) > 1:
         out["judge_unstable"] = float(bool(judge.get("unstable")))
+    if judge.get("fallback"):  # judge.fallback's verdict: a different judge, counted apart from the primary's
+        return {"judge_fallback": 1.0, "judge_fallback_score": out[rubric.overall_metric]}
     return out

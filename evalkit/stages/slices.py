@@ -39,13 +39,21 @@ def grade_slice(cfg: Config) -> dict[str, Any]:
     judge = cfg.judge.with_env().model_dump(
         mode="json", exclude={"use_cache", "base_url", "mode", "concurrency", "budget_usd", "batch_poll_s",
                               "timeout_s", "max_retries", "circuit_after", "audit", "calibration"})
+    if judge.get("rubric") is None:
+        del judge["rubric"]  # the default (codejudge): slices from before rubrics stand
     prompts = sorted((p.name, p.read_text(encoding="utf-8")) for p in (PACKAGE_TEMPLATES / "prompts").glob("*.j2"))
+    from evalkit.graders.judge_rubric import rubric_versions
+
+    rubrics = rubric_versions(cfg)  # the rubrics the project names: their fields and templates
     return {"judge": judge, "judge_configured": configured(), "prompts": digest(prompts),
-            "pass_threshold": cfg.metrics.pass_threshold}
+            "pass_threshold": cfg.metrics.pass_threshold, **({"rubrics": rubrics} if rubrics else {})}
 
 
 def score_slice(cfg: Config) -> dict[str, Any]:
-    return {"metrics": cfg.metrics.model_dump(mode="json")}
+    from evalkit.graders.judge_rubric import rubric_versions
+
+    rubrics = rubric_versions(cfg)  # a rubric's weights and decided values change judge metrics
+    return {"metrics": cfg.metrics.model_dump(mode="json"), **({"rubrics": rubrics} if rubrics else {})}
 
 
 def summarize_slice(cfg: Config) -> dict[str, Any]:
