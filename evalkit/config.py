@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from evalkit.errors import InputError, Problem
-from evalkit.llm.settings import JudgeSettings
+from evalkit.llm.settings import FallbackSettings, JudgeSettings
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN, is_valid_name, name_problem
 from evalkit.yamlio import load_yaml, validate
@@ -103,10 +103,21 @@ class AnthropicSystem(SystemBase):
     """Jinja prompt template (relative to the config file)."""
     max_tokens: int = 4096
     """Largest answer accepted from the model."""
+    base_url: str | None = None
+    """API base URL; None means the judge's when the judge uses the same provider, else the provider's default."""
+    fallback: FallbackSettings | None = None
+    """Model asked when this one keeps failing; its answers are marked with its model (a different system)."""
+
+
+class OpenAISystem(AnthropicSystem):
+    """A prompt template sent to any OpenAI-compatible Chat Completions endpoint (OpenAI, vLLM, Ollama,
+    gateways: set `base_url`); the key comes from OPENAI_API_KEY (or OPENAI_API_KEYS) only."""
+
+    adapter: Literal["openai"]  # type: ignore[assignment]
 
 
 System = Annotated[
-    Union[CommandSystem, RecordedSystem, GoldSystem, EmptySystem, AnthropicSystem],
+    Union[CommandSystem, RecordedSystem, GoldSystem, EmptySystem, AnthropicSystem, OpenAISystem],
     Field(discriminator="adapter"),
 ]
 

@@ -223,7 +223,7 @@ def grade_rubric(item: RubricInput, client: ModelClient | None, settings: JudgeS
                                        "cost_usd": got.cost_usd, "request_keys": got.request_keys,
                                        "notices": got.notices})
     spent = {"usage": got.usage, "cost_usd": got.cost_usd, "request_keys": got.request_keys, "reasoning": got.reasoning,
-             "notices": got.notices}
+             "notices": got.notices, **got.named()}
     if got.errors:
         return base.model_copy(update={"status": "judge_error", "error": "; ".join(got.errors),
                                        "raw_answers": got.raw, **spent})

@@ -23,3 +23,6 @@ class GraderSpend(Model):
     """Cache keys of the responses used."""
     notices: list[str] = Field(default_factory=list)
     """Deprecation notices of the provider about the model behind these responses."""
+    fallback: bool = False
+    """True when the fallback model (judge.fallback) gave these answers because the primary kept failing:
+    a different judge, whose scores are counted apart from the primary's."""

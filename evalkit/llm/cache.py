@@ -31,8 +31,11 @@ class ResponseCache:
         self.store = ContentStore(root, "llm")
         self.index = ContentStore(root, "llm-index")
 
-    def key(self, request: LLMRequest) -> str:
-        return self.store.key(request.key_inputs())
+    def key(self, request: LLMRequest, scope: dict[str, str] | None = None) -> str:
+        """The digest of ``request`` and, when given, the ``scope`` its answer also depends on (the provider
+        and base URL: evalkit.llm.providers.cache_scope). Keys never hold an API key."""
+        inputs = request.key_inputs()
+        return self.store.key(inputs if scope is None else {**inputs, "endpoint": scope})
 
     def get(self, key: str) -> LLMResponse | None:
         """The stored answer marked ``cached``, or None (a corrupt or foreign entry counts as absent)."""
@@ -61,9 +64,9 @@ class ResponseCache:
     def _index_key(self, request: LLMRequest) -> str:
         return self.index.key({"item_id": request.item_id, "sample_index": request.sample_index})
 
-    def explain_miss(self, request: LLMRequest) -> str:
+    def explain_miss(self, request: LLMRequest, scope: dict[str, str] | None = None) -> str:
         """Why ``request`` is not cached, compared with the last request stored for the same item."""
-        if self.key(request) in self.store:
+        if self.key(request, scope) in self.store:
             return "cached"
         if request.item_id is None:
             return "not cached; the request has no item id to compare with"

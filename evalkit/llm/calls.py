@@ -116,6 +116,8 @@ class LLMResponse(Model):
     """True when the answer came from a Message Batch."""
     notices: list[str] = Field(default_factory=list)
     """Deprecation notices the provider sent with this answer (response headers), kept with it."""
+    fallback: bool = False
+    """True when the primary kept failing and the fallback model (named in ``model``) gave this answer."""
 
 
 class LLMError(Exception):

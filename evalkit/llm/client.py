@@ -1,47 +1,54 @@
-"""The one model client of the project, over the Anthropic SDK.
+"""The one model client of the project, over any provider (evalkit.llm.providers; Anthropic by default).
 
+- Providers speak an API (Anthropic's Messages API through its SDK, OpenAI-compatible Chat
+  Completions over HTTP); everything else is here, the same for all of them.
 - Retries are ours (the SDK's are off), honouring ``retry-after`` on 429/529/5xx with a capped
   backoff; ``sleep`` is injectable so tests check the waits without waiting.
-- Answers are cached by the digest of the full request; a budget stops uncached calls.
+- Answers are cached by the digest of the full request (plus provider and base URL for every
+  provider but anthropic, whose keys are as they always were); a budget stops uncached calls.
 - A semaphore per client bounds the requests in flight; the client is safe to share across threads.
+- Per-provider rate limits (``judge.rate_limits``: requests and tokens per minute) are honoured by
+  one limiter per endpoint shared by every client of the process (evalkit.llm.ratelimit).
 - Consecutive transport failures of the endpoint open its circuit (evalkit.llm.circuit): the rest
   of the run's calls fail at once instead of each waiting out its timeouts and retries.
-- A body that is not a message (invalid JSON, truncated, an HTML page, an envelope without content)
+- A body that is not an answer (invalid JSON, truncated, an HTML page, an envelope without content)
   is a ``bad_response`` API fault, retried like a server error: never an evalkit internal error.
 - Deprecation notices (the SDK's table, the API's headers) are printed once and kept with answers.
-- The API key is read from the environment only and scrubbed from every error message.
+- API keys come from the environment only (``<PROVIDER>_API_KEYS`` comma separated, else
+  ``<PROVIDER>_API_KEY``), taken round-robin; a key refused with 401/403 is dropped for the run
+  (evalkit.llm.keys). Keys are scrubbed from every error message and never part of a cache key.
+- ``judge.fallback`` names a second provider/model asked when the primary keeps failing (circuit
+  open, retries spent, every key refused); its answers are marked ``fallback`` and name its model.
 """
 
 from __future__ import annotations
 
-import email.utils
-import json
 import math
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anthropic
-import httpx2
-
+from evalkit import progress
 from evalkit.llm import deprecation
 from evalkit.llm.cache import ResponseCache
 from evalkit.llm.calls import (
     BudgetExceeded,
-    ErrorKind,
     LLMError,
     LLMRequest,
     LLMResponse,
     system_blocks,
 )
 from evalkit.llm.circuit import Circuit, circuit_for
-from evalkit import progress
+from evalkit.llm.keys import NoKeyLeft, ring_for
 from evalkit.llm.pricing import Usage, cost_usd, price_for
-from evalkit.llm.settings import API_KEY_ENV, JudgeSettings, api_key
+from evalkit.llm.providers import cache_scope, make_provider
+from evalkit.llm.providers.base import ProviderReply
+from evalkit.llm.ratelimit import limiter_for
+from evalkit.llm.settings import JudgeSettings, configured
 from evalkit.models import Model
 
 __all__ = [
@@ -62,6 +69,9 @@ MAX_BACKOFF_S = 60.0
 """No single wait between attempts is longer than this, whatever retry-after says."""
 BASE_BACKOFF_S = 0.5
 CHARS_PER_TOKEN_ESTIMATE = 3.5
+FALLBACK_KINDS = frozenset({"circuit_open", "auth", "rate_limited", "server_error", "timeout", "connection",
+                            "bad_response"})
+"""Failures after which the fallback is asked: the primary keeps failing (never budget or a bad request)."""
 
 T = TypeVar("T")
 
@@ -135,49 +145,8 @@ def estimate_tokens(request: LLMRequest) -> int:
     return math.ceil(len(request.prompt_text()) / CHARS_PER_TOKEN_ESTIMATE)
 
 
-def _seconds(value: str) -> float | None:
-    """A header value as seconds (a number or an HTTP date), or None when it is neither."""
-    try:
-        return float(value)
-    except ValueError:
-        return _seconds_until(value)
-
-
-def _seconds_until(http_date: str) -> float | None:
-    try:
-        when = email.utils.parsedate_to_datetime(http_date)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
-
-
-def _retry_after(headers: httpx2.Headers | dict[str, str] | None) -> float | None:
-    """Seconds the server asks us to wait (retry-after-ms, else retry-after), or None."""
-    if not headers:
-        return None
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        seconds = _seconds(ms)
-        if seconds is not None:
-            return seconds / 1000.0
-    value = headers.get("retry-after")
-    return _seconds(value) if value is not None else None
-
-
-def _kind_for_status(status: int) -> ErrorKind:
-    if status == 429:
-        return "rate_limited"
-    if status in (401, 403):
-        return "auth"
-    if status == 408 or status >= 500:
-        return "server_error"
-    return "bad_request"
-
-
 class ModelClient:
-    """Cached, budgeted, retrying, concurrency-limited access to the Messages API."""
+    """Cached, budgeted, retrying, rate-limited, concurrency-limited access to one provider's model API."""
 
     def __init__(
         self,
@@ -187,50 +156,52 @@ class ModelClient:
         budget: Budget | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        key = api_key()
-        if key is None:
-            raise LLMError("auth", f"{API_KEY_ENV} is not set")
         self.settings = settings.with_env()
+        self.provider = make_provider(self.settings)
+        self.keys = ring_for(self.settings.provider, self.provider.endpoint)
+        if not self.keys.all:
+            raise LLMError("auth", f"{self.keys.source} is not set")
         self.cache = ResponseCache(cache_root)
         self.budget = budget if budget is not None else Budget(self.settings.budget_usd)
         self.sleep = sleep
         self._semaphore = threading.BoundedSemaphore(self.settings.concurrency)
-        self._secret = key
-        self.sdk = anthropic.Anthropic(
-            api_key=key,
-            base_url=self.settings.base_url,
-            timeout=self.settings.timeout_s,
-            max_retries=0,
-        )
+        self.scope = cache_scope(self.settings)
         self._inflight: dict[str, threading.Lock] = {}
         self._inflight_lock = threading.Lock()
-        self.circuit: Circuit = circuit_for(str(self.sdk.base_url), self.settings.circuit_after)
+        self.circuit: Circuit = circuit_for(self.provider.endpoint, self.settings.circuit_after)
+        self.limiter = limiter_for(self.settings.provider, self.provider.endpoint,
+                                   self.settings.rate_limits.get(self.settings.provider))
+        self._fallback: ModelClient | None = None
+        self._fallback_lock = threading.Lock()
+        self.fallback_calls = 0
+        """Calls this client answered through its fallback."""
 
     def __repr__(self) -> str:
-        return f"ModelClient(model={self.settings.model!r}, base_url={self.settings.base_url!r})"
+        return (f"ModelClient(provider={self.settings.provider!r}, model={self.settings.model!r}, "
+                f"base_url={self.settings.base_url!r})")
+
+    @property
+    def sdk(self) -> Any:
+        """The Anthropic SDK client of the first live key (Message Batches); anthropic provider only."""
+        sdk_for = getattr(self.provider, "sdk_for", None)
+        if sdk_for is None:
+            raise LLMError("bad_request", f"provider {self.settings.provider} has no Message Batches")
+        return sdk_for(self.keys.live[0] if self.keys.live else self.keys.all[0])
 
     # -- errors and retries -----------------------------------------------------------------
     def scrub(self, text: str) -> str:
-        """``text`` with the API key blanked out, shortened for messages."""
-        text = text.replace(self._secret, "[redacted]")
+        """``text`` with every API key blanked out, shortened for messages."""
+        text = self.keys.scrub(text)
         return text if len(text) <= 500 else text[:500] + "..."
 
-    def _error(self, exc: Exception) -> tuple[LLMError, float | None]:
+    def _error(self, exc: BaseException) -> tuple[LLMError, float | None]:
         if isinstance(exc, LLMError):
-            return exc, None
-        if isinstance(exc, anthropic.APIStatusError):
-            detail = exc.api_message or exc.message
-            kind = _kind_for_status(exc.status_code)
-            return LLMError(kind, self.scrub(detail), status=exc.status_code), _retry_after(exc.response.headers)
-        if isinstance(exc, anthropic.APITimeoutError):
-            return LLMError("timeout", f"no answer within {self.settings.timeout_s:g} s"), None
-        if isinstance(exc, anthropic.APIConnectionError):
-            cause = exc.__cause__
-            why = f" ({type(cause).__name__}: {cause})" if cause is not None and str(cause) else ""
-            return LLMError("connection", self.scrub(f"cannot reach the API: {exc.message}{why}")), None
-        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError, anthropic.APIResponseValidationError)):
-            return LLMError("bad_response", self.scrub(f"the API's answer is not valid JSON: {exc}")), None
-        return LLMError("bad_request", self.scrub(f"{type(exc).__name__}: {exc}")), None
+            return LLMError(exc.kind, self.scrub(exc.message), status=exc.status), None
+        found = self.provider.classify(exc)
+        if found is None:  # not the API's failure: evalkit's own bug, never disguised as infrastructure
+            raise exc
+        error, wait = found
+        return LLMError(error.kind, self.scrub(error.message), status=error.status), wait
 
     def backoff_s(self, attempt: int, retry_after: float | None) -> float:
         """Wait before attempt ``attempt + 1``: the server's retry-after, else exponential with jitter; capped."""
@@ -241,22 +212,45 @@ class ModelClient:
     def retrying(self, call: Callable[[], T]) -> T:
         """Run one API call with our retry policy and the endpoint's circuit; raise ``LLMError``
         (no SDK exception escapes, a malformed body included)."""
+        return self._attempts(lambda _key: call(), keyed=False)
+
+    def _next_key(self) -> str:
+        try:
+            return self.keys.next()
+        except NoKeyLeft as exc:
+            raise LLMError("auth", str(exc)) from None
+
+    def _attempts(self, call: Callable[[str], T], *, keyed: bool = True, tokens: int = 0) -> T:
+        """``call(key)`` under the retry policy, the circuit, the rate limiter and key rotation."""
         attempt = 0
         while True:
             self.circuit.check()
+            key = self._next_key() if keyed else ""
+            slot = self.limiter.acquire(tokens) if self.limiter is not None else None
+            used: int | None = None
             try:
                 with self._semaphore:
                     self.circuit.check()  # it may have opened while this call waited for a slot
-                    result = call()
-            except (anthropic.AnthropicError, httpx2.HTTPError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-                error, retry_after = self._error(exc)
+                    result = call(key)
+                if isinstance(result, ProviderReply):
+                    u = result.usage
+                    used = u.input_tokens + u.output_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
             except LLMError as exc:
                 if exc.kind == "circuit_open":
                     raise
-                error, retry_after = exc, None
+                error, retry_after = self._error(exc)
+            except Exception as exc:  # noqa: BLE001 - the provider classifies; anything else is re-raised
+                error, retry_after = self._error(exc)
             else:
                 self.circuit.success()
                 return result
+            finally:
+                if slot is not None:
+                    self.limiter.release(slot, used)  # type: ignore[union-attr]
+            if keyed and error.kind == "auth":
+                if self.keys.drop(key, error.status):
+                    continue  # the next key answers this attempt; a refused key is not a retry
+                raise error
             opened = self.circuit.failure(error)
             if opened is not None:
                 raise opened
@@ -267,7 +261,7 @@ class ModelClient:
 
     # -- calls ------------------------------------------------------------------------------
     def key(self, request: LLMRequest) -> str:
-        return self.cache.key(request)
+        return self.cache.key(request, self.scope)
 
     def cached(self, request: LLMRequest) -> LLMResponse | None:
         """The cached answer to ``request`` (None on a miss or when the cache is bypassed)."""
@@ -276,64 +270,74 @@ class ModelClient:
         return self.cache.get(self.key(request))
 
     def explain_miss(self, request: LLMRequest) -> str:
-        return self.cache.explain_miss(request)
+        return self.cache.explain_miss(request, self.scope)
 
     def checked_message(self, message: Any) -> Any:
         """``message`` when it is a Messages API message; else a ``bad_response`` error saying what came."""
-        problem = None
-        if not isinstance(message, anthropic.types.Message):
-            problem = f"a body that is not a message: {str(message)[:200]!r}"
-        elif not isinstance(message.content, list):
-            problem = "a message without content"
-        elif message.usage is None or not isinstance(message.model, str):
-            problem = "a message without usage or model"
-        if problem is None:
-            return message
-        raise LLMError("bad_response", self.scrub(f"the API answered HTTP 200 with {problem}"))
+        from evalkit.llm.providers.anthropic import checked_message
 
-    def _create(self, params: dict[str, Any]) -> tuple[Any, list[str]]:
-        """One ``messages.create`` attempt: the checked message and the deprecation notices of its headers."""
-        raw = self.sdk.messages.with_raw_response.create(**params)
-        message = self.checked_message(raw.parse())
-        notices = deprecation.header_notices(message.model, raw.headers)
-        return message, [self.scrub(n) for n in notices]
+        try:
+            return checked_message(message)
+        except LLMError as exc:
+            raise LLMError(exc.kind, self.scrub(exc.message)) from None
 
     def notices_for(self, model: str, sent: list[str]) -> list[str]:
-        """The notices to keep with an answer of ``model``: what the API sent, and the SDK's table."""
-        table = deprecation.model_notice(model)
+        """The notices to keep with an answer of ``model``: what the API sent, and the SDK's table (anthropic)."""
+        table = deprecation.model_notice(model) if self.settings.provider == "anthropic" else None
         notices = sent + ([table] if table and table not in sent else [])
         deprecation.announce(notices)
         return notices
 
-    def response_from_message(self, message: Any, key: str, *, batch: bool = False) -> LLMResponse:
-        """Our response model from an SDK ``Message`` (cost from the price table)."""
-        message = self.checked_message(message)
-        raw = message.usage
-        usage = Usage(
-            input_tokens=raw.input_tokens or 0,
-            output_tokens=raw.output_tokens or 0,
-            cache_read_input_tokens=raw.cache_read_input_tokens or 0,
-            cache_creation_input_tokens=raw.cache_creation_input_tokens or 0,
-        )
-        text = "".join(getattr(block, "text", "") or "" for block in message.content
-                       if getattr(block, "type", None) == "text")
-        price = price_for(message.model, self.settings.prices)
+    def response_of(self, reply: ProviderReply, key: str, *, batch: bool = False) -> LLMResponse:
+        """Our response model from a provider's reply (cost from the price table)."""
+        price = price_for(reply.model, self.settings.prices)
         return LLMResponse(
-            text=text,
-            model=message.model,
-            stop_reason=message.stop_reason,
-            usage=usage,
-            cost_usd=cost_usd(usage, price, batch=batch),
+            text=reply.text,
+            model=reply.model,
+            stop_reason=reply.stop_reason,
+            usage=reply.usage,
+            cost_usd=cost_usd(reply.usage, price, batch=batch),
             request_key=key,
             batch=batch,
+            notices=[self.scrub(n) for n in reply.notices],
         )
+
+    def response_from_message(self, message: Any, key: str, *, batch: bool = False) -> LLMResponse:
+        """Our response model from an SDK ``Message`` (cost from the price table)."""
+        from evalkit.llm.providers.anthropic import reply_of
+
+        return self.response_of(reply_of(self.checked_message(message)), key, batch=batch)
 
     def _key_lock(self, key: str) -> threading.Lock:
         with self._inflight_lock:
             return self._inflight.setdefault(key, threading.Lock())
 
+    def reserve_tokens(self, request: LLMRequest) -> int:
+        """Tokens a request holds in the rate limiter until its usage is known: estimated input plus max_tokens."""
+        return estimate_tokens(request) + request.max_tokens
+
     def call(self, request: LLMRequest) -> LLMResponse:
-        """The answer to ``request``: from the cache when present, else from the API (charged to the budget)."""
+        """The answer to ``request``: from the cache when present, else from the API (charged to the budget);
+        from the fallback (marked ``fallback``) when the primary keeps failing and a fallback is set."""
+        try:
+            return self._call(request)
+        except LLMError as exc:
+            if exc.kind not in FALLBACK_KINDS or isinstance(exc, BudgetExceeded):
+                raise
+            fallback = self.fallback_client()
+            if fallback is None:
+                raise
+            self._note_fallback(exc, fallback)
+            spec = self.settings.fallback
+            assert spec is not None
+            try:
+                response = fallback._call(request.model_copy(update={"model": spec.model}))
+            except LLMError as second:
+                raise LLMError(second.kind, f"{second.message} (fallback {spec.provider}/{spec.model}, after the "
+                                            f"primary failed: {exc})", status=second.status) from None
+            return response.model_copy(update={"fallback": True})
+
+    def _call(self, request: LLMRequest) -> LLMResponse:
         key = self.key(request)
         hit = self.cached(request)
         if hit is not None:
@@ -343,9 +347,9 @@ class ModelClient:
             if hit is not None:
                 return self._with_notices(hit)
             self.budget.check()
-            params = request.api_params()
-            message, notices = self.retrying(lambda: self._create(params))
-            response = self.response_from_message(message, key).model_copy(update={"notices": notices})
+            reply = self._attempts(lambda api_key: self.provider.send(request, api_key),
+                                   tokens=self.reserve_tokens(request))
+            response = self.response_of(reply, key)
             self.budget.charge(response.cost_usd)
             self.cache.put(request, response)
             return self._with_notices(response)
@@ -354,16 +358,42 @@ class ModelClient:
         notices = self.notices_for(response.model, response.notices)
         return response if notices == response.notices else response.model_copy(update={"notices": notices})
 
+    # -- fallback ---------------------------------------------------------------------------
+    def fallback_client(self) -> ModelClient | None:
+        """The client of ``settings.fallback`` (same cache and budget), or None when unset or without a key."""
+        spec = self.settings.fallback
+        if spec is None:
+            return None
+        with self._fallback_lock:
+            if self._fallback is None:
+                settings = self.settings.model_copy(update={"provider": spec.provider, "model": spec.model,
+                                                            "base_url": spec.base_url, "fallback": None,
+                                                            "mode": "sync"})
+                if not configured(settings):
+                    return None
+                self._fallback = ModelClient(settings, self.cache.root, budget=self.budget, sleep=self.sleep)
+            return self._fallback
+
+    def _note_fallback(self, error: LLMError, fallback: ModelClient) -> None:
+        with self._fallback_lock:
+            self.fallback_calls += 1
+            first = self.fallback_calls == 1
+        if first:
+            spec = fallback.settings
+            print(f"evalkit: {self.settings.provider} model {self.settings.model} keeps failing ({error.kind}): "
+                  f"asking the fallback {spec.provider} model {spec.model}; its answers name that model and are "
+                  "counted apart", file=sys.stderr, flush=True)
+
+    # -- estimates --------------------------------------------------------------------------
     def count_tokens(self, request: LLMRequest) -> TokenCount:
-        """Input tokens via the count-tokens endpoint; a character estimate when it fails."""
-        params: dict[str, Any] = {"model": request.model, "messages": request.messages}
-        if request.system:
-            params["system"] = request.system
+        """Input tokens via the count-tokens endpoint; a character estimate when it fails or there is none."""
         try:
-            counted = self.retrying(lambda: self.sdk.messages.count_tokens(**params))
+            counted = self._attempts(lambda api_key: self.provider.count_tokens(request, api_key))
         except LLMError:
+            counted = None
+        if counted is None:
             return TokenCount(input_tokens=estimate_tokens(request), estimated=True)
-        return TokenCount(input_tokens=counted.input_tokens, estimated=False)
+        return TokenCount(input_tokens=counted, estimated=False)
 
     def estimate(self, requests: Iterable[LLMRequest], *, output_tokens: int | None = None) -> Estimate:
         """Cost of sending ``requests`` now: cached ones are free; output is ``output_tokens``
@@ -403,7 +433,8 @@ class ModelClient:
 def make_client(
     settings: JudgeSettings, cache_root: str | Path, *, budget: Budget | None = None
 ) -> ModelClient | None:
-    """A client when ANTHROPIC_API_KEY is set, else None (graders then record ``not_configured``)."""
-    if api_key() is None:
+    """A client when a key of the settings' provider is set (ANTHROPIC_API_KEY by default), else None
+    (graders then record ``not_configured``)."""
+    if not configured(settings):
         return None
     return ModelClient(settings, cache_root, budget=budget)

@@ -53,6 +53,7 @@ def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> lis
     """Price ``plan``'s calls: one line per group, duplicates counted once."""
     from evalkit.llm.client import estimate_tokens
     from evalkit.llm.pricing import Usage, cost_usd, price_for
+    from evalkit.llm.providers import cache_scope
 
     lines: dict[tuple[str, str, str, str], EstimateLine] = {}
     seen: set[str] = set()
@@ -62,7 +63,7 @@ def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> lis
         if line is None:
             line = lines[group] = EstimateLine(stage=call.stage, asker=call.asker, system=call.system,
                                                suite=call.suite, batch=batch_grade and call.stage == "grade")
-        key = cache.key(call.request)
+        key = cache.key(call.request, cache_scope(call.settings))
         if key in seen:
             continue
         seen.add(key)
@@ -96,7 +97,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     cfg = loaded.config
     settings = cfg.judge.with_env()
     counter = None
-    if configured():
+    if configured(settings):
         from evalkit.llm.client import ModelClient
 
         counter = ModelClient(settings, cfg.work_path / "cache")
@@ -123,7 +124,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
               "stand-in answer (identical answers would share a verdict); `evalkit run generate` first for an "
               "exact count")
     if counter is None:
-        print("ANTHROPIC_API_KEY is not set: the run would make none of these calls (judges not configured)")
+        from evalkit.llm.keys import env_names
+
+        print(f"{env_names(settings.provider)[1]} is not set: the run would make none of these calls "
+              "(judges not configured)")
     print("repair requests (one after an unusable answer) are not known in advance and not counted")
     print(json.dumps({"uncached_calls": int(totals["uncached_calls"]), "calls": int(totals["calls"]),
                       "estimated_calls": int(totals["estimated_calls"]),

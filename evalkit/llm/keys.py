@@ -3,7 +3,8 @@
 A provider ``name`` reads ``<NAME>_API_KEYS`` (comma separated) and else ``<NAME>_API_KEY``
 (``ANTHROPIC_API_KEYS``, ``OPENAI_API_KEY``, ...). Requests take the keys round-robin; a key the
 API refuses (401/403) is dropped for the rest of the run with a notice that names it by position
-only ("key 2 of 3"): a key never appears in a message, a log, an artifact or a cache key.
+only ("key 2 of 3"): a key never appears in a message, a log, an artifact or a cache key. The
+last live key is never dropped: its 401 is the call's ``auth`` error, as with a single key.
 """
 
 from __future__ import annotations
@@ -57,21 +58,24 @@ class KeyRing:
             if not self.live:
                 raise NoKeyLeft(f"every key of {self.source} was refused by the API (401/403) in this run"
                                 if self.all else f"{self.source} is not set")
-            key = self.live[self._next % len(self.live)]
-            self._next += 1
-            return key
+            at = self._next % len(self.live)
+            self._next = at + 1
+            return self.live[at]
 
     def drop(self, key: str, status: int | None) -> bool:
-        """Drop ``key`` after a 401/403 (with a notice); True when other keys remain to try."""
+        """Drop ``key`` after a 401/403 (with a notice) unless it is the last live one; True when another
+        key remains to try."""
         with self._lock:
-            if key in self.live:
+            if key in self.live and len(self.live) > 1:
+                if self.live.index(key) < self._next:
+                    self._next -= 1  # the turn goes on to the key after it
                 self.live.remove(key)
                 position = self.all.index(key) + 1
                 left = len(self.live)
                 print(f"evalkit: {self.provider} API key {position} of {len(self.all)} (from {self.source}) was "
                       f"refused (HTTP {status}): dropped for the rest of this run; {left} left",
                       file=sys.stderr, flush=True)
-            return bool(self.live)
+            return bool(self.live) and self.live != [key]
 
     def scrub(self, text: str) -> str:
         """``text`` with every key of the ring blanked out."""
@@ -81,14 +85,15 @@ class KeyRing:
 
 
 _lock = threading.Lock()
-_rings: dict[tuple[str, tuple[str, ...]], KeyRing] = {}
+_rings: dict[tuple[str, str, tuple[str, ...]], KeyRing] = {}
 
 
-def ring_for(provider: str) -> KeyRing:
-    """The process-wide ring of ``provider``'s current keys (every client of a run shares drops and turns)."""
+def ring_for(provider: str, endpoint: str = "") -> KeyRing:
+    """The process-wide ring of ``provider``'s current keys at ``endpoint`` (every client of the endpoint
+    shares the turns and the drops)."""
     keys = env_keys(provider)
     with _lock:
-        return _rings.setdefault((provider, tuple(keys)), KeyRing(provider, keys))
+        return _rings.setdefault((provider, endpoint, tuple(keys)), KeyRing(provider, keys))
 
 
 def reset() -> None:

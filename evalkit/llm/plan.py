@@ -82,7 +82,9 @@ class Plan:
 
 
 def _lookup(cache: ResponseCache, settings: JudgeSettings, request: LLMRequest) -> Any:
-    return cache.get(cache.key(request)) if settings.use_cache else None
+    from evalkit.llm.providers import cache_scope
+
+    return cache.get(cache.key(request, cache_scope(settings))) if settings.use_cache else None
 
 
 def _placeholder(model: type[BaseModel], marker: str) -> BaseModel:
@@ -233,13 +235,12 @@ def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),
             sample = Sample.model_validate(hit) if hit is not None else None
             if sample is None and system.adapter in FREE_ADAPTERS:
                 sample = run_system(system, case, index, ctx)
-            if sample is None and system.adapter == "anthropic":
-                from evalkit.systems.anthropic_adapter import request_for
+            if sample is None and system.adapter in ("anthropic", "openai"):
+                from evalkit.systems.anthropic_adapter import request_for, settings_for
 
-                settings = judge.model_copy(update={"model": system.model, "max_tokens": system.max_tokens,
-                                                    "samples": 1, "mode": "sync", "use_cache": True})
+                settings = settings_for(system, judge).model_copy(update={"use_cache": True})
                 if "generate" in wanted:
-                    plan.calls.append(PlannedCall("generate", "anthropic system", system.name, case.suite,
+                    plan.calls.append(PlannedCall("generate", f"{system.adapter} system", system.name, case.suite,
                                                   request_for(system, case, index, ctx), settings))
             if index == 0:
                 first = sample

@@ -164,9 +164,22 @@ class Sampled(Generic[T]):
     request_keys: list[str] = field(default_factory=list)
     """Cache keys of every response."""
     stopped: Exception | None = None
+    """The LLMError (or BudgetExceeded) that ended the sampling early, if any."""
     notices: list[str] = field(default_factory=list)
     """Deprecation notices the provider sent with any response (evalkit.llm.deprecation)."""
-    """The LLMError (or BudgetExceeded) that ended the sampling early, if any."""
+    models: list[str] = field(default_factory=list)
+    """Models that gave the responses (as the API names them), in order of first answer."""
+    fallback: bool = False
+    """True when some response came from the fallback model: the outcome is the fallback judge's."""
+
+    @property
+    def model(self) -> str | None:
+        """The model that answered (several joined with '+'), or None before any answer."""
+        return "+".join(self.models) or None
+
+    def named(self) -> dict[str, Any]:
+        """The outcome fields naming who answered: ``model`` (when some response came) and ``fallback``."""
+        return {"fallback": self.fallback, **({"model": self.model} if self.models else {})}
 
 
 def ask_samples(client: ModelClient, requests: list[LLMRequest], parse: Callable[[str], tuple[T, str]]) -> Sampled[T]:
@@ -182,6 +195,9 @@ def ask_samples(client: ModelClient, requests: list[LLMRequest], parse: Callable
                 out.usage, out.cost_usd = out.usage + response.usage, out.cost_usd + response.cost_usd
                 out.request_keys.append(response.request_key)
                 out.notices.extend(n for n in response.notices if n not in out.notices)
+                if response.model not in out.models:
+                    out.models.append(response.model)
+                out.fallback = out.fallback or response.fallback
             if answer.value is None:
                 out.raw.extend(answer.raw)
                 out.errors.append(f"sample {request.sample_index}: {answer.error}")

@@ -190,6 +190,14 @@ from evalkit.graders.judge_rubric import register as _register_rubric, shipped a
 _register_rubric(_shipped_rubric("codejudge"))
 metric(name="judge_unstable", display="Judge unstable", aggregate="rate", binary=True, higher_is_better=False,
        kinds=("migration",), description="Share of cases where k judge samples disagree (a score spans 2+ points, or compilability differs).")
+metric(name="judge_fallback", display="Fallback verdicts", aggregate="sum", higher_is_better=None, scale="count",
+       kinds=("migration", "generation"),
+       description="Cases judged by the fallback judge (judge.fallback) because the primary kept failing: a "
+                   "different judge, so these cases are left out of the primary judge's scores.")
+metric(name="judge_fallback_score", display="Fallback judge score", aggregate="mean", scale="any", kinds=("migration",),
+       description="The fallback judge's overall score (the rubric's) over the cases it judged, apart from the primary's.")
+metric(name="rubric_fallback_score", display="Fallback rubric", aggregate="mean", kinds=("generation",),
+       description="Rubric score given by the fallback judge over the cases it judged, apart from the primary's.")
 for _name in ("kai_ci", "kai_eval"):  # the shipped examples: imported reports and suites naming them
     _register_rubric(_shipped_rubric(_name))
 

@@ -14,7 +14,10 @@ def generation_metrics(cfg: Config, case: Case, output: OutputArtifact, executio
     out: Metrics = {}
     rubric = grades.rubric or {}
     if rubric.get("status") in ("judged", "parser") and rubric.get("score") is not None:
-        out["rubric_score"] = float(rubric["score"])
+        if rubric.get("fallback"):  # judge.fallback's verdict: a different judge, counted apart
+            out["judge_fallback"], out["rubric_fallback_score"] = 1.0, float(rubric["score"])
+        else:
+            out["rubric_score"] = float(rubric["score"])
     detectors = grades.extra.get("injection")
     if detectors is not None:
         out["injection_clean"] = float(all(d.get("passed") for d in detectors))

@@ -38,14 +38,17 @@ def grade_slice(cfg: Config) -> dict[str, Any]:
 
     judge = cfg.judge.with_env().model_dump(
         mode="json", exclude={"use_cache", "base_url", "mode", "concurrency", "budget_usd", "batch_poll_s",
-                              "timeout_s", "max_retries", "circuit_after", "audit", "calibration"})
+                              "timeout_s", "max_retries", "circuit_after", "audit", "calibration",
+                              "rate_limits", "fallback"})
+    if judge.get("provider") == "anthropic":
+        del judge["provider"]  # the default: slices (and verdicts) from before providers existed stand
     if judge.get("rubric") is None:
         del judge["rubric"]  # the default (codejudge): slices from before rubrics stand
     prompts = sorted((p.name, p.read_text(encoding="utf-8")) for p in (PACKAGE_TEMPLATES / "prompts").glob("*.j2"))
     from evalkit.graders.judge_rubric import rubric_versions
 
     rubrics = rubric_versions(cfg)  # the rubrics the project names: their fields and templates
-    return {"judge": judge, "judge_configured": configured(), "prompts": digest(prompts),
+    return {"judge": judge, "judge_configured": configured(cfg.judge), "prompts": digest(prompts),
             "pass_threshold": cfg.metrics.pass_threshold, **({"rubrics": rubrics} if rubrics else {})}
 
 

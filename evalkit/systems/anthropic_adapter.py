@@ -1,9 +1,12 @@
-"""`anthropic`: a prompt template sent to a model through the shared, cached, retrying client.
+"""`anthropic` (and `openai`, evalkit.systems.openai_adapter): a prompt template sent to a model through
+the shared, cached, retrying client.
 
 The prompt (a Jinja template relative to the config file, else the packaged one of that name) is
 rendered with the case's inputs; the answer's fenced code block becomes the main file of a
-migration case, and ```path blocks become the files of a generation case. The API key comes from
-ANTHROPIC_API_KEY only; without it the sample is an infra_error (retried on the next run).
+migration case, and ```path blocks become the files of a generation case. The provider is the
+adapter's name; its keys come from the environment only (ANTHROPIC_API_KEY[S], OPENAI_API_KEY[S]);
+without one the sample is an infra_error (retried on the next run). An answer of the system's
+``fallback`` model is kept with that model's name (``Sample.model``, ``Sample.fallback``).
 """
 
 from __future__ import annotations
@@ -23,15 +26,26 @@ _lock = threading.Lock()
 _clients: dict[str, Any] = {}
 
 
-def _client(system: Any, ctx: RunContext) -> Any:
-    from evalkit.llm.client import Budget, ModelClient
+def settings_for(system: Any, judge: Any) -> Any:
+    """The client settings of a model system: the judge's limits, retries, prices and rate limits, with the
+    system's provider (its adapter's name), model, base URL (else the judge's when it uses the same provider)
+    and fallback; no budget, no samples, no batch."""
     from evalkit.llm.settings import JudgeSettings
 
-    base = ctx.judge if ctx.judge is not None else JudgeSettings()
+    base = judge if judge is not None else JudgeSettings()
     if isinstance(base, dict):
         base = JudgeSettings.model_validate(base)
-    settings = base.model_copy(update={"model": system.model, "max_tokens": system.max_tokens, "samples": 1,
-                                       "budget_usd": None, "mode": "sync"})
+    provider = system.adapter
+    base_url = getattr(system, "base_url", None) or (base.base_url if base.provider == provider else None)
+    return base.model_copy(update={"provider": provider, "model": system.model, "max_tokens": system.max_tokens,
+                                   "samples": 1, "budget_usd": None, "mode": "sync", "base_url": base_url,
+                                   "fallback": getattr(system, "fallback", None)})
+
+
+def _client(system: Any, ctx: RunContext) -> Any:
+    from evalkit.llm.client import Budget, ModelClient
+
+    settings = settings_for(system, ctx.judge)
     key = f"{ctx.work}:{settings.model_dump_json()}"
     with _lock:
         if key not in _clients:
@@ -85,13 +99,14 @@ def request_for(system: Any, case: Case, sample_index: int, ctx: RunContext) -> 
                       max_tokens=system.max_tokens, sample_index=sample_index, item_id=f"{system.name}/{case.key}")
 
 
-@adapter("anthropic", {"migration", "generation"})
-def run_anthropic(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+def run_model(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+    """One sample of a model system (any provider): the prompt sent, the answer's files parsed."""
     from evalkit.llm.calls import LLMError
-    from evalkit.llm.settings import api_key
+    from evalkit.llm.keys import env_names
+    from evalkit.llm.settings import configured
 
-    if api_key() is None:
-        return Sample(status="infra_error", reason="ANTHROPIC_API_KEY not set")
+    if not configured(settings_for(system, ctx.judge)):
+        return Sample(status="infra_error", reason=f"{env_names(system.adapter)[1]} not set")
     request = request_for(system, case, sample_index, ctx)
     try:
         response = _client(system, ctx).call(request)
@@ -101,7 +116,14 @@ def run_anthropic(system: Any, case: Case, sample_index: int, ctx: RunContext) -
     usage = Usage(input_tokens=u.input_tokens, output_tokens=u.output_tokens,
                   cache_read_tokens=u.cache_read_input_tokens, cache_write_tokens=u.cache_creation_input_tokens,
                   cost_usd=0.0 if response.cached else response.cost_usd)
+    named = {"model": response.model, "fallback": True} if response.fallback else {}
     files = parse_answer(response.text, case)
     if not files:
-        return Sample(status="error", reason="the answer has no fenced code block", text=response.text, usage=usage)
-    return Sample(files=files, text=response.text, usage=usage, steps=1)
+        return Sample(status="error", reason="the answer has no fenced code block", text=response.text, usage=usage,
+                      **named)
+    return Sample(files=files, text=response.text, usage=usage, steps=1, **named)
+
+
+@adapter("anthropic", {"migration", "generation"})
+def run_anthropic(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+    return run_model(system, case, sample_index, ctx)

@@ -48,7 +48,7 @@ def load_adapters() -> None:
     """Import the built-in adapters (registration happens at import)."""
     from evalkit.systems import command, gold, recorded  # noqa: F401
     try:
-        from evalkit.systems import anthropic_adapter  # noqa: F401
+        from evalkit.systems import anthropic_adapter, openai_adapter  # noqa: F401
     except ImportError:  # pragma: no cover - only while the module is absent
         pass
 

@@ -1,0 +1,20 @@
+"""`openai`: the `anthropic` adapter's prompt, parsing and client, sent to an OpenAI-compatible
+Chat Completions endpoint (OpenAI, vLLM, Ollama, gateways; the system's `base_url`).
+
+Everything but the provider is shared with evalkit.systems.anthropic_adapter. The key comes from
+OPENAI_API_KEY (or OPENAI_API_KEYS, comma separated) only, never from evalkit.yaml.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.artifacts import Sample
+from evalkit.cases import Case
+from evalkit.systems.anthropic_adapter import run_model
+from evalkit.systems.base import RunContext, adapter
+
+
+@adapter("openai", {"migration", "generation"})
+def run_openai(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+    return run_model(system, case, sample_index, ctx)
