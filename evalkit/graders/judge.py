@@ -238,7 +238,7 @@ def judge_migration(
 
     got = ask_samples(client, migration_requests(item, settings, rubric), lambda text: parse_verdict(text, rubric))
     spent = {"verdicts": [as_recorded(v) for v in got.values], "usage": got.usage, "cost_usd": got.cost_usd, "request_keys": got.request_keys,
-             "notices": got.notices}
+             "notices": got.notices, **got.named()}
     if got.stopped is not None:
         status = "not_judged_budget" if isinstance(got.stopped, BudgetExceeded) else "infra_error"
         return base.model_copy(update={"status": status, "error": str(got.stopped), **spent})
