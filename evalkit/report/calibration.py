@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from collections import defaultdict
 from itertools import combinations
 from typing import Any, Callable, Literal
@@ -169,6 +170,8 @@ def calibration_summary(cfg: Any, project: Any, scores: dict[tuple[str, str], An
     work = str(cfg.work_path)
     judged_suites = {c.suite for c in project.cases if c.kind in labelled_kinds()}
     labels, problems = project_labels(cfg, project)
+    for p in problems:  # said on every run (and on the release page); `evalkit check` exits 2 on them
+        print(f"evalkit: warning: labels left out: {p}", file=sys.stderr)
     if not judged_suites and not labels and not problems:
         return None
     summary = CalibrationSummary(min_kappa=settings.min_kappa, require_labels=settings.require_labels,
