@@ -188,7 +188,7 @@ def _load_plugins() -> None:
     """Commands defined in other modules register themselves on import."""
     import importlib
 
-    for module in ("evalkit.llm.estimate_cmd", "evalkit.importers.cli"):
+    for module in ("evalkit.llm.estimate_cmd", "evalkit.importers.cli", "evalkit.graders.rejudge_cmd"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

@@ -47,15 +47,28 @@ def share(k: int, n: int) -> Share:
     return Share(k=k, n=n, value=k / n if n else None, ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None)
 
 
-def verdict_fields(model: type) -> list[tuple[str, Literal["score", "boolean"]]]:
-    """The verdict model's fields that carry a judgement: integers are ordinal scores, booleans yes/no."""
-    fields: list[tuple[str, Literal["score", "boolean"]]] = []
-    for name, info in model.model_fields.items():
-        if info.annotation is bool:
-            fields.append((name, "boolean"))
-        elif info.annotation is int:
-            fields.append((name, "score"))
-    return fields
+FieldKind = Literal["ordinal", "boolean", "continuous"]
+
+
+def field_kinds(cfg: Any, case: Any) -> list[tuple[str, FieldKind, list[Any] | None]]:
+    """(name, kind, categories) of the verdict fields ``case`` is judged on: its rubric's
+    (evalkit.graders.judge_rubric.rubric_for), in the rubric's order."""
+    from evalkit.graders.judge_rubric import rubric_for
+
+    out: list[tuple[str, FieldKind, list[Any] | None]] = []
+    for f in rubric_for(cfg, case).fields:
+        cats = f.categories
+        out.append((f.name, f.kind, cats() if callable(cats) else cats))
+    return out
+
+
+def union_fields(lists: list[list[tuple[str, FieldKind, Any]]]) -> list[tuple[str, FieldKind, Any]]:
+    """Fields of several cases' rubrics, each once, in first-seen order."""
+    seen: dict[str, tuple[str, FieldKind, Any]] = {}
+    for fields in lists:
+        for f in fields:
+            seen.setdefault(f[0], f)
+    return list(seen.values())
 
 
 def sample_cases(keys: list[str], settings: AuditSettings) -> list[str]:
@@ -121,6 +134,7 @@ def audit_work(cfg: Any, project: Any, candidates: dict[tuple[str, str], Candida
 
     ``candidates`` must hold every (system name, case key) of the sampled cases' systems."""
     from evalkit.graders.judge import migration_requests
+    from evalkit.graders.judge_rubric import rubric_for
     from evalkit.graders.judging import migration_input
     from evalkit.graders.pairwise import pairwise_request
     from evalkit.llm.plan import decided_without_model
@@ -140,7 +154,7 @@ def audit_work(cfg: Any, project: Any, candidates: dict[tuple[str, str], Candida
                 item = migration_input(case, cand.sample, mf)
                 if cand.exact and decided_without_model(item):
                     continue  # decided without a model: nothing to ask again
-                work.repeats.append((cand, migration_requests(item, judge)))
+                work.repeats.append((cand, migration_requests(item, judge, rubric_for(cfg, case))))
         if settings.pairwise:
             for a, b in combinations(ready, 2):
                 first, second = a.sample.files.get(mf or "", ""), b.sample.files.get(mf or "", "")
@@ -235,34 +249,37 @@ def _run_candidates(cfg: Any, project: Any) -> dict[tuple[str, str], Candidate |
     return candidates
 
 
-def _repeat_one(client: Any, cand: Candidate, requests: list[LLMRequest]) -> RepeatedVerdicts:
+def _repeat_one(cfg: Any, client: Any, cand: Candidate, requests: list[LLMRequest]) -> RepeatedVerdicts:
     from evalkit.graders.judge import parse_verdict
+    from evalkit.graders.judge_rubric import rubric_for
     from evalkit.llm.structured import ask_samples
 
-    got = ask_samples(client, requests, parse_verdict)
-    values: dict[str, list[int | bool]] = {}
+    rubric = rubric_for(cfg, cand.case)
+    got = ask_samples(client, requests, lambda text: parse_verdict(text, rubric))
+    values: dict[str, list[int | float | bool]] = {}
     for verdict in got.values:
-        for name, _kind in verdict_fields(type(verdict)):
-            values.setdefault(name, []).append(getattr(verdict, name))
+        for f in rubric.fields:
+            values.setdefault(f.name, []).append(getattr(verdict, f.name))
     return RepeatedVerdicts(system=cand.system, case=cand.case.key, values=values, failed=len(got.errors),
                             error=str(got.stopped) if got.stopped is not None else None)
 
 
-def field_consistency(cases: list[RepeatedVerdicts], fields: list[tuple[str, Literal["score", "boolean"]]]
+def field_consistency(cases: list[RepeatedVerdicts], fields: list[tuple[str, FieldKind, Any]]
                       ) -> list[FieldConsistency]:
-    """Per field: spread and the share of cases whose verdict changes, over cases with 2+ usable answers."""
+    """Per field: spread and the share of cases whose verdict changes, over cases with 2+ usable answers
+    (ordinal scores also: the share spanning 2 points or more)."""
     out = []
-    for name, kind in fields:
+    for name, kind, _cats in fields:
         series = [c.values[name] for c in cases if len(c.values.get(name, [])) >= 2]
         changed = sum(len(set(v)) > 1 for v in series)
         if kind == "boolean":
             out.append(FieldConsistency(field=name, kind=kind, n=len(series), changed=share(changed, len(series))))
             continue
-        spreads = [int(max(v)) - int(min(v)) for v in series]
+        spreads = [max(v) - min(v) for v in series]
         out.append(FieldConsistency(
             field=name, kind=kind, n=len(series), mean_spread=sum(spreads) / len(spreads) if spreads else None,
             max_spread=max(spreads) if spreads else None, changed=share(changed, len(series)),
-            changed_2=share(sum(s >= 2 for s in spreads), len(series))))
+            changed_2=share(sum(s >= 2 for s in spreads), len(series)) if kind == "ordinal" else None))
     return out
 
 
@@ -299,8 +316,6 @@ def pairwise_summary(pairs: list[PairJudgement], identical: int) -> PairwiseAudi
 
 def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
     """Ask the audit's requests through ``client`` (None: not configured) and summarize them."""
-    from evalkit.graders.judge import MigrationVerdict
-
     settings: AuditSettings = cfg.judge.audit
     judge = cfg.judge.with_env()
     work = audit_work(cfg, project, _run_candidates(cfg, project))
@@ -314,12 +329,12 @@ def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
     counting = CountingClient(client)
     notes: list[str] = []
     with ThreadPoolExecutor(max_workers=judge.concurrency) as pool:
-        repeated = list(pool.map(lambda w: _repeat_one(counting, *w), work.repeats))
+        repeated = list(pool.map(lambda w: _repeat_one(cfg, counting, *w), work.repeats))
         asked = [p for p in work.pairs if p[3] is not None]
         pairs = list(pool.map(lambda p: _pair_one(counting, *p), asked))  # type: ignore[misc]
     update: dict[str, Any] = {"calls_sent": counting.sent, "cost_usd": counting.cost_usd}
     if settings.repeats >= 2:
-        fields = verdict_fields(MigrationVerdict)
+        fields = union_fields([field_kinds(cfg, cand.case) for cand, _requests in work.repeats])
         update["repeats"] = RepeatAudit(repeats=settings.repeats, cases=repeated,
                                         fields=field_consistency(repeated, fields))
         failed = [r for r in repeated if r.error]
@@ -361,13 +376,12 @@ def read_audit(cfg: Any) -> JudgeAudit | None:
 
 def audit_slice(cfg: Any) -> dict[str, Any]:
     """What the audit's answers depend on beyond its input artifacts: its settings, the judge, the prompts."""
-    from evalkit.graders import judge, pairwise
+    from evalkit.graders import pairwise
     from evalkit.stages.slices import grade_slice
 
     audit = cfg.judge.audit
     return {"audit": audit.model_dump(mode="json") if audit else None, "grade": grade_slice(cfg),
-            "judge_prompts": judge.prompt_version(), "pairwise_prompts": pairwise.prompt_version(),
-            "release": cfg.release}
+            "pairwise_prompts": pairwise.prompt_version(), "release": cfg.release}
 
 
 def audit_task(g: Any) -> dict[str, Any] | None:

@@ -35,7 +35,7 @@ class RepeatedVerdicts(Model):
     """System under test."""
     case: str
     """Case key (suite/case)."""
-    values: dict[str, list[int | bool]] = Field(default_factory=dict)
+    values: dict[str, list[int | float | bool]] = Field(default_factory=dict)
     """Field -> its value in each usable answer, in repeat order."""
     failed: int = 0
     """Answers that stayed unusable after their repair (left out of ``values``)."""
@@ -48,18 +48,18 @@ class FieldConsistency(Model):
 
     field: str
     """Verdict field (a judge rubric field)."""
-    kind: Literal["score", "boolean"]
-    """score: an ordinal 1-5 scale; boolean: yes/no."""
+    kind: Literal["ordinal", "boolean", "continuous"]
+    """The rubric field's kind: ordinal (integer scale), boolean (yes/no) or continuous (0-1)."""
     n: int = 0
     """(system, case) pairs with two or more usable answers."""
     mean_spread: float | None = None
-    """Scores: mean of max - min over the repeats (None for booleans)."""
-    max_spread: int | None = None
-    """Scores: the largest max - min (None for booleans)."""
+    """Ordinal and continuous fields: mean of max - min over the repeats (None for booleans)."""
+    max_spread: float | None = None
+    """Ordinal and continuous fields: the largest max - min (None for booleans)."""
     changed: Share = Share(k=0, n=0)
     """Cases whose verdict changes across repeats (any difference)."""
     changed_2: Share | None = None
-    """Scores: cases whose values span 2 points or more (None for booleans)."""
+    """Ordinal fields: cases whose values span 2 points or more (None for the others)."""
 
 
 class RepeatAudit(Model):

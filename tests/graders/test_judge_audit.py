@@ -195,3 +195,64 @@ def shutil_rmtree(path: Path) -> None:
     import shutil
 
     shutil.rmtree(path)
+
+
+def test_rejudge_estimates_first_pays_only_new_verdicts_and_reports_agreement(tmp_path: Path) -> None:
+    from sklearn.metrics import cohen_kappa_score
+
+    judge = Judge()
+    env = {"ANTHROPIC_API_KEY": KEY}
+    with FakeAnthropic(responder=judge) as server:
+        root = make_project(tmp_path / "p", cases=CASES, systems=SYSTEMS_YAML,
+                            extra=f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n")
+        run(root, env=env)
+        graded = server.message_calls()
+
+        # without --yes: the estimate only, nothing sent, exit 0
+        proc = evalkit(root, "rejudge", "--judge", "claude-new-judge", env=env)
+        est = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert est["sent"] is False and est["uncached_calls"] > 0 and est["cost_usd"] > 0
+        assert server.message_calls() == graded
+        assert not (root / "site" / "r1+rejudge-claude-new-judge").exists()
+
+        # --yes: exactly the estimated requests are sent
+        proc = evalkit(root, "rejudge", "--judge", "claude-new-judge", "--yes", env=env)
+        done = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert server.message_calls() - graded == est["uncached_calls"] == done["calls_sent"]
+        side = root / "site" / "r1+rejudge-claude-new-judge"
+        result = json.loads((side / "rejudge.json").read_text())
+        assert result["old_model"] == "claude-test-judge" and result["new_model"] == "claude-new-judge"
+
+        # the agreement follows the server's rule: old = the old model's first answer, new = the new model's
+        rows = [r for r in result["outputs"] if r["old"]]
+        assert rows and all(r["new_status"] == "judged" for r in rows)
+        for r in rows:
+            generated = generated_file(root, r["system"], r["case"])
+            assert r["old"] == judge_values("claude-test-judge", generated, 0)
+            assert r["new"] == judge_values("claude-new-judge", generated, 0)
+        fields = {f["field"]: f for f in result["fields"]}
+        for name in [*SCORE_NAMES, "is_compilable"]:
+            old, new = [r["old"][name] for r in rows], [r["new"][name] for r in rows]
+            f = fields[name]
+            assert f["n"] == len(rows) and f["changed"] == sum(a != b for a, b in zip(old, new))
+            assert abs(f["mean_difference"] - sum(float(b) - float(a) for a, b in zip(old, new)) / len(rows)) < 1e-12
+            if name == "is_compilable":
+                expected = cohen_kappa_score(new, old)
+            else:
+                expected = cohen_kappa_score(new, old, weights="quadratic", labels=[1, 2, 3, 4, 5])
+            assert abs(f["agreement"]["kappa"] - expected) < 1e-9, name
+        page = (side / "index.html").read_text()
+        assert "Agreement per field" in page and "claude-new-judge" in page
+
+        # a rerun pays nothing: the new verdicts are in the response cache
+        proc = evalkit(root, "rejudge", "--judge", "claude-new-judge", "--yes", env=env)
+        assert json.loads(proc.stdout.strip().splitlines()[-1])["calls_sent"] == 0
+        assert server.message_calls() - graded == est["uncached_calls"]
+        assert json.loads(evalkit(root, "rejudge", "--judge", "claude-new-judge", env=env)
+                          .stdout.strip().splitlines()[-1])["uncached_calls"] == 0
+
+        # bad input: exit 2 with a message, no traceback
+        bad = evalkit(root, "rejudge", "--judge", "claude-new-judge", "--release", "nope", env=env, check=False)
+        assert bad.returncode == 2 and "no report of release 'nope'" in bad.stderr and "Traceback" not in bad.stderr
+        nokey = evalkit(root, "rejudge", "--judge", "claude-x", "--yes", env={"ANTHROPIC_API_KEY": ""}, check=False)
+        assert nokey.returncode == 2 and "ANTHROPIC_API_KEY" in nokey.stderr
