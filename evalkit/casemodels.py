@@ -35,6 +35,10 @@ class SuiteSpec(Model):
     rubric: str | None = None
     """Migration suites: the judge rubric, a shipped name (codejudge, kai_ci, kai_eval) or a rubric .yaml path
     relative to the suite folder (evalkit.graders.judge_rubric); None: the judge config's (default codejudge)."""
+    solved_store: str | None = None
+    """Migration suites: a solved-incident store (Kai's index JSON; path relative to the suite folder). A case
+    without its own `solved_example` gets the store's most similar incident of the same rule (by file and
+    message; evalkit.solved_store), shown to the system and the judge."""
 
 
 class AssertionSpec(Model):
@@ -87,12 +91,25 @@ class Incident(Model):
 
 
 class SolvedExample(Model):
-    """A solved example of the same rule, shown to the system and the judge."""
+    """A solved example of the same rule, shown to the system and the judge: before/after files, or a
+    text (filled from the suite's `solved_store` when the case has no example of its own)."""
 
-    before_file: str
+    before_file: str | None = None
     """Code before the fix (path relative to the case)."""
-    after_file: str
+    after_file: str | None = None
     """Code after the fix (path relative to the case)."""
+    text: str | None = None
+    """The example as text (a looked-up example: where the incident was solved, its message, its diff when known)."""
+    source: dict[str, Any] | None = None
+    """Where a looked-up example comes from (store, rule, app, file, line, similarity scores)."""
+
+    @model_validator(mode="after")
+    def _files_or_text(self) -> "SolvedExample":
+        if (self.before_file is None) != (self.after_file is None):
+            raise ValueError("a solved example needs both before_file and after_file")
+        if self.before_file is None and not self.text:
+            raise ValueError("a solved example needs before_file and after_file, or text")
+        return self
 
 
 class MigrationInputs(Model):
@@ -123,6 +140,9 @@ class MigrationReference(Model):
     imported from an analyzer report) reference-based metrics are not applicable."""
     deleted: bool = False
     """The file is deleted in the target: deleting it is the correct answer (no expected_file then)."""
+    labels: dict[str, Any] = {}
+    """People's labels of system outputs: labeller -> system -> values of the judge rubric's fields, as in
+    a labels/<labeller>.yaml file (evalkit.labels; checked against the suite's rubric)."""
 
     @model_validator(mode="after")
     def _deleted_or_expected(self) -> "MigrationReference":
@@ -143,9 +163,6 @@ class PatchInputs(Model):
     base_commit: str | None = None
     """... and the commit to check out."""
     test_patch_file: str | None = None
-    labels: dict[str, Any] = {}
-    """People's labels of system outputs: labeller -> system -> values of the judge rubric's fields, as in
-    a labels/<labeller>.yaml file (evalkit.labels; checked against the suite's rubric)."""
     """Patch adding the tests (applied after the system's patch)."""
     test_command: str = "python3 -m pytest -rA -p no:cacheprovider"
     """Command that runs the tests inside the sandbox."""

@@ -30,7 +30,7 @@ from evalkit.fsutil import atomic_write_bytes, digest, file_digest
 from evalkit.names import is_valid_name, name_problem
 from evalkit.yamlio import describe_error, line_of, load_yaml, plain, validate
 
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 REF_SUFFIXES = ("_file", "_dir", "_files")
 
 
@@ -83,6 +83,11 @@ class Case:
     """The id the case file gives (or its file name, without one) breaks the name rule: left out."""
     rubric: str | None = None
     """The suite's judge rubric: a shipped name or the rubric file's absolute path; None: the judge config's."""
+    shared_files: list[str] = field(default_factory=list)
+    """Files of `files` many cases share and take a part of (a suite's solved-incident store): watched for
+    changes, but digested through what the case took from them (`looked_up`), not their bytes."""
+    looked_up: dict[str, Any] = field(default_factory=dict)
+    """What the case took from its shared files (the solved example looked up), part of its digest."""
 
     @property
     def key(self) -> str:
@@ -267,6 +272,11 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
             continue
         case.refs[dotted] = target
         case.files.extend(_files_below(Path(target)))
+    if suite.spec.solved_store and suite.kind == "migration" and not data["inputs"].get("solved_example"):
+        from evalkit.solved_store import attach_solved_example
+
+        own = os.path.relpath(case_path, suite.dir)  # the suite's folder as the case's file is shown
+        problems += attach_solved_example(case, data, suite, shown[: -len(own)] if shown.endswith(own) else f"{suite.name}/")
     case.data = data
     case.problems = problems
     return case
@@ -365,7 +375,9 @@ def discover(cases_dir: Path, only_suites: list[str] | None = None, cache_dir: P
             else:
                 case = _load_case(suite, cname, cpath, show(cpath))
                 case.files = sorted(set(case.files))
-                case.digest = digest([(os.path.relpath(f, sdir), file_digest(f)) for f in case.files if os.path.exists(f)])
+                case.digest = digest([(os.path.relpath(f, sdir), file_digest(f)) for f in case.files
+                                      if os.path.exists(f) and f not in case.shared_files]
+                                     + ([("looked_up", case.looked_up)] if case.shared_files else []))
                 new_cache[key] = (_stat_sig(case.files), case, suite_key, sig)
                 changed = True
             if case.bad_id:

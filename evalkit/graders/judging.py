@@ -40,10 +40,9 @@ def migration_input(case: Case, sample: Sample, main_file: str | None) -> Any:
     from evalkit.graders.judge import Incident, MigrationJudgeInput
 
     inputs = case.inputs
-    solved = None
-    if case.ref_path("inputs.solved_example.before_file"):
-        solved = (f"Before:\n{case.read('inputs.solved_example.before_file')}\n"
-                  f"After:\n{case.read('inputs.solved_example.after_file')}")
+    from evalkit.solved_store import solved_example_text
+
+    solved = solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
     return MigrationJudgeInput(
         item_id=f"{case.key}",
         source_technology=inputs.get("source_technology", ""), target_technology=inputs.get("target_technology", ""),

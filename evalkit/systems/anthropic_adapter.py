@@ -61,10 +61,9 @@ def render_prompt(system: Any, case: Case, ctx: RunContext) -> str:
     inputs = dict(case.inputs)
     context: dict[str, Any] = {"language": case.language, "case_id": case.id, **inputs}
     if case.kind == "migration":
-        solved = None
-        if case.ref_path("inputs.solved_example.before_file"):
-            solved = (f"Before:\n{case.read('inputs.solved_example.before_file')}\n"
-                      f"After:\n{case.read('inputs.solved_example.after_file')}")
+        from evalkit.solved_store import solved_example_text
+
+        solved = solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
         context.update(legacy_code=case.read("inputs.legacy_file") or "", solved_example=solved)
     files = [(Path(p).relative_to(case.dir).as_posix() if Path(p).is_relative_to(case.dir) else Path(p).name,
               Path(p).read_text(encoding="utf-8", errors="replace"))
