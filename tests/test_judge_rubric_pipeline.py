@@ -117,6 +117,8 @@ def test_custom_rubric_end_to_end(tmp_path: Path, server: FakeAnthropic) -> None
     pages = "".join(p.read_text() for p in (project / "site/r1").rglob("*.html"))
     for label in ("Coverage", "Builds", "Churn"):
         assert re.search(rf">\s*{label}\s*<", pages), label
+    # case pages: the verdict per field, the rubric named, its boolean fields shown
+    assert "rubric custom" in pages and re.search(r"builds: <span class=\"badge [^\"]*\">. (yes|no)<", pages)
 
     # the prompt the judge saw is the rubric's own template, with its fields
     asked = [r["body"] for r in server.requests if r["endpoint"] == "messages"]
