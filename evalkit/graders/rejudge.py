@@ -127,8 +127,12 @@ def check_label(label: str) -> None:
 
 
 def new_config(cfg: Any, model: str) -> Any:
-    """``cfg`` with the judge's model replaced (sync calls, no audit); the rest of the judge settings kept."""
-    judge = cfg.judge.model_copy(update={"model": model, "mode": "sync", "audit": None})
+    """``cfg`` with the judge's model replaced (sync calls, no audit, no fallback model: every new verdict is the
+    new model's); the rest of the judge settings kept."""
+    update: dict[str, Any] = {"model": model, "mode": "sync", "audit": None}
+    if "fallback" in type(cfg.judge).model_fields:
+        update["fallback"] = None
+    judge = cfg.judge.model_copy(update=update)
     return cfg.model_copy(update={"judge": judge})
 
 

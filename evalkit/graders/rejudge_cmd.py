@@ -55,7 +55,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     found = targets(cfg, project)
     plan = planned_calls(cfg_new, found)
     counter = None
-    if configured():
+    if configured(cfg_new.judge):
         from evalkit.llm.client import ModelClient
 
         counter = ModelClient(cfg_new.judge.with_env(), cfg.work_path / "cache")
@@ -76,9 +76,9 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
         print("nothing sent: run again with --yes to ask the new judge")
         print(json.dumps({**summary, "sent": False}))
         return 0
-    if not configured():
-        print("evalkit: rejudge --yes needs the judge's API key in the environment (ANTHROPIC_API_KEY is not set)",
-              file=sys.stderr)
+    if not configured(cfg_new.judge):
+        print(f"evalkit: rejudge --yes needs an API key of the judge's provider ({cfg_new.judge.provider}) in the "
+              "environment (e.g. ANTHROPIC_API_KEY); none is set", file=sys.stderr)
         return 2
     result = rejudge(cfg, cfg_new, release, label, found)
     page = write_side_release(cfg, result)
