@@ -417,7 +417,8 @@ def _plan_case(plan: DatasetPlan, case: DatasetCase, index: int, lines: dict[tup
     for i, rel in enumerate(case.model_files):
         src = _inside(models_dir, rel)
         if src is None:
-            problem(("model_files", i), f"model file {rel!r} not found in {models_dir} (expected a file there)")
+            where = models_dir if models_dir.is_dir() else f"{folder / 'models'} (nor in {models_dir})"
+            problem(("model_files", i), f"model file {rel!r} not found in {where} (expected a file there)")
             continue
         dest = f"src/models/{strip_prefix(PurePosixPath(rel).as_posix())}"
         take(dest, src, rel, ("model_files", i))
@@ -504,6 +505,9 @@ def import_llmservice(datasets: list[Path], suite_dir: Path, *, test_ids: list[s
     """Write one generation suite per dataset under ``suite_dir``; nothing is written when any dataset is bad."""
     if not datasets:
         raise InputError(Problem("DATASET_DIR", None, "no dataset folder given"))
+    bad_name = name_problem(system_name, "--system-name")
+    if bad_name:
+        raise InputError(Problem("--system-name", None, bad_name))
     wanted = {t.strip() for spec in test_ids or [] for t in spec.split(",") if t.strip()} or None
     result = ImportResult()
     problems: list[Problem] = []

@@ -386,6 +386,8 @@ def test_one_bad_dataset_stops_the_import_of_all(tmp_path: Path) -> None:
     no_json.mkdir()
     with pytest.raises(InputError, match=r"empty_ds\.json"):
         import_llmservice([no_json], tmp_path / "out")
+    with pytest.raises(InputError, match="--system-name"):
+        import_llmservice([good], tmp_path / "out", system_name="../gen")
     result = import_llmservice([good], tmp_path / "out")
     assert result.suites == {"good": ["test_001-create"]} and result.criteria == 1
     case = plain(load_yaml(tmp_path / "out" / "good" / "test_001-create" / "case.yaml"))
