@@ -93,8 +93,8 @@ class JudgeOutcome(GraderSpend):
     status: Status
     """judged; parser (failed the syntax pre-check, no call); judge_error (unusable answer after one
     repair); not_configured (no API key); not_judged_budget; infra_error (API failure)."""
-    source: Literal["judge", "parser"] | None = None
-    """Who produced the scores."""
+    source: Literal["judge", "parser", "recorded"] | None = None
+    """Who produced the scores (recorded: verdicts imported from another tool's judge, evalkit.recorded_judge)."""
     model: str | None = None
     """Judge model id."""
     rubric: str | None = None
@@ -197,6 +197,20 @@ def _aggregate(outcome: JudgeOutcome, rubric: JudgeRubric) -> JudgeOutcome:
             "unstable": unstable,
         }
     )
+
+
+def outcome_of(rubric: JudgeRubric, answers: Sequence[dict[str, Any]], **fields: Any) -> JudgeOutcome:
+    """A judged outcome from verdicts given elsewhere (e.g. an imported report's scores): each answer is
+    validated strictly against ``rubric`` (ValueError naming the field and its scale), then aggregated
+    like the judge's own samples. ``fields`` fill the rest (model, source, ...)."""
+    model = verdict_model(rubric)
+    verdicts = [as_recorded(model.model_validate({k: v for k, v in a.items() if k in model.model_fields}))
+                for a in answers]
+    if not verdicts:
+        raise ValueError("no verdict to aggregate")
+    base = JudgeOutcome(status="judged", source="judge", rubric=rubric.name, samples=len(verdicts),
+                        verdicts=verdicts, **fields)
+    return _aggregate(base, rubric)
 
 
 def decided_outcome(rubric: JudgeRubric, **fields: Any) -> JudgeOutcome:

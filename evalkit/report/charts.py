@@ -123,12 +123,24 @@ def distribution_figure(info: MetricInfo, per_system: list[tuple[str, list[float
                      "hovertemplate": f"{label(name)} (n={len(values)})<br>median %{{median:.3f}}<br>"
                                       "mean %{mean:.3f}<extra></extra>"})
     height = 90 + 44 * len(data)
-    scale_range = {"0-1": [0, 1.02], "1-5": [0.9, 5.1], "0-5": [0, 5.1]}.get(info.scale)
+    scale_range = {"0-1": [0, 1.02], "1-5": [0.9, 5.1], "0-5": [0, 5.1]}.get(info.scale) or _padded(info.scale, 0.025, 0.025)
     lay = _layout(f"{info.display}: spread over cases", {"autorange": "reversed", "type": "category"}, height=height,
                   xaxis={"title": {"text": label(axis_title(info))}, "gridcolor": "#e5e5e5", "zeroline": False,
                          **({"range": scale_range} if scale_range else {})})
     lay["margin"] = {"l": 12, "r": 12, "t": 40, "b": 48}
     return {"data": data, "layout": lay}
+
+
+def _padded(scale: str, below: float, above: float) -> list[float] | None:
+    """The axis range of a numeric scale such as "0-10" (a judge rubric's), padded by shares of its span."""
+    import re
+
+    found = re.fullmatch(r"(-?\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)", scale)
+    if found is None:
+        return None
+    low, high = float(found[1]), float(found[2])
+    span = high - low
+    return [low - below * span if low else 0.0, high + above * span] if span > 0 else None
 
 
 def trend_figure(info: MetricInfo, releases: list[str], series: dict[str, list[Any]],
@@ -165,5 +177,7 @@ def trend_figure(info: MetricInfo, releases: list[str], series: dict[str, list[A
         yaxis["range"] = [0, 105]
     elif info.scale in ("0-1", "1-5", "0-5"):
         yaxis["range"] = {"0-1": [0, 1.05], "1-5": [1, 5.2], "0-5": [0, 5.2]}[info.scale]
+    elif (bounds := _padded(info.scale, 0, 0.05)) is not None:  # a judge rubric's own range, e.g. 0-10
+        yaxis["range"] = bounds
     return {"data": data, "layout": _layout(axis_title(info), yaxis, height=280,
                                             xaxis={"type": "category", "automargin": True})}

@@ -193,3 +193,22 @@ def test_rubric_rules() -> None:
         JudgeRubric.model_validate({**base, "fields": [
             {"name": "a", "description": "", "scale": {"type": "unit"}},
             {"name": "a", "description": "", "scale": {"type": "unit"}}]})
+
+
+def test_outcome_of_recorded_verdicts() -> None:
+    """Verdicts given elsewhere (an imported report's rows) aggregate like the judge's own samples."""
+    from evalkit.graders.judge import outcome_of
+
+    rubric = shipped("kai_ci")
+    rows = [{"effectiveness": 8, "specificity": 8, "reasoning": 7, "competency": 9, "validCode": False,
+             "unnecessaryChanges": False, "averageScore": 8.0, "file": "A.java"},
+            {"effectiveness": 6, "specificity": 8, "reasoning": 8, "competency": 9, "validCode": True,
+             "unnecessaryChanges": False}]
+    outcome = outcome_of(rubric, rows, model="gpt-4o")
+    assert outcome.rubric == "kai_ci" and outcome.samples == 2 and outcome.model == "gpt-4o"
+    assert outcome.scores == {"effectiveness": 7.0, "specificity": 8.0, "reasoning": 7.5, "competency": 9.0}
+    assert outcome.spread["effectiveness"] == 2 and outcome.unstable  # 2 points apart, and validCode differs
+    assert outcome.flags == {"validCode": False, "unnecessaryChanges": False}  # a tie counts as the worse value
+    assert outcome.is_compilable is None
+    with pytest.raises(ValueError, match="effectiveness must be an integer from 1 to 10"):
+        outcome_of(rubric, [{**rows[0], "effectiveness": 12}])
