@@ -189,7 +189,8 @@ from evalkit.graders.judge_rubric import register as _register_rubric, shipped a
 
 _register_rubric(_shipped_rubric("codejudge"))
 metric(name="judge_unstable", display="Judge unstable", aggregate="rate", binary=True, higher_is_better=False,
-       kinds=("migration",), description="Share of cases where k judge samples disagree (a score spans 2+ points, or compilability differs).")
+       kinds=("migration",), description="Share of cases where k judge samples disagree (an integer score spans 2+ points, a 0-1 score "
+                                        "0.25 or more, or a true/false field such as compilability differs).")
 metric(name="judge_fallback", display="Fallback verdicts", aggregate="sum", higher_is_better=None, scale="count",
        kinds=("migration", "generation"),
        description="Cases judged by the fallback judge (judge.fallback) because the primary kept failing: a "
