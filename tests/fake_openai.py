@@ -23,6 +23,12 @@ from evalkit.llm.fake_server import CHARS_PER_TOKEN, Reply
 STOP = {"end_turn": "stop", "max_tokens": "length"}
 
 
+def windows(times: list[float], width: float) -> int:
+    """The most requests in any window of ``width`` seconds (``times``: when each arrived)."""
+    times = sorted(times)
+    return max(sum(1 for u in times[i:] if u - t < width) for i, t in enumerate(times))
+
+
 def prompt_text(body: dict[str, Any]) -> str:
     return "".join(str(m.get("content", "")) for m in body.get("messages", []))
 

@@ -17,7 +17,7 @@ from evalkit.llm.fake_server import FakeAnthropic, Reply, error
 from evalkit.llm.pricing import ModelPrice
 from evalkit.llm.providers import cache_scope, provider_names
 from evalkit.llm.settings import FallbackSettings, JudgeSettings, RateLimit
-from fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI, windows
 
 KEY = "sk-openai-test-NEVER-SHOW-0001"
 
@@ -145,12 +145,6 @@ def test_anthropic_keys_rotate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         sent = [r["headers"].get("x-api-key") or r["headers"].get("authorization", "").removeprefix("Bearer ")
                 for r in server.requests if r["endpoint"] == "messages"]
     assert sent == keys * 2
-
-
-def windows(times: list[float], width: float) -> int:
-    """The most requests in any window of ``width`` seconds."""
-    times = sorted(times)
-    return max(sum(1 for u in times[i:] if u - t < width) for i, t in enumerate(times))
 
 
 def test_rate_limit_shared_by_threads_and_clients(tmp_path: Path, openai_env: str) -> None:

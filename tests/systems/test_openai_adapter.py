@@ -17,7 +17,7 @@ from evalkit.config import OpenAISystem
 from evalkit.llm.fake_server import Reply
 from evalkit.llm.settings import FallbackSettings, JudgeSettings
 from evalkit.systems.base import RunContext, run_system
-from fake_openai import FakeOpenAI
+from fake_openai import FakeOpenAI, windows
 from helpers import make_project, run
 
 KEY = "sk-openai-e2e-NEVER-SHOW-ME-77"
@@ -56,9 +56,12 @@ def test_openai_system_and_openai_judge_end_to_end(tmp_path: Path) -> None:
               provider: openai
               model: gpt-judge
               base_url: {server.base_url}
+              rate_limits: {{openai: {{rpm: 3, window_s: 1.0}}}}
             """)
         env = {"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": "", "ANTHROPIC_API_KEYS": ""}
-        run(root, env=env)
+        run(root, "--jobs", "4", env=env)
+        # one limiter for the system under test and the judge, across the run's four threads
+        assert windows([r["at"] for r in server.requests], 1.0) <= 3
         sent = [r["body"]["model"] for r in server.requests]
         assert sent.count("gpt-4o-sut") == 2 and sent.count("gpt-judge") == 4  # two systems x two cases
         assert {r["key"] for r in server.requests} == {KEY}
