@@ -2,7 +2,8 @@
 
     python benchmarks/site.py [--cases 1000] [--systems 4] [--workers N] [--keep DIR]
 
-Writes report.json and every per-case JSON directly with the report models (no evaluation run):
+Writes report.json and every per-case JSON directly with the report models (no evaluation run), for
+the release rendered and a previous one (so the regressions page lists thousands of moved cases):
 two suites (migration, patch), realistic metric values (rates, scores, cost, time), small outputs
 and short test logs, paired comparisons with the baseline. Then times `render_site` on a fresh
 site (plotly.js copied, schemas written, every page rendered) and measures the release page and
@@ -216,7 +217,10 @@ def main() -> None:
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="evalkit-site-bench-"))
     try:
         t0 = time.perf_counter()
-        synthesize(tmp, args.cases, args.systems)
+        # a previous release (data only, never rendered here) so that the regressions page and the
+        # release comparison carry thousands of moved cases, as a real second release would
+        previous = synthesize(tmp, args.cases, args.systems, release="bench-prev", seed=8)
+        synthesize(tmp, args.cases, args.systems, previous=previous)
         synth_s = time.perf_counter() - t0
         load = os.getloadavg()[0]
         workers = case_workers(args.cases) if args.workers is None else args.workers

@@ -91,6 +91,16 @@ def _largest_move(entry: dict[str, Any]) -> float:
                default=0.0)
 
 
+def largest_first(groups: list[dict[str, Any]], limit: int = PAGE_ROWS) -> None:
+    """Order each `regression_groups` group's worse and better cases by their largest move and keep the
+    first ``limit`` (``n_regressed`` / ``n_improved`` keep the counts): a page stays readable and under
+    1 MB whatever the number of cases that moved."""
+    for g in groups:
+        for key in ("regressed", "improved"):
+            g[f"n_{key}"] = len(g[key])
+            g[key] = sorted(g[key], key=_largest_move, reverse=True)[:limit]
+
+
 def compare_page_path(site: Path, a: str, b: str) -> Path:
     return Path(site) / "compare" / f"{a}..{b}.html"
 
@@ -123,10 +133,7 @@ def render_comparison(site: Path, a: str, b: str, tdir: Path | None = None,
     keys = {r.release: {(c.suite, c.case_id) for c in r.cases} for r in (ra, rb)}  # each row has its page
     groups = regression_groups(site, rb, comp.diff, lambda rel, suite, cid: (suite, cid) in keys.get(rel, ()))
     cases = sorted({(e["suite"], e["case_id"]) for g in groups for k in ("regressed", "improved") for e in g[k]})
-    for g in groups:  # the largest moves first; past PAGE_ROWS the JSON beside the page has the rest
-        for key in ("regressed", "improved"):
-            g[f"n_{key}"] = len(g[key])
-            g[key] = sorted(g[key], key=_largest_move, reverse=True)[:PAGE_ROWS]
+    largest_first(groups, PAGE_ROWS)  # past PAGE_ROWS the JSON beside the page has the rest
     page = compare_page_path(site, a, b)
     env = environment(tdir, cache_dir)
     html = env.get_template("compare_releases.html.j2").render(

@@ -373,7 +373,27 @@ def release_charts(report: Report, rows: list[CaseRow], aggregates: list[tuple[s
 
 
 def _exists_in(site: Path, release: str | None, suite: str, case_id: str) -> bool:
-    return bool(release) and (site / str(release) / "cases" / suite / f"{case_id}.json").exists()
+    return bool(release) and os.path.exists(os.path.join(site, str(release), "cases", suite, f"{case_id}.json"))
+
+
+def case_lookup(site: Path) -> Any:
+    """``exists(release, suite, case_id)``: whether a release has the case's JSON, reading each
+    (release, suite) folder once (a page listing thousands of moved cases asks twice per case)."""
+    listed: dict[tuple[str, str], set[str]] = {}
+
+    def exists(release: str | None, suite: str, case_id: str) -> bool:
+        if not release:
+            return False
+        names = listed.get((release, suite))
+        if names is None:
+            try:
+                names = set(os.listdir(os.path.join(site, release, "cases", suite)))
+            except OSError:
+                names = set()
+            listed[(release, suite)] = names
+        return f"{case_id}.json" in names
+
+    return exists
 
 
 def regression_groups(site: Path, report: Report, diff: Any = None, exists: Any = None) -> list[dict[str, Any]]:
@@ -383,7 +403,7 @@ def regression_groups(site: Path, report: Report, diff: Any = None, exists: Any 
     against the previous release) lets `evalkit.report.compare` group any pair the same way;
     ``exists(release, suite, case_id)`` says whether a release has the case's page (default: its JSON is there)."""
     diff = report.diff if diff is None else diff
-    exists = exists or (lambda release, suite, case_id: _exists_in(site, release, suite, case_id))
+    exists = exists or case_lookup(site)
     prev = diff.previous_release
     out = []
     for system, d in diff.systems.items():
@@ -541,7 +561,7 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
            "previous": prev if has_prev else None}
     # Each system's panel is the same on the case page and the compare page: rendered once, shown twice.
     case_t, compare_t, panel = parts or case_templates(env)
-    ctx["panels"] = [panel(v, detail) for v in views]
+    ctx["panels"] = [panel(v) for v in views]
     written = write_logs(data_path.parent, views)
     atomic_write_text(page, case_t.render(**ctx, here="case"))
     written.append(page)
@@ -553,9 +573,12 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
 
 
 def case_templates(env: Environment) -> tuple[Any, Any, Any]:
-    """The case page's and the compare page's templates and the system_panel macro."""
+    """The case page's and the compare page's templates and the panel of one system (`evalkit.report.panel`)."""
+    from evalkit.report.panel import system_panel
+
+    graded = env.get_template("macros.html.j2").module.graded_sections  # type: ignore[attr-defined]
     return (env.get_template("case.html.j2"), env.get_template("compare.html.j2"),
-            env.get_template("macros.html.j2").module.system_panel)  # type: ignore[attr-defined]
+            lambda view: system_panel(view, graded))
 
 
 # ---- pages --------------------------------------------------------------------------------
@@ -619,8 +642,12 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
                 remove(stale)
 
     page = out_dir / "regressions.html"
+    from evalkit.report.compare import PAGE_ROWS, largest_first
+
+    groups = regression_groups(site, report)
+    largest_first(groups, PAGE_ROWS)
     atomic_write_text(page, env.get_template("regressions.html.j2").render(
-        report=report, groups=regression_groups(site, report), root="../", here="regressions", **nav))
+        report=report, groups=groups, limit=PAGE_ROWS, root="../", here="regressions", **nav))
     written.append(page)
     prev = report.diff.previous_release
     if prev and prev in releases:  # site/compare/<previous>..<release>.html (others: `evalkit compare A B`)
@@ -638,7 +665,8 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
                      [s.name for s in report.systems], report.baseline, report.diff.previous_release,
                      {k: v.model_dump(mode="json") for k, v in report.metric_info.items()}, __file__,
                      Path(__file__).stat().st_mtime_ns,
-                     Path(__file__).with_name("case_kinds.py").stat().st_mtime_ns])  # per-kind case page parts
+                     [Path(__file__).with_name(f).stat().st_mtime_ns  # per-kind parts, the system panel
+                      for f in ("case_kinds.py", "panel.py")]])
     index, pages = render_cases(env, site, report, nav, shared, old_index, workers)
     written += pages
     atomic_write_text(index_path, json.dumps(index, sort_keys=True))

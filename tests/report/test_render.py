@@ -152,6 +152,28 @@ def test_regressions_link_both_releases(site: Path) -> None:
     assert "Got worse" in html and "Got better" in html
 
 
+def test_regressions_page_keeps_the_largest_moves(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past PAGE_ROWS cases per system and direction the page lists the largest moves and says how many
+    there are: 10,000 moved cases would otherwise make a page of megabytes."""
+    from evalkit.report import compare
+
+    report = Report.model_validate_json((site / "r2" / "report.json").read_bytes())
+    worse = {s: len({(c.suite, c.case_id) for c in d.regressed}) for s, d in report.diff.systems.items()}
+    assert max(worse.values()) >= 3
+    monkeypatch.setattr(compare, "PAGE_ROWS", 2)
+    render_site(site, "r2")
+    html = (site / "r2" / "regressions.html").read_text(encoding="utf-8")
+    for system, n in worse.items():
+        section = html.split(f'<section id="sys-{system}"', 1)[1].split("</section>", 1)[0]
+        got_worse = section.split("Got worse", 1)[1].split("Got better", 1)[0]
+        assert f"Got worse: {n} case" in section
+        assert len(re.findall(r'<th scope="row" rowspan', got_worse)) == min(n, 2)
+        assert ("the 2 largest changes" in got_worse) == (n > 2)
+        assert f"▼ {n} worse" in html.split('aria-label="Systems"', 1)[1].split("</nav>", 1)[0]
+    monkeypatch.undo()
+    render_site(site, "r2")  # the module's other tests see the full page again
+
+
 def test_old_release_rerenders_from_its_own_data(site: Path) -> None:
     before = (site / "r1" / "report.json").read_bytes()
     (site / "r1" / "index.html").unlink()

@@ -1,0 +1,165 @@
+"""One system's panel on a case page: its output, test runs, checks, metrics (and its judge).
+
+A case page holds one panel per system and the compare page shows the same panels again, so at
+10,000 cases x 4 systems the panel is the hottest piece of the site. It is Python (every value
+escaped with markupsafe) rather than a Jinja macro, which cost a third of the render; the judge
+and rubric sections stay a Jinja macro (`graded_sections` in macros.html.j2), the part rubric
+authors change. `system_view` (render.py) makes the ``v`` dict read here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jinja2.filters import do_urlencode
+from markupsafe import Markup, escape
+
+from evalkit.report.render import diff_html, metric_rows_html, pass_badge, status_badge, test_rows_html
+
+_HARNESS_DIFFERS = (" <strong>differs from evalkit's verdict ({})</strong>: the harness reads the printed log alone; "
+                    "evalkit also trusts only nonce-marked exit statuses and the worst status printed for a test. "
+                    "The resolved rate uses the harness's verdict, as the leaderboard does.")
+
+
+def tokens_line(v: dict[str, Any]) -> str:
+    """Tokens, cost, time, steps and samples of one system's answer."""
+    u = v["usage"]
+    out = [f'<p class="usage">Tokens in / out: <strong>{u.get("input_tokens") or 0:,}</strong> / '
+           f'<strong>{u.get("output_tokens") or 0:,}</strong>']
+    if u.get("cache_read_tokens"):
+        out.append(f' (cache read {escape(format(u["cache_read_tokens"], ","))})')
+    out.append(f' · cost <strong>${u.get("cost_usd") or 0:.4f}</strong> · time <strong>{v["wall_s"] or 0:.2f} s</strong>')
+    if v["steps"] is not None:
+        out.append(f" · steps {escape(v['steps'])}")
+    if v["samples"] > 1:
+        out.append(f" · {escape(v['samples'])} samples (the first is graded)")
+    judge_usage = v["judge_usage"]
+    if judge_usage and judge_usage.get("cost_usd"):
+        out.append(f' · judge cost ${judge_usage["cost_usd"]:.4f}')
+    out.append("</p>")
+    return "".join(out)
+
+
+def _file(f: dict[str, Any]) -> str:
+    name = escape(f["name"])
+    out = ['<div class="output">\n']
+    if f["diff"]:
+        out.append(f"<h4>Output <code>{name}</code>: changes against the legacy code</h4>\n{diff_html(f['diff'])}\n")
+    elif f["same_as_legacy"]:
+        out.append(f'<h4>Output <code>{name}</code></h4><p class="note">Identical to the legacy code: nothing was '
+                   "migrated.</p>\n")
+    else:
+        out.append(f'<h4>Output <code>{name}</code></h4>\n<pre class="code">{escape(f["content"])}</pre>\n')
+    if f["diff_reference"]:
+        out.append(f"<details><summary>Against the reference answer</summary>{diff_html(f['diff_reference'])}"
+                   "</details>\n")
+    elif f["same_as_reference"]:
+        out.append(f"<p>{pass_badge(True, 'identical to the reference')}</p>")
+    if f["diff"] or f["diff_reference"]:
+        out.append(f'<details><summary>Whole file</summary><pre class="code">{escape(f["content"])}</pre></details>')
+    out.append("</div>\n")
+    return "".join(out)
+
+
+def _harness(v: dict[str, Any], run: dict[str, Any]) -> str:
+    verdict, resolved = run["harness_resolved"], run["resolved"]
+    bad = " bad" if verdict is not None and verdict != resolved else ""
+    out = [f'<p class="harness-verdict{bad}" id="harness-{escape(v["name"])}-{escape(run["index"])}">SWE-bench harness '
+           f'(<code>{escape(run["harness_parser"])}</code>): ']
+    note = run.get("harness_note")
+    if verdict is None:
+        out.append("no verdict" + (f" ({escape(note)})" if note else ""))
+    else:
+        out.append(str(pass_badge(verdict, "resolved", "not resolved")))
+        if verdict != resolved:
+            out.append(_HARNESS_DIFFERS.format("resolved" if resolved else "not resolved"))
+        if note:
+            out.append(f" · {escape(note)}")
+    out.append("</p>")
+    return "".join(out)
+
+
+def _run(v: dict[str, Any], run: dict[str, Any]) -> str:
+    out = ["<h4>Tests"]
+    if len(v["runs"]) > 1:
+        out.append(f" (sample {run['index'] + 1})")
+    out.append(" ")
+    if run["resolved"] is not None:
+        out.append(str(pass_badge(run["resolved"], "resolved", "not resolved")))
+    out.append("</h4>\n<p>")
+    if run["status"] == "tampered_with_tests":
+        out.append('<span class="badge s-error">✗ tampered with tests</span> ')
+    out.append(str(escape(run["status"].replace("_", " "))))
+    if run["reason"]:
+        out.append(f": {escape(run['reason'])}")
+    out.append(f" · isolation {escape(run['isolation'])}")
+    if run["patch_method"]:
+        out.append(f" · applied with <code>{escape(run['patch_method'])}</code>")
+    if run["duration_s"]:
+        out.append(f" · {run['duration_s']:.1f} s")
+    out.append("</p>\n")
+    if run["harness_parser"]:
+        out.append(_harness(v, run))
+    if run["test_rows"]:
+        out.append('<div class="scroll"><table class="grid small">\n<caption>Per-test results</caption>\n'
+                   '<thead><tr><th scope="col">Test</th><th scope="col">Role</th><th scope="col">Result</th></tr>'
+                   f"</thead><tbody>\n{test_rows_html(run['test_rows'])}</tbody></table></div>\n")
+    if run["log_file"]:
+        cut = f": the last {len(run['preview']):,} characters" if run["cut"] else ""
+        size = run.get("log_bytes") or len(run.get("log") or "")
+        capped = ", capped by the sandbox" if run.get("log_truncated") else ""
+        out.append(f'<details><summary>Log{cut}</summary><pre class="log">{escape(run["preview"])}</pre></details>\n'
+                   f'<p><a href="{escape(do_urlencode(run["log_file"]))}">Full log ({size:,} bytes{capped})</a></p>\n')
+    return "".join(out)
+
+
+def _checks(v: dict[str, Any]) -> str:
+    out = []
+    syntax = v["syntax"]
+    if syntax:
+        out.append(f"<p>Parses ({escape(syntax['language'])}): {pass_badge(syntax['valid'], 'yes', 'no')}</p>")
+        if syntax["issues"]:
+            out.append('<ul class="issues">' + "".join(f"<li><code>{escape(i)}</code></li>" for i in syntax["issues"])
+                       + "</ul>")
+    if v["assertions"]:
+        score = v["assertion_score"]
+        out.append('<div class="scroll"><table class="grid small">\n<caption>Assertions'
+                   + (f": score {score:.3f}" if score is not None else "") + "</caption>\n"
+                   '<thead><tr><th scope="col">Check</th><th scope="col">Result</th><th scope="col">Detail</th></tr>'
+                   "</thead><tbody>\n")
+        for a in v["assertions"]:
+            weight = f' <span class="n">×{escape(a["weight"])}</span>' if a["weight"] != 1 else ""
+            out.append(f'<tr><th scope="row">{escape(a["description"])}{weight}</th><td>{pass_badge(a["passed"])}</td>'
+                       f'<td class="wrap">{escape(a["detail"])}</td></tr>\n')
+        out.append("</tbody></table></div>\n")
+    return "".join(out)
+
+
+def system_panel(v: dict[str, Any], graded_sections: Any) -> Markup:
+    """The panel of system ``v`` (a `system_view`); ``graded_sections``: the Jinja macro for its judge and rubric."""
+    out = [f'<h3 id="sys-{escape(v["name"])}">{escape(v["name"])} {status_badge(v["status"], v["excluded"])}</h3>\n']
+    if v["reason"]:
+        out.append(f'<p class="reason">{escape(v["reason"])}</p>')
+    out.append(tokens_line(v) + "\n\n")
+    out.extend(_file(f) for f in v["files"])
+    if v["patch"]:
+        out.append(f"<h4>Patch (against the base tree)</h4>{diff_html(v['patch'])}")
+    if v["text"]:
+        out.append(f'<h4>Answer text</h4><pre class="code">{escape(v["text"])}</pre>')
+    if not v["files"] and not v["patch"] and not v["text"] and v["status"] == "ok":
+        out.append('<p class="note">No output.</p>')
+    out.append("\n")
+    out.extend(_run(v, run) for run in v["runs"])
+    out.append("\n")
+    out.append(_checks(v))
+    out.append("\n")
+    if v["judge"] or v["rubric"]:
+        out.append(str(graded_sections(v)))
+    out.append("\n")
+    if v["metrics"]:
+        out.append(f"<details><summary>Every metric of this case ({len(v['metrics'])})</summary>\n"
+                   f'<table class="grid small"><tbody>\n{metric_rows_html(v["metrics"])}</tbody></table></details>\n')
+    if v["stderr"]:
+        out.append(f'<details><summary>Standard error of the system</summary><pre class="log">{escape(v["stderr"])}</pre>'
+                   "</details>")
+    return Markup("".join(out))
