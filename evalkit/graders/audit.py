@@ -37,6 +37,8 @@ from evalkit.llm.calls import LLMError, LLMRequest, LLMResponse
 AUDITED_KINDS = ("migration",)
 """Suite kinds whose judge the audit asks again (the migration judge's verdict fields)."""
 AUDIT_FILE = "judge_audit.json"
+INFRA_PREFIX = "API failure: "
+"""Starts a pair's error when a request failed for infrastructure reasons (not an unusable answer)."""
 
 
 def share(k: int, n: int) -> Share:
@@ -292,7 +294,7 @@ def _pair_one(client: Any, key: str, a: Candidate, b: Candidate, ab: LLMRequest,
         try:
             got = ask_pairwise(client, request)
         except LLMError as exc:
-            error = str(exc)
+            error = f"{INFRA_PREFIX}{exc}"
             break
         answers.append(got.value)
         if got.value is None:
@@ -339,7 +341,8 @@ def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
                                         fields=field_consistency(repeated, fields))
         failed = [r for r in repeated if r.error]
         if failed:
-            notes.append(f"{len(failed)} audited output(s) stopped early: {failed[0].error}")
+            update["incomplete"] = True
+            notes.append(f"{len(failed)} audited output(s) stopped early (asked again next run): {failed[0].error}")
     if settings.pairwise:
         identical = len(work.pairs) - len(asked)
         update["pairwise"] = pairwise_summary(pairs, identical)
@@ -348,6 +351,8 @@ def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
         missing = [p for p in pairs if p.flipped is None]
         if missing:
             notes.append(f"{len(missing)} pair(s) without both answers: {missing[0].error}")
+        if any((p.error or "").startswith(INFRA_PREFIX) for p in pairs):
+            update["incomplete"] = True
     return base.model_copy(update={**update, "notes": notes})
 
 
@@ -363,7 +368,17 @@ def write_audit(cfg: Any, project: Any) -> JudgeAudit:
 
     result = run_audit(cfg, project, client_for(cfg))
     atomic_write_json(audit_path(cfg), result)
+    marker = retry_marker(cfg)
+    if result.incomplete:
+        atomic_write_json(marker, {"release": cfg.release})
+    elif marker.exists():
+        marker.unlink()
     return result
+
+
+def retry_marker(cfg: Any) -> Path:
+    """<work>/audit/<release>.retry: the audit met an infrastructure failure and runs again next time."""
+    return cfg.work_path / "audit" / f"{cfg.release}.retry"
 
 
 def read_audit(cfg: Any) -> JudgeAudit | None:
@@ -401,5 +416,8 @@ def audit_task(g: Any) -> dict[str, Any] | None:
             if selected(case.key, g.globs) or Path(path).exists():  # unselected cases have no generate task
                 deps.append(path)
     deps.append(slices.write_slice(cfg, "audit", audit_slice(cfg)))
-    return {"name": "run", "actions": [(run_audit_task, [g.config])], "file_dep": deps,
+    task = {"name": "run", "actions": [(run_audit_task, [g.config])], "file_dep": deps,
             "targets": [str(audit_path(cfg))], "task_dep": ["grade"], "clean": True, "io": NO_CAPTURE}
+    if retry_marker(cfg).exists():
+        task["uptodate"] = [False]
+    return task

@@ -130,6 +130,9 @@ class JudgeAudit(Model):
     """Repeats of the judge's request (None when judge.audit.repeats is 0)."""
     pairwise: PairwiseAudit | None = None
     """Pairwise order flips (None unless judge.audit.pairwise)."""
+    incomplete: bool = False
+    """Some requests failed for infrastructure reasons (API failure, budget): the audit is asked again next run
+    (answers already received come from the response cache)."""
     calls_sent: int = 0
     """Requests this audit sent to the API (answers from the response cache not counted)."""
     cost_usd: float = 0.0

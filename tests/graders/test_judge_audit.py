@@ -18,7 +18,7 @@ from itertools import combinations
 from pathlib import Path
 
 from evalkit.graders.judge import SCORE_NAMES
-from evalkit.llm.fake_server import FakeAnthropic, Reply, text_of
+from evalkit.llm.fake_server import FakeAnthropic, Reply, error, text_of
 from evalkit.llm.prompts import render
 from evalkit.stats import wilson_interval
 from helpers import evalkit, make_project, run
@@ -71,6 +71,7 @@ class Judge:
     """The server's responder: counts sends per request and per asker."""
 
     def __init__(self) -> None:
+        self.fail_pairwise = False
         self.sent: collections.Counter[str] = collections.Counter()
         self.askers: collections.Counter[str] = collections.Counter()
         self.lock = threading.Lock()
@@ -81,6 +82,8 @@ class Judge:
         if system.startswith(PAIRWISE_SYSTEM):
             with self.lock:
                 self.askers["pairwise"] += 1
+            if self.fail_pairwise:
+                return error(400, message="scripted refusal")
             winner = pairwise_winner(fenced(prompt, "first migrated file"), fenced(prompt, "second migrated file"))
             return Reply(text="Compared.\n```json\n" + json.dumps({"winner": winner, "reason": "rule"}) + "\n```")
         assert system.startswith(JUDGE_SYSTEM), system[:80]
@@ -178,6 +181,9 @@ def test_audit_spread_and_flips_as_the_server_rules_and_estimate_equals_sent(tmp
         flip = audit["pairwise"]["flip_rate"]
         assert (flip["k"], flip["n"], audit["pairwise"]["identical_skipped"]) == (flips, asked, identical)
         assert (flip["ci_low"], flip["ci_high"]) == wilson_interval(flips, asked) and asked > 0
+        print(f"figures: estimate {est['uncached_calls']} requests {est['by_asker']} = sent {server.message_calls()}; "
+              f"flips {flips}/{asked}; changed per field "
+              f"{ {n: (f['changed']['k'], f['n'], f['mean_spread']) for n, f in fields.items()} }")
         page = (root / "site/r1/index.html").read_text()
         assert "Judge consistency audit" in page and f"({flips}/{asked}; 95% CI" in page
 
@@ -241,6 +247,8 @@ def test_rejudge_estimates_first_pays_only_new_verdicts_and_reports_agreement(tm
             else:
                 expected = cohen_kappa_score(new, old, weights="quadratic", labels=[1, 2, 3, 4, 5])
             assert abs(f["agreement"]["kappa"] - expected) < 1e-9, name
+        print(f"figures: rejudge estimate {est['uncached_calls']} = sent {done['calls_sent']}; "
+              f"{ {n: (f['n'], f['agreement']['kappa'], f['mean_difference']) for n, f in fields.items()} }")
         page = (side / "index.html").read_text()
         assert "Agreement per field" in page and "claude-new-judge" in page
 
@@ -256,3 +264,28 @@ def test_rejudge_estimates_first_pays_only_new_verdicts_and_reports_agreement(tm
         assert bad.returncode == 2 and "no report of release 'nope'" in bad.stderr and "Traceback" not in bad.stderr
         nokey = evalkit(root, "rejudge", "--judge", "claude-x", "--yes", env={"ANTHROPIC_API_KEY": ""}, check=False)
         assert nokey.returncode == 2 and "ANTHROPIC_API_KEY" in nokey.stderr
+
+
+def test_audit_api_failure_is_recorded_and_asked_again_next_run(tmp_path: Path) -> None:
+    judge = Judge()
+    judge.fail_pairwise = True
+    env = {"ANTHROPIC_API_KEY": KEY}
+    with FakeAnthropic(responder=judge) as server:
+        root = make_project(tmp_path / "p", cases=["ejb-stateless"], systems=SYSTEMS_YAML, extra=(
+            f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n"
+            f"  audit: {{sample: 1, pairwise: true}}\n"))
+        run(root, env=env)
+        audit = json.loads((root / "site/r1/report.json").read_text())["judge_audit"]
+        assert audit["incomplete"] is True and audit["pairwise"]["flip_rate"]["n"] == 0
+        assert any("API failure" in n for n in audit["notes"])
+        assert "API failure" in (root / "site/r1/index.html").read_text()
+        judge.fail_pairwise = False
+        calls = server.message_calls()
+        assert "audit:run" in run(root, env=env)  # nothing else changed: the failure alone reruns the audit
+        audit = json.loads((root / "site/r1/report.json").read_text())["judge_audit"]
+        assert audit["incomplete"] is False and audit["pairwise"]["flip_rate"]["n"] > 0
+        asked = {(generated_file(root, p["a"], p["case"]), generated_file(root, p["b"], p["case"]))
+                 for p in audit["pairwise"]["pairs"]}
+        questions = asked | {(b, a) for a, b in asked}  # both orders; identical contents share one cached answer
+        assert server.message_calls() - calls == len(questions)  # only the pairs' questions are asked again
+        assert "audit:run" not in run(root, env=env)
