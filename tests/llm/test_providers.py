@@ -140,11 +140,16 @@ def test_anthropic_keys_rotate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with FakeAnthropic() as server:
         client = ModelClient(JudgeSettings(base_url=server.base_url), tmp_path / "cache")
+        ask = lambda i: client.call(LLMRequest(model="claude-x", messages=[{"role": "user", "content": f"m{i}"}],
+                                               max_tokens=5))
         for i in range(4):
-            client.call(LLMRequest(model="claude-x", messages=[{"role": "user", "content": f"m{i}"}], max_tokens=5))
+            ask(i)
+        server.push(error(403, message="key revoked"))  # the first key's next turn is refused ...
+        for i in range(4, 7):
+            ask(i)  # ... and the second answers that call and every later one
         sent = [r["headers"].get("x-api-key") or r["headers"].get("authorization", "").removeprefix("Bearer ")
                 for r in server.requests if r["endpoint"] == "messages"]
-    assert sent == keys * 2
+    assert sent == keys * 2 + [keys[0]] + [keys[1]] * 3
 
 
 def test_rate_limit_shared_by_threads_and_clients(tmp_path: Path, openai_env: str) -> None:
