@@ -323,13 +323,15 @@ def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
     work = audit_work(cfg, project, _run_candidates(cfg, project))
     base = JudgeAudit(release=cfg.release, model=judge.model, settings=settings, status="done",
                       sampled_cases=work.sampled)
-    if client is None:
-        return base.model_copy(update={"status": "not_configured",
-                                       "notes": ["judge not configured (ANTHROPIC_API_KEY is not set): nothing asked"]})
-    if not work.repeats and not work.pairs:
-        return base.model_copy(update={"status": "no_cases"})
-    counting = CountingClient(client)
     notes: list[str] = []
+    unknown = sorted(set(settings.systems) - {s.name for s in cfg.systems})
+    if unknown:
+        notes.append(f"judge.audit.systems names no system of the config: {', '.join(unknown)}")
+    if client is None:
+        return base.model_copy(update={"status": "not_configured", "notes": notes})  # the status says it
+    if not work.repeats and not work.pairs:
+        return base.model_copy(update={"status": "no_cases", "notes": notes})
+    counting = CountingClient(client)
     with ThreadPoolExecutor(max_workers=judge.concurrency) as pool:
         repeated = list(pool.map(lambda w: _repeat_one(cfg, counting, *w), work.repeats))
         asked = [p for p in work.pairs if p[3] is not None]

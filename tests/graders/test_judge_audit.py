@@ -289,3 +289,15 @@ def test_audit_api_failure_is_recorded_and_asked_again_next_run(tmp_path: Path) 
         questions = asked | {(b, a) for a, b in asked}  # both orders; identical contents share one cached answer
         assert server.message_calls() - calls == len(questions)  # only the pairs' questions are asked again
         assert "audit:run" not in run(root, env=env)
+
+
+def test_audit_without_key_asks_nothing_and_says_so(tmp_path: Path) -> None:
+    with FakeAnthropic(responder=Judge()) as server:
+        root = make_project(tmp_path / "p", cases=["ejb-stateless"], systems=SYSTEMS_YAML, extra=(
+            f"judge:\n  base_url: {server.base_url}\n  audit: {{repeats: 2, pairwise: true, systems: [rules, nobody]}}\n"))
+        run(root, env={"ANTHROPIC_API_KEY": ""})
+        assert server.message_calls() == 0
+        audit = json.loads((root / "site/r1/report.json").read_text())["judge_audit"]
+        assert audit["status"] == "not_configured" and audit["repeats"] is None and audit["pairwise"] is None
+        assert audit["notes"] == ["judge.audit.systems names no system of the config: nobody"]
+        assert "Not run: the judge is not configured" in (root / "site/r1/index.html").read_text()
