@@ -9,16 +9,13 @@ is reported as ``prompt_tokens_details.cached_tokens`` when set.
 
 from __future__ import annotations
 
-import collections
-import itertools
 import json
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from evalkit.llm.fake_server import CHARS_PER_TOKEN, Reply
+from evalkit.llm.fake_server import CHARS_PER_TOKEN, FakeAnthropic, Reply
 
 STOP = {"end_turn": "stop", "max_tokens": "length"}
 
@@ -33,43 +30,24 @@ def prompt_text(body: dict[str, Any]) -> str:
     return "".join(str(m.get("content", "")) for m in body.get("messages", []))
 
 
-class FakeOpenAI:
-    """The server; a context manager. ``base_url`` (with /v1) goes to the settings."""
+class FakeOpenAI(FakeAnthropic):
+    """The server; a context manager. ``base_url`` (with /v1) goes to the settings. Scripting, the request
+    log and the lifecycle are FakeAnthropic's; only the routes and the bodies differ."""
 
     def __init__(self, *, responder: Callable[[dict[str, Any]], Reply] | None = None, model: str | None = None,
                  cached_tokens: int = 0, latency_s: float = 0.0) -> None:
-        self.responder = responder or (lambda body: Reply(text="ok"))
+        super().__init__(latency_s=latency_s, responder=responder or (lambda body: Reply(text="ok")))
         self.model = model
         """Model id to report (default: the requested one)."""
         self.cached_tokens = cached_tokens
-        self.latency_s = latency_s
-        self.script: collections.deque[Reply | Callable[[dict[str, Any]], Reply]] = collections.deque()
-        self.requests: list[dict[str, Any]] = []
         self.refused_keys: set[str] = set()
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
+
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
 
     @property
     def base_url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._thread.join() if self._thread else None
-        self._httpd.server_close()
-
-    def push(self, *replies: Reply | Callable[[dict[str, Any]], Reply]) -> None:
-        with self._lock:
-            self.script.extend(replies)
+        return super().base_url + "/v1"
 
     @property
     def calls(self) -> int:
@@ -77,11 +55,6 @@ class FakeOpenAI:
 
     def keys_used(self) -> list[str]:
         return [r["key"] for r in self.requests]
-
-    def _next_reply(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            item = self.script.popleft() if self.script else self.responder
-        return item(body) if callable(item) else item
 
     def completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         prompt = len(prompt_text(body)) // CHARS_PER_TOKEN

@@ -178,9 +178,13 @@ class FakeAnthropic:
         self._lock = threading.Lock()
         self._release = threading.Event()
         self._ids = itertools.count(1)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self.handler_class())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
+
+    def handler_class(self) -> type[BaseHTTPRequestHandler]:
+        """The request handler (another API's stand-in overrides this and keeps the rest: tests/fake_openai.py)."""
+        return _handler_for(self)
 
     # -- lifecycle --------------------------------------------------------------------------
     @property
@@ -188,7 +192,7 @@ class FakeAnthropic:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> FakeAnthropic:
+    def start(self) -> Any:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
         self._thread.start()
         return self
@@ -201,7 +205,7 @@ class FakeAnthropic:
             self._thread = None
         self._httpd.server_close()
 
-    def __enter__(self) -> FakeAnthropic:
+    def __enter__(self) -> Any:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
