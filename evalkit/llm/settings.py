@@ -100,6 +100,13 @@ class JudgeSettings(Model):
 
     _provider = field_validator("provider")(_known_provider)
 
+    @field_validator("rate_limits")
+    @classmethod
+    def _limits_of_known_providers(cls, limits: dict[str, RateLimit]) -> dict[str, RateLimit]:
+        for name in limits:
+            _known_provider(name)
+        return limits
+
     @model_validator(mode="after")
     def _batch_needs_anthropic(self) -> JudgeSettings:
         if self.mode == "batch" and self.provider != "anthropic":
@@ -107,11 +114,11 @@ class JudgeSettings(Model):
         return self
     audit: AuditSettings | None = None
     """Consistency audit of the judge (evalkit.graders.audit): repeats and the pairwise order flip; None: none."""
+    calibration: CalibrationSettings = Field(default_factory=CalibrationSettings)
+    """The bar a field's agreement with people's labels must reach (evalkit.report.calibration)."""
 
     def with_env(self) -> JudgeSettings:
         """These settings with the model taken from EVALKIT_JUDGE_MODEL when it is set."""
-    calibration: CalibrationSettings = Field(default_factory=CalibrationSettings)
-    """The bar a field's agreement with people's labels must reach (evalkit.report.calibration)."""
         model = os.environ.get(MODEL_ENV, "").strip()
         return self.model_copy(update={"model": model}) if model else self
 
