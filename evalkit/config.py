@@ -79,6 +79,9 @@ class RecordedSystem(SystemBase):
     """Folder of recorded outputs, or a predictions .jsonl file (relative to the config file)."""
     model_name: str | None = None
     """For predictions JSONL holding several models: which `model_name_or_path` to take."""
+    grades: str | None = None
+    """A recorded judge (relative to the config file): a recorded-grades JSON written by `evalkit import kai-ci` or
+    `kai-eval`; the grade stage takes this system's judge verdicts from it instead of calling a model."""
 
 
 class GoldSystem(SystemBase):

@@ -57,12 +57,32 @@ def _llmservice_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system-name", default="llmservice", help="name of that system entry (default: llmservice)")
 
 
+def _kai_args(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("kai_source", metavar="SOURCE", help=what)
+    p.add_argument("--suite-dir", required=True, metavar="DIR",
+                   help="suite folder to write (e.g. cases/kai-ci): cases, recorded outputs and judges under DIR/_recorded, "
+                        "the systems' entries for evalkit.yaml in DIR/_systems.yaml")
+    p.add_argument("--grader", default=None, help="name of the judge that gave the grades (e.g. gpt-4o) when the "
+                                                  "source does not name it")
+    p.add_argument("--project", default=".", help="project folder the systems' paths are written relative to "
+                                                  "(default: the current folder)")
+
+
 def _import_args(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="source", required=True, metavar="SOURCE")
     _swebench_args(sub.add_parser("swebench", help="SWE-bench task instances -> a patch suite",
                                   description="Make a patch suite from SWE-bench task instances."))
     _konveyor_args(sub.add_parser("konveyor", help="a Konveyor analyzer report -> an agentic or migration suite",
                                   description="Make an agentic or migration suite from a Konveyor analyzer output.yaml."))
+    _kai_args(sub.add_parser("kai-ci", help="Konveyor Kai CI's judge report -> a suite and recorded judges",
+                             description="Bring Kai CI's judge scores (kai-ci_report.json, or its .csv) into evalkit as "
+                                         "recorded systems with a recorded judge (rubric kai_ci), one per run."),
+              "Kai CI report: kai-ci_report.json (runs of per-file scores) or kai-ci_kai_eval_report.csv")
+    _kai_args(sub.add_parser("kai-eval", help="kai-eval's test cases and results -> a suite and recorded judges",
+                             description="Bring kai-eval's test cases (tc.yaml, notes.md) and results (eval_results.json: "
+                                         "diffs and judge scores) into evalkit as recorded systems with a recorded judge "
+                                         "(rubric kai_eval), one per variant and model."),
+              "kai-eval folder (apps/<app>/test_cases/*/tc.yaml and an eval_results.json below it)")
     _llmservice_args(sub.add_parser("llmservice", help="LLMService evaluation datasets -> generation suites",
                                     description="Make one generation suite per LLMService dataset folder (criteria, "
                                                 "expected files, prompt-injection checks, input files) and a command "
@@ -101,6 +121,18 @@ def cmd_import(args: argparse.Namespace) -> int:
                     if args.kind == "agentic" else "")
         print(f"evalkit import: wrote {len(kres.written)} {args.kind} case(s) with {kres.incidents} incident(s)"
               f"{matchers} to {args.suite_dir}")
+        return 0
+    if args.source in ("kai-ci", "kai-eval"):
+        from evalkit.importers.kai import SYSTEMS_FILE, import_kai_ci, import_kai_eval
+
+        run = import_kai_ci if args.source == "kai-ci" else import_kai_eval
+        kai = run(Path(args.kai_source), Path(args.suite_dir), grader=args.grader, project=Path(args.project),
+                  shown=args.kai_source)
+        for warning in kai.warnings:
+            print(f"evalkit import: warning: {warning}", file=sys.stderr)
+        print(f"evalkit import: wrote {len(kai.cases)} case(s) to {args.suite_dir} and {len(kai.systems)} recorded "
+              f"system(s) with a recorded judge ({', '.join(f'{k}: {v} verdict(s)' for k, v in kai.systems.items())}); "
+              f"add their entries ({Path(args.suite_dir) / SYSTEMS_FILE}) to evalkit.yaml:\n{kai.snippet}", end="")
         return 0
     if args.source == "llmservice":
         from evalkit.importers.llmservice import SNIPPET_FILE, import_llmservice

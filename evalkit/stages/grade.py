@@ -41,14 +41,21 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     # answer: nothing to parse or judge (elsewhere the missing file is graded as empty).
     deleted_right = (case.kind == "migration" and bool(case.reference.get("deleted")) and mf in sample.deleted_files
                      and mf not in sample.files)
-    if mf is not None and not deleted_right:
+    recorded = getattr(system, "grades", None)  # a recorded judge (evalkit.recorded_judge): its verdicts, no call
+    if recorded and mf not in sample.files:
+        pass  # the recorded judge's code is not in the import: nothing to parse
+    elif mf is not None and not deleted_right:
         syntax = check_syntax(sample.files.get(mf, ""), case.language)
     elif mf is None and case.kind == "generation":  # files named by the system: each parsed by its extension
         syntax = check_files(sample.files)
     from evalkit.graders import judging
 
     rubric, extra = None, {}
-    if case.kind == "rag":  # ragas' LLM-path metrics through our client (evalkit.graders.rag)
+    if recorded:
+        from evalkit.recorded_judge import recorded_outcome
+
+        judge = recorded_outcome(cfg.resolve(recorded), case.key, recorded)
+    elif case.kind == "rag":  # ragas' LLM-path metrics through our client (evalkit.graders.rag)
         from evalkit.graders.rag import grade_rag
 
         judge, extra["ragas"] = grade_rag(cfg, case, sample)

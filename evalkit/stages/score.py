@@ -140,6 +140,11 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
         metrics["assertion_pass"] = 0.0
     for fn in KIND_SCORERS.get(case.kind, []):
         metrics.update(fn(cfg, case, output, execution, grades))
+    if judged.get("source") == "recorded" and main_file(case) not in output.first.files:
+        # a recorded judge on code the import does not hold (Kai CI's report has scores only): its verdict alone
+        answered = output.status == "ok"
+        metrics = {k: v for k, v in metrics.items() if k.startswith("judge_") or k in ("wall_s", "cost_usd", "tokens")}
+        metrics["answered"] = float(answered)
     if not answered and case.kind in ("migration", "generation"):
         metrics.setdefault("syntax_valid", 0.0)
         metrics.setdefault("complete", 0.0)

@@ -95,12 +95,13 @@ def recorded_sources(system: Any, case: Case, root: Path, sample_index: int = 0)
     system's generate stage for the case: they are its task's dependencies and part of its cache key."""
     path = Path(system.path)
     path = path if path.is_absolute() else root / path
+    grades = [root / system.grades] if getattr(system, "grades", None) else []  # a recorded judge's verdicts
     if path.is_file():
-        return [path]
+        return [path, *grades]
     found = [path / case.suite / f"{case.id}.json"]
     if sample_index:
         found.insert(0, path / case.suite / f"{case.id}.{sample_index}.json")
-    return found
+    return found + grades
 
 
 @adapter("recorded")

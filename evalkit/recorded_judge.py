@@ -1,0 +1,116 @@
+"""A recorded judge: verdicts another tool's judge already gave, brought in instead of calling a model.
+
+`evalkit import kai-ci` / `evalkit import kai-eval` write, per imported system, a recorded-grades file
+(``RecordedGrades``: the grader's name, the rubric, and per case the verdicts in the rubric's fields,
+each with the place in the source file it came from) and name it in the system's entry
+(``adapter: recorded``, ``grades: FILE``). The grade stage then takes that case's verdicts from the
+file (``recorded_outcome``): a JudgeOutcome with ``source: recorded`` and ``model`` = the grader
+named, aggregated like a model judge's samples (mean of each numeric field, majority of each
+boolean), so scores, intervals and pages follow the rubric as for a live judge. No API key, no call.
+
+The file is an input of the system's generate stage (evalkit.systems.recorded.recorded_sources), so
+an edited grades file regrades exactly as an edited recording regenerates.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from evalkit.errors import InputError, Problem
+from evalkit.models import Model
+
+RECORDED_GRADES_VERSION = 1
+
+
+class RecordedVerdict(Model):
+    """One verdict of the recorded judge on one case."""
+
+    values: dict[str, int | float | bool]
+    """The rubric's fields by name, as the source gave them (checked against the rubric's scales)."""
+    notes: str = ""
+    """The grader's reasoning, when the source kept it."""
+    where: str = ""
+    """Where the verdict is in the source file (file:line or a JSON path)."""
+
+
+class RecordedGrades(Model):
+    """A recorded-grades file: one imported system's verdicts per case."""
+
+    schema_version: int = RECORDED_GRADES_VERSION
+    """Version of this file's shape."""
+    source: str
+    """The file the verdicts were imported from."""
+    grader: str
+    """Who gave them: the judge model the source names (or the name given with --grader)."""
+    rubric: str
+    """Rubric the verdicts follow (a shipped rubric name: kai_ci, kai_eval, ...)."""
+    run: str = ""
+    """Which run of the source (e.g. the report's date, or variant and model)."""
+    cases: dict[str, list[RecordedVerdict]] = Field(default_factory=dict)
+    """`suite/case_id` -> the verdicts on that case (several: the source judged it several times)."""
+
+
+_lock = threading.Lock()
+_loaded: dict[tuple[str, int, int], RecordedGrades] = {}
+
+
+def load_recorded_grades(path: Path, shown: str | None = None) -> RecordedGrades:
+    """Read and validate a recorded-grades file (cached by path, mtime and size); InputError names file:line."""
+    shown = shown or str(path)
+    try:
+        st = path.stat()
+    except OSError:
+        raise InputError(Problem(shown, None, "recorded grades file not found (written by `evalkit import kai-ci` or "
+                                              "`evalkit import kai-eval`)")) from None
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    with _lock:
+        if key in _loaded:
+            return _loaded[key]
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(Problem(shown, None, f"not UTF-8 text (byte {exc.start})")) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(Problem(shown, exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})")) from None
+    try:
+        grades = RecordedGrades.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(Problem(shown, None, f"{where}: {first['msg']} (expected a recorded-grades file: source, "
+                                              "grader, rubric, cases)")) from None
+    with _lock:
+        _loaded[key] = grades
+    return grades
+
+
+def recorded_outcome(grades_path: Path, case_key: str, shown: str) -> dict[str, Any]:
+    """The judge outcome (as JSON) of a case from a recorded-grades file: status judged, source recorded,
+    model = the grader; ``not_configured``-like ``judge_error`` naming the file when it has no verdict for the
+    case or a verdict breaks the rubric's scales."""
+    from evalkit.graders.judge import JudgeOutcome, outcome_of
+    from evalkit.graders.judge_rubric import shipped
+
+    try:
+        grades = load_recorded_grades(grades_path, shown)
+    except InputError as exc:
+        return {"status": "judge_error", "source": "recorded", "error": str(exc.problems[0])}
+    rubric = shipped(grades.rubric)
+    failed = JudgeOutcome(status="judge_error", source="recorded", model=grades.grader, rubric=rubric.name)
+    verdicts = grades.cases.get(case_key)
+    if not verdicts:
+        return failed.model_copy(update={"error": f"{shown}: no recorded verdict for {case_key}"}).model_dump(mode="json")
+    answers = [{**v.values, "detailed_notes": v.notes} for v in verdicts]
+    try:  # strictly against the rubric's scales, aggregated like a judge's samples
+        outcome = outcome_of(rubric, answers, model=grades.grader)
+    except ValueError as exc:
+        return failed.model_copy(update={"error": (
+            f"{shown}: a verdict on {case_key} ({', '.join(v.where for v in verdicts)}) breaks rubric {rubric.name}: "
+            f"{str(exc)[:500]}")}).model_dump(mode="json")
+    return outcome.model_copy(update={"source": "recorded", "reasoning": [v.notes for v in verdicts if v.notes]}
+                              ).model_dump(mode="json")

@@ -1,0 +1,192 @@
+"""Issue 16 item 3: Kai's existing grades come in as a recorded judge.
+
+`evalkit import kai-ci` (Kai CI's kai-ci_report.json and its .csv) and `evalkit import kai-eval`
+(kai-eval's test cases and eval_results.json) on the real files in ../shared/realdata, then
+`evalkit run` offline (no API key): the report's judge metrics follow the rubrics' fields, each
+number recomputed here from the source files, and the grader is named as a recorded judge.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO.parent / "shared" / "realdata"
+KAI_CI = DATA / "kai_judge" / "kai-ci_report.json"
+KAI_CI_CSV = DATA / "kai_judge" / "kai-ci_kai_eval_report.csv"
+KAI_EVAL = DATA / "kai_eval_pranavgaikwad"
+needs_data = pytest.mark.skipif(not KAI_CI.exists() and not os.environ.get("CI"),
+                                reason="the real Kai data (../shared/realdata) is not on this machine")
+FOUR = ("effectiveness", "specificity", "reasoning", "competency")
+
+
+def evalkit(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_API_KEYS", "OPENAI_API_KEY", "OPENAI_API_KEYS",
+                        "EVALKIT_CONFIG", "EVALKIT_RELEASE", "EVALKIT_SELECT")}
+    env["PYTHONPATH"] = str(REPO)
+    proc = subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"evalkit {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def systems_yaml(*suite_dirs: Path) -> str:
+    body = "".join(p.joinpath("_systems.yaml").read_text().split("systems:\n", 1)[1] for p in suite_dirs)
+    return "release: kai-history\ntitle: Kai history\nsystems:\n" + body
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("kai-recorded")
+    out = evalkit(root, "import", "kai-ci", str(KAI_CI), "--suite-dir", "cases/kai-ci")
+    assert "wrote 15 case(s)" in out.stdout
+    evalkit(root, "import", "kai-ci", str(KAI_CI_CSV), "--suite-dir", "cases/kai-ci-csv")
+    evalkit(root, "import", "kai-eval", str(KAI_EVAL), "--suite-dir", "cases/kai-eval", "--grader", "gpt-4o")
+    (root / "evalkit.yaml").write_text(systems_yaml(root / "cases" / "kai-ci", root / "cases" / "kai-ci-csv",
+                                                    root / "cases" / "kai-eval"))
+    run = evalkit(root, "run", "-q")
+    assert run.returncode == 0
+    return root
+
+
+def report(root: Path) -> dict:
+    return json.loads((root / "site" / "kai-history" / "report.json").read_text())
+
+
+def case_scores(root: Path, system: str, suite: str, case: str) -> dict:
+    return json.loads((root / ".evalkit" / "artifacts" / system / suite / case / "scores.json").read_text())["metrics"]
+
+
+def case_ids(root: Path, suite: str) -> dict[str, str]:
+    """Judged file -> case id, from the imported case files."""
+    from evalkit.yamlio import load_yaml
+
+    out = {}
+    for p in (root / "cases" / suite).glob("*/case.yaml"):
+        node = load_yaml(p, str(p))
+        out[node["inputs"]["file_path"]] = node["id"]
+    return out
+
+
+@needs_data
+def test_kai_ci_scores_are_the_reports_numbers_per_file_and_per_run(project: Path) -> None:
+    runs = json.loads(KAI_CI.read_text())
+    ids = case_ids(project, "kai-ci")
+    assert len(ids) == len({r["file"] for run in runs for r in run["kaiEvalData"]}) == 15
+    rep = report(project)
+    suite = next(s for s in rep["suites"] if s["name"] == "kai-ci")
+    for run in runs:
+        system = "kai-ci-" + run["date"].replace(" ", "-").replace(":", "-")
+        by_file: dict[str, list[dict]] = {}
+        for row in run["kaiEvalData"]:
+            by_file.setdefault(row["file"], []).append(row)
+        for file, rows in by_file.items():
+            got = case_scores(project, system, "kai-ci", ids[file])
+            for f in FOUR:  # the mean of the file's verdicts in that run
+                assert got[f"judge_{f}"] == pytest.approx(statistics.mean(r[f] for r in rows))
+            # the rubric's overall score is Kai's own averageScore (the plain mean of the four), averaged
+            assert got["judge_kai_ci_mean"] == pytest.approx(statistics.mean(r["averageScore"] for r in rows))
+            assert got["judge_valid_code"] == float(sum(r["validCode"] for r in rows) * 2 > len(rows))
+            assert set(got) <= {"answered", "wall_s", "cost_usd", "tokens", "judge_cost_usd", "judge_unstable",
+                                "judge_effectiveness", "judge_specificity", "judge_reasoning", "judge_competency",
+                                "judge_kai_ci_mean", "judge_valid_code", "judge_unnecessary_changes"}
+        agg = suite["systems"][system]["judge_effectiveness"]
+        assert agg["n"] == 15
+        assert agg["value"] == pytest.approx(statistics.mean(statistics.mean(r["effectiveness"] for r in rows)
+                                                             for rows in by_file.values()))
+    row = next(s for s in rep["systems"] if s["name"].startswith("kai-ci-2024"))
+    assert row["adapter"] == "recorded" and "recorded judge" in row["description"]
+    assert row["status_counts"] == {"ok": 15} and row["judge_tokens"] == 0  # no model was called
+
+
+@needs_data
+def test_the_csv_imports_as_one_run_with_the_same_numbers(project: Path) -> None:
+    with open(KAI_CI_CSV, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    ids = case_ids(project, "kai-ci-csv")
+    system = "kai-ci-kai-ci_kai_eval_report"
+    for file in {r["File"] for r in rows}:
+        mine = [float(r["Effectiveness"]) for r in rows if r["File"] == file]
+        assert case_scores(project, system, "kai-ci-csv", ids[file])["judge_effectiveness"] == pytest.approx(
+            statistics.mean(mine))
+
+
+@needs_data
+def test_kai_eval_scores_outputs_and_grader(project: Path) -> None:
+    results = json.loads((KAI_EVAL / "runner" / "tests" / "test-data" / "eval_results.json").read_text())["results"]
+    rep = report(project)
+    suite = next(s for s in rep["suites"] if s["name"] == "kai-eval")
+    assert suite["n_cases"] == len(results) == 6
+    assert {"judge_completeness", "judge_functional_parity", "judge_residual_effort",
+            "judge_kai_eval_mean"} <= set(suite["metrics"])
+    per_system: dict[str, list[dict]] = {}
+    for r in results:
+        for e in r["experiments"]:
+            per_system.setdefault(f"{e['variant']}|{e['model']}", []).append(e)
+    assert len(suite["systems"]) == len(per_system) == 4
+    gpt4o_basic = per_system["basic|ChatOpenAI/gpt-4o"]
+    agg = suite["systems"]["kai-eval-basic-gpt-4o"]
+    assert agg["judge_completeness"]["value"] == pytest.approx(
+        statistics.mean(e["metrics"]["completeness"]["score"] for e in gpt4o_basic))
+    # kai-eval's final score: 0.5 completeness + 0.3 functionalParity + 0.2 residualEffort (the rubric's weights)
+    assert agg["judge_kai_eval_mean"]["value"] == pytest.approx(statistics.mean(
+        0.5 * e["metrics"]["completeness"]["score"] + 0.3 * e["metrics"]["functionalParity"]["score"]
+        + 0.2 * e["metrics"]["residualEffort"]["score"] for e in gpt4o_basic))
+    # the recorded output is the experiment's diff; the verdict names its grader and keeps the reasoning
+    art = project / ".evalkit" / "artifacts" / "kai-eval-basic-gpt-4o" / "kai-eval" / "coolstore-jms-to-smallrye"
+    diff = next(e["diff"] for r in results if r["testCase"]["application"]["name"] == "coolstore"
+                and r["testCase"]["name"] == "jms-to-smallrye" for e in r["experiments"]
+                if e["variant"] == "basic" and e["model"] == "ChatOpenAI/gpt-4o")
+    assert json.loads((art / "output.json").read_text())["samples"][0]["patch"] == diff
+    judge = json.loads((art / "grades.json").read_text())["judge"]
+    assert judge["source"] == "recorded" and judge["model"] == "gpt-4o" and judge["rubric"] == "kai_eval"
+    source_reasoning = next(e["metrics"]["completeness"]["reasoning"] for r in results
+                            if r["testCase"]["application"]["name"] == "coolstore" and r["testCase"]["name"] == "jms-to-smallrye"
+                            for e in r["experiments"] if e["variant"] == "basic" and e["model"] == "ChatOpenAI/gpt-4o")
+    assert source_reasoning.strip()[:200] in judge["verdicts"][0]["detailed_notes"]
+    page = (project / "site" / "kai-history" / "cases" / "kai-eval" / "coolstore-jms-to-smallrye.html").read_text()
+    assert "recorded judge (imported verdicts, no call)" in page and "grader gpt-4o" in page
+
+
+@needs_data
+def test_an_edited_grades_file_regrades_only_that_system(project: Path) -> None:
+    grades = project / "cases" / "kai-eval" / "_recorded" / "kai-eval-agent-gpt-4o.grades.json"
+    data = json.loads(grades.read_text())
+    key = "kai-eval/cmt-jsf-to-myfaces"
+    data["cases"][key][0]["values"]["completeness"] = 0.1
+    grades.write_text(json.dumps(data, indent=1))
+    out = evalkit(project, "run")
+    assert "grade:kai-eval-agent-gpt-4o:kai-eval/cmt-jsf-to-myfaces" in out.stdout
+    assert "grade:kai-eval-basic-gpt-4o" not in out.stdout and "grade:kai-ci" not in out.stdout
+    assert case_scores(project, "kai-eval-agent-gpt-4o", "kai-eval", "cmt-jsf-to-myfaces")["judge_completeness"] == 0.1
+
+
+def test_a_bad_row_names_file_and_line(tmp_path: Path) -> None:
+    report_file = tmp_path / "kai-ci_report.json"
+    rows = [{"file": "a/A.java", "effectiveness": 8, "specificity": 8, "reasoning": 8, "competency": 8,
+             "validCode": True, "unnecessaryChanges": False, "averageScore": 8.0},
+            {"file": "a/B.java", "effectiveness": 11, "specificity": 8, "reasoning": 8, "competency": 8,
+             "validCode": True, "averageScore": 8.0}]
+    report_file.write_text(json.dumps([{"date": "2024-10-30 13:07:57", "kaiEvalData": rows}], indent=1))
+    proc = evalkit(tmp_path, "import", "kai-ci", str(report_file), "--suite-dir", "cases/kai-ci", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    line = report_file.read_text().splitlines().index("   {", 5) + 1  # the second row's "{"
+    assert f"kai-ci_report.json:{line}: run 0 (2024-10-30 13:07:57) kaiEvalData[1]: effectiveness must be an " \
+           "integer from 1 to 10, got 11" in proc.stderr
+    assert "unnecessaryChanges missing" in proc.stderr
+    assert not (tmp_path / "cases").exists()  # nothing written
+    bad_csv = tmp_path / "r.csv"
+    bad_csv.write_text("File,Effectiveness,Specificity,Reasoning,Competency,Valid Code,Unnecessary Changes,Average Score\n"
+                       "a/A.java,8,8,8,8,False,False,8.0\na/B.java,8,8,x,8,False,False,8.0\n")
+    proc = evalkit(tmp_path, "import", "kai-ci", str(bad_csv), "--suite-dir", "cases/x", check=False)
+    assert proc.returncode == 2 and "r.csv:3: row 2: reasoning must be an integer from 1 to 10, got 'x'" in proc.stderr
