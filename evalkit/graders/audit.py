@@ -225,10 +225,14 @@ class CountingClient:
         self.cache = client.cache
         self.sent = 0
         self.cost_usd = 0.0
+        self.keys: set[str] = set()
+        """Every distinct request asked, cached or not."""
         self._lock = threading.Lock()
 
     def call(self, request: LLMRequest) -> LLMResponse:
         response = self.client.call(request)
+        with self._lock:
+            self.keys.add(response.request_key)
         if not response.cached:
             with self._lock:
                 self.sent += 1
@@ -336,7 +340,7 @@ def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
         repeated = list(pool.map(lambda w: _repeat_one(cfg, counting, *w), work.repeats))
         asked = [p for p in work.pairs if p[3] is not None]
         pairs = list(pool.map(lambda p: _pair_one(counting, *p), asked))  # type: ignore[misc]
-    update: dict[str, Any] = {"calls_sent": counting.sent, "cost_usd": counting.cost_usd}
+    update: dict[str, Any] = {"requests": len(counting.keys), "calls_sent": counting.sent, "cost_usd": counting.cost_usd}
     if settings.repeats >= 2:
         fields = union_fields([field_kinds(cfg, cand.case) for cand, _requests in work.repeats])
         update["repeats"] = RepeatAudit(repeats=settings.repeats, cases=repeated,

@@ -133,8 +133,10 @@ class JudgeAudit(Model):
     incomplete: bool = False
     """Some requests failed for infrastructure reasons (API failure, budget): the audit is asked again next run
     (answers already received come from the response cache)."""
+    requests: int = 0
+    """Distinct requests the audit asked (repairs included), whether answered from the response cache or sent."""
     calls_sent: int = 0
-    """Requests this audit sent to the API (answers from the response cache not counted)."""
+    """Of those, requests sent to the API by this run (answers from the response cache not counted)."""
     cost_usd: float = 0.0
     """What those requests cost."""
     notes: list[str] = Field(default_factory=list)

@@ -178,6 +178,14 @@ def test_audit_spread_and_flips_as_the_server_rules_and_estimate_equals_sent(tmp
                 assert p["flipped"] == (pref_ab != pref_ba)
                 asked += 1
                 flips += pref_ab != pref_ba
+        # distinct requests: k repeats per distinct judged file (repeat 0 is the grade stage's answer, not sent
+        # again), both orders per distinct pair of files
+        files = {generated_file(root, c["system"], c["case"]) for c in cases}
+        questions = {(generated_file(root, p["a"], p["case"]), generated_file(root, p["b"], p["case"]))
+                     for p in audit["pairwise"]["pairs"]}
+        questions |= {(b, a) for a, b in questions}
+        assert audit["requests"] == len(files) * REPEATS + len(questions)
+        assert audit["calls_sent"] == audit["requests"] - len(files)
         flip = audit["pairwise"]["flip_rate"]
         assert (flip["k"], flip["n"], audit["pairwise"]["identical_skipped"]) == (flips, asked, identical)
         assert (flip["ci_low"], flip["ci_high"]) == wilson_interval(flips, asked) and asked > 0
