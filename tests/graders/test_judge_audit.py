@@ -309,3 +309,22 @@ def test_audit_without_key_asks_nothing_and_says_so(tmp_path: Path) -> None:
         assert audit["status"] == "not_configured" and audit["repeats"] is None and audit["pairwise"] is None
         assert audit["notes"] == ["judge.audit.systems names no system of the config: nobody"]
         assert "Not run: the judge is not configured" in (root / "site/r1/index.html").read_text()
+
+
+def test_audit_in_batch_mode_rides_the_grade_batch(tmp_path: Path) -> None:
+    """judge.mode batch: the audit's requests go out in the grade stage's Message Batch (priced at half by the
+    estimate), and the audit then reads them from the response cache: no request is sent one by one."""
+    judge = Judge()
+    env = {"ANTHROPIC_API_KEY": KEY}
+    with FakeAnthropic(responder=judge) as server:
+        root = make_project(tmp_path / "p", cases=["ejb-stateless", "jpa-entity"], systems=SYSTEMS_YAML, extra=(
+            f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n  mode: batch\n"
+            f"  batch_poll_s: 0.05\n  audit: {{sample: 2, repeats: 2, pairwise: true}}\n"))
+        evalkit(root, "run", "generate", env=env)
+        est = estimate(root)
+        assert est["batch"] is True and est["by_asker"]["judge audit"] > 0 and est["by_asker"]["pairwise judge"] > 0
+        run(root, env=env)
+        assert server.counts["messages"] == 0 and server.counts["batch_items"] == est["uncached_calls"]
+        audit = json.loads((root / "site/r1/report.json").read_text())["judge_audit"]
+        assert audit["status"] == "done" and audit["calls_sent"] == 0 and audit["requests"] > 0
+        assert audit["pairwise"]["flip_rate"]["n"] > 0 and audit["repeats"]["fields"][0]["n"] > 0
