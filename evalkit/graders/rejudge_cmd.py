@@ -47,8 +47,9 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     release = cfg.release
     label = args.into or side_label(release, model)
     check_label(label)
-    if label == release:
-        raise InputError([f"--into {label!r}: the side release must not overwrite release {release!r}"])
+    if label == release or (cfg.site_path / label / "report.json").exists():
+        raise InputError([f"--into {label!r}: {cfg.site_path / label} holds a release's report; a side release "
+                          "must not overwrite a release: choose another label"])
     check_release(cfg, project, release)
     os.environ[MODEL_ENV] = model  # every judge call of this process goes to the new model
     cfg_new = new_config(cfg, model)

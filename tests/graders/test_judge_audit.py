@@ -270,6 +270,8 @@ def test_rejudge_estimates_first_pays_only_new_verdicts_and_reports_agreement(tm
         # bad input: exit 2 with a message, no traceback
         bad = evalkit(root, "rejudge", "--judge", "claude-new-judge", "--release", "nope", env=env, check=False)
         assert bad.returncode == 2 and "no report of release 'nope'" in bad.stderr and "Traceback" not in bad.stderr
+        clash = evalkit(root, "rejudge", "--judge", "claude-x", "--into", "r1", env=env, check=False)
+        assert clash.returncode == 2 and "must not overwrite a release" in clash.stderr
         nokey = evalkit(root, "rejudge", "--judge", "claude-x", "--yes", env={"ANTHROPIC_API_KEY": ""}, check=False)
         assert nokey.returncode == 2 and "ANTHROPIC_API_KEY" in nokey.stderr
 
