@@ -114,3 +114,18 @@ def recorded_outcome(grades_path: Path, case_key: str, shown: str) -> dict[str, 
             f"{str(exc)[:500]}")}).model_dump(mode="json")
     return outcome.model_copy(update={"source": "recorded", "reasoning": [v.notes for v in verdicts if v.notes]}
                               ).model_dump(mode="json")
+
+
+def _register_agentic_scorer() -> None:
+    """Agentic cases (kai-eval with its application tree) get the recorded judge's metrics beside their own."""
+    from evalkit.stages.score import scorer
+    from evalkit.stages.score_judge import judge_metrics
+
+    @scorer("agentic")
+    def recorded_judge_metrics(cfg: Any, case: Any, output: Any, execution: Any, grades: Any) -> dict[str, Any]:
+        if (grades.judge or {}).get("source") != "recorded":
+            return {}
+        return judge_metrics(cfg, case, output, execution, grades)
+
+
+_register_agentic_scorer()

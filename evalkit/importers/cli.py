@@ -66,6 +66,10 @@ def _kai_args(p: argparse.ArgumentParser, what: str) -> None:
                                                   "source does not name it")
     p.add_argument("--project", default=".", help="project folder the systems' paths are written relative to "
                                                   "(default: the current folder)")
+    if "kai-eval" in what:
+        p.add_argument("--app", action="append", default=[], metavar="APP=DIR",
+                       help="an application's source tree (repeatable; or DIR holding <app>/ trees): its test cases "
+                            "become agentic cases on a copy of the tree, the recorded diffs applied to it")
 
 
 def _import_args(p: argparse.ArgumentParser) -> None:
@@ -125,9 +129,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.source in ("kai-ci", "kai-eval"):
         from evalkit.importers.kai import SYSTEMS_FILE, import_kai_ci, import_kai_eval
 
-        run = import_kai_ci if args.source == "kai-ci" else import_kai_eval
-        kai = run(Path(args.kai_source), Path(args.suite_dir), grader=args.grader, project=Path(args.project),
-                  shown=args.kai_source)
+        if args.source == "kai-ci":
+            kai = import_kai_ci(Path(args.kai_source), Path(args.suite_dir), grader=args.grader,
+                                project=Path(args.project), shown=args.kai_source)
+        else:
+            from evalkit.importers.kai import parse_app_map
+
+            kai = import_kai_eval(Path(args.kai_source), Path(args.suite_dir), grader=args.grader,
+                                  project=Path(args.project), shown=args.kai_source, apps=parse_app_map(args.app))
         for warning in kai.warnings:
             print(f"evalkit import: warning: {warning}", file=sys.stderr)
         print(f"evalkit import: wrote {len(kai.cases)} case(s) to {args.suite_dir} and {len(kai.systems)} recorded "

@@ -354,19 +354,75 @@ def import_kai_ci(report: Path, suite_dir: Path, *, grader: str | None = None, p
     return _finish(out, suite_dir, project, entries)
 
 
+def parse_app_map(values: list[str]) -> dict[str, Path]:
+    """``--app APP=DIR`` (one application's tree) or ``--app DIR`` (a folder of ``<app>/`` trees) -> app -> tree."""
+    out: dict[str, Path] = {}
+    for v in values:
+        name, sep, folder = v.partition("=")
+        if sep:
+            if not Path(folder).is_dir():
+                raise InputError(Problem("--app", None, f"{v!r}: {folder} is not a folder (expected APP=DIR, the "
+                                                        "application's source tree)"))
+            out[name] = Path(folder)
+        elif Path(v).is_dir():
+            out.update({d.name: d for d in sorted(Path(v).iterdir()) if d.is_dir() and not d.name.startswith(".")})
+        else:
+            raise InputError(Problem("--app", None, f"{v!r} is not a folder (expected APP=DIR or a folder of <app>/ trees)"))
+    return out
+
+
+def _write_agentic_case(suite_dir: Path, case_id: str, tc: EvalCase, tree: Path, max_mb: float) -> None:
+    from evalkit.importers.konveyor import copy_source
+
+    copy_source(tree, suite_dir / case_id / "source", max_mb)
+    rules = tc.rules or ["kai-eval-test-case"]
+    files = [f for f in tc.files if (tree / f).is_file()] or tc.files
+    first = (tc.description.strip().splitlines() or [tc.name])[0]
+    case = {"id": case_id, "description": first[:300], "tags": ["kai-eval", tc.app],
+            "inputs": {"source_dir": "source",
+                       "instructions": tc.description + (f"\n\nDeveloper notes (kai-eval notes.md):\n{tc.notes}" if tc.notes else ""),
+                       "incidents": [{"rule_id": rules[0], "file": f, "message": first} for f in files]},
+            "reference": {"expected_tasks": [{"rule_id": rules[0], "file": f} for f in files]
+                          or [{"rule_id": rules[0], "file": "."}]}}
+    _write(suite_dir / case_id / "case.yaml", dump_yaml(case, f"Imported from kai-eval test case {tc.app}/{tc.name} by "
+                                                              "evalkit import (agentic: the application tree given with --app)."))
+
+
 def import_kai_eval(root: Path, suite_dir: Path, *, grader: str | None = None, project: Path = Path("."),
-                    shown: str | None = None) -> KaiImport:
-    """kai-eval's test cases and results -> a migration suite, one recorded system and judge per (variant, model)."""
+                    shown: str | None = None, apps: dict[str, Path] | None = None, max_mb: float = 50.0) -> KaiImport:
+    """kai-eval's test cases and results -> a migration suite (or, with ``apps``, an agentic suite of the test cases
+    whose application tree is given), one recorded system and recorded judge per (variant, model)."""
     cases, experiments = read_kai_eval(root, shown)
+    judged = sorted({key for key, _, _ in experiments})
+    warnings = []
+    if apps:
+        left = [k for k in judged if k[0] not in apps]
+        if left:
+            warnings.append(f"no application tree (--app) for {', '.join(sorted({a for a, _ in left}))}: "
+                            f"{len(left)} test case(s) left out ({', '.join(f'{a}/{n}' for a, n in left)}); import "
+                            "again without --app, into another suite, to keep their recorded scores")
+        judged = [k for k in judged if k[0] in apps]
+        if not judged:
+            raise InputError(Problem("--app", None, f"no test case of the given application(s) {sorted(apps)} has results "
+                                                    f"(applications with results: {sorted({k[0] for k, _, _ in experiments})})"))
+        experiments = [e for e in experiments if e[0][0] in apps]
     _fresh(suite_dir)
     suite = suite_dir.name
-    judged = sorted({key for key, _, _ in experiments})
     ids = {key: case_id_for(f"{key[0]}-{key[1]}") for key in judged}
-    out = KaiImport(suite=suite, cases=[ids[k] for k in judged])
-    _write_suite(suite_dir, "kai_eval", "kai-eval's test cases with its judge's completeness, functional parity and "
-                                        "residual effort per experiment (a recorded judge; outputs are the experiments' diffs).")
+    out = KaiImport(suite=suite, cases=[ids[k] for k in judged], warnings=warnings)
+    if apps:
+        spec = {"kind": "agentic", "language": "java", "rubric": "kai_eval",
+                "description": "kai-eval's test cases on their application trees; outputs are the experiments' diffs, "
+                               "graded by kai-eval's recorded judge and re-checked on the tree."}
+        _write(suite_dir / "suite.yaml", dump_yaml(spec, "Written by evalkit import (a recorded judge's suite)."))
+    else:
+        _write_suite(suite_dir, "kai_eval", "kai-eval's test cases with its judge's completeness, functional parity and "
+                                            "residual effort per experiment (a recorded judge; outputs are the experiments' diffs).")
     for key in judged:
         tc = cases[key]
+        if apps:
+            _write_agentic_case(suite_dir, ids[key], tc, apps[key[0]], max_mb)
+            continue
         description = tc.description + (f"\n\nDeveloper notes (kai-eval notes.md):\n{tc.notes}" if tc.notes else "")
         _write_case(suite_dir, ids[key], tc.files[0] if tc.files else f"{tc.app}/(application)", description,
                     tc.rules or ["kai-eval-test-case"], f"kai-eval test case {tc.app}/{tc.name}", ["kai-eval", tc.app])

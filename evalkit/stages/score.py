@@ -83,7 +83,7 @@ def degenerate_metrics(case: Case, output: OutputArtifact, mf: str | None) -> Me
 def _load_kind_scorers() -> None:
     import importlib
 
-    for module in ("evalkit.stages.score_patch", "evalkit.stages.score_migration", "evalkit.stages.score_judge", "evalkit.stages.score_agentic", "evalkit.stages.score_e2e",
+    for module in ("evalkit.recorded_judge", "evalkit.stages.score_patch", "evalkit.stages.score_migration", "evalkit.stages.score_judge", "evalkit.stages.score_agentic", "evalkit.stages.score_e2e",
                    "evalkit.stages.score_rag", "evalkit.stages.score_entropy",
                    "evalkit.stages.score_generation"):
         try:
@@ -140,7 +140,7 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
         metrics["assertion_pass"] = 0.0
     for fn in KIND_SCORERS.get(case.kind, []):
         metrics.update(fn(cfg, case, output, execution, grades))
-    if judged.get("source") == "recorded" and main_file(case) not in output.first.files:
+    if judged.get("source") == "recorded" and case.kind == "migration" and main_file(case) not in output.first.files:
         # a recorded judge on code the import does not hold (Kai CI's report has scores only): its verdict alone
         answered = output.status == "ok"
         metrics = {k: v for k, v in metrics.items() if k.startswith("judge_") or k in ("wall_s", "cost_usd", "tokens")}

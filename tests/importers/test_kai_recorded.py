@@ -190,3 +190,37 @@ def test_a_bad_row_names_file_and_line(tmp_path: Path) -> None:
                        "a/A.java,8,8,8,8,False,False,8.0\na/B.java,8,8,x,8,False,False,8.0\n")
     proc = evalkit(tmp_path, "import", "kai-ci", str(bad_csv), "--suite-dir", "cases/x", check=False)
     assert proc.returncode == 2 and "r.csv:3: row 2: reasoning must be an integer from 1 to 10, got 'x'" in proc.stderr
+
+
+@needs_data
+def test_kai_eval_with_an_application_tree_makes_agentic_cases_whose_diffs_apply(tmp_path: Path) -> None:
+    # coolstore's tree as far as the real data holds it: the 22 legacy Java files of kai_migration_cases
+    tree = tmp_path / "coolstore"
+    for case in json.loads((DATA / "kai_migration_cases" / "cases.json").read_text()):
+        if case["app"] == "coolstore":
+            (tree / case["file_path"]).parent.mkdir(parents=True, exist_ok=True)
+            (tree / case["file_path"]).write_text(case["legacy_code"])
+    root = tmp_path / "p"
+    root.mkdir()
+    out = evalkit(root, "import", "kai-eval", str(KAI_EVAL), "--suite-dir", "cases/kai-eval", "--grader", "gpt-4o",
+                  "--app", f"coolstore={tree}")
+    assert "wrote 2 case(s)" in out.stdout
+    assert "no application tree (--app) for cmt, petclinic, springframework-demo: 4 test case(s) left out" in out.stderr
+    (root / "evalkit.yaml").write_text(systems_yaml(root / "cases" / "kai-eval").replace(
+        "release: kai-history\n", "release: kai-history\nsandbox: {backend: local}\n"))
+    evalkit(root, "run", "-q")
+    rep = report(root)
+    suite = next(s for s in rep["suites"] if s["name"] == "kai-eval")
+    assert suite["kind"] == "agentic" and suite["n_cases"] == 2
+    results = json.loads((KAI_EVAL / "runner" / "tests" / "test-data" / "eval_results.json").read_text())["results"]
+    coolstore = [r for r in results if r["testCase"]["application"]["name"] == "coolstore"]
+    agent = [e for r in coolstore for e in r["experiments"] if e["variant"] == "agent" and e["model"] == "ChatOpenAI/gpt-4o"]
+    assert suite["systems"]["kai-eval-agent-gpt-4o"]["judge_completeness"]["value"] == pytest.approx(
+        statistics.mean(e["metrics"]["completeness"]["score"] for e in agent))
+    art = root / ".evalkit" / "artifacts"
+    for case in ("coolstore-jms-to-smallrye", "coolstore-remote-ejb-to-rest"):
+        basic = json.loads((art / "kai-eval-basic-gpt-4o" / "kai-eval" / case / "execution.json").read_text())["runs"][0]
+        assert basic["status"] == "completed" and basic["changes"] == "git apply"  # Kai's real diff applies to the tree
+        # the agent variant's diffs also change pom.xml, which the tree built from the data lacks
+        failed = json.loads((art / "kai-eval-agent-gpt-4o" / "kai-eval" / case / "execution.json").read_text())["runs"][0]
+        assert failed["status"] == "patch_failed" and "pom.xml" in failed["reason"]
