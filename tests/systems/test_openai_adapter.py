@@ -5,6 +5,7 @@ named by its model and counted apart from the primary's scores."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import socket
 import textwrap
@@ -14,7 +15,7 @@ import pytest
 
 from evalkit.cases import discover
 from evalkit.config import OpenAISystem
-from evalkit.llm.fake_server import Reply
+from evalkit.llm.fake_server import FakeAnthropic, Reply
 from evalkit.llm.settings import FallbackSettings, JudgeSettings
 from evalkit.systems.base import RunContext, run_system
 from fake_openai import FakeOpenAI, windows
@@ -126,6 +127,23 @@ def test_fallback_judge_verdicts_named_and_counted_apart(tmp_path: Path) -> None
         assert row.get("judge_mean", {}).get("n", 0) == 0  # never mixed into the primary judge's score
     assert "Fallback verdicts" in (root / "site/r1/suites/migration.html").read_text()
     assert "gpt-fallback" in (root / "site/r1/cases/migration/jpa-entity.html").read_text()  # the verdict names it
+    # fallback verdicts are provisional: the next run asks the primary again; once it answers, its verdicts
+    # replace the fallback's (while it still fails, the fallback answers from the response cache, unpaid)
+    with FakeOpenAI(responder=answer) as fallback_again:
+        config = root / "evalkit.yaml"
+        config.write_text(config.read_text().replace(fallback.base_url, fallback_again.base_url))
+        with FakeAnthropic(responder=lambda body: Reply(
+                text="```json\n" + json.dumps({**VERDICT, "faithfulness_score": 5}) + "\n```")) as primary:
+            config.write_text(re.sub(r"base_url: http://127.0.0.1:\d+\n", f"base_url: {primary.base_url}\n",
+                                     config.read_text(), count=1))
+            run(root, env=proc_env)
+            assert primary.message_calls() >= 2 and fallback_again.calls == 0
+    judge = json.loads((root / ".evalkit/artifacts/gold/migration/jpa-entity/grades.json").read_text())["judge"]
+    assert judge["fallback"] is False and judge["model"] == "claude-primary"
+    report = json.loads((root / "site/r1/report.json").read_text())
+    for name, row in report["suites"][0]["systems"].items():
+        assert "judge_fallback" not in row and row["judge_mean"]["n"] == 2, name
+        assert row["judge_mean"]["value"] == pytest.approx(4.5)
 
 
 def test_system_fallback_answer_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
