@@ -224,3 +224,27 @@ def test_kai_eval_with_an_application_tree_makes_agentic_cases_whose_diffs_apply
         # the agent variant's diffs also change pom.xml, which the tree built from the data lacks
         failed = json.loads((art / "kai-eval-agent-gpt-4o" / "kai-eval" / case / "execution.json").read_text())["runs"][0]
         assert failed["status"] == "patch_failed" and "pom.xml" in failed["reason"]
+
+
+def test_a_recorded_verdict_off_the_rubrics_scale_or_missing_is_a_judge_error_naming_the_file(tmp_path: Path) -> None:
+    from evalkit.recorded_judge import RecordedGrades, RecordedVerdict, recorded_outcome
+
+    ok = {"completeness": 0.5, "functionalParity": 1, "residualEffort": 0.25}
+    grades = RecordedGrades(source="eval_results.json", grader="gpt-4o", rubric="kai_eval", cases={
+        "s/a": [RecordedVerdict(values=ok, where="eval_results.json:10"),
+                RecordedVerdict(values={**ok, "completeness": 1.0}, where="eval_results.json:20")],
+        "s/b": [RecordedVerdict(values={**ok, "residualEffort": 3}, where="eval_results.json:30")]})
+    path = tmp_path / "g.grades.json"
+    path.write_text(grades.model_dump_json())
+    a = recorded_outcome(path, "s/a", "g.grades.json")
+    assert a["status"] == "judged" and a["source"] == "recorded" and a["model"] == "gpt-4o" and a["samples"] == 2
+    assert a["scores"] == {"completeness": 0.75, "functionalParity": 1.0, "residualEffort": 0.25}
+    assert a["unstable"] is True  # completeness spans 0.5: the two recorded verdicts disagree
+    b = recorded_outcome(path, "s/b", "g.grades.json")
+    assert b["status"] == "judge_error" and "g.grades.json" in b["error"] and "eval_results.json:30" in b["error"]
+    assert "residualEffort" in b["error"]
+    c = recorded_outcome(path, "s/c", "g.grades.json")
+    assert c["status"] == "judge_error" and c["error"] == "g.grades.json: no recorded verdict for s/c"
+    path.write_text("{")
+    d = recorded_outcome(path, "s/a", "g.grades.json")
+    assert d["status"] == "judge_error" and d["error"].startswith("g.grades.json:1: malformed JSON")
