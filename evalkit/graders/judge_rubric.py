@@ -541,20 +541,32 @@ class MetricConflict(ValueError):
         self.name = name
 
 
+_FROM_FILES: set[str] = set()
+"""Metrics registered from a project's own rubric file (the rest are evalkit's: built in or shipped rubrics)."""
+
+
 def register(rubric: JudgeRubric) -> None:
     """Generate ``rubric``'s metric metadata into the one registry (evalkit.metrics.registry.METRICS).
-    Registering the same declaration again changes nothing; a different one under a taken name is refused."""
+
+    Registering the same declaration again changes nothing. A metric name evalkit already declares
+    (built in, or a shipped rubric's) with other metadata is refused; one a project's rubric file
+    declared before is replaced (the file changed, or another project is loaded in this process)."""
     from evalkit.metrics.registry import METRICS
 
+    own = rubric.base_dir is not None and Path(rubric.base_dir).resolve() != RUBRICS_DIR
     infos = metric_infos(rubric)
     for info in infos:
         known = METRICS.get(info.name)
-        if known is not None and known != info:
+        if known is not None and known != info and not (own and info.name in _FROM_FILES):
             raise MetricConflict(info.name, f"metric {info.name!r} is already declared with other metadata "
                                             f"({known.display!r}, scale {known.scale}); give this field its own "
                                             f"`metric:` name (or `mean_metric:` for the overall score)")
     for info in infos:
-        METRICS.setdefault(info.name, info)
+        if own and (info.name in _FROM_FILES or info.name not in METRICS):
+            METRICS[info.name] = info
+            _FROM_FILES.add(info.name)
+        else:
+            METRICS.setdefault(info.name, info)
 
 
 # --- metric metadata generated into the one registry -------------------------------------------------------

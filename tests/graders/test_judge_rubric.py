@@ -212,3 +212,28 @@ def test_outcome_of_recorded_verdicts() -> None:
     assert outcome.is_compilable is None
     with pytest.raises(ValueError, match="effectiveness must be an integer from 1 to 10"):
         outcome_of(rubric, [{**rows[0], "effectiveness": 12}])
+
+
+def test_a_rubric_cannot_redeclare_evalkits_metrics(tmp_path: Path) -> None:
+    """A project's rubric may not give a built-in or shipped metric other metadata (file:line says which);
+    its own metrics follow its file when the file changes."""
+    from evalkit.metrics.registry import METRICS
+
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "user.md.j2").write_text("x\n")
+    (tmp_path / "clash.yaml").write_text(RUBRIC.replace("    scale: {type: unit}\n",
+                                                        "    scale: {type: unit}\n    metric: judge_mean\n", 1))
+    with pytest.raises(InputError, match=r"clash.yaml:9: metric 'judge_mean' is already declared"):
+        load_rubric("clash.yaml", tmp_path)
+    (tmp_path / "own.yaml").write_text(RUBRIC.replace("name: custom", "name: own").replace("builds", "compiles"))
+    load_rubric("own.yaml", tmp_path)
+    assert METRICS["judge_compiles"].display == "Judge compiles"
+    (tmp_path / "own.yaml").write_text(RUBRIC.replace("name: custom", "name: own").replace("builds", "compiles")
+                                       .replace("    scale: {type: boolean}\n", "    scale: {type: boolean}\n    label: Compiles\n"))
+    import os
+    import time
+
+    os.utime(tmp_path / "own.yaml", ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+    load_rubric("own.yaml", tmp_path)
+    assert METRICS["judge_compiles"].display == "Compiles"
+    assert METRICS["judge_mean"].description.startswith("Mean of the judge's 4 scores under rubric codejudge")
