@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN
@@ -12,6 +12,18 @@ from evalkit.names import NAME_MAX, NAME_PATTERN
 SuiteKind = Literal["patch", "migration", "generation", "rag", "agentic", "e2e"]
 SUITE_KINDS: tuple[str, ...] = ("patch", "migration", "generation", "rag", "agentic", "e2e")
 CASE_ID = NAME_PATTERN  # the one name rule (evalkit.names): a case id becomes a folder and page name
+
+
+class ChangesJudgeSpec(Model):
+    """A patch or e2e suite's `judge:`: the rubric judge reads the files each answer changed."""
+
+    max_files: int = Field(3, ge=1, le=100)
+    """Changed files judged per output, the largest changes first (each is one judge item: at most
+    max_files x judge.samples calls per output)."""
+
+
+JUDGED_CHANGE_KINDS: tuple[str, ...] = ("patch", "e2e")
+"""Suite kinds whose `judge:` option turns on the rubric judge (migration suites are always judged)."""
 
 
 class SuiteSpec(Model):
@@ -33,12 +45,33 @@ class SuiteSpec(Model):
     settings, plugins, start-up hooks) is refused (`tampered_with_tests`, not resolved) or reverted to
     the base version before the tests run."""
     rubric: str | None = None
-    """Migration suites: the judge rubric, a shipped name (codejudge, kai_ci, kai_eval) or a rubric .yaml path
-    relative to the suite folder (evalkit.graders.judge_rubric); None: the judge config's (default codejudge)."""
+    """Migration suites (and patch or e2e suites with `judge:`): the judge rubric, a shipped name (codejudge,
+    kai_ci, kai_eval) or a rubric .yaml path relative to the suite folder (evalkit.graders.judge_rubric); None:
+    the judge config's (default codejudge)."""
+    judge: bool | ChangesJudgeSpec = False
+    """Patch and e2e suites: `true` or `{max_files: N}` has the rubric judge grade each output besides the tests,
+    one judge item per file the answer changed (before: the case's tree, after: the patched tree; e2e: the final
+    iteration's tree), the N largest changes (default 3), the case's description and task as context
+    (evalkit.graders.judge_changes); the report then gives the judge's agreement with the tests."""
     solved_store: str | None = None
     """Migration suites: a solved-incident store (Kai's index JSON; path relative to the suite folder). A case
     without its own `solved_example` gets the store's most similar incident of the same rule (by file and
     message; evalkit.solved_store), shown to the system and the judge."""
+
+    @field_validator("judge")
+    @classmethod
+    def _judge_kind(cls, value: bool | ChangesJudgeSpec, info: ValidationInfo) -> bool | ChangesJudgeSpec:
+        kind = info.data.get("kind")
+        if value is not False and kind is not None and kind not in JUDGED_CHANGE_KINDS:
+            raise ValueError(f"judge: is an option of {' and '.join(JUDGED_CHANGE_KINDS)} suites, not of a {kind} "
+                             "suite (migration suites are always judged; generation suites by their criteria)")
+        return value
+
+    def judged_files(self) -> int:
+        """How many changed files the rubric judge reads per output (0: the suite's outputs are not judged)."""
+        if self.judge is False:
+            return 0
+        return self.judge.max_files if isinstance(self.judge, ChangesJudgeSpec) else ChangesJudgeSpec().max_files
 
 
 class AssertionSpec(Model):
@@ -106,7 +139,9 @@ class SolvedExample(Model):
     @model_validator(mode="after")
     def _files_or_text(self) -> "SolvedExample":
         if (self.before_file is None) != (self.after_file is None):
-            raise ValueError("a solved example needs both before_file and after_file")
+            missing = "after_file" if self.after_file is None else "before_file"
+            raise ValueError(f"{missing}: required key is missing (a solved example needs both before_file and "
+                             "after_file, or a text)")
         if self.before_file is None and not self.text:
             raise ValueError("a solved example needs before_file and after_file, or text")
         return self

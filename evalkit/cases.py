@@ -83,6 +83,8 @@ class Case:
     """The id the case file gives (or its file name, without one) breaks the name rule: left out."""
     rubric: str | None = None
     """The suite's judge rubric: a shipped name or the rubric file's absolute path; None: the judge config's."""
+    judged_files: int = 0
+    """From a patch or e2e suite's `judge:`: changed files the rubric judge reads per output (0: not judged)."""
     shared_files: list[str] = field(default_factory=list)
     """Files of `files` many cases share and take a part of (a suite's solved-incident store): watched for
     changes, but digested through what the case took from them (`looked_up`), not their bytes."""
@@ -245,6 +247,7 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
 
         case.rubric = resolved_ref(suite.spec.rubric, suite.dir)
     case.test_changes = suite.spec.test_changes
+    case.judged_files = suite.spec.judged_files()
     problems: list[Problem] = []
     typed = KIND_MODELS.get(suite.kind)
     if typed:

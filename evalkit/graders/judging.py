@@ -52,8 +52,19 @@ def migration_input(case: Case, sample: Sample, main_file: str | None) -> Any:
         solved_example=solved, generated_code=sample.files.get(main_file or "", ""))
 
 
-def judge_case(cfg: Config, case: Case, sample: Sample, main_file: str | None) -> dict[str, Any] | None:
+def rubric_judged(case: Case) -> bool:
+    """The rubric judge grades the case's outputs: a migration case, or a patch or e2e case whose suite says `judge:`."""
+    return case.kind == "migration" or bool(case.judged_files)
+
+
+def judge_case(cfg: Config, case: Case, sample: Sample, main_file: str | None,
+               execution: Any | None = None) -> dict[str, Any] | None:
     """The judge outcome for a case (as JSON), or None for suites without a model-graded part."""
+    if case.judged_files:  # a patch or e2e suite with `judge:`: the files the answer changed (evalkit.graders.judge_changes)
+        from evalkit.graders.judge_changes import judge_changes
+        from evalkit.graders.judge_rubric import rubric_for
+
+        return judge_changes(cfg, case, sample, execution, client_for(cfg), rubric_for(cfg, case)).model_dump(mode="json")
     if case.kind == "migration":
         from evalkit.graders.judge import judge_migration
 

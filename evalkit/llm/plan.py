@@ -169,6 +169,10 @@ def grade_requests(cfg: Any, case: Any, sample: Sample, system_name: str, cache:
     from evalkit.stages.grade import main_file
 
     settings = cfg.judge.with_env()
+    if case.judged_files:  # a patch or e2e suite with `judge:` (evalkit.graders.judge_changes)
+        from evalkit.graders.judge_changes import planned_requests
+
+        return [("changes judge", r, ok) for r, ok in planned_requests(cfg, case, sample, exact)]
     if case.kind == "migration":
         from evalkit.graders.judge import migration_requests
 

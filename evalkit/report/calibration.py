@@ -88,6 +88,12 @@ class FieldCalibration(Model):
     """Each pair of labellers, on the outputs both labelled."""
     vs_tests: TestAgreement | None = None
     """The judge against the tests, where an output has both."""
+    tested_decided: int = 0
+    """Outputs of this rubric's suites with a test verdict that the free pre-checks decided (no model verdict):
+    left out of vs_tests."""
+    tested_unjudged: int = 0
+    """Outputs of this rubric's suites with a test verdict but no judge verdict (judge not configured, budget,
+    errors): left out of vs_tests."""
     labels: int = 0
     """People's labels of this field (fresh ones, for outputs in this run)."""
     judged: int = 0
@@ -163,12 +169,14 @@ def calibration_summary(cfg: Any, project: Any, scores: dict[tuple[str, str], An
                         ) -> CalibrationSummary | None:
     """The release's calibration section, or None when no suite of the run is graded by a rubric judge and
     nobody labelled anything. ``call(model, fn, *args)`` is summarize's cached call."""
-    from evalkit.labels import labelled_kinds, output_sha256, project_labels, rubric_for
+    from evalkit.labels import output_sha256, project_labels, rubric_for
     from evalkit.errors import InputError
 
     settings = cfg.judge.calibration
     work = str(cfg.work_path)
-    judged_suites = {c.suite for c in project.cases if c.kind in labelled_kinds()}
+    from evalkit.graders.judging import rubric_judged
+
+    judged_suites = {c.suite for c in project.cases if rubric_judged(c)}  # migration; patch and e2e with `judge:`
     labels, problems = project_labels(cfg, project)
     for p in problems:  # said on every run (and on the release page); `evalkit check` exits 2 on them
         print(f"evalkit: warning: labels left out: {p}", file=sys.stderr)
@@ -214,10 +222,11 @@ def calibration_summary(cfg: Any, project: Any, scores: dict[tuple[str, str], An
     for rubric_name, rubric in rubrics.items():
         suites = suites_of[rubric_name]
         mine = [lab for lab in fresh if rubric_of_suite.get(lab.case.split("/", 1)[0]) == rubric_name]
-        tests = _test_pairs(work, project, scores, set(suites))
+        tests, tested_decided, tested_unjudged = _test_pairs(work, project, scores, set(suites))
         for field in rubric.fields:
             fc = _field(call, field, rubric, suites, mine, verdicts, tests, settings, seed, resamples)
-            summary.fields.append(fc)
+            summary.fields.append(fc.model_copy(update={"tested_decided": tested_decided,
+                                                        "tested_unjudged": tested_unjudged}))
         overall = rubric.overall_metric
         weighted = {f.name for f in rubric.fields if f.effective_weight() > 0}
         low = [fc for fc in summary.fields if fc.rubric == rubric_name and fc.status == "uncalibrated"]
@@ -288,20 +297,28 @@ def _field(call: Callable[..., Any], field: Any, rubric: Any, suites: list[str],
 
 
 def _test_pairs(work: str, project: Any, scores: dict[tuple[str, str], Any], suites: set[str]
-                ) -> list[tuple[str, bool, list[dict[str, Any]], str]]:
-    """(item, tests passed, the judge's verdicts, test metric) of every output of ``suites`` with both."""
+                ) -> tuple[list[tuple[str, bool, list[dict[str, Any]], str]], int, int]:
+    """(item, tests passed, the judge's verdicts, test metric) of every output of ``suites`` with both; and how many
+    outputs with a test verdict the pre-checks decided, and how many have no judge verdict."""
     out = []
+    decided = unjudged = 0
     for (system, key), s in sorted(scores.items()):
-        if s.judge_status != "judged" or key.split("/", 1)[0] not in suites:
+        if key.split("/", 1)[0] not in suites:
             continue
         metric = next((m for m in TEST_VERDICT_METRICS if s.metrics.get(m) is not None), None)
         if metric is None:
+            continue
+        if s.judge_status != "judged":
+            decided += s.judge_status == "parser"
+            unjudged += s.judge_status != "parser"
             continue
         case = project.case(key)
         judge = _judge_of(work, system, case.suite, case.id) or {}
         if judge.get("status") == "judged" and judge.get("verdicts"):
             out.append((f"{key}:{system}", float(s.metrics[metric]) >= 0.5, judge["verdicts"], metric))
-    return out
+        else:
+            unjudged += 1
+    return out, decided, unjudged
 
 
 def _vs_tests(call: Callable[..., Any], field: Any, tests: list[tuple[str, bool, list, str]], settings: Any,

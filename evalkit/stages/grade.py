@@ -62,7 +62,7 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     elif deleted_right:
         judge = None
     else:
-        judge = judging.judge_case(cfg, case, sample, mf)
+        judge = judging.judge_case(cfg, case, sample, mf, execution)
     if case.kind == "generation":
         from evalkit.graders.injection import detect
 

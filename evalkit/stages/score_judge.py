@@ -12,12 +12,14 @@ from evalkit.config import Config
 from evalkit.stages.score import Metrics, scorer
 
 
-@scorer("migration")
+@scorer("migration", "patch", "e2e")  # patch and e2e: only where the suite says `judge:` (a judge outcome exists)
 def judge_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                   grades: GradesArtifact) -> Metrics:
     from evalkit.graders.judge_rubric import rubric_for, shipped, shipped_names
 
     judge = grades.judge or {}
+    if not judge:  # no judge outcome: a patch or e2e suite without `judge:`, a file deleted as the target does
+        return {}
     if judge.get("status") in (None, "not_configured") and output.status != "ok":
         return {}
     rubric = rubric_for(cfg, case)
