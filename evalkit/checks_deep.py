@@ -162,6 +162,18 @@ def _module_found(module: str, env: dict[str, str]) -> str | None:
     return "no module of that name" if proc.returncode == 3 else (proc.stdout.strip() or proc.stderr.strip())[:300]
 
 
+INTERPRETERS = ("{python}", "python", "python3", "bash", "sh", "node", "ruby", "perl")
+
+
+def _missing_script(cfg: Config, system: Any) -> str | None:
+    """The script an interpreter is given (``python3 gen/my_generator.py``) when it does not exist (the
+    config's folder for a relative path): every run would fail with "can't open file"."""
+    argv = system.command
+    if len(argv) < 2 or os.path.basename(argv[0]) not in INTERPRETERS or argv[1].startswith("-") or "{" in argv[1]:
+        return None
+    return None if cfg.resolve(argv[1]).exists() else argv[1]
+
+
 def check_systems(cfg: Config, project: Project) -> list[Problem]:
     """Commands, recorded paths and suites of every system, each at its line in the config."""
     node, index = _config_lines(cfg)
@@ -184,8 +196,25 @@ def check_systems(cfg: Config, project: Project) -> list[Problem]:
             elif (module := _python_module(system)) and (why := _module_found(module, _run_env(system))):
                 problems.append(Problem(shown, at("command", 2), f"system {system.name!r}: `{{python}} -m {module}` "
                                         f"cannot run: {why}; expected an importable module"))
+        if system.adapter == "command" and (missing := _missing_script(cfg, system)):
+            problems.append(Problem(shown, at("command", 1), f"system {system.name!r}: script {missing!r} not found "
+                                    f"(relative paths resolve against the config's folder {cfg.root}); expected an "
+                                    "existing file"))
         if system.adapter == "recorded":
             problems.extend(check_recorded(cfg, project, system, shown, at("path")))
+            if getattr(system, "grades", None):
+                from evalkit.recorded_judge import load_recorded_grades
+
+                if not cfg.resolve(system.grades).is_file():
+                    problems.append(Problem(shown, at("grades"), f"system {system.name!r}: grades file {system.grades!r} "
+                                            "not found (relative paths resolve against the config's folder); expected "
+                                            "the recorded-grades JSON written by evalkit import kai-ci / kai-eval"))
+                else:
+                    try:
+                        load_recorded_grades(cfg.resolve(system.grades), system.grades)
+                    except InputError as exc:
+                        problems.extend(Problem(p.file, p.line, f"system {system.name!r} grades: {p.message}")
+                                        for p in exc.problems)
         for j, s in enumerate(system.suites or []):
             if s not in project.suites:
                 problems.append(Problem(shown, at("suites", j), f"system {system.name!r}: unknown suite {s!r}; "

@@ -132,7 +132,9 @@ def test_bad_systems_recorded_per_case(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p", cases=["jpa-entity"], systems=systems)
     cfg = project / "evalkit.yaml"
     cfg.write_text(cfg.read_text().replace("baseline: naive", "baseline: good"))
-    run(project, "--jobs", "2")
+    proc = evalkit(project, "run", "--jobs", "2", check=False)
+    assert proc.returncode == 3  # each bad system failed on its every case (issue 16: exit 3, and why)
+    assert f"{len(BAD_SYSTEMS)} system(s) failed on every case" in proc.stderr and "'good'" not in proc.stderr
     report = json.loads((project / "site/r1/report.json").read_text())
     cells = report["cases"][0]["systems"]
     assert cells["good"]["status"] == "ok"

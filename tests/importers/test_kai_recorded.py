@@ -248,3 +248,22 @@ def test_a_recorded_verdict_off_the_rubrics_scale_or_missing_is_a_judge_error_na
     path.write_text("{")
     d = recorded_outcome(path, "s/a", "g.grades.json")
     assert d["status"] == "judge_error" and d["error"].startswith("g.grades.json:1: malformed JSON")
+
+
+@needs_data
+def test_check_names_a_missing_or_broken_grades_file(project: Path, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "p"
+    shutil.copytree(project / "cases", copy / "cases")
+    (copy / "evalkit.yaml").write_text((project / "evalkit.yaml").read_text())
+    assert evalkit(copy, "check").returncode == 0
+    grades = copy / "cases" / "kai-ci" / "_recorded" / "kai-ci-2024-10-30-13-07-57.grades.json"
+    grades.write_text(grades.read_text()[:-20])
+    proc = evalkit(copy, "check", check=False)
+    assert proc.returncode == 2 and "system 'kai-ci-2024-10-30-13-07-57' grades: malformed JSON" in proc.stderr
+    grades.unlink()
+    proc = evalkit(copy, "check", check=False)
+    line = next(n for n, t in enumerate((copy / "evalkit.yaml").read_text().splitlines(), 1)
+                if "grades:" in t and "13-07-57" in t)
+    assert f"evalkit.yaml:{line}: system 'kai-ci-2024-10-30-13-07-57': grades file" in proc.stderr

@@ -69,3 +69,14 @@ def test_every_case_of_a_system_failing_exits_3_and_says_why(tmp_path: Path) -> 
     assert "can't open file" in proc.stderr  # the first case's reason is shown
     assert "'gold'" not in proc.stderr
     assert (root / "site" / "r1" / "index.html").exists()  # the report is still written
+
+
+def test_check_names_a_missing_script_at_its_config_line(tmp_path: Path) -> None:
+    root = _project(tmp_path, '["{python}", "gen/not_there.py"]')
+    proc = evalkit(root, "check", check=False)
+    assert proc.returncode == 2
+    line = next(n for n, text in enumerate((root / "evalkit.yaml").read_text().splitlines(), 1) if "not_there" in text)
+    assert f"evalkit.yaml:{line}: system 'mine': script 'gen/not_there.py' not found (relative paths resolve against " \
+           f"the config's folder {root})" in proc.stderr
+    root2 = _project(tmp_path / "ok", '["{python}", "gen/my_generator.py"]')
+    assert "script" not in evalkit(root2, "check", check=False).stderr
