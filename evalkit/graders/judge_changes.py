@@ -5,7 +5,7 @@ by the migration judge (evalkit.graders.judge) besides its tests, so the judge's
 against the tests (report.json ``calibration``, evalkit.report.calibration).
 
 What the judge reads per output: every file the answer changed, *before* (the case's source tree) and
-*after* (patch suites: the tree with the system's patch and files applied; e2e suites: the final
+*after* (patch suites: the tree with the system's patch applied, as the tests ran it; e2e suites: the final
 iteration's tree, from the execute stage's ``final_patch``). Only the touched files are copied and
 patched, never the whole tree. Deleted files are listed but not judged; of the others the
 ``max_files`` largest changes (lines added plus removed; ties by path) are judged, each a
@@ -98,12 +98,12 @@ class TreeMissing(RuntimeError):
 
 
 def answer_changes(cfg: Any, case: Any, sample: Any, execution: Any | None) -> tuple[str | None, dict[str, str]]:
-    """(patch, files) that turn the case's tree into the answer's: the sample's own for a patch case, the final
-    iteration's diff for an e2e case."""
+    """(patch, files) that turn the case's tree into the answer's: the sample's patch for a patch case (what the
+    tests ran on), the final iteration's diff for an e2e case."""
     if case.kind == "e2e":
         runs = (execution.runs if execution is not None else None) or [{}]
         return runs[0].get("final_patch") or None, {}
-    return sample.patch, dict(sample.files)
+    return sample.patch, {}
 
 
 def changed_files(tree: Path, patch: str | None, files: dict[str, str]) -> list[FileChange]:
@@ -271,7 +271,8 @@ def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tupl
     try:
         if case.inputs.get("tree_in_image") is not None:
             raise TreeMissing("tree only in the image")
-        changes = ranked(changed_files(source_tree(cfg, case), sample.patch, dict(sample.files or {})))
+        files = dict(sample.files or {}) if case.kind == "e2e" else {}  # e2e: the first answer's patch and files
+        changes = ranked(changed_files(source_tree(cfg, case), sample.patch, files))
     except (TreeUnavailable, TreeMissing, ChangeRejected):
         changes = []
     items = [judge_item(case, c) for c in changes if c.after is not None][: case.judged_files]

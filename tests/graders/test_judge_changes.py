@@ -67,7 +67,7 @@ def judged_project(root: Path, server: FakeAnthropic, judge: str | None) -> Path
 
 
 def after_files(project: Path, system: str, case: str) -> dict[str, str]:
-    """The files the output changed, after it: its patch and files applied to a copy of the tree by git apply."""
+    """The files the output changed, after it: its patch applied to a copy of the tree by git apply."""
     sample = json.loads((project / f".evalkit/artifacts/{system}/patch/{case}/output.json").read_text())["samples"][0]
     tree = Path(tempfile.mkdtemp(dir=project.parent)) / "tree"
     shutil.copytree(project / "cases" / "patch" / "_src" / "invlib", tree)
@@ -75,9 +75,6 @@ def after_files(project: Path, system: str, case: str) -> dict[str, str]:
     if sample.get("patch"):
         if subprocess.run(["git", "apply", "-"], cwd=tree, input=sample["patch"], text=True).returncode:
             return {}  # does not apply: nothing changed
-    for rel, text in (sample.get("files") or {}).items():
-        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tree / rel).write_text(text)
     after = {p.relative_to(tree).as_posix(): p.read_text() for p in tree.rglob("*") if p.is_file()}
     return {rel: text for rel, text in after.items() if before.get(rel) != text}
 
@@ -193,8 +190,9 @@ def test_changed_files_capped_largest_first(tmp_path: Path, monkeypatch: pytest.
     patch = ("--- a/pkg/a.py\n+++ b/pkg/a.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
              "--- a/pkg/b.py\n+++ b/pkg/b.py\n@@ -1,2 +1,2 @@\n-y = 1\n-z = 2\n+y = 3\n+z = 4\n"
              "diff --git a/pkg/gone.py b/pkg/gone.py\ndeleted file mode 100644\n--- a/pkg/gone.py\n+++ /dev/null\n"
-             "@@ -1 +0,0 @@\n-w = 0\n")
-    changes = ranked(changed_files(tree, patch, {"pkg/new.py": "def f():\n    return 1\n"}))
+             "@@ -1 +0,0 @@\n-w = 0\n"
+             "--- /dev/null\n+++ b/pkg/new.py\n@@ -0,0 +1,2 @@\n+def f():\n+    return 1\n")
+    changes = ranked(changed_files(tree, patch, {}))
     assert [(c.path, c.change, c.changed_lines) for c in changes] == [
         ("pkg/b.py", "modified", 4), ("pkg/a.py", "modified", 2), ("pkg/new.py", "added", 2),
         ("pkg/gone.py", "deleted", 1)]
@@ -203,7 +201,7 @@ def test_changed_files_capped_largest_first(tmp_path: Path, monkeypatch: pytest.
     cfg = SimpleNamespace(judge=JudgeSettings())
     case = SimpleNamespace(kind="patch", key="s/c", judged_files=2, data={"description": "d"},
                            inputs={"problem_statement": "fix it"})
-    sample = SimpleNamespace(patch=patch, files={"pkg/new.py": "def f():\n    return 1\n"})
+    sample = SimpleNamespace(patch=patch, files={"pkg/ignored.py": "x = 0\n"})  # a patch case: its patch only
     monkeypatch.setattr(execute, "source_tree", lambda cfg, case: tree)
     out = judge_changes(cfg, case, sample, None, None, load_rubric(None))
     assert out.status == "not_configured"  # no key: no call
@@ -220,3 +218,38 @@ def test_judge_option_refused_on_a_migration_suite(tmp_path: Path) -> None:
     project = discover(tmp_path / "cases")
     problems = [str(p) for p in project.problems]
     assert any("suite.yaml:3" in p and "judge: is an option of patch and e2e suites" in p for p in problems), problems
+
+
+def test_e2e_output_judged_on_its_final_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An e2e output's changed files are those of the final iteration's tree (execution's final_patch), not the
+    first answer's; without an execution record nothing changed (decided, no call)."""
+    from types import SimpleNamespace
+
+    import evalkit.stages.execute as execute
+    from evalkit.graders.judge_changes import judge_changes
+    from evalkit.graders.judge_rubric import load_rubric
+    from evalkit.llm.settings import JudgeSettings
+    from evalkit.sandbox.worktree import diff_trees
+
+    tree, final = tmp_path / "tree", tmp_path / "final"
+    for root, text in ((tree, "import javax.ejb.Stateless;\nclass A {}\n"), (final, "class A {}\n")):
+        (root / "src").mkdir(parents=True)
+        (root / "src" / "A.java").write_text(text)
+    (final / "src" / "B.java").write_text("class B {}\n")
+    cfg = SimpleNamespace(judge=JudgeSettings())
+    case = SimpleNamespace(kind="e2e", key="e/c", judged_files=3, data={"description": "migrate"},
+                           inputs={"instructions": "to Quarkus", "incidents": [
+                               {"rule_id": "ejb-1", "file": "src/A.java", "line": 1, "message": "EJB"}]})
+    first = SimpleNamespace(patch=None, files={"src/C.java": "class C {}\n"})  # the first iteration's answer
+    monkeypatch.setattr(execute, "source_tree", lambda cfg, case: tree)
+    execution = SimpleNamespace(runs=[{"final_patch": diff_trees(tree, final)}])
+    out = judge_changes(cfg, case, first, execution, None, load_rubric(None))
+    assert out.status == "not_configured"
+    assert [(f.path, f.change) for f in out.files] == [("src/A.java", "modified"), ("src/B.java", "added")]
+    from evalkit.graders.judge_changes import FileChange, judge_item
+
+    item = judge_item(case, FileChange(path="src/A.java", before="x", after="y"))
+    assert [i.rule_id for i in item.incidents] == ["task", "ejb-1"] and item.language == "java"
+    assert item.incidents[0].message == "to Quarkus" and item.legacy_code == "x" and item.generated_code == "y"
+    none = judge_changes(cfg, case, first, None, None, load_rubric(None))
+    assert none.status == "parser" and none.decided == "unchanged" and none.scores["semantic_equivalence_score"] == 0
