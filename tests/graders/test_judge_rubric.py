@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -42,12 +43,18 @@ def test_codejudge_declares_todays_judge() -> None:
     assert rubric.system_template == "migration_judge_system.md.j2"
 
 
-def _kai_ci_rows() -> list[dict]:
-    path = REALDATA / "kai_judge" / "kai-ci_report.json"
+def _real(*parts: str) -> Path:
+    """A file of ../shared/realdata; the test skips only when ../shared is absent, and never in CI."""
+    path = REALDATA.joinpath(*parts)
     if not path.exists():
-        if Path("/work/shared").exists() or __import__("os").environ.get("CI"):
+        if REALDATA.parent.exists() or os.environ.get("CI"):
             raise AssertionError(f"{path} is missing")
-        pytest.skip("../shared/realdata is absent")
+        pytest.skip("../shared is absent")
+    return path
+
+
+def _kai_ci_rows() -> list[dict]:
+    path = _real("kai_judge", "kai-ci_report.json")
     return [row for report in json.loads(path.read_text()) for row in report["kaiEvalData"]]
 
 
@@ -68,9 +75,7 @@ def test_kai_ci_rubric_takes_every_real_report_row() -> None:
 
 
 def test_kai_eval_rubric_takes_the_real_results() -> None:
-    path = REALDATA / "kai_eval_pranavgaikwad" / "runner" / "tests" / "test-data" / "eval_results.json"
-    if not path.exists():
-        pytest.skip("../shared/realdata is absent")
+    path = _real("kai_eval_pranavgaikwad", "runner", "tests", "test-data", "eval_results.json")
     rubric = shipped("kai_eval")
     model = verdict_model(rubric)
     experiments = [e for r in json.loads(path.read_text())["results"] for e in r["experiments"]]
@@ -230,7 +235,6 @@ def test_a_rubric_cannot_redeclare_evalkits_metrics(tmp_path: Path) -> None:
     assert METRICS["judge_compiles"].display == "Judge compiles"
     (tmp_path / "own.yaml").write_text(RUBRIC.replace("name: custom", "name: own").replace("builds", "compiles")
                                        .replace("    scale: {type: boolean}\n", "    scale: {type: boolean}\n    label: Compiles\n"))
-    import os
     import time
 
     os.utime(tmp_path / "own.yaml", ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
