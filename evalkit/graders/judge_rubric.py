@@ -511,8 +511,12 @@ def rubric_problem(ref: str, base: str | Path, shown: str, key: str, line: int |
     return None
 
 
-def suite_rubric_problem(ref: str, suite_dir: Path, shown_suite: str, line: int | None) -> InputError | None:
+def suite_rubric_problem(ref: str, suite_dir: Path, shown_suite: str, line: int | None,
+                         kind: str = "migration") -> InputError | None:
     """The problems of the rubric a suite.yaml names (see ``rubric_problem``), or None."""
+    if kind != "migration":
+        return InputError(Problem(shown_suite, line, f"rubric: only migration suites have a judge rubric (this suite "
+                                                     f"is kind {kind}; generation suites list `criteria` per case)"))
     return rubric_problem(ref, suite_dir, shown_suite, "rubric", line)
 
 

@@ -241,3 +241,16 @@ def test_a_rubric_cannot_redeclare_evalkits_metrics(tmp_path: Path) -> None:
     load_rubric("own.yaml", tmp_path)
     assert METRICS["judge_compiles"].display == "Compiles"
     assert METRICS["judge_mean"].description.startswith("Mean of the judge's 4 scores under rubric codejudge")
+
+
+def test_only_migration_suites_name_a_rubric(tmp_path: Path) -> None:
+    from evalkit.cases import discover
+
+    for kind, rubric, expected in [("generation", "kai_ci", "only migration suites have a judge rubric"),
+                                   ("migration", "kai_cii", "unknown rubric 'kai_cii'")]:
+        suite = tmp_path / kind / "s"
+        suite.mkdir(parents=True)
+        (suite / "suite.yaml").write_text(f"kind: {kind}\nlanguage: java\nrubric: {rubric}\n")
+        project = discover(tmp_path / kind)
+        problems = [str(p) for p in project.problems]
+        assert any("s/suite.yaml:3: rubric: " in p and expected in p for p in problems), problems
