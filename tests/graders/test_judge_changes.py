@@ -57,8 +57,8 @@ def judged_project(root: Path, server: FakeAnthropic, judge: str | None) -> Path
     """The demo patch suite's CASES (gold's round-half-up answer also adds a notes file: two files to judge)."""
     project = patch_project(root, backend="local", cases=CASES)
     suite = project / "cases" / "patch" / "suite.yaml"
-    if judge is not None:
-        suite.write_text(suite.read_text(encoding="utf-8") + f"judge: {judge}\n", encoding="utf-8")
+    text = re.sub(r"(?m)^judge:.*\n", "", suite.read_text(encoding="utf-8"))  # the demo's own setting, if any
+    suite.write_text(text + (f"judge: {judge}\n" if judge is not None else ""), encoding="utf-8")
     gold = project / "cases" / "patch" / "round-half-up" / "gold.patch"
     gold.write_text(gold.read_text(encoding="utf-8") + NOTES, encoding="utf-8")
     with (project / "evalkit.yaml").open("a", encoding="utf-8") as fh:
@@ -73,7 +73,8 @@ def after_files(project: Path, system: str, case: str) -> dict[str, str]:
     shutil.copytree(project / "cases" / "patch" / "_src" / "invlib", tree)
     before = {p.relative_to(tree).as_posix(): p.read_text() for p in tree.rglob("*") if p.is_file()}
     if sample.get("patch"):
-        if subprocess.run(["git", "apply", "-"], cwd=tree, input=sample["patch"], text=True).returncode:
+        if subprocess.run(["git", "apply", "-"], cwd=tree, input=sample["patch"], text=True,
+                          capture_output=True).returncode:
             return {}  # does not apply: nothing changed
     after = {p.relative_to(tree).as_posix(): p.read_text() for p in tree.rglob("*") if p.is_file()}
     return {rel: text for rel, text in after.items() if before.get(rel) != text}
