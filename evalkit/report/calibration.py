@@ -45,7 +45,8 @@ class TestAgreement(Model):
     """The judge's verdict on one field against the tests, on outputs that have both."""
 
     test_metric: str
-    """The test verdict used (e.g. resolved, e2e_resolved)."""
+    """The test verdicts used, comma-separated when the rubric grades several kinds of suite (e.g. resolved,
+    e2e_resolved)."""
     judge_pass: str
     """What counts as the judge saying pass: 'true', or e.g. '4 or more'."""
     both_pass: int = 0
@@ -351,7 +352,8 @@ def _vs_tests(call: Callable[..., Any], field: Any, tests: list[tuple[str, bool,
     got = call(Agreement, agreement, field.name, "boolean", items, judge_pass, tests_pass, [False, True],
                n_resamples=resamples, seed=seed)
     failing = table["judge_pass_tests_fail"] + table["both_fail"]
-    return TestAgreement(test_metric=tests[0][3], judge_pass=words, agreement=got,
+    metrics = ", ".join(dict.fromkeys(t[3] for t in tests))  # e.g. resolved, e2e_resolved: patch and e2e suites
+    return TestAgreement(test_metric=metrics, judge_pass=words, agreement=got,
                          failing_rated_pass=call(RateEstimate, rate, table["judge_pass_tests_fail"], failing), **table)
 
 
