@@ -264,12 +264,12 @@ class Report(Model):
     """Better / worse / inconclusive per suite and headline metric, with power for the inconclusive ones."""
     judge_audit: JudgeAudit | None = None
     """The judge's consistency audit (judge.audit: repeats' spread, pairwise order flips); None when not configured."""
-
-
-class CaseDetail(Model):
     calibration: CalibrationSummary | None = None
     """The judge's agreement with people's labels and with the tests, per rubric field (evalkit.report.calibration);
     None when no suite of the run is graded by a rubric judge."""
+
+
+class CaseDetail(Model):
     """site/<release>/cases/<suite>/<case>.json: everything a case page shows."""
 
     schema_version: int = REPORT_SCHEMA_VERSION
