@@ -430,7 +430,8 @@ USAGE_DEFAULTS = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
 RUN_DEFAULTS = {"status": "", "reason": "", "isolation": "", "patch_method": None, "duration_s": 0.0,
                 "resolved": None, "tests": {}, "fail_to_pass": {}, "pass_to_pass": {}, "flaky": [], "log": "",
                 "log_truncated": False, "log_bytes": 0, "harness_parser": None, "harness_resolved": None, "harness_note": ""}
-JUDGE_DEFAULTS = {"status": "", "reason": "", "model": None, "rubric": None, "flags": {}, "error": None, "scores": None, "spread": {},
+JUDGE_DEFAULTS = {"status": "", "reason": "", "model": None, "source": None, "rubric": None, "flags": {}, "error": None,
+                  "scores": None, "spread": {},
                   "is_compilable": None, "unstable": False, "verdicts": [], "reasoning": [], "raw_answers": []}
 RUBRIC_DEFAULTS = {"status": "", "model": None, "score": None, "results": [], "unstable": False, "reasoning": [],
                    "error": None}
