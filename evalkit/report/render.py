@@ -240,16 +240,29 @@ def uncalibrated_mark(info: MetricInfo | None) -> Markup:
         f"{info.display}: {info.uncalibrated}")
 
 
+_ROW_HEADS: dict[tuple[int, str], tuple[Any, str]] = {}  # (id(MetricInfo), name) -> (the info, its row head)
+
+
+def _row_head(name: str, info: MetricInfo | None) -> str:
+    if info is None:
+        return f'<tr><th scope="row">{escape(name)}</th><td class="num" data-metric="{escape(name)}" '
+    held = _ROW_HEADS.get((id(info), name))
+    if held is None or held[0] is not info:
+        held = (info, f'<tr><th scope="row"><abbr title="{escape(info.description)}">{escape(info.display)}</abbr>'
+                      f'{uncalibrated_mark(info)}</th><td class="num" data-metric="{escape(name)}" ')
+        if len(_ROW_HEADS) < 4096:
+            _ROW_HEADS[(id(info), name)] = held
+    return held[1]
+
+
 def metric_rows_html(metrics: list[dict[str, Any]]) -> Markup:
     """The rows of a system's 'every metric of this case' table (`system_view` makes them)."""
     out = []
     for m in metrics:
         info, value = m["info"], m["value"]
-        head = (f'<abbr title="{escape(info.description)}">{escape(info.display)}</abbr>{uncalibrated_mark(info)}'
-                if info else escape(m["name"]))
         raw = "" if value is None else repr(float(value))
-        out.append(f'<tr><th scope="row">{head}</th><td class="num" data-metric="{escape(m["name"])}" '
-                   f'data-value="{escape(raw)}">{escape(metric_value(value, info))}</td></tr>\n')
+        out.append(f'{_row_head(m["name"], info)}data-value="{escape(raw)}">{escape(metric_value(value, info))}'
+                   "</td></tr>\n")
     return Markup("".join(out))
 
 
