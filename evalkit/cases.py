@@ -305,7 +305,8 @@ def _load_suite(name: str, suite_dir: Path, shown: str) -> Suite:
         if spec.rubric is not None:  # a bad rubric breaks the suite, at the rubric file's line
             from evalkit.graders.judge_rubric import suite_rubric_problem
 
-            problem = suite_rubric_problem(spec.rubric, suite_dir, shown, line_of(node, ("rubric",)), spec.kind)
+            problem = suite_rubric_problem(spec.rubric, suite_dir, shown, line_of(node, ("rubric",)), spec.kind,
+                                           judged=spec.judged_files() > 0)
             if problem is not None:
                 raise problem
         return Suite(name, str(suite_dir), spec)

@@ -254,3 +254,24 @@ def test_e2e_output_judged_on_its_final_tree(tmp_path: Path, monkeypatch: pytest
     assert item.incidents[0].message == "to Quarkus" and item.legacy_code == "x" and item.generated_code == "y"
     none = judge_changes(cfg, case, first, None, None, load_rubric(None))
     assert none.status == "parser" and none.decided == "unchanged" and none.scores["semantic_equivalence_score"] == 0
+
+
+def test_a_judged_patch_suite_names_its_rubric(tmp_path: Path) -> None:
+    """`rubric:` on a patch suite is its judge's rubric with `judge:`, a problem at its line without."""
+    from evalkit.cases import discover
+
+    for judge, ok in (("judge: {max_files: 1}\n", True), ("", False)):
+        root = tmp_path / ("judged" if ok else "plain")
+        patch_project(root, backend="local", cases=["round-half-up"], systems=("gold",))
+        suite = root / "cases" / "patch" / "suite.yaml"
+        text = re.sub(r"(?m)^judge:.*\n", "", suite.read_text(encoding="utf-8"))
+        suite.write_text(text + "rubric: kai_ci\n" + judge, encoding="utf-8")
+        line = len(text.splitlines()) + 1
+        project = discover(root / "cases")
+        problems = [str(p) for p in project.problems]
+        if ok:
+            assert problems == [] and project.cases[0].judged_files == 1
+            assert project.cases[0].rubric and project.cases[0].rubric.endswith("kai_ci")
+        else:
+            assert any(f"suite.yaml:{line}: rubric: only migration suites have a judge rubric, and patch or e2e "
+                       "suites with `judge:`" in p for p in problems), problems
