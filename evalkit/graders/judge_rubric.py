@@ -573,6 +573,12 @@ def register(rubric: JudgeRubric) -> None:
             _FROM_FILES.add(info.name)
         else:
             METRICS.setdefault(info.name, info)
+    from evalkit.metrics.registry import LEADERBOARD_METRICS
+
+    ranked = LEADERBOARD_METRICS.get("migration", ())
+    if rubric.overall_metric not in ranked and "judge_mean" in ranked:  # any rubric's overall score ranks like CodeJudge's
+        at = ranked.index("judge_mean") + 1
+        LEADERBOARD_METRICS["migration"] = (*ranked[:at], rubric.overall_metric, *ranked[at:])
 
 
 # --- metric metadata generated into the one registry -------------------------------------------------------

@@ -254,3 +254,11 @@ def test_only_migration_suites_name_a_rubric(tmp_path: Path) -> None:
         project = discover(tmp_path / kind)
         problems = [str(p) for p in project.problems]
         assert any("s/suite.yaml:3: rubric: " in p and expected in p for p in problems), problems
+
+
+def test_a_rubrics_overall_score_ranks_migration_suites_like_codejudges() -> None:
+    from evalkit.metrics.registry import leaderboard_metric
+
+    assert leaderboard_metric("migration", {"judge_kai_ci_mean", "codebleu_gain", "codebleu"}) == "judge_kai_ci_mean"
+    assert leaderboard_metric("migration", {"judge_mean", "judge_kai_ci_mean"}) == "judge_mean"
+    assert leaderboard_metric("migration", {"incidents_resolved", "judge_kai_eval_mean"}) == "incidents_resolved"
