@@ -262,3 +262,21 @@ def test_a_rubrics_overall_score_ranks_migration_suites_like_codejudges() -> Non
     assert leaderboard_metric("migration", {"judge_kai_ci_mean", "codebleu_gain", "codebleu"}) == "judge_kai_ci_mean"
     assert leaderboard_metric("migration", {"judge_mean", "judge_kai_ci_mean"}) == "judge_mean"
     assert leaderboard_metric("migration", {"incidents_resolved", "judge_kai_eval_mean"}) == "incidents_resolved"
+
+
+def test_codejudge_prompts_are_the_templates_as_before() -> None:
+    """The default rubric asks exactly what the judge asked before rubrics (so cached verdicts stand)."""
+    from evalkit.graders.judge import Incident, MigrationJudgeInput, migration_requests
+    from evalkit.llm.calls import system_blocks
+    from evalkit.llm.prompts import render
+    from evalkit.llm.settings import JudgeSettings
+
+    item = MigrationJudgeInput(item_id="s/c", source_technology="Java EE", target_technology="Quarkus",
+                               language="java", legacy_code="@Stateless class A {}\n",
+                               incidents=[Incident(rule_id="r1", message="m", line=1)], solved_example="x",
+                               generated_code="@ApplicationScoped class A {}\n")
+    request = migration_requests(item, JudgeSettings())[0]
+    assert request.system == system_blocks(render("migration_judge_system.md.j2"))
+    context = item.model_dump(exclude={"item_id"})
+    context["incidents"] = item.incidents
+    assert request.messages[0]["content"] == render("migration_judge.md.j2", **context)
