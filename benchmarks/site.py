@@ -213,6 +213,7 @@ def main() -> None:
     ap.add_argument("--keep", default=None, help="write the site here and keep it")
     args = ap.parse_args()
     from evalkit.report.render import case_workers, render_site
+    from evalkit.report.site import update_manifest
 
     tmp = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="evalkit-site-bench-"))
     try:
@@ -220,6 +221,7 @@ def main() -> None:
         # a previous release (data only, never rendered here) so that the regressions page and the
         # release comparison carry thousands of moved cases, as a real second release would
         previous = synthesize(tmp, args.cases, args.systems, release="bench-prev", seed=8)
+        update_manifest(tmp, "bench-prev")  # published before, as on a real site (the release order is settled)
         synthesize(tmp, args.cases, args.systems, previous=previous)
         synth_s = time.perf_counter() - t0
         load = os.getloadavg()[0]
