@@ -29,6 +29,7 @@ import multiprocessing
 import os
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -620,54 +621,59 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
     show_cpr = any(s.cost_per_resolved is not None for s in report.systems)
     nav = {"releases": releases, "palette": palette, "counts": counts, "comps": comps, "judgement": judgement,
            "show_cpr": show_cpr}
-    written = []
 
-    suite_rows = {s.name: [r for r in report.cases if r.suite == s.name] for s in report.suites}
-    headline_names = {i.name for i in headline}
-    suite_charts = {s.name: release_charts(report, suite_rows[s.name], list(s.systems.items()),
-                                           [m for m in s.metrics if m in headline_names], palette)
-                    for s in report.suites}
-    boards = {s.name: suite_leaderboard(s, suite_rows[s.name], report.metric_info,
-                                        s.comparisons[0].baseline if s.comparisons else report.baseline)
-              for s in report.suites}
-    groups, overview_note = overview(list(boards.values()), report.cases, report.metric_info)
-    ctx = {"report": report, "root": "../", "here": "release", "headline": headline, "suite_charts": suite_charts,
-           "overall_suite": overall_suite, "suite_rows": suite_rows, "leaderboards": list(boards.values()),
-           "overview_groups": groups, "overview_note": overview_note, **nav}
-    page = out_dir / "index.html"
-    atomic_write_text(page, env.get_template("release.html.j2").render(**ctx))
-    written.append(page)
 
-    for suite in report.suites:
-        rows = suite_rows[suite.name]
-        page_charts = release_charts(report, rows, list(suite.systems.items()), suite.metrics, palette)
-        n_pages = max(1, math.ceil(len(rows) / CASES_PER_PAGE))
-        for k in range(1, n_pages + 1):
-            page = out_dir / "suites" / suite_page_name(suite.name, k)
-            atomic_write_text(page, env.get_template("suite.html.j2").render(
-                report=report, suite=suite, rows=rows[(k - 1) * CASES_PER_PAGE:k * CASES_PER_PAGE],
-                charts=page_charts if k == 1 else [], root="../../", here="suite", primary=primary_metric(suite.metrics),
-                page_no=k, n_pages=n_pages, first_case=(k - 1) * CASES_PER_PAGE + 1, n_rows=len(rows),
-                suite_page_name=suite_page_name, leaderboards=[boards[suite.name]], overview_groups=[],
-                overview_note="", show_suite_heading=False, **nav))
-            written.append(page)
-        for stale in (out_dir / "suites").glob(f"{suite.name}.cases-*.html"):
-            if stale not in written:
-                remove(stale)
+    def other_pages() -> list[Path]:
+        """The release page, suite pages, regressions and the comparison with the previous release:
+        rendered here while forked workers render the case pages."""
+        written: list[Path] = []
+        suite_rows = {s.name: [r for r in report.cases if r.suite == s.name] for s in report.suites}
+        headline_names = {i.name for i in headline}
+        suite_charts = {s.name: release_charts(report, suite_rows[s.name], list(s.systems.items()),
+                                               [m for m in s.metrics if m in headline_names], palette)
+                        for s in report.suites}
+        boards = {s.name: suite_leaderboard(s, suite_rows[s.name], report.metric_info,
+                                            s.comparisons[0].baseline if s.comparisons else report.baseline)
+                  for s in report.suites}
+        groups, overview_note = overview(list(boards.values()), report.cases, report.metric_info)
+        ctx = {"report": report, "root": "../", "here": "release", "headline": headline, "suite_charts": suite_charts,
+               "overall_suite": overall_suite, "suite_rows": suite_rows, "leaderboards": list(boards.values()),
+               "overview_groups": groups, "overview_note": overview_note, **nav}
+        page = out_dir / "index.html"
+        atomic_write_text(page, env.get_template("release.html.j2").render(**ctx))
+        written.append(page)
 
-    page = out_dir / "regressions.html"
-    from evalkit.report.compare import PAGE_ROWS, largest_first
+        for suite in report.suites:
+            rows = suite_rows[suite.name]
+            page_charts = release_charts(report, rows, list(suite.systems.items()), suite.metrics, palette)
+            n_pages = max(1, math.ceil(len(rows) / CASES_PER_PAGE))
+            for k in range(1, n_pages + 1):
+                page = out_dir / "suites" / suite_page_name(suite.name, k)
+                atomic_write_text(page, env.get_template("suite.html.j2").render(
+                    report=report, suite=suite, rows=rows[(k - 1) * CASES_PER_PAGE:k * CASES_PER_PAGE],
+                    charts=page_charts if k == 1 else [], root="../../", here="suite", primary=primary_metric(suite.metrics),
+                    page_no=k, n_pages=n_pages, first_case=(k - 1) * CASES_PER_PAGE + 1, n_rows=len(rows),
+                    suite_page_name=suite_page_name, leaderboards=[boards[suite.name]], overview_groups=[],
+                    overview_note="", show_suite_heading=False, **nav))
+                written.append(page)
+            for stale in (out_dir / "suites").glob(f"{suite.name}.cases-*.html"):
+                if stale not in written:
+                    remove(stale)
 
-    groups = regression_groups(site, report)
-    largest_first(groups, PAGE_ROWS)
-    atomic_write_text(page, env.get_template("regressions.html.j2").render(
-        report=report, groups=groups, limit=PAGE_ROWS, root="../", here="regressions", **nav))
-    written.append(page)
-    prev = report.diff.previous_release
-    if prev and prev in releases:  # site/compare/<previous>..<release>.html (others: `evalkit compare A B`)
-        from evalkit.report.compare import render_comparison
+        page = out_dir / "regressions.html"
+        from evalkit.report.compare import PAGE_ROWS, largest_first
 
-        written.append(render_comparison(site, prev, release, tdir, cache_dir))
+        groups = regression_groups(site, report)
+        largest_first(groups, PAGE_ROWS)
+        atomic_write_text(page, env.get_template("regressions.html.j2").render(
+            report=report, groups=groups, limit=PAGE_ROWS, root="../", here="regressions", **nav))
+        written.append(page)
+        prev = report.diff.previous_release
+        if prev and prev in releases:  # site/compare/<previous>..<release>.html (others: `evalkit compare A B`)
+            from evalkit.report.compare import render_comparison
+
+            written.append(render_comparison(site, prev, release, tdir, cache_dir))
+        return written
 
     index_path = out_dir / "cases" / PAGE_INDEX
     try:
@@ -681,10 +687,9 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
                      Path(__file__).stat().st_mtime_ns,
                      [Path(__file__).with_name(f).stat().st_mtime_ns  # per-kind parts, the system panel
                       for f in ("case_kinds.py", "panel.py")]])
-    index, pages = render_cases(env, site, report, nav, shared, old_index, workers)
-    written += pages
+    index, pages = render_cases(env, site, report, nav, shared, old_index, workers, meanwhile=other_pages)
     atomic_write_text(index_path, json.dumps(index, sort_keys=True))
-    return written
+    return pages
 
 
 PARALLEL_MIN_CASES = 400  # fewer cases render in one process: forking would cost more than it saves
@@ -725,18 +730,21 @@ def _render_chunk(bounds: tuple[int, int]) -> tuple[bool, dict[str, str], list[P
 
 
 def render_cases(env: Environment, site: Path, report: Report, nav: dict[str, Any], shared: str,
-                 old_index: dict[str, str], workers: int | None = None) -> tuple[dict[str, str], list[Path]]:
+                 old_index: dict[str, str], workers: int | None = None,
+                 meanwhile: Callable[[], list[Path]] | None = None) -> tuple[dict[str, str], list[Path]]:
     """Every case's pages (see `case_pages`): the new page index and the files written.
 
     With ``workers`` > 1 (default: `case_workers`), chunks of cases render in forked processes that
-    share this one's environment and report; the pages are the same bytes as rendered here."""
+    share this one's environment and report; the pages are the same bytes as rendered here.
+    ``meanwhile``: other pages to write, here, while the workers run (their paths come first)."""
     global _FORKED
     n = len(report.cases)
     workers = case_workers(n) if workers is None else workers
     index: dict[str, str] = {}
-    written: list[Path] = []
     parts = case_templates(env)
+    written: list[Path] = []
     if workers <= 1 or n == 0:
+        written += meanwhile() if meanwhile else []
         for row in report.cases:
             written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
         return index, written
@@ -746,7 +754,9 @@ def render_cases(env: Environment, site: Path, report: Report, nav: dict[str, An
     try:
         pool = multiprocessing.get_context("fork").Pool(workers)
         try:
-            results = list(pool.imap(_render_chunk, chunks))
+            pending = pool.imap(_render_chunk, chunks)  # the workers start now
+            written += meanwhile() if meanwhile else []
+            results = list(pending)
             pool.close()
         finally:
             pool.terminate()
