@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_blocks
-from evalkit.llm.settings import JudgeSettings
+from evalkit.llm.settings import JudgeSettings, missing_key
 from evalkit.llm.structured import ask_samples, parse_model
 from evalkit.graders.judge_rubric import JudgeRubric, RubricVerdict, as_recorded, shipped, verdict_model
 from evalkit.graders.spend import GraderSpend
@@ -248,7 +248,7 @@ def judge_migration(
     base = JudgeOutcome(status="judged", model=settings.model, rubric=rubric.name, samples=settings.samples,
                         precheck=precheck, syntax_issues=issues)
     if client is None:
-        return base.model_copy(update={"status": "not_configured", "error": "ANTHROPIC_API_KEY is not set"})
+        return base.model_copy(update={"status": "not_configured", "error": missing_key(settings)})
 
     got = ask_samples(client, migration_requests(item, settings, rubric), lambda text: parse_verdict(text, rubric))
     spent = {"verdicts": [as_recorded(v) for v in got.values], "usage": got.usage, "cost_usd": got.cost_usd, "request_keys": got.request_keys,

@@ -24,7 +24,7 @@ def client_for(cfg: Config) -> Any | None:
     """The run's shared model client, or None when no API key is set."""
     from evalkit.llm.settings import configured
 
-    if not configured():
+    if not configured(cfg.judge):  # a key of judge.provider (ANTHROPIC_API_KEY[S], OPENAI_API_KEY[S])
         return None
     from evalkit.llm.client import Budget, make_client
 

@@ -19,7 +19,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from evalkit.llm.calls import BudgetExceeded, LLMRequest, system_blocks
 from evalkit.llm.prompts import render, template_digest
-from evalkit.llm.settings import JudgeSettings
+from evalkit.llm.settings import JudgeSettings, missing_key
 from evalkit.llm.structured import AnswerError, ask_samples, last_json_object, reasoning_before, validation_message
 from evalkit.graders.spend import GraderSpend
 from evalkit.models import Model
@@ -213,7 +213,7 @@ def grade_rubric(item: RubricInput, client: ModelClient | None, settings: JudgeS
     settings = settings.with_env()
     base = RubricOutcome(status="judged", model=settings.model)
     if client is None:
-        return base.model_copy(update={"status": "not_configured", "error": "ANTHROPIC_API_KEY is not set"})
+        return base.model_copy(update={"status": "not_configured", "error": missing_key(settings)})
     parse = parser_for(item.criteria)
     got = ask_samples(client, rubric_requests(item, settings), parse)
     answers: list[RubricAnswer] = got.values

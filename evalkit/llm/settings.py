@@ -131,6 +131,14 @@ def api_key() -> str | None:
     return keys[0] if keys else None
 
 
+def missing_key(settings: JudgeSettings | None = None) -> str:
+    """What to set for the settings' provider: 'ANTHROPIC_API_KEY is not set' (or OPENAI_..., ...)."""
+    from evalkit.llm.keys import env_names
+
+    _many, one = env_names(settings.provider if settings is not None else "anthropic")
+    return f"{one} is not set"
+
+
 def configured(settings: JudgeSettings | None = None) -> bool:
     """True when a key of the settings' provider (Anthropic by default) is present in the environment."""
     from evalkit.llm.keys import env_keys

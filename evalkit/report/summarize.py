@@ -405,12 +405,12 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
 
     decision = decision_summary(lambda *a, **k: _call(cache, *a, **k), suite_summaries, rows, prev,
                                 cfg.report.seed, cfg.report.detect_difference)
-    cache.save()
-
-    present = {m for s in scores.values() for m in s.metrics}
     from evalkit.report.calibration import calibration_summary, mark_uncalibrated
 
     calibration = calibration_summary(cfg, project, scores, lambda *a, **k: _call(cache, *a, **k))
+    cache.save()
+
+    present = {m for s in scores.values() for m in s.metrics}
     present |= {m for su in suite_summaries for c in su.corpus.values() for m in c}
     report = Report(release=cfg.release, title=cfg.title, baseline=cfg.baseline_name, systems=system_summaries,
                     suites=suite_summaries, breakdowns=breakdowns, cases=rows,
@@ -419,7 +419,7 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                     metric_info=mark_uncalibrated({m: METRICS[m] for m in METRICS if m in present}, calibration),
                     calibration=calibration,
                     sandbox=run_isolation(cfg, pairs),
-                    notes=sorted({n for notes in isolation_notes.values() for n in notes} | judge_notes(scores.values())
+                    notes=sorted({n for notes in isolation_notes.values() for n in notes} | judge_notes(scores.values(), cfg.judge)
                                  | set(project.input_notes())),
                     inputs_digest=digest(sorted((k, s.provenance.model_dump() if s.provenance else None)
                                                 for k, s in scores.items())))
@@ -465,12 +465,14 @@ def coverage(scores: list[ScoresArtifact]) -> Coverage:
     return Coverage(attempted=len(scores) - missing, cases=len(scores))
 
 
-def judge_notes(scores: Iterable[ScoresArtifact]) -> set[str]:
-    """Say plainly when model-graded metrics are missing, and why."""
+def judge_notes(scores: Iterable[ScoresArtifact], settings: Any = None) -> set[str]:
+    """Say plainly when model-graded metrics are missing, and why (``settings``: the judge's, for its key's name)."""
+    from evalkit.llm.settings import missing_key
+
     counts = Counter(s.judge_status for s in scores if s.judge_status)
     notes = set()
     if counts.get("not_configured"):
-        notes.add(f"LLM judge not configured (ANTHROPIC_API_KEY is not set): {counts['not_configured']} outputs "
+        notes.add(f"LLM judge not configured ({missing_key(settings)}): {counts['not_configured']} outputs "
                   "have no model-graded scores; the deterministic graders still score them.")
     if counts.get("not_judged_budget"):
         notes.add(f"Not judged: budget reached for {counts['not_judged_budget']} outputs (judge.budget_usd).")

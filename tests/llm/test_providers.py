@@ -231,3 +231,30 @@ def test_threads_share_one_client_safely(tmp_path: Path, openai_env: str) -> Non
         with ThreadPoolExecutor(max_workers=4) as pool:
             assert list(pool.map(go, range(4))) == ["ok"] * 4
         assert server.calls == 1  # identical requests in flight pay once
+
+
+def test_not_configured_names_the_key_of_the_judges_provider(monkeypatch) -> None:
+    """Without a key, the judge, the rubric grader and the report note name the provider's own variable."""
+    from evalkit.graders.judge import MigrationJudgeInput, judge_migration
+    from evalkit.graders.rubric import Criterion, GeneratedFile, RubricInput, grade_rubric
+    from evalkit.llm.settings import JudgeSettings, configured
+    from evalkit.report.summarize import judge_notes
+
+    for name in ("OPENAI_API_KEY", "OPENAI_API_KEYS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-set")  # another provider's key does not count
+    settings = JudgeSettings(provider="openai", model="gpt-4o")
+    assert not configured(settings) and configured(JudgeSettings())
+    item = MigrationJudgeInput(item_id="s/c", source_technology="Java EE", target_technology="Quarkus",
+                               language="java", legacy_code="class A { int x; }\n",
+                               generated_code="class A { long x; }\n")
+    assert judge_migration(item, None, settings).error == "OPENAI_API_KEY is not set"
+    rubric = RubricInput(item_id="s/c", files=[GeneratedFile(path="a.ts", content="export const a = 1;\n")],
+                         criteria=[Criterion(id="c1", text="exports a")])
+    assert grade_rubric(rubric, None, settings).error == "OPENAI_API_KEY is not set"
+
+    class Scored:
+        judge_status = "not_configured"
+        judge_notices: list[str] = []
+
+    assert any("OPENAI_API_KEY is not set" in n for n in judge_notes([Scored()], settings))
