@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import time
 import warnings
+from pathlib import Path
 
-from evalkit.graders.judge import Incident, MigrationJudgeInput, judge_many
-from evalkit.llm.client import ModelClient
-from evalkit.llm.fake_server import FakeAnthropic, Reply
-from evalkit.llm.settings import JudgeSettings
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the loopback server (a test double)
+
+from fake_server import FakeAnthropic, Reply  # noqa: E402
+
+from evalkit.graders.judge import Incident, MigrationJudgeInput, judge_many  # noqa: E402
+from evalkit.llm.client import ModelClient  # noqa: E402
+from evalkit.llm.settings import JudgeSettings  # noqa: E402
 
 N_ITEMS = 200
 LATENCY_S = 0.05

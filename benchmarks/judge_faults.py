@@ -24,9 +24,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
+from fake_server import FakeAnthropic, hang  # noqa: E402
 from helpers import make_project  # noqa: E402
-
-from evalkit.llm.fake_server import FakeAnthropic, hang  # noqa: E402
 
 
 def dead_url() -> str:

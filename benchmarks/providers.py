@@ -23,10 +23,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from fake_openai import FakeOpenAI, windows  # noqa: E402
+from fake_server import FakeAnthropic  # noqa: E402
 
 from evalkit.llm.calls import LLMRequest  # noqa: E402
 from evalkit.llm.client import ModelClient  # noqa: E402
-from evalkit.llm.fake_server import FakeAnthropic  # noqa: E402
 from evalkit.llm.settings import JudgeSettings, RateLimit  # noqa: E402
 
 N = 200

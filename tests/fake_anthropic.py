@@ -1,9 +1,8 @@
 """The loopback Anthropic server for tests, with pytest fixtures.
 
-The server itself lives in ``evalkit.llm.fake_server`` so that benchmarks and tests in any folder
-can import it without path tricks (pytest runs with ``--import-mode=importlib``); this module is
-the test-side entry point: import the names or the fixtures from here when ``tests`` is importable,
-or from ``evalkit.llm.fake_server`` otherwise.
+The server itself lives in ``tests/fake_server.py`` (a test double: it does not ship in the package);
+pytest puts ``tests/`` on ``sys.path`` (``pythonpath`` in pyproject.toml) and benchmarks insert it
+themselves. This module is the test-side entry point: the names and the pytest fixtures.
 
     def test_x(fake_anthropic, judge_env): ...
 """
@@ -14,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evalkit.llm.fake_server import (
+from fake_server import (
     CHARS_PER_TOKEN,
     FakeAnthropic,
     Reply,

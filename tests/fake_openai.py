@@ -15,7 +15,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from evalkit.llm.fake_server import CHARS_PER_TOKEN, FakeAnthropic, Reply
+from fake_server import CHARS_PER_TOKEN, FakeAnthropic, Reply
 
 STOP = {"end_turn": "stop", "max_tokens": "length"}
 

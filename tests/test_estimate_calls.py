@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.llm.fake_server import FakeAnthropic, Reply, ragas_reply, text_of
+from fake_server import FakeAnthropic, Reply, ragas_reply, text_of
 from evalkit.llm.pricing import Usage, cost_usd, default_prices, price_for
 from evalkit.llm.prompts import render
 from helpers import REPO, evalkit, make_project, run

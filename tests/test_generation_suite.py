@@ -8,7 +8,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from evalkit.llm.fake_server import FakeAnthropic, Reply
+from fake_server import FakeAnthropic, Reply
 from helpers import REPO, run
 
 SYSTEMS = textwrap.dedent("""\

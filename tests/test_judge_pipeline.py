@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.llm.fake_server import FakeAnthropic, Reply
+from fake_server import FakeAnthropic, Reply
 from helpers import evalkit, make_project, run
 
 KEY = "sk-ant-test-NEVER-SHOW-ME-4242"

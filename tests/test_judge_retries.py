@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from evalkit.llm.cache import ResponseCache
-from evalkit.llm.fake_server import FakeAnthropic, Reply, error, text_of
+from fake_server import FakeAnthropic, Reply, error, text_of
 from helpers import evalkit, make_project, run
 
 KEY = "sk-ant-test-retries-0000"

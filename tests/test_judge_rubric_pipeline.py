@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.llm.fake_server import FakeAnthropic, Reply, text_of
+from fake_server import FakeAnthropic, Reply, text_of
 from helpers import evalkit, make_project, run
 
 KEY = "sk-ant-test-rubric-0000"

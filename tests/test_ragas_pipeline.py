@@ -1,6 +1,6 @@
 """ragas' LLM-path metrics inside a real run: the demo rag cases, doit, a loopback Anthropic server.
 
-The server answers ragas' prompts (evalkit.llm.fake_server.ragas_reply); every call goes through
+The server answers ragas' prompts (fake_server.ragas_reply); every call goes through
 evalkit's model client, so the response cache, the cost accounting and the report's judge notes
 apply: a rerun after losing doit's state and every artifact makes zero calls.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.llm.fake_server import FakeAnthropic
+from fake_server import FakeAnthropic
 from helpers import REPO, run
 
 KEY = "sk-ant-test-ragas-NEVER-SHOW-ME-77"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from evalkit.llm.fake_server import FakeAnthropic, Reply, error
+from fake_server import FakeAnthropic, Reply, error
 from helpers import evalkit, make_project
 
 KEY = "sk-ant-test-faults-0000"

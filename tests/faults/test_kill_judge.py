@@ -20,7 +20,7 @@ from typing import Any
 from evalkit import interrupted, tempdirs
 from evalkit.llm.cache import ResponseCache
 from evalkit.llm.calls import RESERVED_PARAMS, LLMRequest
-from evalkit.llm.fake_server import FakeAnthropic, Reply
+from fake_server import FakeAnthropic, Reply
 from helpers import evalkit, make_project
 
 KEY = "sk-ant-test-kill-0000"

@@ -15,7 +15,7 @@ from evalkit.graders.assertions import run_assertions
 from evalkit.graders.degenerate import assess, elisions, empty_answer, is_unchanged
 from evalkit.graders.judge import SCORE_NAMES, MigrationJudgeInput, judge_many, judge_migration
 from evalkit.llm.client import ModelClient
-from evalkit.llm.fake_server import FakeAnthropic, Reply
+from fake_server import FakeAnthropic, Reply
 from evalkit.llm.settings import JudgeSettings
 from tests.fake_anthropic import fake_anthropic, judge_env  # noqa: F401 - fixtures
 

@@ -18,7 +18,7 @@ from evalkit.graders.judge import (
     migration_requests,
 )
 from evalkit.llm.client import Budget, ModelClient
-from evalkit.llm.fake_server import FakeAnthropic, Reply, error, ok
+from fake_server import FakeAnthropic, Reply, error, ok
 from evalkit.llm.settings import JudgeSettings
 from tests.fake_anthropic import fake_anthropic, judge_env  # noqa: F401 - fixtures
 

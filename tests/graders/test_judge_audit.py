@@ -18,7 +18,7 @@ from itertools import combinations
 from pathlib import Path
 
 from evalkit.graders.judge import SCORE_NAMES
-from evalkit.llm.fake_server import FakeAnthropic, Reply, error, text_of
+from fake_server import FakeAnthropic, Reply, error, text_of
 from evalkit.llm.prompts import render
 from evalkit.stats import wilson_interval
 from helpers import evalkit, make_project, run

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from evalkit.llm.fake_server import FakeAnthropic, Reply
+from fake_server import FakeAnthropic, Reply
 from helpers import REPO, evalkit, patch_project
 
 KEY = "sk-ant-test-judge-changes-0000"

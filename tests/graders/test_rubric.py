@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from evalkit.graders.rubric import Criterion, GeneratedFile, RubricInput, grade_rubric
 from evalkit.llm.client import ModelClient
-from evalkit.llm.fake_server import FakeAnthropic, ok
+from fake_server import FakeAnthropic, ok
 from evalkit.llm.settings import JudgeSettings
 from tests.fake_anthropic import fake_anthropic, judge_env  # noqa: F401 - fixtures
 

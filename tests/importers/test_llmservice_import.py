@@ -22,7 +22,7 @@ from markupsafe import escape
 from evalkit.errors import InputError
 from evalkit.importers.llmservice import (CASE_FILE, SNIPPET_FILE, STUB, import_llmservice, injection_assertions,
                                           load_json_lines, strip_prefix)
-from evalkit.llm.fake_server import FakeAnthropic, Reply
+from fake_server import FakeAnthropic, Reply
 from evalkit.yamlio import load_yaml, plain
 from helpers import REPO, evalkit
 

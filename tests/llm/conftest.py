@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from evalkit.llm.client import Budget, ModelClient
-from evalkit.llm.fake_server import FakeAnthropic
+from fake_server import FakeAnthropic
 from evalkit.llm.settings import JudgeSettings
 from tests.fake_anthropic import fake_anthropic, judge_env  # noqa: F401 - fixtures
 

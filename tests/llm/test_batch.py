@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.llm.batch import open_batches, run_batch
 from evalkit.llm.calls import LLMError, LLMRequest, LLMResponse, system_blocks
-from evalkit.llm.fake_server import FakeAnthropic, Reply, error, ok
+from fake_server import FakeAnthropic, Reply, error, ok
 from evalkit.llm.pricing import cost_usd, default_prices, price_for
 
 

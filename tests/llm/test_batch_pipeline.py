@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evalkit.llm.fake_server import FakeAnthropic, Reply
+from fake_server import FakeAnthropic, Reply
 from helpers import evalkit, make_project, run
 
 KEY = "sk-ant-test-batch-0000"

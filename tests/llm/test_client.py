@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_blocks
 from evalkit.llm.client import MAX_BACKOFF_S, Budget, ModelClient, estimate_tokens
-from evalkit.llm.fake_server import FakeAnthropic, Reply, error, hang, ok, output_tokens_of
+from fake_server import FakeAnthropic, Reply, error, hang, ok, output_tokens_of
 from evalkit.llm.pricing import ModelPrice, Usage, cost_usd, default_prices, price_for
 from evalkit.llm.settings import DEFAULT_MODEL, JudgeSettings, configured
 

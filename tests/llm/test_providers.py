@@ -13,7 +13,7 @@ import pytest
 from evalkit.llm.cache import ResponseCache
 from evalkit.llm.calls import LLMError, LLMRequest, system_blocks
 from evalkit.llm.client import ModelClient
-from evalkit.llm.fake_server import FakeAnthropic, Reply, error
+from fake_server import FakeAnthropic, Reply, error
 from evalkit.llm.pricing import ModelPrice
 from evalkit.llm.providers import cache_scope, provider_names
 from evalkit.llm.settings import FallbackSettings, JudgeSettings, RateLimit

@@ -15,7 +15,7 @@ import pytest
 from evalkit.llm import circuit, deprecation
 from evalkit.llm.calls import LLMError, LLMRequest, system_blocks
 from evalkit.llm.client import ModelClient
-from evalkit.llm.fake_server import FakeAnthropic, Reply, error, hang, ok
+from fake_server import FakeAnthropic, Reply, error, hang, ok
 from evalkit.llm.settings import DEFAULT_MODEL, JudgeSettings
 
 

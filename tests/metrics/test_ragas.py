@@ -109,9 +109,9 @@ def test_empty_hint_scores_zero_without_a_call() -> None:
 
 @pytest.fixture
 def client_for_server(tmp_path, monkeypatch):
-    """A ModelClient on a loopback server answering ragas' prompts (evalkit.llm.fake_server.ragas_reply)."""
+    """A ModelClient on a loopback server answering ragas' prompts (fake_server.ragas_reply)."""
     from evalkit.llm.client import Budget, make_client
-    from evalkit.llm.fake_server import FakeAnthropic
+    from fake_server import FakeAnthropic
     from evalkit.llm.settings import JudgeSettings
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-ragas")
@@ -145,7 +145,7 @@ def test_through_the_model_client_cache_and_samples(client_for_server) -> None:
 
 
 def test_api_error_and_budget_are_per_metric(client_for_server) -> None:
-    from evalkit.llm.fake_server import error
+    from fake_server import error
     from evalkit.metrics.ragas_metrics import judge_rag
 
     server, make = client_for_server
@@ -164,7 +164,7 @@ def test_api_error_and_budget_are_per_metric(client_for_server) -> None:
 
 
 def test_fake_server_ragas_replies_are_backward_compatible() -> None:
-    from evalkit.llm.fake_server import ok, ragas_reply, with_ragas
+    from fake_server import ok, ragas_reply, with_ragas
 
     plain = {"messages": [{"role": "user", "content": "hello"}]}
     assert ragas_reply(plain) is None

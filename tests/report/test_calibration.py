@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from evalkit.llm.fake_server import FakeAnthropic, Reply
+from fake_server import FakeAnthropic, Reply
 from helpers import evalkit, executed, make_project
 
 KEY = "sk-ant-test-calibration-0000"

@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.cases import discover
 from evalkit.config import AnthropicSystem
-from evalkit.llm.fake_server import FakeAnthropic, Reply
+from fake_server import FakeAnthropic, Reply
 from evalkit.llm.settings import JudgeSettings
 from evalkit.systems.anthropic_adapter import run_anthropic
 from evalkit.systems.base import RunContext

@@ -15,7 +15,7 @@ import pytest
 
 from evalkit.cases import discover
 from evalkit.config import OpenAISystem
-from evalkit.llm.fake_server import FakeAnthropic, Reply
+from fake_server import FakeAnthropic, Reply
 from evalkit.llm.settings import FallbackSettings, JudgeSettings
 from evalkit.systems.base import RunContext, run_system
 from fake_openai import FakeOpenAI, windows
