@@ -15,6 +15,9 @@ from evalkit.names import NAME_MAX, NAME_PATTERN, is_valid_name, name_problem
 from evalkit.yamlio import load_yaml, validate
 
 NAME_RE = NAME_PATTERN  # the one name rule (evalkit.names): system names and release labels become folder names
+PACKAGE_PLACEHOLDER = "{evalkit}"
+"""A config path starting so names a file of the installed evalkit package (see `Config.resolve`)."""
+PACKAGE_DIR = Path(__file__).resolve().parent
 Name = Annotated[str, Field(pattern=NAME_RE, max_length=NAME_MAX)]
 
 
@@ -61,7 +64,8 @@ class CommandSystem(SystemBase):
     settings: dict[str, Any] = {}
     """Free-form settings handed to the program in the case JSON (`system.settings`)."""
     watch: list[str] = []
-    """Files of the program itself (relative to the config file): editing one reruns this system."""
+    """Files of the program itself (relative to the config file, or to the installed evalkit package when
+    written `{evalkit}/...`): editing one reruns this system."""
 
     @field_validator("command")
     @classmethod
@@ -203,7 +207,8 @@ class Config(Model):
     site_dir: str = "site"
     """Where the report site is written (relative to this file)."""
     templates_dir: str | None = None
-    """Override folder for page templates; None uses the project's `templates/`."""
+    """Override folder for page templates (holding `site/`, e.g. a copy of the shipped one to edit); None uses
+    the templates shipped in the evalkit package."""
     sandbox: SandboxSettings = SandboxSettings()
     """Sandbox settings (execute stage)."""
     judge: JudgeSettings = JudgeSettings()
@@ -240,7 +245,10 @@ class Config(Model):
         return self
 
     def resolve(self, rel: str) -> Path:
-        """A path from the config, resolved against the config's folder."""
+        """A path from the config, resolved against the config's folder; a leading ``{evalkit}`` stands for
+        the folder of the installed evalkit package (the demo's systems ship in it)."""
+        if rel == PACKAGE_PLACEHOLDER or rel.startswith(PACKAGE_PLACEHOLDER + "/"):
+            return PACKAGE_DIR / rel[len(PACKAGE_PLACEHOLDER):].lstrip("/")
         p = Path(rel)
         return p if p.is_absolute() else Path(self.root) / p
 

@@ -1,4 +1,4 @@
-"""Prompt templates (``templates/prompts/*.j2``) and the fencing of untrusted data inside them.
+"""Prompt templates (``evalkit/templates/prompts/*.j2``, package data) and the fencing of untrusted data inside them.
 
 Prompts are plain text for a model, not HTML, so autoescape is off here (escaping would corrupt
 code such as ``List<String>``). What keeps case and system content from acting as instructions
@@ -17,7 +17,7 @@ import jinja2
 
 from evalkit.fsutil import digest
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "templates" / "prompts"
+PROMPTS_DIR = Path(__file__).resolve().parents[1] / "templates" / "prompts"  # package data (see report.site)
 
 
 def fence(content: str | None, label: str) -> str:
@@ -46,7 +46,7 @@ def environment(root: str = str(PROMPTS_DIR)) -> jinja2.Environment:
 
 
 def render(name: str, **context: Any) -> str:
-    """Render ``templates/prompts/<name>`` with ``context``."""
+    """Render the shipped prompt template ``<name>`` with ``context``."""
     return environment().get_template(name).render(**context).strip() + "\n"
 
 

@@ -10,11 +10,12 @@ from typing import Any
 
 from evalkit.fsutil import atomic_write_json
 
-PACKAGE_TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
+# Shipped as package data (evalkit/templates: in a checkout a link to the top-level templates/ folder).
+PACKAGE_TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
 
 
 def templates_dir(override: str | Path | None = None) -> Path:
-    """The templates folder: the config's override, else the project's `templates/`."""
+    """The templates folder: the config's override (`templates_dir`), else the one shipped in the package."""
     return Path(override) if override else PACKAGE_TEMPLATES
 
 

@@ -11,7 +11,6 @@ carrying a script payload must stay text.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
@@ -92,8 +91,6 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root.mkdir()
     shutil.copy(REPO / "evalkit.yaml", root / "evalkit.yaml")
     shutil.copytree(REPO / "cases", root / "cases")  # patch too: the config names it (--select leaves it out)
-    shutil.copytree(REPO / "templates", root / "templates")
-    os.symlink(REPO / "evalkit", root / "evalkit")  # the demo systems' `watch:` files
     yaml = YAML()
     # payloads in case text that pages show: a rubric criterion and a retrieved context
     gen = root / "cases" / "generation" / "users-tests-injected" / "case.yaml"
