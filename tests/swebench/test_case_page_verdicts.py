@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from evalkit.report.render import environment, system_view
+from evalkit.report.render import case_templates, environment, system_view
 
 RUN = {"status": "completed", "reason": "tests ran; exit status 1", "isolation": "docker", "patch_applied": True,
        "tests": {"tests/test_calc.py::test_add": "failed"}, "fail_to_pass": {"tests/test_calc.py::test_add": "failed"},
@@ -18,8 +18,8 @@ def panel(run: dict) -> str:
     report = SimpleNamespace(metric_info={})
     view = system_view(case, "bot", {"output": {"status": "ok", "samples": [{"patch": "diff"}]},
                                      "execution": {"isolation": "docker", "runs": [run]}}, report)
-    tpl = environment().from_string('{% from "macros.html.j2" import system_panel %}{{ system_panel(v, case) }}')
-    return tpl.render(v=view, case=case)
+    system_panel = case_templates(environment())[2]  # the panel the case and compare pages show
+    return str(system_panel(view))
 
 
 def test_differing_verdicts_are_shown() -> None:
@@ -31,5 +31,6 @@ def test_differing_verdicts_are_shown() -> None:
 def test_equal_verdicts_and_non_swebench_runs() -> None:
     html = panel({**RUN, "resolved": True})
     assert "SWE-bench harness" in html and "differs from evalkit" not in html
+    assert 'class="harness-verdict"' in html
     plain = {k: v for k, v in RUN.items() if not k.startswith("harness_")}
     assert "SWE-bench harness" not in panel(plain)  # an older artifact, or a case that is not SWE-bench's
