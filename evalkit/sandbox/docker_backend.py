@@ -14,8 +14,11 @@ import threading
 import time
 import uuid
 
+from typing import Literal
+
 import docker.errors
 import requests.exceptions
+from docker.models.containers import Container
 from docker.types import LogConfig
 
 from evalkit.progress import COUNTERS
@@ -95,14 +98,14 @@ def _ctl_tar(files: dict[str, str], nonce: str, prefix: str, runner_uid: int = S
 class DockerSandbox:
     """One container for one test run; use as a context manager (it is always removed)."""
 
-    isolation = "docker"
+    isolation: Literal["docker"] = "docker"
 
     def __init__(self, spec: TestRunSpec, ctl: ControlFiles, image_digest: str) -> None:
         self.spec = spec
         self.ctl = ctl
         self.image_digest: str | None = image_digest
         self.notes: list[str] = []
-        self.container = None
+        self.container: Container | None = None
         self._first_nonce = new_nonce()
         self._started = False
         # A tree already in the image (SWE-bench's /testbed) belongs to the image's root: the runner patches
@@ -154,6 +157,13 @@ class DockerSandbox:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    @property
+    def _live(self) -> Container:
+        """The container, until close() removes it."""
+        if self.container is None:
+            raise SandboxError("the sandbox's container was already removed (close() ran)")
+        return self.container
+
     def _fill(self) -> None:
         tar = TarBuilder()
         tar.add_dir("work", 0o755, uid=0)  # root's: the runner cannot swap ctl/ for a folder of its own
@@ -171,7 +181,7 @@ class DockerSandbox:
 
     def _put(self, path: str, data: bytes) -> None:
         try:
-            ok = self.container.put_archive(path, data)
+            ok = self._live.put_archive(path, data)
         except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
             raise SandboxError(f"cannot copy files into the container: {exc}") from exc
         if not ok:
@@ -189,7 +199,7 @@ class DockerSandbox:
         t0 = time.monotonic()
         with COUNTERS.container():  # "containers running" in `evalkit run`'s live display
             try:
-                self.container.start()
+                self._live.start()
             except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
                 raise SandboxError(f"the container did not start: {exc}") from exc
             state, exit_code = self._wait(self.spec.limits.timeout_s)
@@ -202,25 +212,25 @@ class DockerSandbox:
             outcome.crash_output = self._logs()
         return outcome
 
-    def _wait(self, timeout: float) -> tuple[str, int | None]:
+    def _wait(self, timeout: float) -> tuple[Literal["exited", "timeout", "oom"], int | None]:
         try:
-            result = self.container.wait(timeout=timeout)
+            result = self._live.wait(timeout=timeout)
             code = result.get("StatusCode")
         except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
             # docker-py raises ReadTimeout, or ConnectionError wrapping urllib3's read timeout.
             try:
-                self.container.reload()
+                self._live.reload()
             except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
                 raise SandboxError(f"lost the Docker daemon while waiting: {exc}") from exc
-            if self.container.status in ("running", "restarting", "paused"):
+            if self._live.status in ("running", "restarting", "paused"):
                 self._kill()
                 return "timeout", None
-            code = self.container.attrs["State"].get("ExitCode")
+            code = self._live.attrs["State"].get("ExitCode")
         try:
-            self.container.reload()
+            self._live.reload()
         except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
             raise SandboxError(f"cannot inspect the container after it exited: {exc}") from exc
-        st = self.container.attrs.get("State", {})
+        st = self._live.attrs.get("State", {})
         if st.get("OOMKilled"):
             return "oom", code
         if st.get("Error"):
@@ -229,8 +239,8 @@ class DockerSandbox:
 
     def _kill(self) -> None:
         try:
-            self.container.kill()
-            self.container.wait(timeout=30)
+            self._live.kill()
+            self._live.wait(timeout=30)
         except docker.errors.APIError as exc:
             if "is not running" not in str(exc):
                 raise SandboxError(f"cannot kill the timed-out container: {exc}") from exc
@@ -240,7 +250,7 @@ class DockerSandbox:
     def _fetch(self, path: str) -> tuple[dict[str, bytes], bool]:
         cap = self.spec.limits.log_limit_bytes + RESULTS_EXTRA_BYTES
         try:
-            stream, _stat = self.container.get_archive(path)
+            stream, _stat = self._live.get_archive(path)
         except docker.errors.NotFound:
             return {}, False
         except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
@@ -252,7 +262,7 @@ class DockerSandbox:
         cap = self.spec.limits.log_limit_bytes
         out = bytearray()
         try:
-            for chunk in self.container.logs(stdout=True, stderr=True, stream=True, follow=False):
+            for chunk in self._live.logs(stdout=True, stderr=True, stream=True, follow=False):
                 out += chunk
                 if len(out) >= cap:
                     break

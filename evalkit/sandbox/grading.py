@@ -43,7 +43,8 @@ def lookup(tests: dict[str, TestStatus], test_id: str) -> TestStatus | None:
         return tests[test_id]
     if "[" not in test_id or "]" in test_id:
         return None
-    cut = [status for full, status in tests.items() if " " in full and full.split(" ", 1)[0] == test_id]
+    cut: list[TestStatus] = [status for full, status in tests.items()
+                             if " " in full and full.split(" ", 1)[0] == test_id]
     if not cut:
         return None
     return "passed" if all(st == "passed" for st in cut) else next(st for st in cut if st != "passed")
@@ -60,8 +61,8 @@ def grade(
     Flaky ids count as failed (``fail``), passed (``pass``) or are left out (``exclude``); when
     every FAIL_TO_PASS id is left out, nothing shows the fix works, so it is not resolved.
     """
-    f2p = {t: lookup(tests, t) or "failed" for t in fail_to_pass}
-    p2p = {t: lookup(tests, t) or "failed" for t in pass_to_pass}
+    f2p: dict[str, TestStatus] = {t: lookup(tests, t) or "failed" for t in fail_to_pass}
+    p2p: dict[str, TestStatus] = {t: lookup(tests, t) or "failed" for t in pass_to_pass}
     notes: list[str] = []
 
     def ok(status: TestStatus) -> bool | None:

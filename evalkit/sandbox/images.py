@@ -19,6 +19,7 @@ from pathlib import Path
 import docker
 import docker.errors
 import requests.exceptions
+from docker.models.images import Image
 
 from evalkit.sandbox.dockerclient import client
 
@@ -51,7 +52,7 @@ def ensure_image(name: str, dockerfile_dir: str | None = None) -> str:
         return found
     attempts = []
     try:
-        return client().images.pull(name).id
+        return _built_id(client().images.pull(name), name)
     except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
         attempts.append(f"pull failed: {_first_line(exc)}")
     if dockerfile_dir:
@@ -60,13 +61,20 @@ def ensure_image(name: str, dockerfile_dir: str | None = None) -> str:
         else:
             try:
                 image, _logs = client().images.build(path=str(dockerfile_dir), tag=name, rm=True, forcerm=True)
-                return image.id
+                return _built_id(image, name)
             except (docker.errors.BuildError, docker.errors.APIError) as exc:
                 attempts.append(f"build of {dockerfile_dir} failed: {_first_line(exc)}")
     else:
         attempts.append("no Dockerfile folder to build it from")
     hint = " (for the default image run scripts/build-base-image.sh)" if name.startswith("evalkit/") else ""
     raise ImageUnavailable(f"image {name} is not present locally{hint}; " + "; ".join(attempts))
+
+
+def _built_id(image: Image, name: str) -> str:
+    """The id of an image Docker just pulled or built (docker-py types ``Image.id`` as optional)."""
+    if image.id is None:
+        raise ImageUnavailable(f"Docker returned image {name} without an id")
+    return image.id
 
 
 def _first_line(exc: BaseException) -> str:
@@ -96,7 +104,7 @@ def build_base_image(name: str, say=print) -> str:
         try:
             image, _logs = client().images.build(path=str(RECIPE_DIR), tag=name, rm=True, forcerm=True)
             say(f"evalkit: built {name} in {time.monotonic() - start:.0f} s")
-            return image.id
+            return _built_id(image, name)
         except (docker.errors.BuildError, docker.errors.APIError) as exc:
             reasons.append(f"docker build failed: {_first_line(exc)}")
     else:

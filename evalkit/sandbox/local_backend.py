@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import IO, Literal
 
 from evalkit import tempdirs
 from evalkit.sandbox import local_user
@@ -91,7 +92,7 @@ def write_control(ctl: Path, files: dict[str, str], nonce: str) -> None:
 class LocalSandbox:
     """A temporary folder with the tree copy and control files; removed on close."""
 
-    isolation = "local"
+    isolation: Literal["local"] = "local"
 
     def __init__(self, spec: TestRunSpec, ctl: ControlFiles) -> None:
         self.spec = spec
@@ -170,7 +171,7 @@ class LocalSandbox:
         except OSError as exc:
             raise SandboxError(f"cannot start the local runner: {exc}") from exc
         output = bytearray()
-        reader = threading.Thread(target=self._drain, args=(proc, output, lim.log_limit_bytes), daemon=True)
+        reader = threading.Thread(target=self._drain, args=(proc.stdout, output, lim.log_limit_bytes), daemon=True)
         reader.start()
         try:
             code = proc.wait(timeout=lim.timeout_s)
@@ -191,11 +192,11 @@ class LocalSandbox:
         return outcome
 
     @staticmethod
-    def _drain(proc: subprocess.Popen, out: bytearray, cap: int) -> None:
-        for chunk in iter(lambda: proc.stdout.read(65536), b""):
+    def _drain(stream: IO[bytes], out: bytearray, cap: int) -> None:
+        for chunk in iter(lambda: stream.read(65536), b""):
             if len(out) < cap:
                 out += chunk[: cap - len(out)]
-        proc.stdout.close()
+        stream.close()
 
     @staticmethod
     def _kill_group(proc: subprocess.Popen) -> None:

@@ -12,6 +12,7 @@ Trust rules, so that a patch printing fake ``PASSED`` lines cannot pass:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from evalkit.sandbox.grading import grade, merge_rerun
 from evalkit.sandbox.parsing import apply_collection_errors, parse_junit, parse_pytest_summary, worse
@@ -94,9 +95,10 @@ class Verdict:
         self.tests, still = merge_rerun(self.tests, rerun, ids)
         return still
 
-    def result(self, *, reason: str, isolation: str, image_digest: str | None, duration_s: float) -> ExecutionResult:
+    def result(self, *, reason: str, isolation: Literal["docker", "local"], image_digest: str | None,
+               duration_s: float) -> ExecutionResult:
         log, truncated, total = self._log()
-        kw = {}
+        kw: dict[str, Any] = {}
         if self.status == "completed":
             g = grade(self.tests, list(self.spec.fail_to_pass), list(self.spec.pass_to_pass), self.spec.flaky_policy)
             kw = dict(fail_to_pass=g.fail_to_pass, pass_to_pass=g.pass_to_pass, resolved=g.resolved and self.trusted)

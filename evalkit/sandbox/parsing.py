@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 
 from evalkit.sandbox.spec import TestStatus
 
@@ -107,7 +108,7 @@ def pytest_id_to_junit_key(test_id: str) -> str:
     return ".".join([head, *rest.split("::")]) if rest else head
 
 
-def parse_junit(xml_bytes: bytes, wanted: list[str] = ()) -> dict[str, TestStatus]:
+def parse_junit(xml_bytes: bytes, wanted: Sequence[str] = ()) -> dict[str, TestStatus]:
     """Statuses from a JUnit XML document (pytest ``--junitxml`` or Maven Surefire).
 
     Each testcase is keyed by the first of ``wanted`` it matches under any alias (so the caller's

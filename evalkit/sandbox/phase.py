@@ -44,9 +44,20 @@ class PhaseOutcome:
 class Sandbox(Protocol):
     """One prepared sandbox (tree and control files in place) that can run phases, then be closed."""
 
-    isolation: Literal["docker", "local"]
     image_digest: str | None
     notes: list[str]
+
+    @property
+    def isolation(self) -> Literal["docker", "local"]:
+        """Which backend runs the phases (read-only: a backend class declares its own literal)."""
+        ...
+
+    def __enter__(self) -> Sandbox:
+        """Fill the sandbox; it is closed on exit, also after a failure."""
+        ...
+
+    def __exit__(self, *exc: object) -> None:
+        ...
 
     def run_phase(self, phase: str, command: str | None) -> PhaseOutcome:
         """Run the runner for ``phase`` (``command`` is written as ``<phase>.cmd`` unless None)."""

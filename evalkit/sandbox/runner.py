@@ -27,7 +27,7 @@ def resolve_backend(backend: Backend) -> Literal["docker", "local"]:
     return for_run(backend).isolation
 
 
-def _early(status, reason: str, isolation: str, t0: float, **kw) -> ExecutionResult:
+def _early(status, reason: str, isolation: Literal["docker", "local"], t0: float, **kw) -> ExecutionResult:
     return ExecutionResult(status=status, reason=reason, isolation=isolation,
                            duration_s=round(time.monotonic() - t0, 3), **kw)
 

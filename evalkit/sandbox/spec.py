@@ -19,15 +19,15 @@ PATCH_METHODS = ("git apply", "git apply --3way", "git apply --reject", "patch -
 class SandboxLimits(Model):
     """Resource limits of one sandboxed run."""
 
-    memory_mb: int = Field(1024, gt=0)
+    memory_mb: int = Field(default=1024, gt=0)
     """Memory limit in MiB (Docker mem_limit, swap included; local: RLIMIT_AS)."""
-    cpus: float = Field(1.0, gt=0)
+    cpus: float = Field(default=1.0, gt=0)
     """CPU quota in cores (Docker nano_cpus; not enforced by the local backend)."""
-    pids: int = Field(256, gt=0)
+    pids: int = Field(default=256, gt=0)
     """Maximum number of processes (Docker pids_limit; local: RLIMIT_NPROC above the user's current count)."""
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0)
     """Wall-clock limit of one phase (setup + patches + tests, or one rerun); the sandbox is killed after it."""
-    log_limit_bytes: int = Field(1_000_000, gt=0)
+    log_limit_bytes: int = Field(default=1_000_000, gt=0)
     """At most this many bytes of output are kept per phase and in the final log."""
 
 
@@ -54,7 +54,7 @@ class TestRunSpec(Model):
     """Test ids that fail before the fix and must pass after it."""
     pass_to_pass: list[str] = []
     """Test ids that pass before the fix and must still pass after it."""
-    reruns: int = Field(0, ge=0)
+    reruns: int = Field(default=0, ge=0)
     """Rerun failing FAIL_TO_PASS/PASS_TO_PASS tests up to this many times to detect flakiness."""
     flaky_policy: Literal["fail", "pass", "exclude"] = "fail"
     """How a flaky FAIL_TO_PASS/PASS_TO_PASS test counts for resolution: as failed, as passed, or left out."""

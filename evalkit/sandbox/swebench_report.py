@@ -21,6 +21,8 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
 
+from pydantic import BaseModel
+
 from evalkit.models import Model
 from evalkit.sandbox.grading import grade
 from evalkit.sandbox.parsing import apply_collection_errors, parse_pytest_summary
@@ -75,7 +77,7 @@ def _split(statuses: Mapping[str, str]) -> dict[str, list[str]]:
 def instance_report(instance_id: str, result: ExecutionResult | Regraded | Mapping[str, Any] | None,
                     patch: str | None) -> dict[str, Any]:
     """One instance's entry of SWE-bench's report.json from a sandbox result (or a re-grade)."""
-    r = result.model_dump(mode="json") if hasattr(result, "model_dump") else dict(result or {})
+    r = result.model_dump(mode="json") if isinstance(result, BaseModel) else dict(result or {})
     applied = bool(r.get("patch_applied")) and patch is not None and bool(patch.strip())
     entry: dict[str, Any] = {
         "patch_is_None": patch is None,
