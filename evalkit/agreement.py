@@ -19,7 +19,7 @@ import math
 import operator
 from collections import Counter
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.models import Model
 
@@ -134,7 +134,9 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], weights: Weights =
         raise ValueError(f"cohen_kappa: {len(a)} ratings against {len(b)}")
     if not a:
         return None
-    cats = list(categories) if categories is not None else sorted(set(a) | set(b))
+    # Without a given scale the ratings must be orderable (numbers or labels): sorted() raises TypeError otherwise.
+    pooled: set[Any] = set(a) | set(b)
+    cats = list(categories) if categories is not None else sorted(pooled)
     k = len(cats)
     ca, cb = _codes(a, cats, "first rater"), _codes(b, cats, "second rater")
     conf = np.bincount(np.asarray(ca) * k + np.asarray(cb), minlength=k * k).reshape(k, k)

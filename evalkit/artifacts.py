@@ -78,7 +78,7 @@ class Sample(OpenModel):
     """Agent steps the system reports."""
     tasks: list[DiscoveredTask] = []
     """Tasks the system discovered (agentic suites)."""
-    help_requests: int = Field(0, ge=0)
+    help_requests: int = Field(default=0, ge=0)
     """Times the system asked a person for help (manual interventions, e2e suites)."""
     wall_s: float = 0.0
     """Wall time of the run, measured by evalkit."""

@@ -17,7 +17,7 @@ CASE_ID = NAME_PATTERN  # the one name rule (evalkit.names): a case id becomes a
 class ChangesJudgeSpec(Model):
     """A patch or e2e suite's `judge:`: the rubric judge reads the files each answer changed."""
 
-    max_files: int = Field(3, ge=1, le=100)
+    max_files: int = Field(default=3, ge=1, le=100)
     """Changed files judged per output, the largest changes first (each is one judge item: at most
     max_files x judge.samples calls per output)."""
 
@@ -86,9 +86,9 @@ class AssertionSpec(Model):
     """The string, pattern, expected file list, or `module:function` the check uses."""
     file: str | None = None
     """Which output file to check (default: the case's main file, or the whole answer)."""
-    schema_: dict[str, Any] | None = Field(None, alias="schema")
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
     """JSON Schema for `is_json`."""
-    weight: float = Field(1.0, ge=0)
+    weight: float = Field(default=1.0, ge=0)
     """Weight in the case's assertion score."""
     description: str = ""
     """What the check means, shown in the report."""
@@ -101,7 +101,7 @@ class Criterion(Model):
     """Short id (defaults to c1, c2, ...)."""
     text: str
     """The criterion, in plain words."""
-    weight: float = Field(1.0, ge=0)
+    weight: float = Field(default=1.0, ge=0)
     """Weight in the case's rubric score."""
 
 
@@ -114,7 +114,7 @@ class Incident(Model):
     """The rule's description."""
     message: str = ""
     """The incident's message."""
-    line: int | None = Field(None, ge=1)
+    line: int | None = Field(default=None, ge=1)
     """1-based line in the legacy file."""
     file: str | None = None
     """File the incident is in, when the case spans several files."""
@@ -207,7 +207,7 @@ class PatchInputs(Model):
     """Container image the tests run in."""
     dockerfile_dir: str | None = None
     """Folder with a Dockerfile to build the image when it is absent (relative to the case)."""
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0)
     """Limit for one test run."""
     log_parser: str | None = None
     """SWE-bench 5.x row's harness log parser (e.g. `parse_log_django`): the official harness grades its runs too."""
@@ -265,7 +265,7 @@ class ExpectedTask(Model):
     """Rule that fired."""
     file: str
     """File of the incident, relative to the source tree."""
-    line: int | None = Field(None, ge=1)
+    line: int | None = Field(default=None, ge=1)
     """1-based line of the incident (None: anywhere in the file)."""
     tests: list[str] = []
     """Test ids that must pass for the incident to count as resolved (optional)."""
@@ -286,7 +286,7 @@ class SandboxInputs(Model):
     """JUnit XML reports the test command writes (relative to the tree)."""
     image: str = "evalkit/python-pytest:bookworm"
     """Container image the tests run in."""
-    timeout_s: float = Field(120.0, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0)
     """Limit for one test run."""
 
 
@@ -302,7 +302,7 @@ class AgenticReference(Model):
 
     expected_tasks: list[ExpectedTask] = Field(min_length=1)
     """The tasks a complete analysis of the incidents yields."""
-    line_tolerance: int = Field(2, ge=0)
+    line_tolerance: int = Field(default=2, ge=0)
     """A discovered task matches an expected one on the same rule and file within this many lines."""
     patch_file: str | None = None
     """A migration a person made (unified diff against the tree): what the `gold` system answers."""
@@ -311,7 +311,7 @@ class AgenticReference(Model):
 class E2EInputs(SandboxInputs):
     """Inputs of an end-to-end case: a whole application to migrate until its tests pass."""
 
-    max_iterations: int = Field(3, ge=1, le=20)
+    max_iterations: int = Field(default=3, ge=1, le=20)
     """How many times the system may be re-invoked with the failing tests' output."""
 
 

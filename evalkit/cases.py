@@ -20,7 +20,7 @@ import os
 import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Literal
 
 from pydantic import ValidationError
 
@@ -28,7 +28,7 @@ from evalkit.casemodels import KIND_MODELS, CaseFile, SuiteSpec
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_bytes, digest, file_digest
 from evalkit.names import is_valid_name, name_problem
-from evalkit.yamlio import describe_error, line_of, load_yaml, plain, validate
+from evalkit.yamlio import describe_error, line_of, load_yaml, validate
 
 CACHE_VERSION = 6
 REF_SUFFIXES = ("_file", "_dir", "_files")
@@ -75,7 +75,7 @@ class Case:
     """Digest of the contents of every file the case depends on."""
     trusted: bool = False
     """From the suite's `trusted`: its executions may run on the host when `auto` found no Docker daemon."""
-    test_changes: str = "refuse"
+    test_changes: Literal["refuse", "revert"] = "refuse"
     """From the suite's `test_changes`: refuse or revert a system's changes to test infrastructure."""
     id_line: int | None = None
     """Line of the `id:` key in the case file (None without one)."""

@@ -57,10 +57,12 @@ def exact_line(node: Any, loc: tuple[Any, ...]) -> int | None:
     line = None
     for part in loc:
         if isinstance(cur, dict) and part in cur:
-            line = cur.lc.key(part)[0] + 1 if hasattr(cur, "lc") else None
+            lc = getattr(cur, "lc", None)  # ruamel's CommentedMap knows its keys' lines
+            line = lc.key(part)[0] + 1 if lc is not None else None
             cur = cur[part]
         elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
-            line = cur.lc.item(part)[0] + 1 if hasattr(cur, "lc") else None
+            lc = getattr(cur, "lc", None)  # ruamel's CommentedSeq knows its items' lines
+            line = lc.item(part)[0] + 1 if lc is not None else None
             cur = cur[part]
         else:
             return None
@@ -183,7 +185,7 @@ def check_systems(cfg: Config, project: Project) -> list[Problem]:
         i = index.get(system.scenario_of or system.name)
         base = ("systems", i) if i is not None else ("systems",)
 
-        def at(*loc: Any) -> int | None:
+        def at(*loc: Any, base: tuple[Any, ...] = base) -> int | None:
             return line_of(node, base + loc) if node is not None else None
 
         if system.adapter == "command":
@@ -202,16 +204,17 @@ def check_systems(cfg: Config, project: Project) -> list[Problem]:
                                     "existing file"))
         if system.adapter == "recorded":
             problems.extend(check_recorded(cfg, project, system, shown, at("path")))
-            if getattr(system, "grades", None):
+            grades = getattr(system, "grades", None)
+            if grades:
                 from evalkit.recorded_judge import load_recorded_grades
 
-                if not cfg.resolve(system.grades).is_file():
-                    problems.append(Problem(shown, at("grades"), f"system {system.name!r}: grades file {system.grades!r} "
+                if not cfg.resolve(grades).is_file():
+                    problems.append(Problem(shown, at("grades"), f"system {system.name!r}: grades file {grades!r} "
                                             "not found (relative paths resolve against the config's folder); expected "
                                             "the recorded-grades JSON written by evalkit import kai-ci / kai-eval"))
                 else:
                     try:
-                        load_recorded_grades(cfg.resolve(system.grades), system.grades)
+                        load_recorded_grades(cfg.resolve(grades), grades)
                     except InputError as exc:
                         problems.extend(Problem(p.file, p.line, f"system {system.name!r} grades: {p.message}")
                                         for p in exc.problems)
@@ -469,8 +472,8 @@ def check_patches(case: Case, cfg: Config, scratch: Path, where: Locator) -> lis
         problems.append(where.problem(case, ("reference", "fail_to_pass"),
                                       "reference.fail_to_pass is empty: nothing would show that a fix works; "
                                       "expected at least one test id that fails before the fix"))
-    patches = [(k, strict) for k, strict in (("reference.patch_file", False), ("inputs.test_patch_file", True))
-               if case.ref_path(k) is not None and case.ref_path(k).is_file()]
+    patches = [(k, p, strict) for k, strict in (("reference.patch_file", False), ("inputs.test_patch_file", True))
+               if (p := case.ref_path(k)) is not None and p.is_file()]
     if not patches:
         return problems
     tree, trouble = _tree(case, cfg, scratch, where)
@@ -478,9 +481,9 @@ def check_patches(case: Case, cfg: Config, scratch: Path, where: Locator) -> lis
         return problems + [trouble]
     if tree is None or not tree.is_dir():
         return problems
-    for key, strict in patches:
+    for key, path, strict in patches:
         try:
-            data = case.ref_path(key).read_bytes()
+            data = path.read_bytes()
         except OSError as exc:
             problems.append(where.problem(case, _loc(key), f"{key}: cannot read: {exc.strerror}"))
             continue
@@ -494,9 +497,10 @@ def check_patches(case: Case, cfg: Config, scratch: Path, where: Locator) -> lis
     return problems
 
 
-def _docker_answers(timeout_s: float = 5.0) -> bool:
+def _docker_answers(timeout_s: int = 5) -> bool:
     """Whether a Docker daemon answers a ping within a few seconds (check must not hang on a dead host)."""
     import docker
+    import docker.errors
     import requests.exceptions
 
     try:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Callable, NoReturn
 
-from evalkit.errors import InputError
+from evalkit.errors import InputError, Problem
 
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
 
@@ -173,8 +173,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         tdir = cfg.resolve(cfg.templates_dir) if cfg.templates_dir else None
         cache = cfg.work_path / "cache" / "jinja"
     if not (site / "manifest.json").exists() and not any(site.glob("*/report.json")):
-        raise InputError([f"{site}: no report site here (no manifest.json, no <release>/report.json); "
-                          f"run `evalkit run` first or pass --site"])
+        raise InputError(Problem(str(site), None, "no report site here (no manifest.json, no <release>/report.json); "
+                                 "run `evalkit run` first or pass --site"))
     confine_writes(site, *([cache] if cache else []))
     page = render_comparison(site, args.a, args.b, tdir, cache)
     c = counts(ReleaseComparison.model_validate_json(page.with_suffix(".json").read_bytes()))

@@ -30,7 +30,7 @@ class SystemBase(Model):
     """One line shown in the report."""
     suites: list[str] | None = None
     """Suites this system runs on; None means every suite of a kind its adapter supports."""
-    samples: int = Field(1, ge=1, le=50)
+    samples: int = Field(default=1, ge=1, le=50)
     """How many times to run the system per case (k > 1 enables semantic entropy)."""
     matrix: dict[str, Annotated[list[Any], Field(min_length=1)]] | None = None
     """Expand this entry into one system per combination of these settings, merged into `settings`
@@ -51,9 +51,9 @@ class CommandSystem(SystemBase):
     """argv of the program; `{python}` is replaced by the running interpreter. Relative paths resolve against
     the config file's folder, whatever the current folder: the program when written as a path (`./run.sh`),
     and every argument naming a file or folder that exists there (`python3 gen/my_generator.py`)."""
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0)
     """Wall-clock limit for one run; past it the run is killed and recorded as `timeout`."""
-    max_output_bytes: int = Field(10_000_000, gt=0)
+    max_output_bytes: int = Field(default=10_000_000, gt=0)
     """Cap on what the program may print or write as output JSON."""
     env: dict[str, str] = {}
     """Environment variables for the program, besides PATH, HOME, LANG (and the like) and evalkit's protocol
@@ -166,9 +166,9 @@ class MetricsSettings(Model):
     """Cut-offs for localization recall@k and hit@k."""
     codebleu_weights: tuple[float, float, float, float] = (0.25, 0.25, 0.25, 0.25)
     """Weights of n-gram, weighted n-gram, syntax and dataflow match."""
-    pass_threshold: float = Field(0.5, ge=0, le=1)
+    pass_threshold: float = Field(default=0.5, ge=0, le=1)
     """A case's assertion score at or above this passes."""
-    corpus_codebleu_max_cases: int = Field(300, ge=0)
+    corpus_codebleu_max_cases: int = Field(default=300, ge=0)
     """Corpus-level CodeBLEU pools every case of a suite (about 2 s per 1,000 cases and system, redone
     whenever any case changes); suites larger than this report only the per-case mean."""
 
@@ -176,13 +176,13 @@ class MetricsSettings(Model):
 class ReportSettings(Model):
     """Settings of the summarize stage."""
 
-    bootstrap_resamples: int = Field(2000, ge=100)
+    bootstrap_resamples: int = Field(default=2000, ge=100)
     """Resamples for every bootstrap interval."""
     seed: int = 0
     """Seed of every resampling: same inputs, same report."""
-    confidence: float = Field(0.95, gt=0.5, lt=1)
+    confidence: float = Field(default=0.95, gt=0.5, lt=1)
     """Confidence level of every interval."""
-    detect_difference: float | None = Field(None, gt=0)
+    detect_difference: float | None = Field(default=None, gt=0)
     """Difference (in the metric's units) the release page's decision summary sizes "cases needed" for,
     for inconclusive comparisons; None: the comparison's observed difference."""
 

@@ -8,7 +8,7 @@ import os
 import secrets
 import weakref
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from pydantic import BaseModel
 
@@ -52,7 +52,7 @@ def on_replace(method: Callable[[str], None]) -> None:
     _replace_listeners.append(weakref.WeakMethod(method))  # type: ignore[arg-type]
 
 
-def replaced(paths: list[str | os.PathLike[str]]) -> None:
+def replaced(paths: Iterable[str | os.PathLike[str]]) -> None:
     """Tell the `on_replace` listeners about files another process replaced (a forked renderer's pages)."""
     for path in paths:
         for ref in _replace_listeners:

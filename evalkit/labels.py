@@ -29,7 +29,7 @@ import hashlib
 import os
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Callable
 
 from pydantic import BeforeValidator, Field, RootModel, ValidationError, create_model
 
@@ -79,6 +79,11 @@ def output_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _none_or(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A validator letting None through and checking any other value with ``check``."""
+    return lambda v: None if v is None else check(v)
+
+
 @cache
 def _entry_model(rubric_json: str) -> type[Model]:
     """The model of one labelled output under a rubric: every field optional, on its scale."""
@@ -88,11 +93,11 @@ def _entry_model(rubric_json: str) -> type[Model]:
     fields: dict[str, Any] = {}
     for f in rubric.fields:
         check = _validator(f)
-        fields[f.name] = (Annotated[int | float | bool | None, BeforeValidator(lambda v, c=check: None if v is None else c(v)),
+        fields[f.name] = (Annotated[int | float | bool | None, BeforeValidator(_none_or(check)),
                                     Field(description=f.description)], None)
-    fields["output_sha256"] = (str | None, Field(None, pattern=SHA_PATTERN,
+    fields["output_sha256"] = (str | None, Field(default=None, pattern=SHA_PATTERN,
                                                  description="Prefix (8-64 hex digits) of the sha256 of the output file read."))
-    fields["note"] = (str, Field("", description="The person's remark."))
+    fields["note"] = (str, Field(default="", description="The person's remark."))
     model = create_model("LabelledOutput", __base__=Model, **fields)
     model.__doc__ = f"One person's labels of one system's output under rubric {rubric.name!r}."
     return model

@@ -206,7 +206,7 @@ def binary_detectability(n: int, b: int, c: int, target: float | None = None,
         notes.append(f"no case changed outcome, so there is no discordance to size by: the exact test's floor "
                      f"({floor} of {n} cases changing the same way) is given")
     else:
-        approx = mcnemar_mdd(n, p_disc, alpha, power)
+        approx = mcnemar_mdd(n, (b + c) / n, alpha, power)  # = p_disc: b + c > 0 pairs, so n > 0
         if approx is None:
             notes.append(f"at the observed discordance ({b + c} of {n} cases changed outcome) no difference "
                          f"reaches {power:.0%} power")
@@ -241,21 +241,21 @@ def score_detectability(n: int, sd: float | None, target: float | None = None,
     notes = []
     reachable = n >= floor
     mdd = None
-    usable_sd = sd is not None and math.isfinite(sd) and sd > 0
+    usable_sd = sd if sd is not None and math.isfinite(sd) and sd > 0 else None  # the SD a difference is sized by
     if not reachable:
         notes.append(f"with {n} pair{'s' if n != 1 else ''} no difference can reach p < {alpha}: the exact "
                      f"signed-rank test needs at least {floor} pairs")
-    elif not usable_sd:
+    elif usable_sd is None:
         notes.append("the paired differences do not vary (SD 0): there is no spread to size a difference by")
     else:
-        mdd = ttest_effect(n * WILCOXON_ARE, alpha, power) * sd
+        mdd = ttest_effect(n * WILCOXON_ARE, alpha, power) * usable_sd
     n_req = more = None
     t = abs(target) if target else 0.0
-    if t > 0 and usable_sd:
-        n_req = max(floor, math.ceil(ttest_nobs(t / sd, alpha, power) / WILCOXON_ARE - 1e-9))
+    if t > 0 and usable_sd is not None:
+        n_req = max(floor, math.ceil(ttest_nobs(t / usable_sd, alpha, power) / WILCOXON_ARE - 1e-9))
         more = max(0, n_req - n)
     elif t > 0:
         t = 0.0
-    return Detectability(**base, reachable=reachable, spread=sd if usable_sd or sd == 0 else None, mdd=mdd,
+    return Detectability(**base, reachable=reachable, spread=sd if usable_sd is not None or sd == 0 else None, mdd=mdd,
                          target=t or None, target_source=target_source if t else None, n_required=n_req,
                          more_cases=more, note=_sentence(notes))

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.cases import Case, LeftOut, Project, discover
-from evalkit.config import Config, config_path, load_config
+from evalkit.config import Config, System, config_path, load_config
 from evalkit.errors import InputError, Problem
 from evalkit.names import is_valid_name
 
@@ -76,13 +76,13 @@ def unknown_suites(cfg: Config, project: Project) -> list[Problem]:
     return out
 
 
-def participating(cfg: Config, project: Project) -> list[tuple[object, Case]]:
+def participating(cfg: Config, project: Project) -> list[tuple[System, Case]]:
     """Every (system, case) pair a run covers, in config and case order: the same list as
     evalkit.systems.base.participating, asking runs_on once per (system, suite), not per case."""
     from evalkit.systems.base import runs_on
 
     memo: dict[tuple[int, str], bool] = {}
-    pairs = []
+    pairs: list[tuple[System, Case]] = []
     for i, system in enumerate(cfg.systems):
         for case in project.cases:
             key = (i, case.suite)

@@ -141,7 +141,7 @@ def rate(k: int, n: int, confidence: float = 0.95) -> RateEstimate:
     )
 
 
-def _finite_array(values: Sequence[float], what: str) -> np.ndarray:
+def _finite_array(values: Sequence[float] | np.ndarray, what: str) -> np.ndarray:
     import numpy as np
 
     x = np.asarray(values, dtype=float)
@@ -275,7 +275,8 @@ def mcnemar_exact(b: int, c: int) -> float:
     if b + c == 0:
         return 1.0
     try:
-        from scipy.special._ufuncs import _binom_cdf as binom_cdf
+        # a private name (stubs do not list it): the fallback below covers its absence
+        from scipy.special._ufuncs import _binom_cdf as binom_cdf  # pyright: ignore[reportAttributeAccessIssue]
     except ImportError:  # pragma: no cover - private name of scipy 1.17
         from scipy.special import bdtr as binom_cdf
 
@@ -382,7 +383,7 @@ def _wilcoxon_pratt_pvalue(d: np.ndarray) -> float:
     return float(np.clip(p, 0.0, 1.0))
 
 
-def wilcoxon_pratt(x: Sequence[float], y: Sequence[float]) -> float | None:
+def wilcoxon_pratt(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float | None:
     """Two-sided Wilcoxon signed-rank p-value for paired x, y, zeros ranked by Pratt's method.
 
     Returns 1.0 when every difference is zero (no evidence of any difference; scipy would warn

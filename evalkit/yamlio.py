@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -84,7 +85,7 @@ def plain(node: Any) -> Any:
     return node
 
 
-def describe_error(err: dict[str, Any]) -> str:
+def describe_error(err: Mapping[str, Any]) -> str:
     """A pydantic error dict as a plain sentence: where, and what was expected."""
     loc = ".".join(str(p) for p in err.get("loc", ()) if not str(p).startswith("function-"))
     msg = err.get("msg", "invalid value")
@@ -99,7 +100,7 @@ def describe_error(err: dict[str, Any]) -> str:
     return f"{loc}: {msg}" if loc else msg
 
 
-def _error_loc(err: dict[str, Any]) -> tuple[Any, ...]:
+def _error_loc(err: Mapping[str, Any]) -> tuple[Any, ...]:
     """Where an error points; a bad discriminator (e.g. `adapter:`) points at its own key."""
     loc = tuple(p for p in err.get("loc", ()) if not str(p).startswith("function-"))
     if err.get("type") in ("union_tag_invalid", "union_tag_not_found"):

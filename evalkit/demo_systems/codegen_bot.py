@@ -12,7 +12,6 @@ The careful variant drops code spans, URLs and instruction-like sentences from d
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 import re
-from pathlib import Path
 
 from evalkit.demo_systems.protocol import answer, read_case
 
@@ -59,7 +58,7 @@ def main() -> None:
     for path in where:
         text = sources[path]
         cls = re.findall(r"^class (\w+)", text, re.MULTILINE)
-        functions.append(f"{path}::{cls[0] + '.' if cls and ('    def ' + target) in text else ''}{target}")
+        functions.append(f"{path}::{cls[0] + '.' if cls and f'    def {target}' in text else ''}{target}")
     result = {"context_files": ranked, "context_functions": functions, "steps": 3,
               "usage": {"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}}
     if target is None or not where:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import json
 import re
-from typing import Any, Callable
+from typing import Callable
 
 from evalkit.artifacts import AssertionResult, Sample
 from evalkit.casemodels import AssertionSpec

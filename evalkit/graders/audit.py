@@ -251,7 +251,7 @@ def _run_candidates(cfg: Any, project: Any) -> dict[tuple[str, str], Candidate |
         for system in by_case[key]:
             output = read_optional(artifact_path(cfg.work_path, "generate", system.name, case.suite, case.id), "generate")
             ok = output is not None and output.status == "ok"
-            candidates[(system.name, key)] = Candidate(system.name, case, output.first) if ok else None
+            candidates[(system.name, key)] = Candidate(system.name, case, output.first) if ok and output else None
     return candidates
 
 

@@ -18,7 +18,7 @@ class AuditSettings(Model):
     """How many cases: an integer is a count (1 or more), a number below 1 a fraction of the cases (1.0 = all)."""
     seed: int = 0
     """Seed of the sample (the same seed, the same cases)."""
-    repeats: int = Field(0, ge=0, le=20)
+    repeats: int = Field(default=0, ge=0, le=20)
     """Ask the judge's request this many times per sampled (system, case) (0: no repeat audit; at least 2 to
     see a spread). The first ``judge.samples`` of them are the grade stage's own answers (already paid)."""
     pairwise: bool = False

@@ -108,7 +108,7 @@ def recheck_file(incidents: Sequence[dict[str, Any]], matchers: dict[str, Any], 
         for i in idx[in_legacy:]:
             checkable[i] = False
         left = min(in_legacy, firing_lines(matcher, output, path))
-        kept_line = [i for i in idx[:in_legacy] if originals[i] and originals[i].strip() in out_lines]
+        kept_line = [i for i in idx[:in_legacy] if (original := originals[i]) and original.strip() in out_lines]
         others = [i for i in idx[:in_legacy] if i not in kept_line]
         for i in (kept_line + others)[:left]:
             present[i] = True

@@ -36,7 +36,7 @@ from evalkit.graders.judge import Incident, JudgeOutcome, MigrationJudgeInput, S
 from evalkit.graders.judge_rubric import JudgeRubric, RubricVerdict
 from evalkit.models import Model
 
-FAILED_ORDER: tuple[str, ...] = ("infra_error", "not_judged_budget", "judge_error", "not_configured")
+FAILED_ORDER: tuple[Status, ...] = ("infra_error", "not_judged_budget", "judge_error", "not_configured")
 """Statuses of a file without a verdict, the one a case takes first (an API failure is retried next run)."""
 
 

@@ -93,9 +93,9 @@ class RubricField(Model):
     """Which end is better: ``higher`` (e.g. a quality score, validCode) or ``lower`` (e.g. unnecessaryChanges)."""
     label: str | None = None
     """Short column title on pages; default: 'Judge ' and the name's words."""
-    metric: str | None = Field(None, pattern=METRIC_PATTERN)
+    metric: str | None = Field(default=None, pattern=METRIC_PATTERN)
     """Metric name in scores.json and report.json; default: ``judge_`` and the name in snake case."""
-    weight: float | None = Field(None, ge=0)
+    weight: float | None = Field(default=None, ge=0)
     """Weight in the rubric's overall score; default 1 for numeric fields, 0 for booleans (never in it)."""
     decided: float | bool | None = None
     """Value given without a model (file empty, unchanged, incomplete or not parsing); default: the
@@ -231,12 +231,12 @@ class JudgeRubric(Model):
     """Jinja template of the user message (the file under review), same lookup as ``system_template``."""
     note: str = ""
     """Optional grader note: extra guidance the generic templates add to the instructions."""
-    mean_metric: str | None = Field(None, pattern=METRIC_PATTERN)
+    mean_metric: str | None = Field(default=None, pattern=METRIC_PATTERN)
     """Metric name of the overall score (weighted mean of the weighted fields); default
     ``judge_<name>_mean``. CodeJudge's is ``judge_mean``."""
     mean_label: str | None = None
     """Column title of the overall score; default 'Judge score (<name>)'."""
-    base_dir: str | None = Field(None, exclude=True)
+    base_dir: str | None = Field(default=None, exclude=True)
     """Folder the template paths resolve against (set on load; not part of the file)."""
 
     @field_validator("fields")
@@ -377,7 +377,7 @@ def _verdict_model(rubric_json: str) -> type[Model]:
         f.name: (Annotated[_python_type(f), BeforeValidator(_validator(f)), Field(description=f.description)], ...)
         for f in rubric.fields
     }
-    fields["detailed_notes"] = (str, Field("", description="The judge's key reasons."))
+    fields["detailed_notes"] = (str, Field(default="", description="The judge's key reasons."))
     model = create_model(f"Verdict_{re.sub(r'[^A-Za-z0-9_]', '_', rubric.name)}", __base__=Model, **fields)
     model.__doc__ = f"One answer of the migration judge under rubric {rubric.name!r}, strictly validated."
     return model

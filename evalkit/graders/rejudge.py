@@ -17,13 +17,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import Field
 
 from evalkit.agreement import Agreement, agreement
 from evalkit.artifacts import Sample
-from evalkit.errors import InputError
+from evalkit.errors import InputError, Problem
 from evalkit.fsutil import digest
 from evalkit.graders.audit import FieldKind, field_kinds, union_fields
 from evalkit.models import Model
@@ -123,7 +123,7 @@ def side_label(release: str, model: str) -> str:
 
 def check_label(label: str) -> None:
     if not re.fullmatch(r"[A-Za-z0-9._+-]+", label) or label in (".", ".."):
-        raise InputError([f"--into {label!r}: a release label is letters, digits and . _ + - only"])
+        raise InputError(Problem(f"--into {label!r}", None, "a release label is letters, digits and . _ + - only"))
 
 
 def new_config(cfg: Any, model: str) -> Any:
@@ -155,12 +155,14 @@ def check_release(cfg: Any, project: Any, release: str) -> None:
 
     path = cfg.site_path / release / "report.json"
     if not path.exists():
-        raise InputError([f"{path}: no report of release {release!r}; run `evalkit run --release {release}` first"])
+        raise InputError(Problem(str(path), None,
+                                 f"no report of release {release!r}; run `evalkit run --release {release}` first"))
     recorded = json.loads(path.read_text(encoding="utf-8")).get("inputs_digest", "")
     if recorded != release_inputs_digest(cfg, project):
-        raise InputError([f"{path}: the work folder {cfg.work_path} no longer holds the outputs release {release!r} "
-                          f"was reported from (another release ran since, or something changed); run "
-                          f"`evalkit run --release {release}` first, then rejudge"])
+        raise InputError(Problem(str(path), None,
+                                 f"the work folder {cfg.work_path} no longer holds the outputs release {release!r} "
+                                 f"was reported from (another release ran since, or something changed); run "
+                                 f"`evalkit run --release {release}` first, then rejudge"))
 
 
 @dataclass
@@ -203,7 +205,7 @@ def planned_calls(cfg_new: Any, found: list[Target]) -> Any:
     plan = Plan()
     judge = cfg_new.judge.with_env()
     for t in found:
-        for asker, request, exact in grade_requests(cfg_new, t.case, t.sample, t.system, cache, True):
+        for _asker, request, exact in grade_requests(cfg_new, t.case, t.sample, t.system, cache, True):
             plan.calls.append(PlannedCall("grade", "rejudge", t.system, t.case.suite, request, judge, exact))
     return plan
 

@@ -14,7 +14,7 @@ import os
 import sys
 
 from evalkit.cli import _config_arg, command
-from evalkit.errors import InputError
+from evalkit.errors import InputError, Problem
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -39,7 +39,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
 
     model = args.judge.strip()
     if not model:
-        raise InputError(["--judge: expected a model id, got an empty string"])
+        raise InputError(Problem("--judge", None, "expected a model id, got an empty string"))
     if args.release:
         os.environ["EVALKIT_RELEASE"] = args.release
     loaded = load(args.config)
@@ -48,8 +48,8 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     label = args.into or side_label(release, model)
     check_label(label)
     if label == release or (cfg.site_path / label / "report.json").exists():
-        raise InputError([f"--into {label!r}: {cfg.site_path / label} holds a release's report; a side release "
-                          "must not overwrite a release: choose another label"])
+        raise InputError(Problem(f"--into {label!r}", None, f"{cfg.site_path / label} holds a release's report; "
+                                 "a side release must not overwrite a release: choose another label"))
     check_release(cfg, project, release)
     os.environ[MODEL_ENV] = model  # every judge call of this process goes to the new model
     cfg_new = new_config(cfg, model)

@@ -36,7 +36,7 @@ class Criterion(Model):
     """Stable id (letters, digits, '_', '.', '-')."""
     text: str
     """What the generated files must do, in plain words."""
-    weight: float = Field(1.0, gt=0)
+    weight: float = Field(default=1.0, gt=0)
     """Relative weight in the case score."""
 
 

@@ -210,7 +210,7 @@ def read_kai_eval(root: Path, shown_root: str | None = None) -> tuple[dict[tuple
         if not isinstance(node, dict) or not isinstance(node.get("name"), str):
             problems.append(Problem(shown, 1, "expected a test case: app, name, description, rules"))
             continue
-        rules = [r.get("rule") for r in node.get("rules") or [] if isinstance(r, dict) and r.get("rule")]
+        rules = [r["rule"] for r in node.get("rules") or [] if isinstance(r, dict) and r.get("rule")]
         notes = tc.parent / "notes.md"
         app = str(node.get("app") or tc.parents[2].name)
         cases[(app, node["name"])] = EvalCase(app, node["name"], str(node.get("description") or ""), rules,
@@ -236,7 +236,7 @@ def read_kai_eval(root: Path, shown_root: str | None = None) -> tuple[dict[tuple
             key = (app, tcase["name"])
             if key not in cases:  # results of a test case whose tc.yaml is not in the folder: from the result itself
                 desc = str(tcase.get("description") or "")
-                cases[key] = EvalCase(app, tcase["name"], desc, [r.get("rule") for r in tcase.get("rules") or []
+                cases[key] = EvalCase(app, tcase["name"], desc, [r["rule"] for r in tcase.get("rules") or []
                                                                  if isinstance(r, dict) and r.get("rule")], "",
                                       _files_of(desc))
             for j, exp in enumerate(result.get("experiments") or []):

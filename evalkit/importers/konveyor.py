@@ -319,7 +319,8 @@ def matcher_from_incidents(found: list[Found], source: Path, lines_cache: dict[s
     parts: list[tuple[str, str]] = []
     for f in found:
         v = f.inc.variables
-        name = v.get("name") if isinstance(v.get("name"), str) else ""
+        raw_name = v.get("name")
+        name = raw_name if isinstance(raw_name, str) else ""
         kind = str(v.get("kind") or "")
         text_lines = _file_lines(source, f.file, lines_cache)
         line_text = text_lines[f.inc.line - 1] if f.inc.line and f.inc.line <= len(text_lines) else ""
@@ -492,7 +493,7 @@ def import_konveyor(report: Path, source: Path, suite_dir: Path, *, kind: str = 
                        "an expected task, re-checked after the system's changes with the rule's matcher.",
             "migration": "Migrate each file so that its analyzer incidents are fixed (no expected file: "
                          "reference-based metrics are not applicable)."}[kind]
-    suite = {"kind": kind, "language": "java",
+    suite: dict[str, Any] = {"kind": kind, "language": "java",
              "description": f"Konveyor analyzer incidents imported from {report} (source tree {source.name}). {desc}"}
     atomic_write_text(suite_dir / "suite.yaml", dump_yaml(suite, "Written by `evalkit import konveyor`."))
 

@@ -115,6 +115,15 @@ def _parquet_rows(path: Path) -> list[tuple[int | None, Any]]:
     return [(None, row) for row in table.to_pylist()]
 
 
+_JSON_WS = re.compile(r"[ \t\r\n]*")
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    """The first position at or after ``pos`` that is not JSON whitespace."""
+    m = _JSON_WS.match(text, pos)
+    return m.end() if m else pos
+
+
 def _json_list_rows(text: str, shown: str) -> list[tuple[int | None, Any]] | None:
     """(line where the element starts, element) of a JSON list, or None when the text is not one."""
     decoder = json.JSONDecoder()
@@ -123,14 +132,13 @@ def _json_list_rows(text: str, shown: str) -> list[tuple[int | None, Any]] | Non
         return None
     pos += 1
     out: list[tuple[int | None, Any]] = []
-    ws = re.compile(r"[ \t\r\n]*")
     while True:
-        pos = ws.match(text, pos).end()
+        pos = _skip_ws(text, pos)
         if text.startswith("]", pos) and not out:
             return out
         value, end = decoder.raw_decode(text, pos)  # JSONDecodeError: the caller reports it
         out.append((text.count("\n", 0, pos) + 1, value))
-        pos = ws.match(text, end).end()
+        pos = _skip_ws(text, end)
         if text.startswith(",", pos):
             pos += 1
             continue

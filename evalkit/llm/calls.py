@@ -43,7 +43,7 @@ class LLMRequest(Model):
     """Conversation turns ({role, content})."""
     max_tokens: int = Field(ge=1)
     """Upper bound on generated tokens."""
-    sample_index: int = Field(0, ge=0)
+    sample_index: int = Field(default=0, ge=0)
     """Which self-consistency sample this is: part of the cache key, never sent."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Further Messages API parameters (stop_sequences, metadata, ...); temperature/top_p/top_k are refused."""

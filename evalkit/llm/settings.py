@@ -34,12 +34,12 @@ def _known_provider(name: str) -> str:
 class RateLimit(Model):
     """Requests and tokens per window (a minute) allowed to one provider endpoint, across the run's threads."""
 
-    rpm: int | None = Field(None, ge=1)
+    rpm: int | None = Field(default=None, ge=1)
     """Requests per window; None means no limit."""
-    tpm: int | None = Field(None, ge=1)
+    tpm: int | None = Field(default=None, ge=1)
     """Tokens (input and output) per window; a request reserves its estimated input plus max_tokens until
     its usage is known; None means no limit."""
-    window_s: float = Field(60.0, gt=0)
+    window_s: float = Field(default=60.0, gt=0)
     """Length of the window in seconds: 60 for per-minute limits (shorter only to test the limiter)."""
 
 
@@ -67,30 +67,30 @@ class JudgeSettings(Model):
     rubric: str | None = None
     """Migration judge rubric: a shipped name (codejudge, kai_ci, kai_eval) or a rubric .yaml path relative to
     the config file (evalkit.graders.judge_rubric); None: codejudge. A suite's own ``rubric`` wins."""
-    max_tokens: int = Field(2048, ge=1)
+    max_tokens: int = Field(default=2048, ge=1)
     """Upper bound on generated tokens per call."""
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0)
     """Per-attempt HTTP timeout in seconds."""
-    max_retries: int = Field(4, ge=0)
+    max_retries: int = Field(default=4, ge=0)
     """Retries after a rate limit, overload, server error or timeout (so up to max_retries + 1 attempts)."""
-    circuit_after: int = Field(3, ge=0)
+    circuit_after: int = Field(default=3, ge=0)
     """Consecutive transport failures of the endpoint (refused, reset, timeout, 5xx, malformed body) after
     which the rest of the run's calls fail at once as infrastructure errors; 0 never gives up."""
-    concurrency: int = Field(4, ge=1)
+    concurrency: int = Field(default=4, ge=1)
     """Requests in flight at once, per client."""
     base_url: str | None = None
     """API base URL; None means the provider's default (for openai, e.g. http://localhost:8000/v1 for vLLM)."""
-    samples: int = Field(1, ge=1)
+    samples: int = Field(default=1, ge=1)
     """Self-consistency: ask this many times per item and report the spread."""
     mode: Literal["sync", "batch"] = "sync"
     """sync: one request per call; batch: uncached requests go out as one Message Batch (half price)."""
-    budget_usd: float | None = Field(None, ge=0)
+    budget_usd: float | None = Field(default=None, ge=0)
     """Stop making uncached calls once this much has been spent in one run; None means no limit."""
     use_cache: bool = True
     """Serve identical requests from the response cache; False always calls (and refreshes the cache)."""
     prices: dict[str, ModelPrice] = Field(default_factory=default_prices)
     """USD per million tokens by model id (prefix match for dated ids); 'default' for the rest."""
-    batch_poll_s: float = Field(5.0, gt=0)
+    batch_poll_s: float = Field(default=5.0, gt=0)
     """Seconds between polls of a Message Batch."""
     rate_limits: dict[str, RateLimit] = Field(default_factory=dict)
     """Per provider name (anthropic, openai): requests and tokens per minute, shared by every client of

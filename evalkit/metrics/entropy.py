@@ -84,7 +84,7 @@ def semantic_entropy(labels: Sequence[int], method: Method) -> EntropyResult:
 @cache
 def _embedding_model() -> Any:
     try:
-        from sentence_transformers import SentenceTransformer
+        from sentence_transformers import SentenceTransformer  # pyright: ignore[reportMissingImports]  # optional extra
     except ImportError as exc:
         raise RuntimeError(
             "install evalkit[embeddings] (sentence-transformers) to cluster samples by embedding"

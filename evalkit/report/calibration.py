@@ -18,7 +18,7 @@ import math
 import sys
 from collections import defaultdict
 from itertools import combinations
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, TypedDict
 
 from evalkit.agreement import Agreement, agreement
 from evalkit.models import Model
@@ -129,7 +129,7 @@ class CalibrationSummary(Model):
 def judge_value(field: Any, verdicts: list[dict[str, Any]]) -> Any:
     """The judge's value of ``field`` over its samples: majority (a tie is false) for a boolean, the mean
     rounded half up to the scale for an ordinal field, the mean for a continuous one; None when absent."""
-    values = [v.get(field.name) for v in verdicts if isinstance(v, dict) and v.get(field.name) is not None]
+    values = [x for v in verdicts if isinstance(v, dict) and (x := v.get(field.name)) is not None]
     if not values:
         return None
     if field.kind == "boolean":
@@ -252,13 +252,23 @@ def _status(vs_people: Agreement | None, settings: Any) -> tuple[Status, str]:
     return "calibrated", f"kappa {k:.2f} vs people (n={vs_people.n}) at or above {settings.min_kappa:g}"
 
 
+class _Counts(TypedDict):
+    """A field's label counts (FieldCalibration's fields of the same names)."""
+
+    labels: int
+    judged: int
+    decided: int
+    unjudged: int
+
+
 def _field(call: Callable[..., Any], field: Any, rubric: Any, suites: list[str], labels: list[Any],
-           verdicts: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]], tests: list[tuple[str, bool, list]],
+           verdicts: dict[tuple[str, str], tuple[str, list[dict[str, Any]]]],
+           tests: list[tuple[str, bool, list[dict[str, Any]], str]],
            settings: Any, seed: int, resamples: int) -> FieldCalibration:
-    base = {"rubric": rubric.name, "field": field.name, "metric": field.metric_name, "display": field.display,
-            "kind": field.kind, "suites": suites}
+    base: dict[str, Any] = {"rubric": rubric.name, "field": field.name, "metric": field.metric_name,
+                            "display": field.display, "kind": field.kind, "suites": suites}
     mine = [lab for lab in labels if field.name in lab.values]
-    counts = {"labels": len(mine), "judged": 0, "decided": 0, "unjudged": 0}
+    counts: _Counts = {"labels": len(mine), "judged": 0, "decided": 0, "unjudged": 0}
     if field.kind == "continuous":
         return FieldCalibration(**base, status="unmeasured", reason="a continuous (0-1) field: no kappa", **counts)
     cats = field.categories()

@@ -70,7 +70,7 @@ def rates_figure(systems: list[tuple[str, dict[str, Any]]], metrics: list[Metric
     if not metrics or not systems:
         return None
     data = []
-    for k, (name, aggs) in enumerate(systems):
+    for name, aggs in systems:
         xs, plus, minus = [], [], []
         for info in metrics:
             a = aggs.get(info.name)

@@ -4,7 +4,7 @@ power figures that say what an inconclusive comparison could have detected."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.power import Detectability, binary_detectability, score_detectability
@@ -21,7 +21,7 @@ def decision_metric(info: MetricInfo | None) -> bool:
             and info.name != "wall_s")
 
 
-def verdict(c: PairedComparison) -> str:
+def verdict(c: PairedComparison) -> Literal["better", "worse", "inconclusive"]:
     """better / worse when significant after Holm (in the metric's direction), else inconclusive."""
     info = METRICS.get(c.metric)
     d = c.difference.value
@@ -43,7 +43,7 @@ def detectability(call: Call, c: PairedComparison, detect_difference: float | No
     return call(Detectability, score_detectability, c.n_pairs, c.sd_difference, target, source)
 
 
-def _decide(call: Call, suite: str, against: str, reference: str, c: PairedComparison,
+def _decide(call: Call, suite: str, against: Literal["baseline", "previous"], reference: str, c: PairedComparison,
             detect_difference: float | None) -> Decision:
     v = verdict(c)
     return Decision(suite=suite, system=c.system, against=against, reference=reference, metric=c.metric, verdict=v,

@@ -31,7 +31,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
@@ -451,6 +451,12 @@ RUBRIC_DEFAULTS = {"status": "", "model": None, "score": None, "results": [], "u
                    "error": None}
 
 
+@overload
+def _with(d: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]: ...
+@overload
+def _with(d: Any, defaults: dict[str, Any]) -> dict[str, Any] | None: ...
+
+
 def _with(d: Any, defaults: dict[str, Any]) -> dict[str, Any] | None:
     """A copy of an artifact dict with defaults for missing fields (None stays None)."""
     if not isinstance(d, dict):
@@ -485,8 +491,9 @@ def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Repor
         metrics.append({"name": m, "info": report.metric_info.get(m) or METRICS.get(m), "value": v})
     metrics.sort(key=lambda r: (list(METRICS).index(r["name"]) if r["name"] in METRICS else 999, r["name"]))
     runs = []
-    for i, run in enumerate(exe.get("runs") or []):
-        run = _with(run, RUN_DEFAULTS)
+    raw_runs: list[dict[str, Any]] = exe.get("runs") or []  # execute.json's runs: ExecutionResult dicts
+    for i, raw_run in enumerate(raw_runs):
+        run = _with(raw_run, RUN_DEFAULTS)
         preview, cut = truncate_log(run.get("log"))
         tests = []
         f2p, p2p = run.get("fail_to_pass") or {}, run.get("pass_to_pass") or {}

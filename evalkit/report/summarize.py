@@ -227,7 +227,7 @@ def corpus_metrics(cfg: Config, project: Project, system: str, cases: list[Case]
         return {}
     from evalkit.metrics.codebleu import corpus_codebleu
 
-    result = corpus_codebleu(predictions, references, language, weights=tuple(cfg.metrics.codebleu_weights))
+    result = corpus_codebleu(predictions, references, language, weights=cfg.metrics.codebleu_weights)
     out = {} if result is None else {"corpus_codebleu": result.codebleu}
     store.put(key, out)
     return out
@@ -448,8 +448,8 @@ def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[
     index = {}
     for case in project.cases:
         sys_here = systems_of[case.key]
-        key = digest([case.digest, [(s.name, scores[(s.name, case.key)].provenance.model_dump()
-                                     if (s.name, case.key) in scores and scores[(s.name, case.key)].provenance else None)
+        key = digest([case.digest, [(s.name, prov.model_dump() if (sc := scores.get((s.name, case.key))) is not None
+                                     and (prov := sc.provenance) is not None else None)
                                     for s in sys_here]])
         index[case.key] = key
         path = out_dir / "cases" / case.suite / f"{case.id}.json"

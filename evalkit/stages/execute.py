@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit import tempdirs
-from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Provenance
+from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Provenance, Status
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import atomic_write_text, digest, ensure_dir
@@ -21,8 +21,8 @@ from evalkit.store import ContentStore
 _tree_lock = threading.Lock()
 
 # sandbox status -> artifact status: the system's failures, ours, and the case's.
-STATUS = {"completed": "ok", "patch_failed": "ok", "tampered_with_tests": "ok", "timeout": "ok", "oom": "ok",
-          "infra_error": "infra_error", "case_error": "broken"}
+STATUS: dict[str, Status] = {"completed": "ok", "patch_failed": "ok", "tampered_with_tests": "ok", "timeout": "ok",
+                             "oom": "ok", "infra_error": "infra_error", "case_error": "broken"}
 
 
 class TreeUnavailable(RuntimeError):

@@ -79,6 +79,7 @@ def iterate(cfg: Config, system: Any, case: Case, first: Sample, sample_index: i
     rel = os.path.relpath(case.refs["inputs.source_dir"], case.dir)
     iterations: list[dict[str, Any]] = []
     sample, run, stable_at, ended = first, {}, None, "max_iterations"
+    feedback: dict[str, Any] = {}  # what the previous iteration's tests said (set before every re-run)
     with WorkTree(tree, name=os.path.normpath(os.path.join("case", rel))) as wt:
         for i in range(1, case.inputs["max_iterations"] + 1):
             if i > 1:

@@ -49,7 +49,7 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
     from evalkit.metrics.codebleu import codebleu
 
     generated = output.first.files.get(mf, "")
-    result = codebleu(generated, reference, case.language, weights=tuple(cfg.metrics.codebleu_weights))
+    result = codebleu(generated, reference, case.language, weights=cfg.metrics.codebleu_weights)
     if result is not None:
         out["codebleu"] = result.codebleu
         for part in ("ngram_match", "weighted_ngram_match", "syntax_match", "dataflow_match"):

@@ -16,11 +16,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict
 
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.models import Model
+
+
+class _CaseKey(TypedDict):
+    """The fields naming the case a Validation is about."""
+
+    suite: str
+    case_id: str
 
 
 class Validation(Model):
@@ -150,7 +157,7 @@ def _agentic_problems(cfg: Config, case: Case) -> list[str]:
 
 def validate_reference(cfg: Config, case: Case) -> Validation:
     """Validation of a migration, generation, rag or agentic case (see the module docstring)."""
-    base = {"suite": case.suite, "case_id": case.id}
+    base: _CaseKey = {"suite": case.suite, "case_id": case.id}
     problems, checked = reference_problems(case)
     if case.kind == "agentic":
         agentic = _agentic_problems(cfg, case)
@@ -164,7 +171,7 @@ def validate_reference(cfg: Config, case: Case) -> Validation:
 
 
 def validate_case(cfg: Config, case: Case) -> Validation:
-    base = {"suite": case.suite, "case_id": case.id}
+    base: _CaseKey = {"suite": case.suite, "case_id": case.id}
     if not case.ok:
         return Validation(**base, status="broken", reason="; ".join(p.message for p in case.problems))
     if case.kind != "patch":

@@ -63,7 +63,7 @@ def load_instances(path: Path) -> list[Instance]:
         log_parser = raw.get("log_parser")
         if log_parser is not None and not isinstance(log_parser, str):
             bad.append("log_parser")
-        if bad:
+        if bad or not isinstance(iid, str) or not isinstance(repo, str):  # (bad names both when not strings)
             problems.append(Problem(file, ln, f"{pre}{', '.join(bad)} missing or malformed (expected instance_id and "
                                               "repo strings, FAIL_TO_PASS and PASS_TO_PASS lists of test ids)"))
             continue
@@ -84,7 +84,7 @@ def load_instances(path: Path) -> list[Instance]:
         out.append(Instance(line=seen[iid][0], instance_id=iid, repo=repo, parser=parser,
                             fail_to_pass=lists["FAIL_TO_PASS"] or [], pass_to_pass=lists["PASS_TO_PASS"] or [],
                             version=str(raw.get("version") or ""), eval_type=raw.get("eval_type") or None,
-                            gold_patch=raw.get("patch") if isinstance(raw.get("patch"), str) else ""))
+                            gold_patch=patch if isinstance(patch := raw.get("patch"), str) else ""))
     if problems:
         raise InputError(problems)
     return out

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
+
+if TYPE_CHECKING:
+    from evalkit.llm.settings import JudgeSettings
 
 
 @dataclass(frozen=True)
@@ -18,7 +21,7 @@ class RunContext:
     """Folder of the config file (relative paths in system settings resolve here)."""
     work: Path
     """The project's work folder (caches)."""
-    judge: dict[str, Any] | None = None
+    judge: JudgeSettings | dict[str, Any] | None = None
     """Judge settings (for adapters that share the model client)."""
 
 

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ def _has_env(pid: int, marker: bytes) -> bool:
         return False
 
 
-def leftover_processes(session: int, pipe_inodes: set[int] = frozenset(), marker: bytes = b"") -> list[int]:
+def leftover_processes(session: int, pipe_inodes: AbstractSet[int] = frozenset(), marker: bytes = b"") -> list[int]:
     """Live processes of a system's session or process group, or (when ``pipe_inodes``) holding its
     output pipes open, or started with the ``marker`` variable of its run (its one-off EVALKIT_CASE):
     a process that left the session with setsid is still found by one of the last two."""
