@@ -122,7 +122,7 @@ def test_plain_lines_and_summary_when_not_a_terminal(project: Path) -> None:
     report = _report(project)
     by = {(r[0], r[1]): r for r in rows}
     for suite in report["suites"]:
-        for system, aggs in suite["systems"].items():
+        for system in suite["systems"]:
             r = by[(suite["name"], system)]
             cov = suite["coverage"][system]
             assert r[2] == str(cov["cases"]) and r[3] == str(cov["attempted"])

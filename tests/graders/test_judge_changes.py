@@ -23,7 +23,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from fake_server import FakeAnthropic, Reply
-from helpers import REPO, evalkit, patch_project
+from helpers import evalkit, patch_project
 
 KEY = "sk-ant-test-judge-changes-0000"
 CASES = ["round-half-up", "slug-lowercase", "truncate-limit", "parse-thousands", "remove-below-zero"]

@@ -76,7 +76,7 @@ def test_real_report_becomes_one_agentic_case(tmp_path: Path) -> None:
     # the source tree is copied and every incident points at a real line of it
     src = case.ref_path("inputs.source_dir")
     assert src is not None and src.name == "source"
-    for rule, file, line in EXPECTED:
+    for _rule, file, line in EXPECTED:
         assert (src / file).read_bytes() == (SOURCE / file).read_bytes()
         assert len((src / file).read_text().splitlines()) >= line
     assert "javax.persistence.Column" in (src / ENTITY).read_text().splitlines()[4]

@@ -89,7 +89,7 @@ def test_every_page_written_and_linked_relatively(site: Path) -> None:
     for page in pages:
         parser = Links()
         parser.feed(page.read_text(encoding="utf-8"))
-        for tag, url in parser.urls:
+        for _tag, url in parser.urls:
             assert not re.match(r"^[a-z]+:", url) or url == "data:,", f"{page}: absolute or scripted url {url}"
             if url.startswith("#") or url == "data:,":
                 continue
@@ -127,7 +127,7 @@ def test_numbers_on_the_page_are_report_numbers(site: Path) -> None:
         assert float(value) in candidates, (system, metric, value)
     case = json.loads((site / "r2" / "cases" / "patch" / "case-0000.json").read_text())
     page = (site / "r2" / "cases" / "patch" / "case-0000.html").read_text(encoding="utf-8")
-    for system, arts in case["systems"].items():
+    for arts in case["systems"].values():
         for metric, value in arts["scores"]["metrics"].items():
             assert f'data-metric="{metric}" data-value="{float(value)!r}"' in page
 

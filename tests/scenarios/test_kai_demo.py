@@ -6,7 +6,6 @@ import json
 import re
 import shutil
 import textwrap
-from pathlib import Path
 
 from helpers import REPO, evalkit
 

@@ -14,7 +14,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
@@ -149,7 +148,7 @@ def test_official_layout_gold_resolves_empty_does_not(tmp_path: Path, docker_eng
             validation = json.loads((work / "validation" / "swe" / f"{iid}.json").read_text())
             assert validation["status"] == "valid", validation
 
-            def run_of(system: str) -> dict:
+            def run_of(system: str, iid: str = iid) -> dict:
                 art = json.loads((work / "artifacts" / system / "swe" / iid / "execution.json").read_text())
                 assert art["status"] == "ok", art
                 return art["runs"][0]
