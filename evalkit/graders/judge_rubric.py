@@ -512,10 +512,12 @@ def rubric_problem(ref: str, base: str | Path, shown: str, key: str, line: int |
 def suite_rubric_problem(ref: str, suite_dir: Path, shown_suite: str, line: int | None,
                          kind: str = "migration", judged: bool = False) -> InputError | None:
     """The problems of the rubric a suite.yaml names (see ``rubric_problem``), or None. ``judged``: a patch or e2e
-    suite with `judge:` (evalkit.graders.judge_changes), graded by the rubric judge too."""
-    if kind != "migration" and not judged:
+    suite with `judge:` (evalkit.graders.judge_changes), graded by the rubric judge too; an agentic suite's rubric
+    declares the fields of the verdicts a recorded judge brings (`evalkit import kai-eval --app`)."""
+    if kind not in ("migration", "agentic") and not judged:  # agentic: the fields of its recorded judge's verdicts
         return InputError(Problem(shown_suite, line, f"rubric: only migration suites have a judge rubric, and patch or "
-                                                     f"e2e suites with `judge:` (this suite is kind {kind}; generation "
+                                                     f"e2e suites with `judge:`, and agentic suites for a recorded "
+                                                     f"judge's verdicts (this suite is kind {kind}; generation "
                                                      f"suites list `criteria` per case)"))
     return rubric_problem(ref, suite_dir, shown_suite, "rubric", line)
 
