@@ -14,7 +14,6 @@ an edited grades file regrades exactly as an edited recording regenerates.
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from pydantic import Field, ValidationError
 
 from evalkit.errors import InputError, Problem
 from evalkit.models import Model
+from evalkit.yamlio import load_json
 
 RECORDED_GRADES_VERSION = 1
 
@@ -71,12 +71,7 @@ def load_recorded_grades(path: Path, shown: str | None = None) -> RecordedGrades
     with _lock:
         if key in _loaded:
             return _loaded[key]
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(shown, None, f"not UTF-8 text (byte {exc.start})")) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(shown, exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})")) from None
+    _text, data = load_json(path, shown)
     try:
         grades = RecordedGrades.model_validate(data)
     except ValidationError as exc:

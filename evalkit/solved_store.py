@@ -41,6 +41,7 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from evalkit.errors import InputError, Problem
 from evalkit.models import Model
+from evalkit.yamlio import load_json
 
 LOOKUP_VERSION = 1
 """Bumped when the scoring changes: part of what a case took from the store."""
@@ -172,13 +173,7 @@ def load_store(path: Path, shown: str | None = None) -> Index:
     with _lock:
         if key in _stores:
             return _stores[key][1]
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text)
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(shown, None, f"not UTF-8 text (byte {exc.start})")) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(shown, exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})")) from None
+    text, data = load_json(path, shown)
     if not isinstance(data, dict) or not isinstance(data.get("incidents"), list):
         raise InputError(Problem(shown, 1, "expected a JSON object with `incidents`: a list of {rule_id, file, "
                                            "message, ...} (Kai's solved-incident index)"))

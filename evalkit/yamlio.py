@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from collections.abc import Mapping
 from typing import Any, TypeVar
@@ -33,6 +34,16 @@ def read_input_text(path: Path, shown: str) -> str:
                                               f"expected a UTF-8 text file")) from None
     except OSError as exc:
         raise InputError(Problem(shown, None, f"cannot read: {exc.strerror or exc}")) from None
+
+
+def load_json(path: Path, shown: str) -> tuple[str, Any]:
+    """A user's JSON file: its text and the parsed value; InputError naming file:line when it is unreadable,
+    not UTF-8 or malformed."""
+    text = read_input_text(path, shown)
+    try:
+        return text, json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(Problem(shown, exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})")) from None
 
 
 def load_yaml(path: Path, shown_as: str | None = None) -> Any:
