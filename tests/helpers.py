@@ -87,3 +87,20 @@ def executed(proc: subprocess.CompletedProcess[str]) -> set[str]:
 
 def run(project: Path, *args: str, env: dict[str, str] | None = None) -> set[str]:
     return executed(evalkit(project, "run", *args, env=env))
+
+
+def plugin_dist(folder: Path, name: str, entry_points: dict[str, dict[str, str]], modules: dict[str, str]) -> Path:
+    """An installed-looking outside distribution in ``folder`` (put it on PYTHONPATH / sys.path).
+
+    ``entry_points``: group -> {name: "module:attr"}; ``modules``: module file name -> source.
+    importlib.metadata finds it by its ``<name>-0.1.dist-info`` folder, as it would a pip-installed one.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    info = folder / f"{name.replace('-', '_')}-0.1.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) + "\n" for group, eps in entry_points.items()))
+    for file, source in modules.items():
+        (folder / file).write_text(source)
+    return folder

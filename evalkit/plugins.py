@@ -1,0 +1,168 @@
+"""Plug-in points: registries filled from entry points.
+
+Each point is an entry-point group, ``evalkit.<point>``; an entry point ``name = "module:attr"``
+names one part. evalkit's own parts are registered the same way, in ``pyproject.toml``'s
+``[project.entry-points."evalkit.<point>"]`` tables, so an outside package adds a kind, an adapter,
+an assertion type, a sandbox backend, a model provider or a stage executor by declaring one entry
+point in its own metadata, with no edit here.
+
+When evalkit runs from a source checkout (``pyproject.toml`` beside the package), its own entries
+are read from that file rather than from installed metadata, so an editable install never serves a
+stale list; outside packages always come from their metadata. A name two distributions both claim
+is refused (exit 2, naming both); so is an entry point that does not import.
+
+Parts are imported only when first used (``Registry.get``); ``Registry.names`` imports nothing.
+``Registry.register`` adds a part in-process (``evalkit.api``, tests).
+"""
+
+from __future__ import annotations
+
+import importlib
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import InputError, Problem
+
+POINTS = ("kinds", "adapters", "assertions", "sandbox_backends", "providers", "executors")
+"""The plug-in points; group ``evalkit.<point>``."""
+
+OWN = "evalkit"
+"""evalkit's own distribution name."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One registered part: where it comes from, loaded on demand."""
+
+    name: str
+    target: str
+    """``module:attr``."""
+    dist: str
+    """Distribution that declares it (``evalkit`` for our own parts, ``<in-process>`` for register())."""
+
+
+def _source_pyproject() -> Path | None:
+    """``pyproject.toml`` of a source checkout evalkit runs from, if any."""
+    candidate = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    if not candidate.is_file():
+        return None
+    try:
+        data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    return candidate if data.get("project", {}).get("name") == OWN else None
+
+
+@cache
+def _own_from_source() -> dict[str, dict[str, str]] | None:
+    path = _source_pyproject()
+    if path is None:
+        return None
+    tables = tomllib.loads(path.read_text(encoding="utf-8"))["project"].get("entry-points", {})
+    return {group: dict(entries) for group, entries in tables.items()}
+
+
+def _discovered(group: str) -> list[Entry]:
+    """Every entry point of ``group``: evalkit's own (source checkout first) and other distributions'."""
+    own = _own_from_source()
+    found: list[Entry] = []
+    if own is not None:
+        found += [Entry(n, t, OWN) for n, t in own.get(group, {}).items()]
+    for ep in metadata.entry_points(group=group):
+        dist = ep.dist.name if ep.dist is not None else "?"
+        if own is not None and dist.lower() == OWN:
+            continue  # the source checkout's table is authoritative for our own parts
+        found.append(Entry(ep.name, ep.value, dist))
+    return found
+
+
+@dataclass
+class Registry:
+    """The parts of one plug-in point, by name."""
+
+    point: str
+    _entries: dict[str, Entry] | None = field(default=None, repr=False)
+    _loaded: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def group(self) -> str:
+        return f"evalkit.{self.point}"
+
+    def entries(self) -> dict[str, Entry]:
+        if self._entries is None:
+            entries: dict[str, Entry] = {}
+            for entry in _discovered(self.group):
+                seen = entries.get(entry.name)
+                if seen is not None and seen.target != entry.target:
+                    raise InputError(Problem(f"entry point group {self.group}", None,
+                                             f"{entry.name!r} is registered by both {seen.dist} ({seen.target}) "
+                                             f"and {entry.dist} ({entry.target}); expected one part per name"))
+                entries[entry.name] = entry
+            self._entries = entries
+        return self._entries
+
+    def names(self) -> tuple[str, ...]:
+        """Registered names, sorted; nothing is imported."""
+        return tuple(sorted(self.entries()))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.entries()
+
+    def get(self, name: str) -> Any:
+        """The part registered as ``name``, imported on first use."""
+        if name in self._loaded:
+            return self._loaded[name]
+        entry = self.entries().get(name)
+        if entry is None:
+            raise KeyError(f"unknown {self.point[:-1] if self.point.endswith('s') else self.point} {name!r}; "
+                           f"known: {', '.join(self.names()) or 'none'}")
+        module_name, _, attr = entry.target.partition(":")
+        try:
+            obj: Any = importlib.import_module(module_name)
+            for part in attr.split(".") if attr else []:
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError) as exc:
+            raise InputError(Problem(f"entry point {self.group} {name!r}", None,
+                                     f"{entry.target} (from {entry.dist}) does not load: "
+                                     f"{type(exc).__name__}: {exc}")) from exc
+        self._loaded[name] = obj
+        return obj
+
+    def load_all(self) -> dict[str, Any]:
+        """Every part, imported."""
+        return {name: self.get(name) for name in self.names()}
+
+    def register(self, name: str, obj: Any, *, replace: bool = False) -> None:
+        """Add a part in this process (``evalkit.api``, tests); refuses a taken name unless ``replace``."""
+        entries = self.entries()
+        if name in entries and not replace:
+            raise ValueError(f"{self.group} {name!r} is already registered by {entries[name].dist}")
+        entries[name] = Entry(name, f"{getattr(obj, '__module__', '?')}:{getattr(obj, '__qualname__', '?')}",
+                              "<in-process>")
+        self._loaded[name] = obj
+
+    def source(self, name: str) -> str:
+        """The distribution that registered ``name``."""
+        return self.entries()[name].dist
+
+
+_REGISTRIES: dict[str, Registry] = {}
+
+
+def registry(point: str) -> Registry:
+    """The registry of one plug-in point (one per process)."""
+    if point not in POINTS:
+        raise KeyError(f"unknown plug-in point {point!r}; known: {', '.join(POINTS)}")
+    if point not in _REGISTRIES:
+        _REGISTRIES[point] = Registry(point)
+    return _REGISTRIES[point]
+
+
+def forget() -> None:
+    """Drop what was discovered (tests that install a distribution mid-process)."""
+    _REGISTRIES.clear()
+    _own_from_source.cache_clear()
