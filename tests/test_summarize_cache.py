@@ -14,7 +14,9 @@ import pytest
 
 from helpers import evalkit, make_project
 
-STATS = ("rate", "mean_ci", "compare_binary", "compare_scores")
+# each statistic, by the module of evalkit.report that calls it
+STATS = {"rate": "aggregates", "mean_ci": "aggregates", "compare_binary": "comparisons",
+         "compare_scores": "comparisons"}
 
 
 @pytest.fixture()
@@ -26,13 +28,15 @@ def project(tmp_path: Path) -> Path:
 
 def _summarize(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, dict[str, int]]:
     """Summarize in this process; return report.json's bytes and how often each statistic was computed."""
-    import evalkit.report.summarize as summ
+    import importlib
+
     from evalkit.project import load
+    from evalkit.report.summarize import summarize
 
     calls = dict.fromkeys(STATS, 0)
 
-    def counting(name: str):
-        fn = getattr(summ, name)
+    def counting(name: str, module: object):
+        fn = getattr(module, name)
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -42,10 +46,11 @@ def _summarize(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[bytes, dict
         return wrapper
 
     with monkeypatch.context() as m:
-        for name in STATS:
-            m.setattr(summ, name, counting(name))
+        for name, where in STATS.items():
+            module = importlib.import_module(f"evalkit.report.{where}")
+            m.setattr(module, name, counting(name, module))
         loaded = load(str(root / "evalkit.yaml"), refresh=True)
-        summ.summarize(loaded.config, loaded.project)
+        summarize(loaded.config, loaded.project)
     return (root / "site" / "r1" / "report.json").read_bytes(), calls
 
 

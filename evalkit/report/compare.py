@@ -62,7 +62,7 @@ def compare_reports(a: Report, b: Report) -> ReleaseComparison:
     """What changed from report ``a`` to report ``b`` (any two releases, either order).
 
     Always recomputed from both report.json files (``b.diff`` may predate a rerun of ``a``)."""
-    from evalkit.report.summarize import release_diff
+    from evalkit.report.release_diff import release_diff
 
     diff = release_diff(a, b.cases)
     old = {(r.suite, r.case_id): r for r in a.cases}

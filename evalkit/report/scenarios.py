@@ -22,7 +22,8 @@ SCENARIO_METRICS = ("e2e_time_s", "e2e_resolved", "e2e_pass_rate", "e2e_interven
 
 def scenario_groups(cfg: Config, project: Project, scores: dict[tuple[str, str], ScoresArtifact]) -> list[ScenarioGroup]:
     """One group per system entry that declared a `matrix`, in config order."""
-    from evalkit.report.summarize import aggregate_scores, compare_suite, metric_order
+    from evalkit.report.aggregates import aggregate_scores, metric_order
+    from evalkit.report.comparisons import compare_suite
 
     groups: dict[str, list] = {}
     for system in cfg.systems:

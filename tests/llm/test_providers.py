@@ -61,7 +61,7 @@ def test_chat_completions_mapping_usage_price_and_cache(tmp_path: Path, openai_e
         assert sent["body"]["max_tokens"] == 50 and sent["body"]["stop"] == ["###"] and "metadata" not in sent["body"]
         prompt = len("You are terse.\n\nSecond block.question one") // 4
         assert answer.text == "the answer" and answer.model == "gpt-test" and answer.stop_reason == "max_tokens"
-        assert (answer.usage.input_tokens, answer.usage.cache_read_input_tokens) == (prompt - 3, 3)
+        assert (answer.usage.input_tokens, answer.usage.cache_read_tokens) == (prompt - 3, 3)
         assert answer.usage.output_tokens == len("the answer") // 4
         expected = ((prompt - 3) * 2.0 + 3 * 0.5 + answer.usage.output_tokens * 8.0) / 1e6
         assert answer.cost_usd == pytest.approx(expected)
@@ -238,7 +238,7 @@ def test_not_configured_names_the_key_of_the_judges_provider(monkeypatch) -> Non
     from evalkit.graders.judge import MigrationJudgeInput, judge_migration
     from evalkit.graders.rubric import Criterion, GeneratedFile, RubricInput, grade_rubric
     from evalkit.llm.settings import JudgeSettings, configured
-    from evalkit.report.summarize import judge_notes
+    from evalkit.report.run_notes import judge_notes
 
     for name in ("OPENAI_API_KEY", "OPENAI_API_KEYS"):
         monkeypatch.delenv(name, raising=False)

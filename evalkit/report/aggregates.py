@@ -1,0 +1,58 @@
+"""Aggregates of per-case scores: one number with its interval per metric, and coverage."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from evalkit.artifacts import ScoresArtifact
+from evalkit.config import Config
+from evalkit.metrics.registry import METRICS, MetricInfo
+from evalkit.report.models import Aggregate, Coverage
+from evalkit.report.stats_cache import StatsCache, cached_call
+from evalkit.stats import MeanEstimate, RateEstimate, mean_ci, rate
+
+
+def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: dict[str, int], cfg: Config,
+              cache: StatsCache | None = None) -> Aggregate:
+    """Rate with a Wilson interval, mean with a bootstrap BCa interval, or a total."""
+    base = {"metric": info.name, "n": len(values), "not_applicable": n_na, "excluded": dict(sorted(excluded.items()))}
+    if info.aggregate == "sum":
+        return Aggregate(**base, value=round(sum(values), 6) if values else None, method="total")
+    if info.aggregate == "rate":
+        est = cached_call(cache, RateEstimate, rate, int(round(sum(values))), len(values), cfg.report.confidence)
+        return Aggregate(**base, value=est.value, low=est.low, high=est.high, method="wilson")
+    m = cached_call(cache, MeanEstimate, mean_ci, values, n_resamples=cfg.report.bootstrap_resamples,
+                    seed=cfg.report.seed, confidence=cfg.report.confidence)
+    return Aggregate(**base, value=m.value, low=m.low, high=m.high, method=m.method)
+
+
+def aggregate_scores(scores: Iterable[ScoresArtifact], metric_names: list[str], cfg: Config,
+                     cache: StatsCache | None = None) -> dict[str, Aggregate]:
+    """One aggregate per metric name over the scores that are not excluded (None values: not applicable)."""
+    scores = list(scores)
+    excluded = Counter(s.excluded for s in scores if s.excluded)  # the same for every metric
+    kept = [s.metrics for s in scores if not s.excluded]
+    out = {}
+    for name in metric_names:
+        values, n_na = [], 0
+        for metrics in kept:
+            v = metrics.get(name)
+            if v is None:
+                n_na += 1
+            else:
+                values.append(float(v))
+        out[name] = aggregate(METRICS[name], values, n_na, excluded, cfg, cache)
+    return out
+
+
+def metric_order(scores: Iterable[ScoresArtifact]) -> list[str]:
+    """The metrics some score has a value for, in registry order."""
+    present = {k for s in scores for k, v in s.metrics.items() if v is not None}
+    return [name for name in METRICS if name in present]
+
+
+def coverage(scores: list[ScoresArtifact]) -> Coverage:
+    """Cases attempted (anything but not_attempted) out of the cases scored."""
+    missing = sum(1 for s in scores if s.status == "not_attempted")
+    return Coverage(attempted=len(scores) - missing, cases=len(scores))

@@ -1,0 +1,53 @@
+"""What changed per case since the previous release: its report.json and the per-system diff."""
+
+from __future__ import annotations
+
+import json
+
+from evalkit.config import Config
+from evalkit.metrics.registry import METRICS
+from evalkit.report.models import CaseRow, Change, ReleaseDiff, Report, SystemDiff
+from evalkit.report.site import previous_report_path
+
+EPS = 1e-9
+
+
+def previous_report(cfg: Config) -> Report | None:
+    """The release before this one in site/manifest.json (or the newest other release present)."""
+    path = previous_report_path(cfg.site_path, cfg.release)
+    if path is None:
+        return None
+    try:
+        return Report.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, OSError):
+        return None
+
+
+def release_diff(prev: Report | None, cases: list[CaseRow]) -> ReleaseDiff:
+    """Headline metrics of each (case, system) that got better or worse since ``prev`` (timing left out)."""
+    if prev is None:
+        return ReleaseDiff()
+    before = {(r.suite, r.case_id): r for r in prev.cases}
+    diffs: dict[str, SystemDiff] = {}
+    for row in cases:
+        old = before.get((row.suite, row.case_id))
+        if old is None:
+            continue
+        for system, cell in row.systems.items():
+            old_cell = old.systems.get(system)
+            if old_cell is None:
+                continue
+            d = diffs.setdefault(system, SystemDiff())
+            for name, after in cell.metrics.items():
+                info = METRICS.get(name)
+                if info is None or not info.headline or info.higher_is_better is None or info.aggregate == "sum":
+                    continue
+                if name == "wall_s":
+                    continue  # timing noise is not a regression
+                b = old_cell.metrics.get(name)
+                if b is None or after is None or abs(after - b) <= EPS:
+                    continue
+                better = (after > b) == info.higher_is_better
+                (d.improved if better else d.regressed).append(
+                    Change(suite=row.suite, case_id=row.case_id, metric=name, before=b, after=after))
+    return ReleaseDiff(previous_release=prev.release, systems=dict(sorted(diffs.items())))

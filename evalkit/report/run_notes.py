@@ -1,0 +1,63 @@
+"""What the report says about how the run ran: judge notes, where tests executed, isolation notes."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from typing import Any, Iterable
+
+from evalkit.artifacts import ARTIFACT_FILES, ScoresArtifact
+from evalkit.cases import Case
+from evalkit.config import Config
+
+
+def judge_notes(scores: Iterable[ScoresArtifact], settings: Any = None) -> set[str]:
+    """Say plainly when model-graded metrics are missing, and why (``settings``: the judge's, for its key's name)."""
+    from evalkit.llm.settings import missing_key
+
+    counts = Counter(s.judge_status for s in scores if s.judge_status)
+    notes = set()
+    if counts.get("not_configured"):
+        notes.add(f"LLM judge not configured ({missing_key(settings)}): {counts['not_configured']} outputs "
+                  "have no model-graded scores; the deterministic graders still score them.")
+    if counts.get("not_judged_budget"):
+        notes.add(f"Not judged: budget reached for {counts['not_judged_budget']} outputs (judge.budget_usd).")
+    if counts.get("infra_error"):
+        notes.add(f"{counts['infra_error']} outputs have no judge verdict: the judge API failed "
+                  "(retried on the next run).")
+    if counts.get("judge_error"):
+        notes.add(f"{counts['judge_error']} outputs have no judge verdict: the judge's answer stayed unusable "
+                  "after one repair request (judge_error, raw answer kept; not cached, re-asked only by "
+                  "`evalkit run --retry-judge-errors`).")
+    notes.update(f"Judge provider notice: {n}" for s in scores for n in s.judge_notices)
+    return notes
+
+
+def run_isolation(cfg: Config, pairs: list[tuple[Any, Case]]) -> Any:
+    """Where this run's tests executed, as decided when it started (the execute slice records it);
+    None when no suite of the run executes tests."""
+    from evalkit.isolation import IsolationDecision, for_run
+    from evalkit.tasks import EXECUTED_KINDS
+
+    if not any(case.kind in EXECUTED_KINDS for _, case in pairs):
+        return None
+    try:
+        data = json.loads((cfg.work_path / "slices" / "execute.json").read_text(encoding="utf-8"))
+        return IsolationDecision.model_validate(data["isolation"])
+    except (FileNotFoundError, KeyError, TypeError, ValueError):
+        return for_run(cfg.sandbox.backend)
+
+
+def isolation_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> dict[str, list[str]]:
+    """Suite name -> notes on tests that ran without container isolation (read from the execute artifacts)."""
+    notes: dict[str, set[str]] = defaultdict(set)
+    work, name = str(cfg.work_path), ARTIFACT_FILES["execute"]
+    for system, case in pairs:
+        try:
+            with open(f"{work}/artifacts/{system.name}/{case.suite}/{case.id}/{name}", encoding="utf-8") as fh:
+                data = json.load(fh)
+        except FileNotFoundError:
+            continue
+        if data.get("isolation") == "local":
+            notes[case.suite].add("Tests ran in the local sandbox (subprocesses on the build host), without container isolation.")
+    return {k: sorted(v) for k, v in notes.items()}

@@ -1,0 +1,89 @@
+"""The summarize cache of statistics: results of interval and paired-test calls from earlier runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from evalkit.fsutil import atomic_write_json, digest
+
+STATS_CACHE_VERSION = 1
+
+
+class StatsCache:
+    """Results of the statistics functions from earlier summarize runs (`<work>/cache/stats.json`).
+
+    Every entry is keyed by a digest of the call: the function, every argument (the values
+    themselves, not where they came from) and a salt made of the source of the statistics code
+    and the installed numpy and scipy. So an entry is only ever reused for the very same call,
+    and a summarize whose intervals and tests are all cached needs neither numpy nor scipy (the
+    bootstrap and their import are most of its time). The file keeps the entries the last run
+    used, so it does not grow release after release.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.salt = _stats_salt()
+        self.old: dict[str, Any] = {}
+        self.used: dict[str, Any] = {}
+        self.hits = self.misses = 0
+        if path is not None:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if isinstance(data, dict) and data.get("salt") == self.salt and isinstance(data.get("entries"), dict):
+                    self.old = data["entries"]
+            except (FileNotFoundError, ValueError):
+                pass
+
+    def call(self, model: type, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """fn(*args, **kwargs), or its stored result (a `model` dumped as JSON) for the same call."""
+        key = digest([fn.__name__, args, sorted(kwargs.items())])
+        stored = self.used.get(key)
+        if stored is None:
+            stored = self.old.get(key)
+        if stored is not None:
+            try:
+                result = model.model_validate(stored)
+            except ValueError:
+                result = None
+            if result is not None:
+                self.hits += 1
+                self.used[key] = stored
+                return result
+        self.misses += 1
+        result = fn(*args, **kwargs)
+        self.used[key] = result.model_dump(mode="json")
+        return result
+
+    def save(self) -> None:
+        if self.path is not None and (self.misses or self.used.keys() != self.old.keys()):
+            atomic_write_json(self.path, {"salt": self.salt, "entries": self.used}, compact=True)
+
+
+def _stats_salt() -> str:
+    """What else a cached statistic depends on: the code computing it and the numerical libraries."""
+    import importlib.util
+
+    import evalkit.power
+    import evalkit.stats
+
+    parts: list[Any] = [STATS_CACHE_VERSION, Path(evalkit.stats.__file__).read_text(encoding="utf-8"),
+                        Path(evalkit.power.__file__).read_text(encoding="utf-8")]
+    for name in ("numpy", "scipy"):
+        spec = importlib.util.find_spec(name)
+        origin = Path(spec.origin) if spec and spec.origin else None
+        if origin is None:
+            parts.append([name, None])
+            continue
+        version = origin.parent / "version.py"
+        marker = version if version.exists() else origin
+        st = marker.stat()
+        parts.append([name, str(marker), st.st_mtime_ns, st.st_size,
+                      marker.read_text(encoding="utf-8", errors="replace") if marker == version else None])
+    return digest(parts)
+
+
+def cached_call(cache: StatsCache | None, model: type, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """fn(*args, **kwargs) through ``cache`` (its result a ``model``), or directly without one."""
+    return fn(*args, **kwargs) if cache is None else cache.call(model, fn, *args, **kwargs)
