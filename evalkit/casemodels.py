@@ -324,6 +324,24 @@ class E2EReference(Model):
     """A migration a person made (unified diff against the tree): what the `gold` system answers."""
 
 
+class RagInputs(Model):
+    """Inputs of a rag case."""
+
+    question: str
+    """The incident or question the hint answers."""
+    contexts: list[str] = []
+    """Retrieved context strings, most relevant first."""
+
+
+class RagReference(Model):
+    """Reference of a rag case."""
+
+    answer: str | None = None
+    """A reference hint (optional; what the `gold` system answers)."""
+    contexts: list[str] = []
+    """Contexts a good retriever would return (optional; enables context recall)."""
+
+
 class CaseFile(Model):
     """A case file: cases/<suite>/<case>/case.yaml or cases/<suite>/<case>.yaml."""
 

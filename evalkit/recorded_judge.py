@@ -111,16 +111,10 @@ def recorded_outcome(grades_path: Path, case_key: str, shown: str) -> dict[str, 
                               ).model_dump(mode="json")
 
 
-def _register_agentic_scorer() -> None:
-    """Agentic cases (kai-eval with its application tree) get the recorded judge's metrics beside their own."""
-    from evalkit.stages.score import scorer
+def recorded_judge_metrics(cfg: Any, case: Any, output: Any, execution: Any, grades: Any) -> dict[str, Any]:
+    """The recorded judge's metrics beside a case's own (agentic: kai-eval with its application tree)."""
     from evalkit.stages.score_judge import judge_metrics
 
-    @scorer("agentic")
-    def recorded_judge_metrics(cfg: Any, case: Any, output: Any, execution: Any, grades: Any) -> dict[str, Any]:
-        if (grades.judge or {}).get("source") != "recorded":
-            return {}
-        return judge_metrics(cfg, case, output, execution, grades)
-
-
-_register_agentic_scorer()
+    if (grades.judge or {}).get("source") != "recorded":
+        return {}
+    return judge_metrics(cfg, case, output, execution, grades)

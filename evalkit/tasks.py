@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import gc
+from functools import cached_property
 import os
 import sys
 import traceback
@@ -25,7 +26,18 @@ from evalkit.errors import InputError
 from evalkit.project import Loaded, load, participating
 from evalkit.stages import slices
 
-EXECUTED_KINDS = {"patch", "agentic", "e2e"}
+
+
+class _Executed:
+    """``name in EXECUTED_KINDS``: does a suite kind have an execute stage (the kind says; evalkit.kinds)."""
+
+    def __contains__(self, name: object) -> bool:
+        from evalkit.kinds import kind, known
+
+        return known(name) and kind(str(name)).executed
+
+
+EXECUTED_KINDS = _Executed()
 
 NO_CAPTURE = {"capture": False}
 """Every task's `io`: doit's output capture swaps the process-wide sys.stdout/sys.stderr for a
@@ -61,8 +73,10 @@ def check_selection(globs: list[str], project: Any) -> None:
 
 
 def stage_chain(kind: str) -> list[str]:
-    """The stages a (system, case) of a suite kind goes through, in order."""
-    return ["generate"] + (["execute"] if kind in EXECUTED_KINDS else []) + ["grade", "score"]
+    """The stages a (system, case) of a suite kind goes through, in order (the kind's)."""
+    from evalkit.kinds import kind as kind_named
+
+    return kind_named(kind).stages
 
 
 def marked_for_retry(path: str) -> bool:
@@ -279,8 +293,8 @@ class Graph:
                 deps.append(self.slice_files[stage])
             if stage == "score" and case.kind in self.validated_kinds:
                 deps.append(self.validation_path(case))
-            if stage == "execute" and case.kind == "patch":  # a broken environment found there is not run again
-                deps.append(self.validation_path(case))
+            if stage == "execute" and case.kind in self.execute_reads_validation:  # patch: a broken environment
+                deps.append(self.validation_path(case))  # found there is not run again
             task = {
                 "name": f"{system.name}:{case.key}",
                 "actions": [(run_stage, [stage, self.config, system.name, case.key])],
@@ -297,11 +311,19 @@ class Graph:
                 task["task_dep"] = ["sandbox_image:build"]  # the base image is built first when absent
             yield task
 
-    @property
+    @cached_property
     def validated_kinds(self) -> tuple[str, ...]:
-        from evalkit.stages.validate import VALIDATED_KINDS
+        """Kinds whose cases the validate task checks."""
+        from evalkit.kinds import kinds
 
-        return VALIDATED_KINDS
+        return tuple(n for n, k in kinds().items() if k.validated)
+
+    @cached_property
+    def execute_reads_validation(self) -> tuple[str, ...]:
+        """Kinds whose execute stage reads the case's validation."""
+        from evalkit.kinds import kinds
+
+        return tuple(n for n, k in kinds().items() if k.execute_reads_validation)
 
     def validation_path(self, case: Any) -> str:
         from evalkit.stages.validate import validation_path

@@ -15,6 +15,7 @@ from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Provenance, Sta
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import atomic_write_text, digest, ensure_dir
+from evalkit.kinds import kind
 from evalkit.stages.slices import execute_slice
 from evalkit.store import ContentStore
 
@@ -203,21 +204,11 @@ def execute(cfg: Config, system: Any, case: Case, output: OutputArtifact) -> Exe
     if output.status != "ok" or not case.ok:
         return ExecutionArtifact(**base, status=output.status if case.ok else "error",
                                  reason=output.reason, provenance=prov)
-    if case.kind == "agentic":
-        from evalkit.stages.execute_agentic import recheck
-
-        runs = [recheck(cfg, case, sample) for sample in output.samples]
-    elif case.kind == "e2e":
-        from evalkit.stages.execute_e2e import iterate
-
-        runs = [iterate(cfg, system, case, sample, i) for i, sample in enumerate(output.samples)]
-    else:
-        from evalkit.stages.validate import environment_broken
-
-        broken = environment_broken(cfg, case)
-        if broken is not None:  # validated once: gold and no patch both time out; no system's patch runs
-            return ExecutionArtifact(**base, status="broken", reason=f"harness validation: {broken}", provenance=prov)
-        runs = [run_patch(cfg, case, sample.patch) for sample in output.samples]
+    kd = kind(case.kind)
+    broken = kd.environment_broken(cfg, case)
+    if broken is not None:  # e.g. patch, validated once: gold and no patch both time out; no system's patch runs
+        return ExecutionArtifact(**base, status="broken", reason=f"{kd.validation_label}: {broken}", provenance=prov)
+    runs = kd.execute(cfg, system, case, output)  # patch: the tests; agentic: re-check; e2e: iterations
     first = runs[0]
     status = STATUS[first["status"]]
     return ExecutionArtifact(**base, status=status, reason=first.get("reason", "") if status != "ok" else "",

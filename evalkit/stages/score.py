@@ -8,21 +8,13 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact,
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import digest
+from evalkit.kinds import kind
 from evalkit.stages.grade import main_file
 from evalkit.stages.slices import score_slice
 
 Metrics = dict[str, float | None]
-# Kind-specific scorers add metrics; registered by the modules that own those suite kinds.
-KIND_SCORERS: dict[str, list[Callable[[Config, Case, OutputArtifact, ExecutionArtifact | None, GradesArtifact], Metrics]]] = {}
-
-
-def scorer(*kinds: str) -> Callable:
-    def deco(fn: Callable) -> Callable:
-        for k in kinds:
-            KIND_SCORERS.setdefault(k, []).append(fn)
-        return fn
-
-    return deco
+Scorer = Callable[[Config, Case, OutputArtifact, ExecutionArtifact | None, GradesArtifact], Metrics]
+"""A kind's scorer: adds metrics; each suite kind lists its own (evalkit.kinds, ``Kind.scorers``)."""
 
 
 def _b(v: bool | None) -> float | None:
@@ -30,12 +22,10 @@ def _b(v: bool | None) -> float | None:
 
 
 def expected_code(case: Case) -> str | None:
-    if case.kind == "migration":
-        return case.read("reference.expected_file")
-    return None
+    """The reference code CodeBLEU compares the main file with (the kind's; None: no CodeBLEU)."""
+    return kind(case.kind).expected_code(case)
 
 
-@scorer("migration", "generation")
 def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                  grades: GradesArtifact) -> Metrics:
     out: Metrics = {}
@@ -54,12 +44,11 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
         out["codebleu"] = result.codebleu
         for part in ("ngram_match", "weighted_ngram_match", "syntax_match", "dataflow_match"):
             out[f"codebleu_{part}"] = getattr(result, part)
-        if case.kind == "migration":  # how much closer than the legacy file (evalkit.stages.score_migration)
+        baseline = kind(case.kind).codebleu_baseline(cfg, case, reference)  # e.g. migration: the legacy file's
+        if baseline is not None:  # how much closer than doing nothing (evalkit.stages.score_migration)
             from evalkit.metrics.codebleu import codebleu_gain
-            from evalkit.stages.score_migration import legacy_codebleu
 
-            legacy = legacy_codebleu(cfg, case, reference)
-            gain = codebleu_gain(result.codebleu, legacy) if legacy is not None else None
+            gain = codebleu_gain(result.codebleu, baseline)
             if gain is not None:
                 out["codebleu_gain"] = gain
     return out
@@ -72,7 +61,7 @@ def degenerate_metrics(case: Case, output: OutputArtifact, mf: str | None) -> Me
     sample = output.first
     if mf is None or output.status != "ok" or mf in (getattr(sample, "deleted_files", None) or []):
         return {}
-    legacy = case.read("inputs.legacy_file") if case.kind == "migration" else None
+    legacy = kind(case.kind).legacy_text(case)
     found = assess(sample.files.get(mf), legacy, case.language)
     out: Metrics = {"complete": float(found.complete)}
     if found.unchanged is not None and not found.empty:
@@ -80,22 +69,9 @@ def degenerate_metrics(case: Case, output: OutputArtifact, mf: str | None) -> Me
     return out
 
 
-def _load_kind_scorers() -> None:
-    import importlib
-
-    for module in ("evalkit.recorded_judge", "evalkit.stages.score_patch", "evalkit.stages.score_migration", "evalkit.stages.score_judge", "evalkit.stages.score_agentic", "evalkit.stages.score_e2e",
-                   "evalkit.stages.score_rag", "evalkit.stages.score_entropy",
-                   "evalkit.stages.score_generation"):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
-
-
 def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
           grades: GradesArtifact) -> ScoresArtifact:
-    _load_kind_scorers()
+    kd = kind(case.kind)
     base = {"system": system.name, "suite": case.suite, "case_id": case.id, "tags": case.data.get("tags", [])}
     prov = Provenance(inputs=digest([output.provenance, execution.provenance if execution else None,
                                      grades.provenance]), config=digest(score_slice(cfg)))
@@ -113,13 +89,12 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
             return ScoresArtifact(**base, status="infra_error", reason=art.reason, excluded="infra", **common)
         if art is not None and art.status == "broken":
             return ScoresArtifact(**base, status="broken", reason=art.reason, excluded="broken", **common)
-    from evalkit.stages.validate import VALIDATED_KINDS, validation_status
+    from evalkit.stages.validate import validation_status
 
-    if case.kind in VALIDATED_KINDS:  # the reference failed its own case (evalkit.stages.validate)
+    if kd.validated:  # the reference failed its own case (evalkit.stages.validate)
         validation = validation_status(cfg, case)
         if validation and validation[0] == "broken":
-            what = "harness validation" if case.kind == "patch" else "reference validation"
-            return ScoresArtifact(**base, status="broken", reason=f"{what}: {validation[1]}",
+            return ScoresArtifact(**base, status="broken", reason=f"{kd.validation_label}: {validation[1]}",
                                   excluded="broken", **common)
     from evalkit.graders.degenerate import empty_answer
 
@@ -138,14 +113,14 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
     elif not answered and case.data.get("assertions"):
         metrics["assertion_score"] = 0.0
         metrics["assertion_pass"] = 0.0
-    for fn in KIND_SCORERS.get(case.kind, []):
+    for fn in kd.scorers():
         metrics.update(fn(cfg, case, output, execution, grades))
-    if judged.get("source") == "recorded" and case.kind == "migration" and main_file(case) not in output.first.files:
+    if judged.get("source") == "recorded" and kd.recorded_verdict_alone and main_file(case) not in output.first.files:
         # a recorded judge on code the import does not hold (Kai CI's report has scores only): its verdict alone
         answered = output.status == "ok"
         metrics = {k: v for k, v in metrics.items() if k.startswith("judge_") or k in ("wall_s", "cost_usd", "tokens")}
         metrics["answered"] = float(answered)
-    if not answered and case.kind in ("migration", "generation"):
+    if not answered and kd.code_answer:
         metrics.setdefault("syntax_valid", 0.0)
         metrics.setdefault("complete", 0.0)
     reason = output.reason or ("" if answered or output.status != "ok" else "empty answer: nothing to grade")

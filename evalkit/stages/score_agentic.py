@@ -6,7 +6,7 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.incidents import match_tasks
-from evalkit.stages.score import Metrics, scorer
+from evalkit.stages.score import Metrics
 
 
 def _tests_pass(run: dict, tests: list[str]) -> bool:
@@ -14,7 +14,6 @@ def _tests_pass(run: dict, tests: list[str]) -> bool:
     return all(required.get(t) == "passed" for t in tests)
 
 
-@scorer("agentic")
 def agentic_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                     grades: GradesArtifact) -> Metrics:
     expected = case.reference.get("expected_tasks", [])

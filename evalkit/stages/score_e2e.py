@@ -5,10 +5,9 @@ from __future__ import annotations
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Usage
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.stages.score import Metrics, scorer
+from evalkit.stages.score import Metrics
 
 
-@scorer("e2e")
 def e2e_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                 grades: GradesArtifact) -> Metrics:
     run = execution.runs[0] if execution is not None and execution.runs else {}

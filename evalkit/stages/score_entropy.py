@@ -12,9 +12,8 @@ from collections.abc import Hashable
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.stages.score import Metrics, scorer
+from evalkit.stages.score import Metrics
 
-ALL_KINDS = ("patch", "migration", "generation", "rag", "agentic", "e2e")
 NO_ANSWER: tuple[str] = ("<no answer>",)
 
 
@@ -50,7 +49,6 @@ def cluster_keys(case: Case, output: OutputArtifact, execution: ExecutionArtifac
     return [_code_key(s, mf, case.language) for s in samples], "normalised-code"
 
 
-@scorer(*ALL_KINDS)
 def entropy_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                     grades: GradesArtifact) -> Metrics:
     if len(output.samples) < 2:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.stages.score import Metrics, scorer
+from evalkit.stages.score import Metrics
 
 
-@scorer("generation")
 def generation_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                        grades: GradesArtifact) -> Metrics:
     out: Metrics = {}

@@ -9,10 +9,9 @@ from __future__ import annotations
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.stages.score import Metrics, scorer
+from evalkit.stages.score import Metrics
 
 
-@scorer("migration", "patch", "e2e")  # patch and e2e: only where the suite says `judge:` (a judge outcome exists)
 def judge_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                   grades: GradesArtifact) -> Metrics:
     from evalkit.graders.judge_rubric import rubric_for, shipped, shipped_names

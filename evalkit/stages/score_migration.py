@@ -15,7 +15,7 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact,
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.incidents import IncidentCheck, recheck_file, resolved_share
-from evalkit.stages.score import Metrics, scorer
+from evalkit.stages.score import Metrics
 
 _lock = threading.Lock()
 _legacy_cb: dict[tuple[str, tuple[float, ...]], float | None] = {}
@@ -30,11 +30,6 @@ def output_text(case: Case, sample: Sample) -> str | None:
     if mf in sample.deleted_files:
         return None
     return ""
-
-
-def deletes_file(case: Case, sample: Sample) -> bool:
-    """Does the output delete the case's file?"""
-    return case.kind == "migration" and output_text(case, sample) is None
 
 
 def incident_checks(case: Case, text: str | None) -> list[IncidentCheck]:
@@ -60,7 +55,6 @@ def legacy_codebleu(cfg: Config, case: Case, reference: str) -> float | None:
     return value
 
 
-@scorer("migration")
 def incident_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                      grades: GradesArtifact) -> Metrics:
     """incidents_resolved: share of the case's counted incidents gone from the output. 0 when

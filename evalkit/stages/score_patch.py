@@ -7,14 +7,13 @@ import json
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.stages.score import Metrics, scorer
+from evalkit.stages.score import Metrics
 
 
 def _fraction(statuses: dict[str, str]) -> float | None:
     return sum(1 for s in statuses.values() if s == "passed") / len(statuses) if statuses else None
 
 
-@scorer("patch")
 def patch_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                   grades: GradesArtifact) -> Metrics:
     out: Metrics = {}

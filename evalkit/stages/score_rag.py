@@ -14,29 +14,10 @@ from __future__ import annotations
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.models import Model
-from evalkit.stages.score import Metrics, scorer
+from evalkit.casemodels import RagInputs, RagReference
+from evalkit.stages.score import Metrics
 
 
-class RagInputs(Model):
-    """Inputs of a rag case."""
-
-    question: str
-    """The incident or question the hint answers."""
-    contexts: list[str] = []
-    """Retrieved context strings, most relevant first."""
-
-
-class RagReference(Model):
-    """Reference of a rag case."""
-
-    answer: str | None = None
-    """A reference hint (optional)."""
-    contexts: list[str] = []
-    """Contexts a good retriever would return (optional; enables context recall)."""
-
-
-@scorer("rag")
 def rag_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                 grades: GradesArtifact) -> Metrics:
     from evalkit.metrics.ragas_metrics import non_llm_metrics

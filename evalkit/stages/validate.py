@@ -20,6 +20,7 @@ from typing import Literal, TypedDict
 
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.kinds import kind
 from evalkit.models import Model
 
 
@@ -49,10 +50,6 @@ class Validation(Model):
 
 def validation_path(work: Path, case: Case) -> Path:
     return work / "validation" / case.suite / f"{case.id}.json"
-
-
-VALIDATED_KINDS = ("patch", "migration", "generation", "rag", "agentic")
-"""Suite kinds whose cases the validate task checks (e2e: the gold patch's tests are its run)."""
 
 
 def environment_broken(cfg: Config, case: Case) -> str | None:
@@ -121,48 +118,17 @@ def reference_problems(case: Case) -> tuple[list[str], bool]:
             elided = _incomplete(text or "", case.language, case.read("inputs.legacy_file"))
             if elided:
                 problems.append("gold is not complete: " + "; ".join(elided[:3]))
-    if case.kind == "migration":
-        from evalkit.stages.score_migration import incident_checks
-
-        legacy = incident_checks(case, case.read("inputs.legacy_file") or "")
-        blind = sorted({c.rule_id for c in legacy if not c.checkable})
-        if blind:
-            problems.append("incident(s) not found in the legacy file by their own re-check (a matcher or line "
-                            f"that does not fire there would call them fixed already): {', '.join(blind)}")
-        kept = [c for c in incident_checks(case, None if deleted else text) if c.counted and c.present]
-        if kept:
-            rules = sorted({c.rule_id for c in kept})
-            problems.append(f"gold keeps {len(kept)} incident(s) of {', '.join(rules)}")
+    problems += kind(case.kind).gold_problems(case, text, deleted)
     return problems, True
-
-
-def _agentic_problems(cfg: Config, case: Case) -> list[str]:
-    """The gold patch applied on the host; every expected task's incident must be gone."""
-    import dataclasses
-
-    from evalkit.stages.execute_agentic import recheck
-    from evalkit.systems.gold import gold_sample
-
-    if not case.reference.get("patch_file"):
-        return []
-    host_only = dataclasses.replace(case, data={**case.data, "inputs": {**case.inputs, "test_command": None}})
-    result = recheck(cfg, host_only, gold_sample(case))
-    if result["status"] != "completed":
-        return [f"gold patch: {result['status']}: {result.get('reason', '')}"]
-    kept = [i for i in result.get("incidents", []) if i["present"]]
-    if kept:
-        return [f"gold keeps {len(kept)} incident(s): " + ", ".join(f"{i['rule_id']} in {i['file']}" for i in kept[:5])]
-    return []
 
 
 def validate_reference(cfg: Config, case: Case) -> Validation:
     """Validation of a migration, generation, rag or agentic case (see the module docstring)."""
     base: _CaseKey = {"suite": case.suite, "case_id": case.id}
     problems, checked = reference_problems(case)
-    if case.kind == "agentic":
-        agentic = _agentic_problems(cfg, case)
-        problems += agentic
-        checked = checked or bool(case.reference.get("patch_file"))
+    more, checked_more = kind(case.kind).more_validation(cfg, case)
+    problems += more
+    checked = checked or checked_more
     if problems:
         return Validation(**base, status="broken", reason="; ".join(problems))
     if not checked:
@@ -174,8 +140,12 @@ def validate_case(cfg: Config, case: Case) -> Validation:
     base: _CaseKey = {"suite": case.suite, "case_id": case.id}
     if not case.ok:
         return Validation(**base, status="broken", reason="; ".join(p.message for p in case.problems))
-    if case.kind != "patch":
-        return validate_reference(cfg, case)
+    return kind(case.kind).validate(cfg, case)
+
+
+def validate_patch(cfg: Config, case: Case) -> Validation:
+    """A patch case's harness validation: the gold patch resolves it and no patch does not."""
+    base: _CaseKey = {"suite": case.suite, "case_id": case.id}
     from evalkit.stages.execute import run_patch
 
     gold = run_patch(cfg, case, case.read("reference.patch_file"))

@@ -16,22 +16,20 @@ def gold(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
 
 
 def gold_sample(case: Case) -> Sample:
-    """The case's reference as an answer (also what validation checks against the case)."""
+    """The case's reference as an answer (also what validation checks against the case): the kind's."""
+    from evalkit.kinds import kind
+
+    return kind(case.kind).gold(case)
+
+
+def reference_sample(case: Case, **extra: Any) -> Sample:
+    """The reference's answer parts as a sample (patch, text or `answer`, files, tasks, contexts); ``extra``
+    adds the kind's own (e.g. agentic's expected tasks)."""
     ref = case.reference
-    if case.kind == "migration":
-        if ref.get("deleted"):  # the target has no such file: deleting it is the answer
-            return Sample(deleted_files=[case.inputs["file_path"]])
-        expected = case.read("reference.expected_file")
-        if expected is None:  # e.g. imported from an analyzer report: nothing to answer with
-            return Sample(status="error", reason="the case has no reference.expected_file: gold has no answer")
-        return Sample(files={case.inputs["file_path"]: expected})
-    if case.kind == "patch":
-        return Sample(patch=case.read("reference.patch_file") or "")
     sample: dict[str, Any] = {}
     if ref.get("patch_file"):
         sample["patch"] = case.read("reference.patch_file")
-    if case.kind == "agentic":
-        sample["tasks"] = [{k: t[k] for k in ("rule_id", "file", "line")} for t in ref.get("expected_tasks", [])]
+    sample.update(extra)
     for key in ("text", "answer"):  # rag cases keep their reference hint under `answer`
         if isinstance(ref.get(key), str):
             sample["text"] = ref[key]

@@ -1,0 +1,66 @@
+"""agentic: an application tree and its analyzer incidents; the system finds the tasks and changes the
+tree; discovery is matched against the expected tasks and the incidents are re-checked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.casemodels import AgenticInputs, AgenticReference
+from evalkit.kinds.base import Kind
+
+
+class Agentic(Kind):
+    name = "agentic"
+    description = "An application to analyse and migrate; discovered tasks against expected, incidents re-checked."
+    inputs = AgenticInputs
+    reference = AgenticReference
+    executed = True
+    validated = True
+    takes_rubric = True
+    metrics = ("discovery_precision", "discovery_recall", "discovery_f1", "resolution_effectiveness",
+               "time_per_resolved_s", "steps_per_resolved")
+    leaderboard = ("resolution_effectiveness", "discovery_f1", "discovery_recall")
+
+    def gold(self, case: Any) -> Any:
+        from evalkit.systems.gold import reference_sample
+
+        tasks = [{k: t[k] for k in ("rule_id", "file", "line")} for t in case.reference.get("expected_tasks", [])]
+        return reference_sample(case, tasks=tasks)
+
+    def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
+        from evalkit.stages.execute_agentic import recheck
+
+        return [recheck(cfg, case, sample) for sample in output.samples]
+
+    def more_validation(self, cfg: Any, case: Any) -> tuple[list[str], bool]:
+        """The gold patch applied on the host; every expected task's incident must be gone."""
+        import dataclasses
+
+        from evalkit.stages.execute_agentic import recheck
+
+        if not case.reference.get("patch_file"):
+            return [], False
+        host_only = dataclasses.replace(case, data={**case.data, "inputs": {**case.inputs, "test_command": None}})
+        result = recheck(cfg, host_only, self.gold(case))
+        if result["status"] != "completed":
+            return [f"gold patch: {result['status']}: {result.get('reason', '')}"], True
+        kept = [i for i in result.get("incidents", []) if i["present"]]
+        if kept:
+            return [f"gold keeps {len(kept)} incident(s): "
+                    + ", ".join(f"{i['rule_id']} in {i['file']}" for i in kept[:5])], True
+        return [], True
+
+    def scorers(self) -> list[Any]:
+        from evalkit.recorded_judge import recorded_judge_metrics
+        from evalkit.stages.score_agentic import agentic_metrics
+        from evalkit.stages.score_entropy import entropy_metrics
+
+        return [recorded_judge_metrics, agentic_metrics, entropy_metrics]
+
+    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+        from evalkit.report.case_kinds import agentic_detail
+
+        return agentic_detail(case, arts)
+
+
+KIND = Agentic()

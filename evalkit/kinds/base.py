@@ -1,0 +1,205 @@
+"""The one object a suite kind module exports as ``KIND``: what its cases hold and how each stage treats them.
+
+A kind module (``evalkit.kinds.migration``, or an outside package's module registered under the
+``evalkit.kinds`` entry-point group) subclasses ``Kind``, sets the declarative attributes and overrides
+the methods whose default does not fit. Stages, the task graph, the judge dispatch, the gold system, the
+estimate and the report ask the case's kind (``evalkit.kinds.kind(case.kind)``); none compares its name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, ClassVar
+
+if TYPE_CHECKING:
+    from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample
+    from evalkit.cases import Case
+    from evalkit.config import Config
+    from evalkit.errors import Problem
+    from evalkit.models import Model
+
+Metrics = dict[str, float | None]
+Scorer = Callable[..., Metrics]
+"""``fn(cfg, case, output, execution, grades) -> {metric: value}`` (evalkit.stages.score)."""
+
+
+class Kind:
+    """A suite kind. Class attributes declare it; methods have defaults a small kind keeps."""
+
+    name: ClassVar[str] = ""
+    """The name suite.yaml's `kind:` gives."""
+    description: ClassVar[str] = ""
+    """One sentence: what a case of this kind is."""
+    inputs: ClassVar[type[Model] | None] = None
+    """Model of a case's `inputs` (None: a free-form mapping)."""
+    reference: ClassVar[type[Model] | None] = None
+    """Model of a case's `reference` (None: a free-form mapping)."""
+    executed: ClassVar[bool] = False
+    """An execute stage runs each answer (in the sandbox) between generate and grade."""
+    validated: ClassVar[bool] = False
+    """The validate task checks each case's reference before scores count (evalkit.stages.validate)."""
+    execute_reads_validation: ClassVar[bool] = False
+    """The execute stage reads the case's validation (``environment_broken``): it waits for it."""
+    validation_label: ClassVar[str] = "reference validation"
+    """How a failed validation is named in a score's reason."""
+    graded_by_model: ClassVar[bool] = False
+    """The grade stage asks a model (judge, rubric or ragas): the batch judge collects its answers first."""
+    always_judged: ClassVar[bool] = False
+    """Every output is graded by the rubric judge (not only where the suite says `judge:`)."""
+    changes_judge: ClassVar[bool] = False
+    """suite.yaml may say `judge:` (the rubric judge reads the files an answer changed)."""
+    takes_rubric: ClassVar[bool] = False
+    """suite.yaml may name a `rubric:` without `judge:` (the judge's, or a recorded judge's verdict fields)."""
+    audited: ClassVar[bool] = False
+    """The judge's verdicts on this kind are audited, re-judged and met by people's labels."""
+    solved_store: ClassVar[bool] = False
+    """suite.yaml may name a solved-incident store that attaches a `solved_example` to each case."""
+    code_answer: ClassVar[bool] = False
+    """The answer is one code file: an unanswered case counts as not parsing and not complete."""
+    recorded_verdict_alone: ClassVar[bool] = False
+    """A recorded judge's verdict on code the import does not hold is the case's only score."""
+    final_tree_after_execute: ClassVar[bool] = False
+    """The answer's final change is known only after the execute stage (e2e: its iterations)."""
+    criteria: ClassVar[bool] = False
+    """Cases list rubric `criteria` whose pass rates the suite page shows."""
+    metrics: ClassVar[tuple[str, ...]] = ()
+    """Metric names (evalkit.metrics.registry) this kind's scorers write, beyond the common ones."""
+    leaderboard: ClassVar[tuple[str, ...]] = ()
+    """The metric a suite's leaderboard ranks by, with fallbacks in order (the first with values wins)."""
+    templates: ClassVar[Path | None] = None
+    """Folder holding the case page partial ``case_<name>.html.j2`` (None: evalkit's site templates)."""
+
+    # --- the stage chain ----------------------------------------------------------------------------------
+    @property
+    def stages(self) -> list[str]:
+        """The stages of one (system, case), in order."""
+        return ["generate"] + (["execute"] if self.executed else []) + ["grade", "score"]
+
+    # --- what a case holds --------------------------------------------------------------------------------
+    def main_file(self, case: Case) -> str | None:
+        """The file the case is about (graded for syntax, compared by CodeBLEU), None when none."""
+        return case.inputs.get("main_file")
+
+    def expected_code(self, case: Case) -> str | None:
+        """The reference code CodeBLEU compares the main file with."""
+        return None
+
+    def legacy_text(self, case: Case) -> str | None:
+        """The file before the change (an answer returning it unchanged is degenerate)."""
+        return None
+
+    def codebleu_baseline(self, cfg: Config, case: Case, reference: str) -> float | None:
+        """CodeBLEU of a do-nothing answer, for `codebleu_gain` (None: no gain metric)."""
+        return None
+
+    def prompt_context(self, case: Case) -> dict[str, Any]:
+        """Extra variables of the `anthropic` adapter's prompt template."""
+        return {}
+
+    def parse_answer(self, case: Case, blocks: list[tuple[str, str]]) -> dict[str, str] | None:
+        """Files of a model's answer from its fenced (info, body) blocks (None: one file per named block)."""
+        return None
+
+    def gold(self, case: Case) -> Sample:
+        """What a perfect system answers, built from the case's reference (the `gold` system)."""
+        from evalkit.systems.gold import reference_sample
+
+        return reference_sample(case)
+
+    # --- execute ------------------------------------------------------------------------------------------
+    def environment_broken(self, cfg: Config, case: Case) -> str | None:
+        """Why no answer of the case is run (a broken environment found by validation), or None."""
+        return None
+
+    def execute(self, cfg: Config, system: Any, case: Case, output: OutputArtifact) -> list[dict[str, Any]]:
+        """One run (sandbox result as JSON) per sample of ``output``; only kinds with ``executed``."""
+        raise NotImplementedError(f"suite kind {self.name} declares no execute stage")
+
+    # --- validate -----------------------------------------------------------------------------------------
+    def validate(self, cfg: Config, case: Case) -> Any:
+        """The case's reference checked against the case (a ``Validation``)."""
+        from evalkit.stages.validate import validate_reference
+
+        return validate_reference(cfg, case)
+
+    def gold_problems(self, case: Case, text: str | None, deleted: bool) -> list[str]:
+        """What is wrong with the gold answer's main file ``text`` beyond syntax and completeness."""
+        return []
+
+    def more_validation(self, cfg: Config, case: Case) -> tuple[list[str], bool]:
+        """Further problems of the reference, and whether there was anything to check."""
+        return [], False
+
+    # --- grade --------------------------------------------------------------------------------------------
+    def deleted_is_answer(self, case: Case, sample: Sample, main_file: str | None) -> bool:
+        """The answer deletes the main file and the reference does too: nothing to parse or judge."""
+        return False
+
+    def files_syntax(self, case: Case) -> bool:
+        """Without a main file, every file of the answer is parsed by its extension."""
+        return False
+
+    def grade_model(self, cfg: Config, case: Case, sample: Sample, main_file: str | None,
+                    execution: ExecutionArtifact | None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """(judge outcome as JSON or None, extra grades) of one answer."""
+        from evalkit.graders import judging
+
+        return judging.judge_case(cfg, case, sample, main_file, execution), {}
+
+    def judge(self, cfg: Config, case: Case, sample: Sample, main_file: str | None) -> dict[str, Any] | None:
+        """The kind's own model grading of an answer (judge_case without `judge:`), None when none."""
+        return None
+
+    def split_grades(self, case: Case, sample: Sample, judge: dict[str, Any] | None,
+                     extra: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """(judge, rubric) of the grades artifact from the model's outcome; may add to ``extra``."""
+        return judge, None
+
+    def answer_changes(self, case: Case, sample: Sample,
+                       execution: ExecutionArtifact | None) -> tuple[str | None, dict[str, str]]:
+        """(patch, files) that turn the case's tree into the answer's (the changes judge reads them)."""
+        return sample.patch, {}
+
+    def grade_requests(self, cfg: Any, case: Case, sample: Sample, cache: Any, exact: bool,
+                       settings: Any) -> list[tuple[str, Any, bool]]:
+        """(asker, request, exact) of the grade stage for one answer (``evalkit estimate``)."""
+        return []
+
+    def stand_in(self, case: Case, note: str) -> Sample:
+        """An answer standing for one not generated yet (``evalkit estimate``)."""
+        from evalkit.artifacts import Sample
+
+        return Sample(text=note)
+
+    # --- score --------------------------------------------------------------------------------------------
+    def scorers(self) -> list[Scorer]:
+        """The functions that add this kind's metrics, in order (later ones win a shared name)."""
+        from evalkit.stages.score_entropy import entropy_metrics
+
+        return [entropy_metrics]
+
+    # --- report -------------------------------------------------------------------------------------------
+    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+        """What the case page shows per system beyond the common parts (``kind_detail``; None: nothing)."""
+        return None
+
+    # --- evalkit check --deep -----------------------------------------------------------------------------
+    def sandbox_image(self, case: Case) -> bool:
+        """The case runs tests in a sandbox image (``check --deep`` checks the image)."""
+        return self.executed and bool(case.inputs.get("test_command"))
+
+    def deep_checks(self, case: Case, cfg: Config, scratch: Path, where: Any) -> list[Problem]:
+        """``evalkit check --deep`` problems of one case beyond the common ones."""
+        if not self.executed:
+            return []
+        from evalkit.checks_deep import check_patches
+
+        return check_patches(case, cfg, scratch, where)
+
+    def __repr__(self) -> str:
+        return f"<suite kind {self.name}>"
+
+
+def inputs_of(case: Case, model: type[Model]) -> Any:
+    """A case's inputs as ``model`` (its typed view)."""
+    return model.model_validate(case.inputs)

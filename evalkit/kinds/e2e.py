@@ -1,0 +1,44 @@
+"""e2e: a whole application to migrate until its tests pass; the system is re-invoked with the failing
+tests' output up to max_iterations times."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.casemodels import E2EInputs, E2EReference
+from evalkit.kinds.base import Kind
+
+
+class E2E(Kind):
+    name = "e2e"
+    description = "A whole application migrated until its tests pass, iterating on the failures."
+    inputs = E2EInputs
+    reference = E2EReference
+    executed = True
+    changes_judge = True
+    metrics = ("e2e_resolved", "e2e_pass_rate", "e2e_iterations", "e2e_interventions", "e2e_time_s")
+    leaderboard = ("e2e_resolved", "e2e_pass_rate")
+
+    def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
+        from evalkit.stages.execute_e2e import iterate
+
+        return [iterate(cfg, system, case, sample, i) for i, sample in enumerate(output.samples)]
+
+    def answer_changes(self, case: Any, sample: Any, execution: Any) -> tuple[str | None, dict[str, str]]:
+        runs = (execution.runs if execution is not None else None) or [{}]
+        return runs[0].get("final_patch") or None, {}
+
+    def scorers(self) -> list[Any]:
+        from evalkit.stages.score_e2e import e2e_metrics
+        from evalkit.stages.score_entropy import entropy_metrics
+        from evalkit.stages.score_judge import judge_metrics
+
+        return [judge_metrics, e2e_metrics, entropy_metrics]
+
+    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+        from evalkit.report.case_kinds import e2e_detail
+
+        return e2e_detail(case, arts)
+
+
+KIND = E2E()

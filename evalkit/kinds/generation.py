@@ -1,0 +1,72 @@
+"""generation: write new code from instructions; graded by rubric criteria, assertions and CodeBLEU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.casemodels import GenerationInputs, GenerationReference
+from evalkit.kinds.base import Kind
+
+
+class Generation(Kind):
+    name = "generation"
+    description = "New code written from instructions; rubric criteria, assertions, CodeBLEU against a reference."
+    inputs = GenerationInputs
+    reference = GenerationReference
+    validated = True
+    graded_by_model = True
+    code_answer = True
+    criteria = True
+    metrics = ("syntax_valid", "complete", "unchanged", "codebleu", "codebleu_ngram_match",
+               "codebleu_weighted_ngram_match", "codebleu_syntax_match", "codebleu_dataflow_match",
+               "rubric_score", "corpus_codebleu")
+    leaderboard = ("rubric_score", "assertion_score", "codebleu")
+
+    def main_file(self, case: Any) -> str | None:
+        return case.inputs.get("output_path")
+
+    def files_syntax(self, case: Any) -> bool:
+        return True  # files named by the system: each parsed by its extension
+
+    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> dict[str, Any] | None:
+        from evalkit.graders.judging import rubric_case
+
+        return rubric_case(cfg, case, sample)
+
+    def split_grades(self, case: Any, sample: Any, judge: dict[str, Any] | None,
+                     extra: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        from evalkit.graders.injection import detect
+
+        extra["injection"] = [r.model_dump(mode="json") for r in detect(sample)]
+        return None, judge
+
+    def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
+                       settings: Any) -> list[tuple[str, Any, bool]]:
+        if not case.data.get("criteria"):
+            return []
+        from evalkit.graders.judging import rubric_input, rubric_without_model
+        from evalkit.graders.rubric import rubric_requests
+
+        if exact and rubric_without_model(case, sample) is not None:
+            return []  # an empty or incomplete main file: decided without a model
+        return [("rubric", r, exact) for r in rubric_requests(rubric_input(case, sample), settings)]
+
+    def stand_in(self, case: Any, note: str) -> Any:
+        from evalkit.artifacts import Sample
+
+        return Sample(files={self.main_file(case) or "main": note})
+
+    def scorers(self) -> list[Any]:
+        from evalkit.stages.score import code_metrics
+        from evalkit.stages.score_entropy import entropy_metrics
+        from evalkit.stages.score_generation import generation_metrics
+
+        return [code_metrics, entropy_metrics, generation_metrics]
+
+    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+        from evalkit.report.case_kinds import generation_detail
+
+        return generation_detail(case, arts)
+
+
+KIND = Generation()

@@ -1,0 +1,127 @@
+"""migration: one legacy file to rewrite for a target technology; the rubric judge grades the answer,
+the analyzer's incidents are re-checked, CodeBLEU compares it with the expected file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.casemodels import MigrationInputs, MigrationReference
+from evalkit.kinds.base import Kind
+
+
+class Migration(Kind):
+    name = "migration"
+    description = "A legacy file to migrate; judged, incidents re-checked, compared with the expected file."
+    inputs = MigrationInputs
+    reference = MigrationReference
+    validated = True
+    graded_by_model = True
+    always_judged = True
+    takes_rubric = True
+    audited = True
+    solved_store = True
+    code_answer = True
+    recorded_verdict_alone = True
+    metrics = ("syntax_valid", "complete", "unchanged", "codebleu", "codebleu_ngram_match",
+               "codebleu_weighted_ngram_match", "codebleu_syntax_match", "codebleu_dataflow_match", "codebleu_gain",
+               "incidents_resolved", "corpus_codebleu")
+    leaderboard = ("incidents_resolved", "judge_mean", "codebleu_gain", "codebleu", "assertion_score")
+
+    def main_file(self, case: Any) -> str | None:
+        return case.inputs.get("file_path")
+
+    def expected_code(self, case: Any) -> str | None:
+        return case.read("reference.expected_file")
+
+    def legacy_text(self, case: Any) -> str | None:
+        return case.read("inputs.legacy_file")
+
+    def codebleu_baseline(self, cfg: Any, case: Any, reference: str) -> float | None:
+        from evalkit.stages.score_migration import legacy_codebleu
+
+        return legacy_codebleu(cfg, case, reference)
+
+    def prompt_context(self, case: Any) -> dict[str, Any]:
+        from evalkit.solved_store import solved_example_text
+
+        solved = solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
+        return {"legacy_code": case.read("inputs.legacy_file") or "", "solved_example": solved}
+
+    def parse_answer(self, case: Any, blocks: list[tuple[str, str]]) -> dict[str, str] | None:
+        if not blocks:
+            return {}
+        return {case.inputs["file_path"]: max(blocks, key=lambda b: len(b[1]))[1]}
+
+    def gold(self, case: Any) -> Any:
+        from evalkit.artifacts import Sample
+
+        if case.reference.get("deleted"):  # the target has no such file: deleting it is the answer
+            return Sample(deleted_files=[case.inputs["file_path"]])
+        expected = case.read("reference.expected_file")
+        if expected is None:  # e.g. imported from an analyzer report: nothing to answer with
+            return Sample(status="error", reason="the case has no reference.expected_file: gold has no answer")
+        return Sample(files={case.inputs["file_path"]: expected})
+
+    def gold_problems(self, case: Any, text: str | None, deleted: bool) -> list[str]:
+        from evalkit.stages.score_migration import incident_checks
+
+        problems = []
+        legacy = incident_checks(case, case.read("inputs.legacy_file") or "")
+        blind = sorted({c.rule_id for c in legacy if not c.checkable})
+        if blind:
+            problems.append("incident(s) not found in the legacy file by their own re-check (a matcher or line "
+                            f"that does not fire there would call them fixed already): {', '.join(blind)}")
+        kept = [c for c in incident_checks(case, None if deleted else text) if c.counted and c.present]
+        if kept:
+            rules = sorted({c.rule_id for c in kept})
+            problems.append(f"gold keeps {len(kept)} incident(s) of {', '.join(rules)}")
+        return problems
+
+    def deleted_is_answer(self, case: Any, sample: Any, main_file: str | None) -> bool:
+        # A migration output may delete the case's file; where the target deletes it too, that is the
+        # answer: nothing to parse or judge (elsewhere the missing file is graded as empty).
+        return (bool(case.reference.get("deleted")) and main_file in sample.deleted_files
+                and main_file not in sample.files)
+
+    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> dict[str, Any] | None:
+        from evalkit.graders.judge import judge_migration
+        from evalkit.graders.judge_rubric import rubric_for
+        from evalkit.graders.judging import client_for, migration_input
+
+        outcome = judge_migration(migration_input(case, sample, main_file), client_for(cfg), cfg.judge,
+                                  rubric_for(cfg, case))
+        return outcome.model_dump(mode="json")
+
+    def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
+                       settings: Any) -> list[tuple[str, Any, bool]]:
+        from evalkit.graders.judge import migration_requests
+        from evalkit.graders.judge_rubric import rubric_for
+        from evalkit.graders.judging import migration_input
+        from evalkit.llm.plan import decided_without_model
+
+        item = migration_input(case, sample, self.main_file(case))
+        if exact and decided_without_model(item):
+            return []
+        return [("migration judge", r, exact) for r in migration_requests(item, settings, rubric_for(cfg, case))]
+
+    def stand_in(self, case: Any, note: str) -> Any:
+        from evalkit.artifacts import Sample
+
+        legacy = case.read("inputs.legacy_file") or ""
+        return Sample(files={self.main_file(case) or "main": f"{legacy}\n// {note}\n"})
+
+    def scorers(self) -> list[Any]:
+        from evalkit.stages.score import code_metrics
+        from evalkit.stages.score_entropy import entropy_metrics
+        from evalkit.stages.score_judge import judge_metrics
+        from evalkit.stages.score_migration import incident_metrics
+
+        return [code_metrics, judge_metrics, incident_metrics, entropy_metrics]
+
+    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+        from evalkit.report.case_kinds import migration_detail
+
+        return migration_detail(case, arts)
+
+
+KIND = Migration()

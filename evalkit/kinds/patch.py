@@ -1,0 +1,69 @@
+"""patch: a repository and an issue; the answer is a unified diff the sandbox applies and tests
+(SWE-bench style: FAIL_TO_PASS and PASS_TO_PASS)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from evalkit.casemodels import PatchInputs, PatchReference
+from evalkit.kinds.base import Kind
+
+LOCALIZATION = tuple(f"{unit}_{what}@{k}" for k in (1, 3, 5, 10, 20) for unit in ("file", "function")
+                     for what in ("recall", "hit"))
+
+
+class Patch(Kind):
+    name = "patch"
+    description = "A repository and an issue; the answer's diff is applied and the tests run in the sandbox."
+    inputs = PatchInputs
+    reference = PatchReference
+    executed = True
+    validated = True
+    execute_reads_validation = True
+    validation_label = "harness validation"
+    changes_judge = True
+    metrics = ("resolved", "patch_applied", "f2p_pass_rate", "p2p_pass_rate", "flaky_tests", "sandbox_timeout",
+               "tampered_with_tests", *LOCALIZATION)
+    leaderboard = ("resolved", "f2p_pass_rate")
+
+    def gold(self, case: Any) -> Any:
+        from evalkit.artifacts import Sample
+
+        return Sample(patch=case.read("reference.patch_file") or "")
+
+    def environment_broken(self, cfg: Any, case: Any) -> str | None:
+        from evalkit.stages.validate import environment_broken
+
+        return environment_broken(cfg, case)  # validated once: gold and no patch both time out
+
+    def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
+        from evalkit.stages.execute import run_patch
+
+        return [run_patch(cfg, case, sample.patch) for sample in output.samples]
+
+    def validate(self, cfg: Any, case: Any) -> Any:
+        from evalkit.stages.validate import validate_patch
+
+        return validate_patch(cfg, case)
+
+    def scorers(self) -> list[Any]:
+        from evalkit.stages.score_entropy import entropy_metrics
+        from evalkit.stages.score_judge import judge_metrics
+        from evalkit.stages.score_patch import patch_metrics
+
+        return [judge_metrics, patch_metrics, entropy_metrics]
+
+    def sandbox_image(self, case: Any) -> bool:
+        return True
+
+    def deep_checks(self, case: Any, cfg: Any, scratch: Path, where: Any) -> list[Any]:
+        problems = []
+        if not case.reference.get("fail_to_pass"):
+            problems.append(where.problem(case, ("reference", "fail_to_pass"),
+                                          "reference.fail_to_pass is empty: nothing would show that a fix works; "
+                                          "expected at least one test id that fails before the fix"))
+        return problems + super().deep_checks(case, cfg, scratch, where)
+
+
+KIND = Patch()

@@ -1,0 +1,53 @@
+"""rag: an incident and retrieved contexts; the answer is a hint, scored with ragas (offline metrics
+always, the LLM-path ones through the judge's client)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.casemodels import RagInputs, RagReference
+from evalkit.kinds.base import Kind
+
+
+class Rag(Kind):
+    name = "rag"
+    description = "A question and retrieved contexts; the hint is scored with ragas."
+    inputs = RagInputs
+    reference = RagReference
+    validated = True
+    graded_by_model = True
+    metrics = ("rag_answer_similarity", "rag_context_recall", "rag_faithfulness", "rag_faithfulness_5",
+               "rag_context_relevance", "rag_context_relevance_5", "rag_answer_relevancy", "rag_answer_relevancy_5")
+    leaderboard = ("rag_faithfulness", "rag_answer_similarity", "rag_context_recall")
+
+    def grade_model(self, cfg: Any, case: Any, sample: Any, main_file: str | None,
+                    execution: Any) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        from evalkit.graders.rag import grade_rag  # ragas' LLM-path metrics through our client
+
+        judge, ragas = grade_rag(cfg, case, sample)
+        return judge, {"ragas": ragas}
+
+    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> dict[str, Any] | None:
+        from evalkit.graders.judging import NOT_CONFIGURED, client_for
+
+        return dict(NOT_CONFIGURED) if client_for(cfg) is None else None
+
+    def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
+                       settings: Any) -> list[tuple[str, Any, bool]]:
+        from evalkit.llm.plan import _ragas_plan
+
+        return [("ragas", r, exact and ok) for r, ok in _ragas_plan(cache, settings, case, sample.text or "")]
+
+    def scorers(self) -> list[Any]:
+        from evalkit.stages.score_entropy import entropy_metrics
+        from evalkit.stages.score_rag import rag_metrics
+
+        return [rag_metrics, entropy_metrics]
+
+    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+        from evalkit.report.case_kinds import rag_detail
+
+        return rag_detail(case, arts)
+
+
+KIND = Rag()
