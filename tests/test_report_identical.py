@@ -1,0 +1,34 @@
+"""The demo's report numbers stay what they were before the code was reorganised (#13).
+
+tests/data/demo_report_numbers.json holds every number of the demo's report.json except the
+time-like ones (tests/report_numbers.py says which), made from the demo run at the commit before
+the redesign. A refactor that moves a number fails here with the paths that moved. A deliberate
+change of a metric regenerates it: EVALKIT_UPDATE_GOLDEN=1 python3 -m pytest tests/test_report_identical.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from tests.helpers import REPO, evalkit
+from tests.report_numbers import differences, numbers
+
+GOLDEN = Path(__file__).parent / "data" / "demo_report_numbers.json"
+
+
+def test_demo_report_numbers_are_unchanged(docker_engine: str, tmp_path: Path) -> None:
+    project = tmp_path / "demo"
+    project.mkdir()
+    shutil.copy(REPO / "evalkit.yaml", project / "evalkit.yaml")
+    shutil.copytree(REPO / "cases", project / "cases")
+    evalkit(project, "run", "-q", timeout=1500)
+    (report_file,) = (project / "site").glob("*/report.json")
+    found = numbers(json.loads(report_file.read_text(encoding="utf-8")))
+    if os.environ.get("EVALKIT_UPDATE_GOLDEN") == "1":
+        GOLDEN.write_text(json.dumps(found, sort_keys=True, indent=0, separators=(",", ":")) + "\n", encoding="utf-8")
+    expected = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    moved = differences(expected, found)
+    assert not moved, "demo report numbers moved:\n" + "\n".join(moved)
