@@ -6,7 +6,7 @@ The score stage writes metric values under these names; the summarize stage aggr
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Callable, Literal
 
 from evalkit.models import Model
 
@@ -42,6 +42,22 @@ class MetricInfo(Model):
 
 
 METRICS: dict[str, MetricInfo] = {}
+#: Metrics added from outside evalkit (evalkit.api.register_metric): name -> its metadata and scorer,
+#: as JSON. Part of the score and summarize config slices: adding or changing one rescores.
+ADDED: dict[str, str] = {}
+#: Scorers of added metrics, ``(case, output, execution, grades) -> value`` (a bool as 0/1, None: not applicable).
+ADDED_SCORERS: dict[str, Callable[[Any, Any, Any, Any], float | bool | None]] = {}
+
+
+def added_values(case: Any, output: Any, execution: Any, grades: Any) -> dict[str, float | None]:
+    """Values of the added metrics whose kinds include the case's (the score stage writes them beside its own)."""
+    out: dict[str, float | None] = {}
+    for name, fn in ADDED_SCORERS.items():
+        info = METRICS.get(name)
+        if info is not None and (not info.kinds or case.kind in info.kinds):
+            value = fn(case, output, execution, grades)
+            out[name] = None if value is None else float(value)
+    return out
 
 
 def primary_metric(values: dict[str, float | None]) -> str | None:

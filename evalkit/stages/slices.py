@@ -56,7 +56,15 @@ def score_slice(cfg: Config) -> dict[str, Any]:
     from evalkit.graders.judge_rubric import rubric_versions
 
     rubrics = rubric_versions(cfg)  # a rubric's weights and decided values change judge metrics
-    return {"metrics": cfg.metrics.model_dump(mode="json"), **({"rubrics": rubrics} if rubrics else {})}
+    return {"metrics": cfg.metrics.model_dump(mode="json"), **({"rubrics": rubrics} if rubrics else {}),
+            **_added_metrics()}
+
+
+def _added_metrics() -> dict[str, Any]:
+    """Metrics added through evalkit.api.register_metric (nothing when none: slices stay as they were)."""
+    from evalkit.metrics.registry import ADDED
+
+    return {"added_metrics": dict(sorted(ADDED.items()))} if ADDED else {}
 
 
 def summarize_slice(cfg: Config) -> dict[str, Any]:
@@ -67,6 +75,7 @@ def summarize_slice(cfg: Config) -> dict[str, Any]:
         "report": cfg.report.model_dump(mode="json"),
         "calibration": cfg.judge.calibration.model_dump(mode="json"),
         "systems": [(s.name, s.description, s.adapter) for s in cfg.systems],
+        **_added_metrics(),
     }
 
 
