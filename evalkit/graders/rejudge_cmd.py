@@ -33,7 +33,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     from evalkit.graders.rejudge import (check_label, check_release, new_config, planned_calls, rejudge, side_label,
                                          targets, write_side_release)
     from evalkit.llm.cache import ResponseCache
-    from evalkit.llm.estimate_cmd import estimate_plan
+    from evalkit.cli.estimate import estimate_plan
     from evalkit.llm.settings import MODEL_ENV, configured
     from evalkit.project import load
 

@@ -169,7 +169,7 @@ def _report_args(p: argparse.ArgumentParser) -> None:
 
 @command("swebench-report", "write a system's patch results as SWE-bench report.json", _report_args)
 def cmd_swebench_report(args: argparse.Namespace) -> int:
-    from evalkit.sandbox.swebench_report import write_system_report
+    from evalkit.importers.swebench_report import write_system_report
 
     report, missing = write_system_report(args.config, args.system, Path(args.out), args.suite or None)
     if missing:

@@ -299,7 +299,7 @@ def test_import_then_run_gold_resolves_empty_does_not(tmp_path: Path) -> None:
     assert out["bot"]["tests_status"]["PASS_TO_PASS"]["failure"] == ["tests/test_lib.py::test_clamp_low"]
 
     # re-grading the saved logs without a sandbox gives the same verdicts
-    from evalkit.sandbox.swebench_report import regrade_from_log
+    from evalkit.importers.swebench_report import regrade_from_log
 
     for run in (gold, empty, bot):
         again = regrade_from_log(run["log"], ["tests/test_lib.py::test_clamp_high"],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evalkit.sandbox.spec import ExecutionResult
-from evalkit.sandbox.swebench_report import instance_report, regrade_from_log
+from evalkit.importers.swebench_report import instance_report, regrade_from_log
 
 F2P = ["tests/test_fields.py::TestParentAndName::test_datetime_list_inner_format"]
 P2P = ["tests/test_fields.py::TestField::test_repr", "tests/test_fields.py::test_field_aliases[Integer-Integer]"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.sandbox import SandboxLimits, TestRunSpec, run_tests
-from evalkit.sandbox.swebench_report import instance_report
+from evalkit.importers.swebench_report import instance_report
 
 pytestmark = pytest.mark.docker
 

@@ -1,4 +1,4 @@
-"""The `evalkit` command: check, run, schema, serve (estimate and import come from their modules)."""
+"""The `evalkit` command: check, run, schema, serve, compare (estimate is cli/estimate.py; import and rejudge come from their modules)."""
 
 from __future__ import annotations
 
@@ -55,6 +55,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retry-judge-errors", action="store_true",
                    help="ask the judge again where its answer stayed unusable after the repair request "
                         "(judge_error); plain reruns keep them")
+    p.add_argument("--retry-bugs", action="store_true",
+                   help="redo the stages that hit an evalkit bug (status bug) even though evalkit's code is unchanged "
+                        "(they are redone anyway once it changes)")
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no progress display and no summary table (failures are still reported)")
     p.add_argument("doit_args", nargs="*", help="extra arguments for doit (task names, ...)")
@@ -70,6 +73,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.environ["EVALKIT_RELEASE"] = args.release
     if args.retry_judge_errors:
         os.environ["EVALKIT_RETRY_JUDGE_ERRORS"] = "1"
+    if args.retry_bugs:
+        os.environ["EVALKIT_RETRY_BUGS"] = "1"
     if args.repo:
         from evalkit.importers.swebench import parse_repo_map
 
@@ -106,6 +111,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"evalkit: exit status {ALL_FAILED_EXIT}: {len(failed)} system(s) failed on every case",
                   file=sys.stderr)
             return ALL_FAILED_EXIT
+        from evalkit.bugs import BUG_EXIT, describe_bugs
+
+        found = describe_bugs(cfg.work_path)
+        for line in found:
+            print(f"evalkit: {line}", file=sys.stderr)
+        if found:
+            print(f"evalkit: exit status {BUG_EXIT}: evalkit bugs (status bug) are recorded; please report them",
+                  file=sys.stderr)
+            return BUG_EXIT
     return code
 
 
@@ -188,7 +202,7 @@ def _load_plugins() -> None:
     """Commands defined in other modules register themselves on import."""
     import importlib
 
-    for module in ("evalkit.llm.estimate_cmd", "evalkit.importers.cli", "evalkit.graders.rejudge_cmd"):
+    for module in ("evalkit.cli.estimate", "evalkit.importers.cli", "evalkit.graders.rejudge_cmd"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
