@@ -9,8 +9,9 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN
 
-SuiteKind = Literal["patch", "migration", "generation", "rag", "agentic", "e2e"]
-SUITE_KINDS: tuple[str, ...] = ("patch", "migration", "generation", "rag", "agentic", "e2e")
+SuiteKind = str
+"""A registered suite kind's name (evalkit.kinds: patch, migration, generation, rag, agentic, e2e and any an
+outside package registers)."""
 CASE_ID = NAME_PATTERN  # the one name rule (evalkit.names): a case id becomes a folder and page name
 
 
@@ -22,15 +23,19 @@ class ChangesJudgeSpec(Model):
     max_files x judge.samples calls per output)."""
 
 
-JUDGED_CHANGE_KINDS: tuple[str, ...] = ("patch", "e2e")
-"""Suite kinds whose `judge:` option turns on the rubric judge (migration suites are always judged)."""
+def _known_kinds(schema: dict[str, Any]) -> None:
+    """The JSON Schema of `kind:` lists the registered kinds."""
+    from evalkit.kinds import names
+
+    schema["enum"] = list(names())
 
 
 class SuiteSpec(Model):
     """cases/<suite>/suite.yaml"""
 
-    kind: SuiteKind
-    """What the cases are: patch, migration, generation, rag, agentic or e2e."""
+    kind: SuiteKind = Field(json_schema_extra=_known_kinds)
+    """What the cases are: a registered suite kind (patch, migration, generation, rag, agentic, e2e, or one an
+    outside package registers under the `evalkit.kinds` entry point)."""
     language: str = "text"
     """Language of the code in this suite (java, python, typescript, text); picks the parser."""
     description: str = ""
@@ -58,12 +63,24 @@ class SuiteSpec(Model):
     without its own `solved_example` gets the store's most similar incident of the same rule (by file and
     message; evalkit.solved_store), shown to the system and the judge."""
 
+    @field_validator("kind")
+    @classmethod
+    def _registered_kind(cls, value: str) -> str:
+        from evalkit.kinds import known, names
+
+        if not known(value):
+            raise ValueError(f"unknown suite kind {value!r}; expected one of {', '.join(names())}")
+        return value
+
     @field_validator("judge")
     @classmethod
     def _judge_kind(cls, value: bool | ChangesJudgeSpec, info: ValidationInfo) -> bool | ChangesJudgeSpec:
+        from evalkit.kinds import kind as kind_named, kinds
+
         kind = info.data.get("kind")
-        if value is not False and kind is not None and kind not in JUDGED_CHANGE_KINDS:
-            raise ValueError(f"judge: is an option of {' and '.join(JUDGED_CHANGE_KINDS)} suites, not of a {kind} "
+        if value is not False and kind is not None and not kind_named(kind).changes_judge:
+            judged = [n for n, k in kinds().items() if k.changes_judge]
+            raise ValueError(f"judge: is an option of {' and '.join(judged)} suites, not of a {kind} "
                              "suite (migration suites are always judged; generation suites by their criteria)")
         return value
 

@@ -24,13 +24,14 @@ from typing import Any, Iterable, Literal
 
 from pydantic import ValidationError
 
-from evalkit.casemodels import KIND_MODELS, CaseFile, SuiteSpec
+from evalkit.casemodels import CaseFile, SuiteSpec
+from evalkit.kinds import kind
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_bytes, digest, file_digest
 from evalkit.names import is_valid_name, name_problem
 from evalkit.yamlio import describe_error, line_of, load_yaml, validate
 
-CACHE_VERSION = 6
+CACHE_VERSION = 7
 REF_SUFFIXES = ("_file", "_dir", "_files")
 
 
@@ -249,9 +250,9 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
     case.test_changes = suite.spec.test_changes
     case.judged_files = suite.spec.judged_files()
     problems: list[Problem] = []
-    typed = KIND_MODELS.get(suite.kind)
-    if typed:
-        for part, model in zip(("inputs", "reference"), typed):
+    own = kind(suite.kind)  # the suite's kind types its cases' inputs and reference
+    for part, model in (("inputs", own.inputs), ("reference", own.reference)):
+        if model is not None:
             try:
                 data[part] = model.model_validate(data[part]).model_dump(mode="json")
             except ValidationError as exc:
@@ -275,7 +276,7 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
             continue
         case.refs[dotted] = target
         case.files.extend(_files_below(Path(target)))
-    if suite.spec.solved_store and suite.kind == "migration" and not data["inputs"].get("solved_example"):
+    if suite.spec.solved_store and own.solved_store and not data["inputs"].get("solved_example"):
         from evalkit.solved_store import attach_solved_example
 
         own = os.path.relpath(case_path, suite.dir)  # the suite's folder as the case's file is shown

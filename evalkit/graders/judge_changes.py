@@ -100,10 +100,9 @@ class TreeMissing(RuntimeError):
 def answer_changes(cfg: Any, case: Any, sample: Any, execution: Any | None) -> tuple[str | None, dict[str, str]]:
     """(patch, files) that turn the case's tree into the answer's: the sample's patch for a patch case (what the
     tests ran on), the final iteration's diff for an e2e case."""
-    if case.kind == "e2e":
-        runs = (execution.runs if execution is not None else None) or [{}]
-        return runs[0].get("final_patch") or None, {}
-    return sample.patch, {}
+    from evalkit.kinds import kind
+
+    return kind(case.kind).answer_changes(case, sample, execution)
 
 
 def changed_files(tree: Path, patch: str | None, files: dict[str, str]) -> list[FileChange]:
@@ -265,13 +264,15 @@ def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tupl
     from evalkit.graders.judge_rubric import rubric_for
     from evalkit.llm.plan import decided_without_model
     from evalkit.sandbox.worktree import ChangeRejected
+    from evalkit.kinds import kind
     from evalkit.stages.execute import TreeUnavailable, source_tree
 
-    exact = exact and case.kind != "e2e"
+    final_later = kind(case.kind).final_tree_after_execute
+    exact = exact and not final_later
     try:
         if case.inputs.get("tree_in_image") is not None:
             raise TreeMissing("tree only in the image")
-        files = dict(sample.files or {}) if case.kind == "e2e" else {}  # e2e: the first answer's patch and files
+        files = dict(sample.files or {}) if final_later else {}  # e2e: the first answer's patch and files
         changes = ranked(changed_files(source_tree(cfg, case), sample.patch, files))
     except (TreeUnavailable, TreeMissing, ChangeRejected):
         changes = []

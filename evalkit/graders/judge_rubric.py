@@ -510,11 +510,13 @@ def rubric_problem(ref: str, base: str | Path, shown: str, key: str, line: int |
 
 
 def suite_rubric_problem(ref: str, suite_dir: Path, shown_suite: str, line: int | None,
-                         kind: str = "migration", judged: bool = False) -> InputError | None:
+                         kind: str, judged: bool = False) -> InputError | None:
     """The problems of the rubric a suite.yaml names (see ``rubric_problem``), or None. ``judged``: a patch or e2e
     suite with `judge:` (evalkit.graders.judge_changes), graded by the rubric judge too; an agentic suite's rubric
     declares the fields of the verdicts a recorded judge brings (`evalkit import kai-eval --app`)."""
-    if kind not in ("migration", "agentic") and not judged:  # agentic: the fields of its recorded judge's verdicts
+    from evalkit.kinds import kind as kind_named, known
+
+    if not (known(kind) and kind_named(kind).takes_rubric) and not judged:  # agentic: a recorded judge's fields
         return InputError(Problem(shown_suite, line, f"rubric: only migration suites have a judge rubric, and patch or "
                                                      f"e2e suites with `judge:`, and agentic suites for a recorded "
                                                      f"judge's verdicts (this suite is kind {kind}; generation "
@@ -575,10 +577,7 @@ def register(rubric: JudgeRubric) -> None:
             METRICS.setdefault(info.name, info)
     from evalkit.metrics.registry import LEADERBOARD_METRICS
 
-    ranked = LEADERBOARD_METRICS.get("migration", ())
-    if rubric.overall_metric not in ranked and "judge_mean" in ranked:  # any rubric's overall score ranks like CodeJudge's
-        at = ranked.index("judge_mean") + 1
-        LEADERBOARD_METRICS["migration"] = (*ranked[:at], rubric.overall_metric, *ranked[at:])
+    LEADERBOARD_METRICS.rank_beside("judge_mean", rubric.overall_metric)  # any rubric's overall score ranks like CodeJudge's
 
 
 # --- metric metadata generated into the one registry -------------------------------------------------------

@@ -16,6 +16,7 @@ class E2E(Kind):
     reference = E2EReference
     executed = True
     changes_judge = True
+    final_tree_after_execute = True
     metrics = ("e2e_resolved", "e2e_pass_rate", "e2e_iterations", "e2e_interventions", "e2e_time_s")
     leaderboard = ("e2e_resolved", "e2e_pass_rate")
 
@@ -25,8 +26,10 @@ class E2E(Kind):
         return [iterate(cfg, system, case, sample, i) for i, sample in enumerate(output.samples)]
 
     def answer_changes(self, case: Any, sample: Any, execution: Any) -> tuple[str | None, dict[str, str]]:
-        runs = (execution.runs if execution is not None else None) or [{}]
-        return runs[0].get("final_patch") or None, {}
+        runs = (execution.runs if execution is not None else None) or []
+        first = runs[0] if runs else None  # the final iteration's diff
+        final = first.get("final_patch") if isinstance(first, dict) else getattr(first, "final_patch", None)
+        return final or None, {}
 
     def scorers(self) -> list[Any]:
         from evalkit.stages.score_e2e import e2e_metrics

@@ -173,41 +173,17 @@ def grade_requests(cfg: Any, case: Any, sample: Sample, system_name: str, cache:
         from evalkit.graders.judge_changes import planned_requests
 
         return [("changes judge", r, ok) for r, ok in planned_requests(cfg, case, sample, exact)]
-    if case.kind == "migration":
-        from evalkit.graders.judge import migration_requests
+    from evalkit.kinds import kind
 
-        item = migration_input(case, sample, main_file(case))
-        if exact and decided_without_model(item):
-            return []
-        from evalkit.graders.judge_rubric import rubric_for
-
-        return [("migration judge", r, exact) for r in migration_requests(item, settings, rubric_for(cfg, case))]
-    if case.kind == "generation":
-        if not case.data.get("criteria"):
-            return []
-        from evalkit.graders.judging import rubric_without_model
-        from evalkit.graders.rubric import rubric_requests
-
-        if exact and rubric_without_model(case, sample) is not None:
-            return []  # an empty or incomplete main file: decided without a model
-
-        return [("rubric", r, exact) for r in rubric_requests(rubric_input(case, sample), settings)]
-    if case.kind == "rag":
-        return [("ragas", r, exact and ok) for r, ok in _ragas_plan(cache, settings, case, sample.text or "")]
-    return []
+    return kind(case.kind).grade_requests(cfg, case, sample, cache, exact, settings)  # judge, rubric, ragas
 
 
 def _stand_in(system: Any, case: Any) -> Sample:
     """An answer unique to ``system`` where the real one is not known yet (same size as the legacy file)."""
-    from evalkit.stages.grade import main_file
+    from evalkit.kinds import kind
 
     note = f"(answer of {system.name} to {case.key}: not generated yet)"
-    if case.kind == "migration":
-        legacy = case.read("inputs.legacy_file") or ""
-        return Sample(files={main_file(case) or "main": f"{legacy}\n// {note}\n"})
-    if case.kind == "generation":
-        return Sample(files={main_file(case) or "main": note})
-    return Sample(text=note)
+    return kind(case.kind).stand_in(case, note)  # e.g. migration: as large as the legacy file
 
 
 def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),

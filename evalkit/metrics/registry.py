@@ -6,6 +6,7 @@ The score stage writes metric values under these names; the summarize stage aggr
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Literal
 
 from evalkit.models import Model
@@ -67,16 +68,42 @@ def primary_metric(values: dict[str, float | None]) -> str | None:
     return min(ranked)[1] if ranked else None
 
 
-# Suite kind -> the metric its leaderboard ranks by, with fallbacks in order (the first one the
-# suite has values of wins: e.g. a rag suite without a judge has no faithfulness, only similarity).
-LEADERBOARD_METRICS: dict[str, tuple[str, ...]] = {
-    "patch": ("resolved", "f2p_pass_rate", "codebleu"),
-    "migration": ("incidents_resolved", "judge_mean", "codebleu_gain", "codebleu", "assertion_score"),
-    "agentic": ("resolution_effectiveness", "discovery_f1", "discovery_recall"),
-    "e2e": ("e2e_resolved", "e2e_pass_rate"),
-    "generation": ("rubric_score", "assertion_score", "codebleu"),
-    "rag": ("rag_faithfulness", "rag_answer_similarity", "rag_context_recall"),
-}
+class LeaderboardMetrics(Mapping[str, tuple[str, ...]]):
+    """Suite kind -> the metric its leaderboard ranks by, with fallbacks in order (the first one the suite has
+    values of wins: e.g. a rag suite without a judge has no faithfulness, only similarity): each kind's
+    ``Kind.leaderboard`` (evalkit.kinds), with a judge rubric's overall score ranked beside ``judge_mean``."""
+
+    def __init__(self) -> None:
+        self._beside: dict[str, list[str]] = {}
+
+    def rank_beside(self, anchor: str, name: str) -> None:
+        """``name`` ranks right after ``anchor`` wherever a kind ranks by ``anchor`` (a rubric's overall score)."""
+        names = self._beside.setdefault(anchor, [])
+        if name != anchor and name not in names:
+            names.insert(0, name)  # the latest loaded rubric's first, as each is inserted right after the anchor
+
+    def __getitem__(self, kind_name: str) -> tuple[str, ...]:
+        from evalkit.kinds import kind, known
+
+        if not known(kind_name):
+            raise KeyError(kind_name)
+        ranked: list[str] = []
+        for name in kind(kind_name).leaderboard:
+            ranked += [name, *(m for m in self._beside.get(name, ()) if m not in kind(kind_name).leaderboard)]
+        return tuple(ranked)
+
+    def __iter__(self) -> Iterator[str]:
+        from evalkit.kinds import names
+
+        return iter(names())
+
+    def __len__(self) -> int:
+        from evalkit.kinds import names
+
+        return len(names())
+
+
+LEADERBOARD_METRICS = LeaderboardMetrics()
 
 
 def leaderboard_metric(kind: str, present: set[str] | dict[str, object]) -> str | None:
@@ -123,11 +150,11 @@ metric(name="complete", display="Complete", aggregate="rate", binary=True, headl
        description="Share of cases whose main file elides no code (no placeholder such as '// ... rest of the "
                    "file remains unchanged ...', no '...' body, not cut off); empty or missing files are not "
                    "complete. Incomplete files get the judge's all-zero verdict without a call.")
-metric(name="codebleu", display="CodeBLEU", aggregate="mean", headline=True, primary=30, kinds=("migration", "generation", "patch"),
+metric(name="codebleu", display="CodeBLEU", aggregate="mean", headline=True, primary=30, kinds=("migration", "generation"),
        description="Per-case CodeBLEU against the expected code, averaged over cases (source tokenizer).")
 for part, text in [("ngram_match", "n-gram match"), ("weighted_ngram_match", "weighted n-gram match"),
                    ("syntax_match", "syntax (AST) match"), ("dataflow_match", "dataflow match")]:
-    metric(name=f"codebleu_{part}", display=f"CB {text}", aggregate="mean", kinds=("migration", "generation", "patch"),
+    metric(name=f"codebleu_{part}", display=f"CB {text}", aggregate="mean", kinds=("migration", "generation"),
            description=f"CodeBLEU component: {text}, per case, averaged over cases.")
 
 metric(name="codebleu_gain", display="CodeBLEU gain", aggregate="mean", scale="any", headline=True,

@@ -27,12 +27,11 @@ from typing import Any
 from pydantic import Field
 
 from evalkit.fsutil import atomic_write_json
+from evalkit.kinds import kind
 from evalkit.models import Model
 
 MAX_ROUNDS = 3
 """Batches per run at most (ragas needs two: statements first, then their verification)."""
-GRADED_BY_MODEL = frozenset({"migration", "generation", "rag"})
-"""Suite kinds whose grade stage asks a model."""
 
 
 class BatchRound(Model):
@@ -111,7 +110,7 @@ def batch_task(graph: Any) -> dict[str, Any] | None:
     if cfg.judge.mode != "batch" or not configured():
         return None
     deps = [folder + "output.json" for _system, case, folder, _chain, chosen in graph.stage_rows()
-            if chosen and case.kind in GRADED_BY_MODEL]
+            if chosen and kind(case.kind).graded_by_model]
     return {"name": "run", "actions": [(run_grade_batch, [graph.config])],
             "file_dep": deps + [graph.slice_files["grade"]], "targets": [str(record_path(cfg.work_path))],
             "clean": True, "io": {"capture": False}}

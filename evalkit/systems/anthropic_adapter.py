@@ -60,11 +60,9 @@ def render_prompt(system: Any, case: Case, ctx: RunContext) -> str:
         path = PROMPTS_DIR / Path(system.prompt).name
     inputs = dict(case.inputs)
     context: dict[str, Any] = {"language": case.language, "case_id": case.id, **inputs}
-    if case.kind == "migration":
-        from evalkit.solved_store import solved_example_text
+    from evalkit.kinds import kind
 
-        solved = solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
-        context.update(legacy_code=case.read("inputs.legacy_file") or "", solved_example=solved)
+    context.update(kind(case.kind).prompt_context(case))  # e.g. migration: the legacy code, a solved example
     files = [(Path(p).relative_to(case.dir).as_posix() if Path(p).is_relative_to(case.dir) else Path(p).name,
               Path(p).read_text(encoding="utf-8", errors="replace"))
              for k, p in sorted(case.refs.items()) if k.startswith("inputs.") and Path(p).is_file()]
@@ -75,11 +73,12 @@ def render_prompt(system: Any, case: Case, ctx: RunContext) -> str:
 
 
 def parse_answer(text: str, case: Case) -> dict[str, str]:
+    from evalkit.kinds import kind
+
     blocks = FENCE.findall(text)
-    if case.kind == "migration":
-        if not blocks:
-            return {}
-        return {case.inputs["file_path"]: max(blocks, key=lambda b: len(b[1]))[1]}
+    own = kind(case.kind).parse_answer(case, blocks)  # e.g. migration: the longest block is the case's file
+    if own is not None:
+        return own
     files: dict[str, str] = {}
     for info, body in blocks:
         path = next((t for t in info.split() if "/" in t or "." in t), None)
