@@ -14,7 +14,6 @@ an edited grades file regrades exactly as an edited recording regenerates.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from pydantic import Field, ValidationError
 
 from evalkit.errors import InputError, Problem
 from evalkit.models import Model
+from evalkit.stat_keyed import StatKeyedCache
 from evalkit.yamlio import load_json
 
 RECORDED_GRADES_VERSION = 1
@@ -55,33 +55,25 @@ class RecordedGrades(Model):
     """`suite/case_id` -> the verdicts on that case (several: the source judged it several times)."""
 
 
-_lock = threading.Lock()
-_loaded: dict[tuple[str, int, int], RecordedGrades] = {}
+_loaded: StatKeyedCache[RecordedGrades] = StatKeyedCache()
 
 
 def load_recorded_grades(path: Path, shown: str | None = None) -> RecordedGrades:
     """Read and validate a recorded-grades file (cached by path, mtime and size); InputError names file:line."""
     shown = shown or str(path)
-    try:
-        st = path.stat()
-    except OSError:
-        raise InputError(Problem(shown, None, "recorded grades file not found (written by `evalkit import kai-ci` or "
-                                              "`evalkit import kai-eval`)")) from None
-    key = (str(path), st.st_mtime_ns, st.st_size)
-    with _lock:
-        if key in _loaded:
-            return _loaded[key]
-    _text, data = load_json(path, shown)
-    try:
-        grades = RecordedGrades.model_validate(data)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError(Problem(shown, None, f"{where}: {first['msg']} (expected a recorded-grades file: source, "
-                                              "grader, rubric, cases)")) from None
-    with _lock:
-        _loaded[key] = grades
-    return grades
+
+    def read(path: Path) -> RecordedGrades:
+        _text, data = load_json(path, shown)
+        try:
+            return RecordedGrades.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InputError(Problem(shown, None, f"{where}: {first['msg']} (expected a recorded-grades file: "
+                                                  "source, grader, rubric, cases)")) from None
+
+    return _loaded.get(path, read, lambda: InputError(Problem(
+        shown, None, "recorded grades file not found (written by `evalkit import kai-ci` or `evalkit import kai-eval`)")))
 
 
 def recorded_outcome(grades_path: Path, case_key: str, shown: str) -> dict[str, Any]:

@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import threading
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -41,6 +40,7 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from evalkit.errors import InputError, Problem
 from evalkit.models import Model
+from evalkit.stat_keyed import StatKeyedCache
 from evalkit.yamlio import load_json
 
 LOOKUP_VERSION = 1
@@ -122,8 +122,7 @@ class StoreMatch(Model):
     """Version of the scoring."""
 
 
-_lock = threading.Lock()
-_stores: dict[tuple[str, int, int], tuple[SolvedStore, "Index"]] = {}
+_stores: StatKeyedCache["Index"] = StatKeyedCache()
 
 
 def _incident_lines(text: str) -> list[int]:
@@ -164,15 +163,11 @@ def load_store(path: Path, shown: str | None = None) -> Index:
 
     Raises InputError naming file:line for a missing, unreadable, malformed or wrongly shaped store."""
     shown = shown or str(path)
-    try:
-        st = path.stat()
-    except OSError:
-        raise InputError(Problem(shown, None, "solved-incident store not found (expected Kai's index: a JSON object "
-                                              "with `incidents`)")) from None
-    key = (str(path), st.st_mtime_ns, st.st_size)
-    with _lock:
-        if key in _stores:
-            return _stores[key][1]
+    return _stores.get(path, lambda p: _read_store(p, shown), lambda: InputError(Problem(
+        shown, None, "solved-incident store not found (expected Kai's index: a JSON object with `incidents`)")))
+
+
+def _read_store(path: Path, shown: str) -> Index:
     text, data = load_json(path, shown)
     if not isinstance(data, dict) or not isinstance(data.get("incidents"), list):
         raise InputError(Problem(shown, 1, "expected a JSON object with `incidents`: a list of {rule_id, file, "
@@ -190,10 +185,7 @@ def load_store(path: Path, shown: str | None = None) -> Index:
             problems.append(Problem(shown, line, f"{where}: {e['msg']} (expected an incident with a rule_id, "
                                                  "file and message)"))
         raise InputError(problems) from None
-    by_rule = index_store(store)
-    with _lock:
-        _stores[key] = (store, by_rule)
-    return by_rule
+    return index_store(store)
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -9,7 +9,6 @@ coverage (attempted / cases), never counted as a failure.
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,11 @@ from pydantic import ValidationError
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
 from evalkit.errors import InputError, Problem, rel
+from evalkit.stat_keyed import StatKeyedCache
 from evalkit.systems.base import RunContext, adapter
 from evalkit.yamlio import read_input_text
 
-_lock = threading.Lock()
-_predictions: dict[tuple[str, float], dict[str, dict[str, Any]]] = {}
+_predictions: StatKeyedCache[dict[str, dict[str, Any]]] = StatKeyedCache()
 
 
 PREDICTION_SHAPE = "a JSON object with instance_id and model_patch (a diff, empty or null)"
@@ -48,11 +47,10 @@ def load_predictions(path: Path, shown: str | None = None) -> dict[str, dict[str
     Raises InputError naming file:line (the row number for a JSON list) for malformed JSON, a row
     that is not an object, or a row without a string instance_id or a model_patch.
     """
-    key = (str(path), path.stat().st_mtime)
-    with _lock:
-        if key in _predictions:
-            return _predictions[key]
-    shown = shown or str(path)
+    return _predictions.get(path, lambda p: _read_predictions(p, shown or str(p)))
+
+
+def _read_predictions(path: Path, shown: str) -> dict[str, dict[str, Any]]:
     text = read_input_text(path, shown)
     problems: list[Problem] = []
     rows: list[tuple[int | None, str, Any]] = []
@@ -84,8 +82,6 @@ def load_predictions(path: Path, shown: str | None = None) -> dict[str, dict[str
             table[row["instance_id"]] = row
     if problems:
         raise InputError(problems)
-    with _lock:
-        _predictions[key] = table
     return table
 
 
