@@ -14,7 +14,7 @@ from typing import Any
 from jinja2.filters import do_urlencode
 from markupsafe import Markup, escape
 
-from evalkit.report.render import diff_html, metric_rows_html, pass_badge, status_badge, test_rows_html
+from evalkit.report.site_env import diff_html, metric_rows_html, pass_badge, status_badge, test_rows_html
 
 _HARNESS_DIFFERS = (" <strong>differs from evalkit's verdict ({})</strong>: the harness reads the printed log alone; "
                     "evalkit also trusts only nonce-marked exit statuses and the worst status printed for a test. "

@@ -14,7 +14,7 @@ import pytest
 from evalkit.kinds import names as kind_names
 from evalkit.fsutil import atomic_write_text
 from evalkit.metrics.registry import LEADERBOARD_METRICS, METRICS, leaderboard_metric
-from evalkit.report import render
+from evalkit.report import release_pages, render
 from evalkit.report.leaderboard import overview, rank, suite_leaderboard
 from evalkit.report.models import Aggregate, CaseCell, CaseRow, Coverage, SuiteSummary
 
@@ -122,7 +122,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("lbsite") / "site"  # made by the writes (mktemp makes 0700 folders)
     old = os.umask(0o022)
     mp = pytest.MonkeyPatch()
-    mp.setattr(render, "CASES_PER_PAGE", 7)
+    mp.setattr(release_pages, "CASES_PER_PAGE", 7)  # where the suite pages are cut
     try:
         _bench().synthesize(root, n_cases=30, n_systems=3, release="r1", seed=3)
         render.render_site(root, "r1")
