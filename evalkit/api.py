@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from evalkit.config import Config, System
 from evalkit.errors import InputError, Problem
 from evalkit.metrics.localization import LocalizationResult
@@ -534,7 +536,9 @@ def evaluate(patch: str | None, instance: Mapping[str, Any] | Any, *, backend: L
     cfg = loaded.config
     text = patch if patch and patch.strip() else None
     ran = time.perf_counter()
-    record = run_patch(cfg, case, text)
+    ran_record = run_patch(cfg, case, text)
+    record: dict[str, Any] = (ran_record.model_dump(mode="json") if isinstance(ran_record, BaseModel)
+                              else dict(ran_record))  # a sandbox run record (ExecutionResult's fields)
     elapsed = time.perf_counter() - ran
     entry = _instance_report(row.instance_id, record, text)
     status = str(record.get("status"))
