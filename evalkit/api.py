@@ -151,7 +151,7 @@ class RunResult(Model):
     selected: list[str] = []
     """The SUITE/CASE-GLOB selection (empty: every case)."""
     cases: int = 0
-    """Cases in the report."""
+    """Cases in the report with a result of at least one system (a selection leaves the others without)."""
     systems: int = 0
     """Systems in the report."""
     cells: dict[str, int] = {}
@@ -272,7 +272,8 @@ def run(project: Project | str | os.PathLike[str] | None = None, select: str | S
         for row in report.cases:
             for cell in row.systems.values():
                 cells[cell.status] = cells.get(cell.status, 0) + 1
-        result.cases, result.systems, result.cells = len(report.cases), len(report.systems), dict(sorted(cells.items()))
+        result.cases = sum(1 for row in report.cases if row.systems)
+        result.systems, result.cells = len(report.systems), dict(sorted(cells.items()))
         result.failed_systems = [f.system for f in failed_systems(path)]
     if check and not result.ok:
         raise RunFailed(result)

@@ -133,8 +133,9 @@ def test_run_a_selection(tmp_path: Path) -> None:
     result = api.run(root, select=["migration/jpa-*"], release="sel", in_process=False, timeout=600)
     assert result.ok and result.release == "sel" and result.selected == ["migration/jpa-*"]
     res = api.results(root, release="sel")
-    assert [(r.suite, r.case_id) for r in res.cases] == [("migration", "jpa-entity")]
-    assert result.cases == 1 and not (root / "site" / "r1").exists()
+    ran = {(r.suite, r.case_id): sorted(r.systems) for r in res.cases}
+    assert ran == {("migration", "jpa-entity"): ["gold", "naive", "rules"], ("migration", "cdi-inject"): []}
+    assert result.cases == 1 and result.cells == {"ok": 3} and not (root / "site" / "r1").exists()
 
 
 def test_a_failed_run_is_never_a_silent_success(tmp_path: Path) -> None:
