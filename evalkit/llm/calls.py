@@ -32,6 +32,19 @@ def system_blocks(instructions: str, *more: str) -> list[dict[str, Any]]:
     return blocks
 
 
+def prompt_text_of(system: str | list[dict[str, Any]] | None, messages: list[dict[str, Any]]) -> str:
+    """All prompt text of a Messages request, in order: the system text (a string or text blocks), then each
+    message's content (a string or blocks, whose ``text`` counts)."""
+    parts = [system] if isinstance(system, str) else [block.get("text", "") for block in system or []]
+    for message in messages:
+        content = message.get("content", "")
+        if isinstance(content, str):
+            parts.append(content)
+        else:
+            parts.extend(block.get("text", "") for block in content if isinstance(block, dict))
+    return "".join(parts)
+
+
 class LLMRequest(Model):
     """One Messages API call, as the cache sees it."""
 
@@ -85,14 +98,7 @@ class LLMRequest(Model):
 
     def prompt_text(self) -> str:
         """All prompt text (system and messages), for a character-based token estimate."""
-        parts = [block.get("text", "") for block in self.system]
-        for message in self.messages:
-            content = message.get("content", "")
-            if isinstance(content, str):
-                parts.append(content)
-            else:
-                parts.extend(block.get("text", "") for block in content if isinstance(block, dict))
-        return "".join(parts)
+        return prompt_text_of(self.system, self.messages)
 
 
 class LLMResponse(Model):
