@@ -232,3 +232,24 @@ def test_evaluate_an_unmapped_repository_says_why(instance, tmp_path: Path) -> N
     row, _repo = instance
     res = api.evaluate(row["patch"], {**row, "repo": "nobody/unmapped"}, backend="local", work_dir=tmp_path)
     assert res.status == "infra_error" and not res.resolved and "not mapped" in res.error
+
+
+REAL = Path(__file__).resolve().parents[1].parent / "shared" / "realdata" / "swebench" / "sweagent_test_data"
+
+
+def test_evaluate_a_real_prediction_without_its_repository(tmp_path: Path) -> None:
+    """SWE-agent's real prediction for pydicom-1458 against the real row: the repository is not on this
+    machine, so the tests cannot run (said, not counted as a failure of the patch); the patch's files are
+    still compared with the gold patch's."""
+    if not REAL.is_dir():
+        pytest.skip(f"{REAL} absent (real data is read from ../shared beside the repository)")
+    rows = {r["instance_id"]: r for r in json.loads((REAL / "swe-bench-dev-easy.json").read_text())}
+    pred = json.loads((REAL / "all_preds.jsonl").read_text().splitlines()[0])
+    row = rows[pred["instance_id"]]
+    res = api.evaluate(pred["model_patch"], row, backend="docker", work_dir=tmp_path)
+    assert res.status == "infra_error" and "pydicom/pydicom" in res.error and "not mapped" in res.error
+    assert not res.resolved and not res.applied and res.passed == [] and res.tests_status == {}
+    loc = res.localization
+    assert loc is not None and loc.gold_files == ["pydicom/pixel_data_handlers/numpy_handler.py"]
+    assert loc.files == loc.gold_files and loc.metrics["file_hit@1"] == 1.0
+    assert loc.gold_functions == [] and loc.metrics["function_hit@1"] is None  # no source tree: no functions
