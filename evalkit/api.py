@@ -219,6 +219,7 @@ def run(project: Project | str | os.PathLike[str] | None = None, select: str | S
     ``in_process=False`` the run is a `python -m evalkit run` subprocess (``timeout`` seconds at most).
     Bad input raises InputError before anything runs. A run that fails raises RunFailed (``check``),
     or, with ``check=False``, returns ``ok=False`` and the exit status: never a silent success.
+    One in-process run at a time per process (the task graph is the process's).
     """
     from evalkit.run_status import failed_systems
 
@@ -462,16 +463,10 @@ def _default_work_dir() -> Path:
 
 
 def _instance_report(instance_id: str, run_record: Mapping[str, Any], patch: str | None) -> dict[str, Any]:
-    """SWE-bench's report.json entry (evalkit's writer, wherever it lives this release)."""
-    import importlib
+    """SWE-bench's report.json entry of one run (the writer of `evalkit swebench-report`)."""
+    from evalkit.importers.swebench_report import instance_report
 
-    for module in ("evalkit.importers.swebench_report", "evalkit.sandbox.swebench_report"):
-        try:
-            fn = importlib.import_module(module).instance_report
-        except ModuleNotFoundError:
-            continue
-        return fn(instance_id, run_record, patch)[instance_id]
-    raise ImportError("evalkit's SWE-bench report writer (instance_report) was not found")
+    return instance_report(instance_id, run_record, patch)[instance_id]
 
 
 def _one_case_project(row: Any, raw: dict[str, Any], work: Path, *, backend: str, repo: str | None,
