@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -104,3 +105,30 @@ def plugin_dist(folder: Path, name: str, entry_points: dict[str, dict[str, str]]
     for file, source in modules.items():
         (folder / file).write_text(source)
     return folder
+
+
+def bench_site() -> Any:
+    """benchmarks/site.py as a module: its ``synthesize(site, n_cases, n_systems, release, seed, previous,
+    payload)`` writes a release's report.json and per-case JSON from the report models (no evaluation run)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_site", REPO / "benchmarks" / "site.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def synthetic_site(root: Path, n_systems: int = 3, n_cases: int = 12, next_cases: int | None = None,
+                   payload: str | None = None) -> Path:
+    """A rendered two-release site in ``root`` from synthetic report data: r1 (``n_cases``, seed 1), then r2
+    (``next_cases`` or ``n_cases``, seed 2, diffed against r1; ``payload`` put in its outputs), both rendered."""
+    from evalkit.report.render import render_site
+
+    bench = bench_site()
+    old = bench.synthesize(root, n_cases=n_cases, n_systems=n_systems, release="r1", seed=1)
+    render_site(root, "r1")
+    bench.synthesize(root, n_cases=next_cases or n_cases, n_systems=n_systems, release="r2", seed=2, previous=old,
+                     payload=payload)
+    render_site(root, "r2")
+    return root

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -15,27 +14,14 @@ import pytest
 
 from evalkit.report.compare import ReleaseComparison, compare_reports
 from evalkit.report.models import Report
-from evalkit.report.render import render_site
+from helpers import synthetic_site
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_site_cmp", REPO / "benchmarks" / "site.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("cmp")
-    bench = _bench()
-    old = bench.synthesize(root, n_cases=12, n_systems=2, release="r1", seed=1)
-    render_site(root, "r1")
-    bench.synthesize(root, n_cases=15, n_systems=2, release="r2", seed=2, previous=old)
-    render_site(root, "r2")
-    return root
+    return synthetic_site(tmp_path_factory.mktemp("cmp"), n_systems=2, next_cases=15)
 
 
 class Links(HTMLParser):

@@ -3,7 +3,6 @@ overview, paginated suite pages, and the modes of the files the site is made of.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import stat
@@ -17,15 +16,8 @@ from evalkit.metrics.registry import LEADERBOARD_METRICS, METRICS, leaderboard_m
 from evalkit.report import release_pages, render
 from evalkit.report.leaderboard import overview, rank, suite_leaderboard
 from evalkit.report.models import Aggregate, CaseCell, CaseRow, Coverage, SuiteSummary
+from helpers import bench_site
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_site_lb", REPO / "benchmarks" / "site.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
 
 
 def agg(metric: str, value: float | None, n: int = 10) -> Aggregate:
@@ -124,7 +116,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     mp = pytest.MonkeyPatch()
     mp.setattr(release_pages, "CASES_PER_PAGE", 7)  # where the suite pages are cut
     try:
-        _bench().synthesize(root, n_cases=30, n_systems=3, release="r1", seed=3)
+        bench_site().synthesize(root, n_cases=30, n_systems=3, release="r1", seed=3)
         render.render_site(root, "r1")
     finally:
         mp.undo()

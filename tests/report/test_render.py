@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from html.parser import HTMLParser
@@ -16,27 +15,14 @@ from evalkit.metrics.registry import METRICS
 from evalkit.report.render import (copy_assets, diff_lines, fmt_difference, fmt_value, json_for_script, metric_value,
                                    pass_badge, render_site, status_badge, truncate_log)
 from evalkit.report.site import list_releases
+from helpers import synthetic_site
 
-REPO = Path(__file__).resolve().parents[2]
 PAYLOAD = '</script><script>window.__pwned=1</script><img src=x onerror="alert(1)"><a href="javascript:alert(2)">x</a>'
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_site", REPO / "benchmarks" / "site.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("site")
-    bench = _bench()
-    old = bench.synthesize(root, n_cases=12, n_systems=3, release="r1", seed=1)
-    render_site(root, "r1")
-    bench.synthesize(root, n_cases=12, n_systems=3, release="r2", seed=2, previous=old, payload=PAYLOAD)
-    render_site(root, "r2")
-    return root
+    return synthetic_site(tmp_path_factory.mktemp("site"), n_systems=3, payload=PAYLOAD)
 
 
 class Links(HTMLParser):

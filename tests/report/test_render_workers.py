@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -10,15 +9,8 @@ import pytest
 
 from evalkit import fsutil
 from evalkit.report.render import case_workers, render_site
+from helpers import bench_site
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_site", REPO / "benchmarks" / "site.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -27,7 +19,7 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def test_workers_render_the_same_pages_and_index(tmp_path: Path) -> None:
-    bench = _bench()
+    bench = bench_site()
     one, two = tmp_path / "one", tmp_path / "two"
     for root in (one, two):
         bench.synthesize(root, n_cases=30, n_systems=3, release="r1", seed=3)
@@ -56,7 +48,7 @@ def test_workers_render_the_same_pages_and_index(tmp_path: Path) -> None:
 def test_a_broken_case_json_raises_its_own_error_from_a_worker(tmp_path: Path) -> None:
     from pydantic import ValidationError
 
-    _bench().synthesize(tmp_path, n_cases=30, n_systems=2, release="r1", seed=4)
+    bench_site().synthesize(tmp_path, n_cases=30, n_systems=2, release="r1", seed=4)
     (tmp_path / "r1" / "cases" / "migration" / "case-0010.json").write_text('{"release": 1}')
     with pytest.raises(ValidationError):
         render_site(tmp_path, "r1", workers=2)
