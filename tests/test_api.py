@@ -27,6 +27,7 @@ def test_load_a_project_folder(tmp_path: Path) -> None:
     assert project.suites["migration"].kind == "migration"
     assert project.case("migration/jpa-entity").id == "jpa-entity"
     assert project.release == "r1" and project.problems == []
+    assert api.load(project.config).path == project.path  # a loaded Config loads again from its file
 
 
 def test_load_a_broken_config_names_file_and_line(tmp_path: Path) -> None:
