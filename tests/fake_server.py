@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from evalkit.llm.calls import prompt_text_of
+
 CHARS_PER_TOKEN = 4
 
 
@@ -65,20 +67,8 @@ def hang() -> Reply:
 
 
 def text_of(body: dict[str, Any]) -> str:
-    """All prompt text of a messages request: system blocks, then message contents."""
-    parts: list[str] = []
-    system = body.get("system") or []
-    if isinstance(system, str):
-        parts.append(system)
-    else:
-        parts.extend(block.get("text", "") for block in system)
-    for message in body.get("messages", []):
-        content = message.get("content", "")
-        if isinstance(content, str):
-            parts.append(content)
-        else:
-            parts.extend(block.get("text", "") for block in content if isinstance(block, dict))
-    return "".join(parts)
+    """All prompt text of a messages request: system blocks, then message contents (as evalkit counts it)."""
+    return prompt_text_of(body.get("system"), body.get("messages", []))
 
 
 RAGAS_INPUT_MARKER = "Now perform the same with the following input\ninput: "
