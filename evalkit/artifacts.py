@@ -18,8 +18,9 @@ ARTIFACT_FILES = {"generate": "output.json", "execute": "execution.json", "grade
 # How a (system, case) ended. `error` is the system's own failure or a broken case; `infra_error`
 # is ours (daemon down, judge API error) and is retried on the next run; `broken` is a case that
 # failed harness validation and is excluded from rates; `not_attempted` is a case a recorded system
-# has no output for (coverage, not a failure: excluded from that system's rates).
-Status = Literal["ok", "error", "timeout", "infra_error", "broken", "skipped", "not_attempted"]
+# has no output for (coverage, not a failure: excluded from that system's rates); `bug` is evalkit's
+# own bug (a stage raised): excluded from rates, redone when evalkit's code changes (evalkit.bugs).
+Status = Literal["ok", "error", "timeout", "infra_error", "broken", "skipped", "not_attempted", "bug"]
 
 
 class Usage(Model):
@@ -188,7 +189,7 @@ class ScoresArtifact(ArtifactBase):
     stage: Literal["score"] = "score"
     metrics: dict[str, float | None] = {}
     """Metric name -> value (booleans as 0/1); None = not applicable. Metadata: evalkit.metrics.registry."""
-    excluded: Literal["broken", "infra", "not_judged", "not_attempted"] | None = None
+    excluded: Literal["broken", "infra", "not_judged", "not_attempted", "bug"] | None = None
     """Why this case is left out of aggregates, if it is."""
     tags: list[str] = []
     """The case's tags (for breakdowns)."""

@@ -217,6 +217,24 @@ class Config(Model):
     """Score stage settings."""
     report: ReportSettings = ReportSettings()
     """Summarize stage settings."""
+    executor: str | dict[str, Any] = "local"
+    """Where stage calls run (evalkit.executors): a registered executor's name (default ``local``, in-process),
+    or a one-key mapping ``{NAME: SETTINGS}`` (a mapping of settings, or one value, e.g. an address)."""
+
+    @field_validator("executor")
+    @classmethod
+    def _known_executor(cls, v: str | dict[str, Any]) -> str | dict[str, Any]:
+        if isinstance(v, dict) and len(v) != 1:
+            raise ValueError("expected one executor name, or a mapping of one executor name to its settings")
+        name = v if isinstance(v, str) else next(iter(v))
+        from evalkit.plugins import registry
+
+        known = registry("executors").names()
+        if name not in known:
+            raise ValueError(f"unknown executor {name!r}; expected one of {', '.join(known)} "
+                             "(entry points of group evalkit.executors)")
+        return v
+
 
     # Set by load_config, not read from YAML.
     root: str = ""
@@ -267,6 +285,19 @@ class Config(Model):
     @property
     def site_path(self) -> Path:
         return self.resolve(self.site_dir)
+
+    @property
+    def executor_name(self) -> str:
+        """The executor's registered name."""
+        return self.executor if isinstance(self.executor, str) else next(iter(self.executor))
+
+    @property
+    def executor_settings(self) -> dict[str, Any]:
+        """The executor's settings (a single value given as ``{"value": VALUE}``)."""
+        if isinstance(self.executor, str):
+            return {}
+        value = next(iter(self.executor.values()))
+        return dict(value) if isinstance(value, dict) else {} if value is None else {"value": value}
 
     def system(self, name: str) -> Any:
         for s in self.systems:

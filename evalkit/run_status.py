@@ -42,7 +42,7 @@ def failed_systems(report_path: Path) -> list[FailedSystem]:
     first: dict[str, str] = {}
     for row in report.cases:
         for name, cell in row.systems.items():
-            if cell.excluded in ("broken", "not_attempted") or cell.status in ("infra_error", "not_attempted", "broken"):
+            if cell.excluded in ("broken", "not_attempted") or cell.status in ("infra_error", "not_attempted", "broken", "bug"):
                 continue
             counted[name] = counted.get(name, 0) + 1
             if cell.status in SYSTEM_FAILURES:

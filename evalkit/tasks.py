@@ -16,7 +16,6 @@ import gc
 from functools import cached_property
 import os
 import sys
-import traceback
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -105,42 +104,37 @@ def _refuse_escapes(action: Any) -> Any:
 
 @_refuse_escapes
 def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
-    """Run one stage for one (system, case) and write its artifact atomically."""
+    """Run one stage for one (system, case) through the project's executor (evalkit.executors) and write the
+    artifact it returns atomically. An exception the stage raises is an evalkit bug (status ``bug``, a short
+    traceback, redone when evalkit's code changes); the executor's own failure is an infrastructure error."""
+    from evalkit import bugs
+    from evalkit.executors import ExecutorFailure, MissingBlob, build_call, executor_for
+    from evalkit.executors.call import INPUTS
+
     loaded = load(config)
     cfg = loaded.config
     system = cfg.system(system_name)
     case = loaded.project.case(case_key)
     work = cfg.work_path
     target = artifact_path(work, stage, system.name, case.suite, case.id)
-
-    def art(s: str) -> Any:
-        return read_optional(artifact_path(work, s, system.name, case.suite, case.id), s)
-
+    inputs = {s: read_optional(artifact_path(work, s, system.name, case.suite, case.id), s) for s in INPUTS[stage]}
+    model = ARTIFACT_MODELS[stage]
+    bug_trace = ""
     try:
-        if stage == "generate":
-            from evalkit.stages.generate import generate
-
-            result: ArtifactBase = generate(cfg, system, case)
-        elif stage == "execute":
-            from evalkit.stages.execute import execute
-
-            result = execute(cfg, system, case, art("generate"))
-        elif stage == "grade":
-            from evalkit.stages.grade import grade
-
-            result = grade(cfg, system, case, art("generate"), art("execute"))
-        elif stage == "score":
-            from evalkit.stages.score import score
-
-            result = score(cfg, system, case, art("generate"), art("execute"), art("grade"))
-        else:  # pragma: no cover
-            raise ValueError(stage)
-    except Exception as exc:  # our own failure: kept apart from the system's and retried next run
-        traceback.print_exc(file=sys.stderr)
-        model = ARTIFACT_MODELS[stage]
+        result: ArtifactBase = executor_for(cfg).run(build_call(cfg, stage, system, case, inputs))
+    except (ExecutorFailure, MissingBlob) as exc:  # where the call runs failed, not the stage: retried next run
         result = model(system=system.name, suite=case.suite, case_id=case.id, status="infra_error",
-                       reason=f"evalkit internal error in {stage}: {type(exc).__name__}: {exc}"[:1000])
+                       reason=f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000])
+    except Exception as exc:  # an evalkit bug: said as one, kept apart, not retried on every run
+        bug_trace = bugs.report(stage, system.name, case.key, exc)
+        result = model(system=system.name, suite=case.suite, case_id=case.id, status="bug",
+                       reason=bugs.reason_of(stage, exc))
     write_artifact(target, result)
+    if bug_trace:  # raised here (a later stage only passes an earlier bug on)
+        bugs.write_record(work, stage, system.name, case.suite, case.id, str(target), result.reason,
+                          bug_trace)
+    else:
+        bugs.clear_record(work, stage, system.name, case.suite, case.id)
     if stage == "grade":
         from evalkit.stages.grade_retry import mark_after_grade
 
@@ -227,6 +221,10 @@ class Graph:
         grade_retry.endpoint_changed(cfg)  # a new judge endpoint or use_cache: regrade what has no verdict
         if os.environ.get("EVALKIT_RETRY_JUDGE_ERRORS") == "1":
             grade_retry.mark_grades(cfg.work_path, {"judge_error"})
+        from evalkit import bugs
+
+        self.redo_bugs = bugs.to_redo(cfg.work_path)  # evalkit bugs of other code, or all with --retry-bugs
+
 
     def needs_base_image(self, case: Any) -> bool:
         """The case runs in evalkit's own base image (built by `sandbox_image:build` when absent)."""
@@ -303,8 +301,8 @@ class Graph:
                 "clean": True,
                 "io": NO_CAPTURE,
             }
-            if marked_for_retry(target):  # most tasks have none: an empty `uptodate` is doit's fast path
-                task["uptodate"] = [False]
+            if marked_for_retry(target) or target in self.redo_bugs:  # most tasks have neither: an empty
+                task["uptodate"] = [False]  # `uptodate` is doit's fast path
             if stage == "grade" and self.batch_task() is not None:
                 task["task_dep"] = ["judge_batch:run"]  # judge.mode batch: answers come from the batch first
             if stage == "execute" and self.needs_base_image(case):

@@ -77,6 +77,13 @@ def source_tree(cfg: Config, case: Case) -> Path:
     repo, commit = case.inputs.get("repo"), case.inputs.get("base_commit")
     if not repo or not commit:
         raise TreeUnavailable("patch case needs inputs.source_dir, or inputs.repo and inputs.base_commit")
+    from evalkit.executors.call import handed_tree
+
+    handed = handed_tree(str(repo), str(commit))  # inside a stage call: the tree the coordinator made, by content
+    if isinstance(handed, Path):
+        return handed
+    if handed is not None:
+        raise (RepoUnmapped if handed.unmapped else TreeUnavailable)(handed.error)
     repo = resolve_repo(cfg, str(repo))
     dest = cfg.work_path / "cache" / "trees" / digest([repo, commit])[:24]
     with _tree_lock:

@@ -87,6 +87,8 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
     for art in (output, execution, grades):
         if art is not None and art.status == "infra_error":
             return ScoresArtifact(**base, status="infra_error", reason=art.reason, excluded="infra", **common)
+        if art is not None and art.status == "bug":  # evalkit's own bug upstream: no metric of it
+            return ScoresArtifact(**base, status="bug", reason=art.reason, excluded="bug", **common)
         if art is not None and art.status == "broken":
             return ScoresArtifact(**base, status="broken", reason=art.reason, excluded="broken", **common)
     from evalkit.stages.validate import validation_status

@@ -1,0 +1,54 @@
+"""Stage executors: where a stage call runs.
+
+An executor is any object with ``run(call: StageCall) -> ArtifactBase`` (`Executor`), registered
+under a name in the entry-point group ``evalkit.executors`` (evalkit's own ``local`` too), and
+chosen by ``executor:`` in evalkit.yaml (default ``local``: in this process). The registered
+object is a factory: called with the project's `Config` and the executor's settings (the mapping
+given as ``executor: {NAME: {...}}``, empty for ``executor: NAME``), it returns the executor.
+
+The coordinator (the doit action) builds the call, hands it to the executor and writes the
+returned artifact atomically. An executor raises `ExecutorFailure` for its own infrastructure
+(a worker lost, a file it cannot fetch): recorded as ``infra_error``, retried next run; any other
+exception comes from the stage and is recorded as an evalkit ``bug``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from evalkit.artifacts import ArtifactBase
+from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob
+from evalkit.executors.call import StageCall, build_call, publish, run_call
+
+
+class ExecutorFailure(RuntimeError):
+    """The executor itself failed to run a call (not the stage): an infrastructure error, retried next run."""
+
+
+class Executor(Protocol):
+    """Runs stage calls and returns their artifacts."""
+
+    def run(self, call: StageCall) -> ArtifactBase: ...
+
+
+_cache: dict[tuple[str, str, str], Executor] = {}
+
+
+def executor_for(cfg: Any) -> Executor:
+    """The executor ``cfg.executor`` names (one per process and project), built by its registered factory."""
+    name, settings = cfg.executor_name, cfg.executor_settings
+    key = (cfg.path, name, repr(sorted(settings.items())))
+    if key not in _cache:
+        from evalkit.plugins import registry
+
+        _cache[key] = registry("executors").get(name)(cfg, settings)
+    return _cache[key]
+
+
+def blob_store(cfg: Any) -> BlobStore:
+    """The coordinator's blob source: ``<work>/cache/blobs``."""
+    return BlobStore(cfg.work_path / "cache" / "blobs")
+
+
+__all__ = ["BlobStore", "Executor", "ExecutorFailure", "FileRef", "MissingBlob", "StageCall", "blob_store",
+           "build_call", "executor_for", "publish", "run_call"]

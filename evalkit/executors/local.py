@@ -1,0 +1,22 @@
+"""The ``local`` executor: every stage call in this process, on the host's own files."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalkit.artifacts import ArtifactBase
+from evalkit.executors.call import StageCall, run_call
+
+
+class LocalExecutor:
+    """Runs each call in-process; the files are the originals (checked by digest against the call)."""
+
+    name = "local"
+
+    def run(self, call: StageCall) -> ArtifactBase:
+        return run_call(call)
+
+
+def local(cfg: Any = None, settings: dict[str, Any] | None = None) -> LocalExecutor:
+    """Factory registered as ``evalkit.executors: local`` (no settings)."""
+    return LocalExecutor()
