@@ -1,0 +1,101 @@
+"""score(cfg, system, case, output, execution, grades), called directly: what counts as answered, what is
+left out of the rates (and why), and the metrics of an answer."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample
+from evalkit.errors import Problem
+from evalkit.fsutil import atomic_write_json
+from evalkit.stages.grade import grade
+from evalkit.stages.score import score
+from evalkit.stages.validate import Validation, validation_path
+
+CASE = "migration/jpa-entity"
+
+
+def _output(case, files: dict[str, str] | None = None, status: str = "ok", reason: str = "") -> OutputArtifact:
+    return OutputArtifact(system="naive", suite=case.suite, case_id=case.id, status=status,  # type: ignore[arg-type]
+                          reason=reason, samples=[Sample(status=status, reason=reason, files=files or {})])  # type: ignore[arg-type]
+
+
+def _score(migration, case, output: OutputArtifact, execution: ExecutionArtifact | None = None,
+           grades: GradesArtifact | None = None):
+    system = migration.system("naive")
+    grades = grades if grades is not None else grade(migration.cfg, system, case, output)
+    return score(migration.cfg, system, case, output, execution, grades)
+
+
+def test_the_reference_answer_scores_full_marks(migration) -> None:
+    case = migration.case(CASE)
+    s = _score(migration, case, _output(case, {case.inputs["file_path"]: case.read("reference.expected_file")}))
+    assert s.status == "ok" and s.excluded is None and s.reason == ""
+    for metric in ("answered", "assertion_score", "assertion_pass", "syntax_valid", "complete", "codebleu"):
+        assert s.metrics[metric] == pytest.approx(1.0), metric
+    assert s.tags == case.data["tags"]
+
+
+def test_a_wrong_answer_is_answered_and_scored_low(migration) -> None:
+    case = migration.case(CASE)
+    legacy = case.read("inputs.legacy_file")
+    s = _score(migration, case, _output(case, {case.inputs["file_path"]: legacy}))
+    assert s.status == "ok" and s.excluded is None
+    assert s.metrics["answered"] == 1.0
+    assert s.metrics["assertion_score"] == 0.0 and s.metrics["assertion_pass"] == 0.0
+    codebleu = s.metrics["codebleu"]
+    assert codebleu is not None and codebleu < 1.0
+
+
+def test_an_empty_answer_is_not_answered_and_fails_the_code_metrics(migration) -> None:
+    case = migration.case(CASE)
+    s = _score(migration, case, _output(case, {}))
+    assert s.status == "ok" and s.excluded is None  # counted, as a failure
+    assert s.reason == "empty answer: nothing to grade"
+    assert s.metrics["answered"] == 0.0
+    for metric in ("assertion_score", "assertion_pass", "syntax_valid", "complete"):
+        assert s.metrics[metric] == 0.0, metric
+
+
+def test_a_system_error_is_a_failure_not_an_exclusion(migration) -> None:
+    case = migration.case(CASE)
+    s = _score(migration, case, _output(case, status="error", reason="crashed"))
+    assert (s.status, s.reason, s.excluded) == ("error", "crashed", None)
+    assert s.metrics["answered"] == 0.0 and s.metrics["assertion_score"] == 0.0
+
+
+def test_a_broken_case_is_excluded(migration) -> None:
+    case = migration.case(CASE)
+    broken = dataclasses.replace(case, problems=[Problem("case.yaml", 4, "inputs.legacy_file: file not found")])
+    out = _output(case, status="error", reason="broken case: case.yaml:4: inputs.legacy_file: file not found")
+    s = score(migration.cfg, migration.system("naive"), broken, out, None,
+              GradesArtifact(system="naive", suite=case.suite, case_id=case.id, status="error", reason=out.reason))
+    assert (s.status, s.excluded) == ("error", "broken")
+    assert "file not found" in s.reason and s.metrics == {}
+
+
+def test_a_reference_that_fails_its_own_case_makes_every_score_broken(migration) -> None:
+    case = migration.case(CASE)
+    atomic_write_json(validation_path(migration.cfg.work_path, case),
+                      Validation(suite=case.suite, case_id=case.id, status="broken",
+                                 reason="gold fails assertion: contains 'import jakarta.persistence.Entity;'"))
+    s = _score(migration, case, _output(case, {case.inputs["file_path"]: case.read("reference.expected_file")}))
+    assert (s.status, s.excluded) == ("broken", "broken")
+    assert "gold fails assertion" in s.reason and s.metrics == {}
+
+
+@pytest.mark.parametrize(("stage", "status", "excluded"), [
+    ("execute", "infra_error", "infra"), ("grade", "infra_error", "infra"), ("execute", "broken", "broken"),
+])
+def test_infrastructure_errors_and_broken_runs_upstream_are_excluded(migration, stage: str, status: str,
+                                                                     excluded: str) -> None:
+    case = migration.case(CASE)
+    out = _output(case, {case.inputs["file_path"]: case.read("reference.expected_file")})
+    base = {"system": "naive", "suite": case.suite, "case_id": case.id, "status": status, "reason": f"{stage} said so"}
+    execution = ExecutionArtifact(**base) if stage == "execute" else None  # type: ignore[arg-type]
+    grades = GradesArtifact(**base) if stage == "grade" else None  # type: ignore[arg-type]
+    s = _score(migration, case, out, execution, grades)
+    assert (s.status, s.excluded, s.reason) == (status, excluded, f"{stage} said so")
+    assert s.metrics == {}
