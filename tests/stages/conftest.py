@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from helpers import make_project
+from helpers import make_project, patch_project
 
 # A system that counts its runs (one line per run in runs-<name>.txt beside it) and then answers with
 # the case's legacy file, javax imports turned into jakarta ones; with FAIL in its name it exits 3 instead.
@@ -79,3 +79,16 @@ def migration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Loaded:
         """)
     make_project(root, cases=["jpa-entity", "cdi-inject"], systems=systems)
     return Loaded(root, None, None).reload()
+
+
+@pytest.fixture()
+def patch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, dict[str, Any]]:
+    """(cfg, case, systems by name) of a one-case patch project (patch/round-half-up; systems gold and empty)
+    on the local sandbox backend: real pytest processes, no container."""
+    from evalkit.project import load
+
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "EVALKIT_CONFIG", "EVALKIT_RELEASE", "EVALKIT_SELECT"):
+        monkeypatch.delenv(name, raising=False)
+    root = patch_project(tmp_path / "p", backend="local", cases=["round-half-up"], systems=("gold", "empty"))
+    loaded = load(str(root / "evalkit.yaml"), refresh=True)
+    return loaded.config, loaded.project.case("patch/round-half-up"), {s.name: s for s in loaded.config.systems}

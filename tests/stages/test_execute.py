@@ -9,25 +9,12 @@ import pytest
 
 from evalkit.artifacts import OutputArtifact, Sample
 from evalkit.errors import Problem
-from evalkit.project import load
 from evalkit.stages.execute import execute
-from helpers import patch_project
-
-CASE = "patch/round-half-up"
-
 
 def _output(system: str, case, status: str = "ok", reason: str = "", patch: str | None = None) -> OutputArtifact:
     sample = Sample(status=status, reason=reason, patch=patch)  # type: ignore[arg-type]
     return OutputArtifact(system=system, suite=case.suite, case_id=case.id, status=status,  # type: ignore[arg-type]
                           reason=reason, samples=[sample])
-
-
-@pytest.fixture()
-def patch(tmp_path: Path):
-    """A one-case patch project on the local sandbox backend (real pytest processes, no container)."""
-    root = patch_project(tmp_path / "p", backend="local", cases=["round-half-up"], systems=("gold", "empty"))
-    loaded = load(str(root / "evalkit.yaml"), refresh=True)
-    return loaded.config, loaded.project.case(CASE), {s.name: s for s in loaded.config.systems}
 
 
 @pytest.mark.parametrize("status", ["error", "timeout", "infra_error", "not_attempted"])

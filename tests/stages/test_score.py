@@ -10,6 +10,7 @@ import pytest
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample
 from evalkit.errors import Problem
 from evalkit.fsutil import atomic_write_json
+from evalkit.outcomes import SandboxRun
 from evalkit.stages.grade import grade
 from evalkit.stages.score import score
 from evalkit.stages.validate import Validation, validation_path
@@ -99,3 +100,29 @@ def test_infrastructure_errors_and_broken_runs_upstream_are_excluded(migration, 
     s = _score(migration, case, out, execution, grades)
     assert (s.status, s.excluded, s.reason) == (status, excluded, f"{stage} said so")
     assert s.metrics == {}
+
+
+def _patch_scores(patch, runs: list[SandboxRun], status: str = "ok"):
+    cfg, case, systems = patch
+    base = {"system": "empty", "suite": case.suite, "case_id": case.id}
+    out = OutputArtifact(**base, status=status, samples=[Sample(status=status, patch="diff")])  # type: ignore[arg-type]
+    execution = ExecutionArtifact(**base, status=status, runs=runs)  # type: ignore[arg-type]
+    grades = grade(cfg, systems["empty"], case, out, execution)
+    return score(cfg, systems["empty"], case, out, execution, grades)
+
+
+def test_a_patch_resolves_as_its_run_says(patch) -> None:
+    s = _patch_scores(patch, [SandboxRun(status="completed", patch_applied=True, resolved=True,
+                                         fail_to_pass={"t::a": "passed"},
+                                         pass_to_pass={"t::b": "passed", "t::c": "passed", "t::d": "failed"})])
+    assert s.status == "ok" and s.excluded is None
+    assert (s.metrics["resolved"], s.metrics["patch_applied"], s.metrics["f2p_pass_rate"]) == (1.0, 1.0, 1.0)
+    assert s.metrics["p2p_pass_rate"] == pytest.approx(2 / 3)
+
+
+def test_a_patch_that_did_not_apply_or_was_not_given_does_not_resolve(patch) -> None:
+    failed = _patch_scores(patch, [SandboxRun(status="patch_failed", reason="does not apply")])
+    assert (failed.metrics["resolved"], failed.metrics["patch_applied"]) == (0.0, 0.0)
+    errored = _patch_scores(patch, [], status="error")
+    assert errored.status == "error" and errored.excluded is None
+    assert (errored.metrics["resolved"], errored.metrics["answered"]) == (0.0, 0.0)
