@@ -32,10 +32,9 @@ from evalkit.fsutil import digest
 from evalkit.graders.audit_models import (FieldConsistency, JudgeAudit, PairJudgement, PairwiseAudit, RepeatAudit,
                                           RepeatedVerdicts, Share)
 from evalkit.graders.audit_settings import AuditSettings
+from evalkit.kinds import kind
 from evalkit.llm.calls import LLMError, LLMRequest, LLMResponse
 
-AUDITED_KINDS = ("migration",)
-"""Suite kinds whose judge the audit asks again (the migration judge's verdict fields)."""
 AUDIT_FILE = "judge_audit.json"
 INFRA_PREFIX = "API failure: "
 """Starts a pair's error when a request failed for infrastructure reasons (not an unusable answer)."""
@@ -119,7 +118,7 @@ def _systems(cfg: Any, project: Any, settings: AuditSettings) -> dict[str, list[
 
     by_case: dict[str, list[Any]] = {}
     for system, case in participating(cfg, project):
-        if case.kind not in AUDITED_KINDS or not case.ok:
+        if not kind(case.kind).audited or not case.ok:  # e.g. migration: the judge's verdict fields
             continue
         if settings.systems and system.name not in settings.systems:
             continue
@@ -417,7 +416,7 @@ def audit_task(g: Any) -> dict[str, Any] | None:
 
     deps = []
     for system, case in g.pairs:
-        if case.kind in AUDITED_KINDS:
+        if kind(case.kind).audited:
             path = g.path("generate", system.name, case)
             if selected(case.key, g.globs) or Path(path).exists():  # unselected cases have no generate task
                 deps.append(path)

@@ -26,12 +26,11 @@ from evalkit.artifacts import Sample
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import digest
 from evalkit.graders.audit import FieldKind, field_kinds, union_fields
+from evalkit.kinds import kind
 from evalkit.models import Model
 
 REJUDGE_SCHEMA_VERSION = 1
 REJUDGE_FILE = "rejudge.json"
-JUDGED_KINDS = ("migration",)
-"""Suite kinds whose judge verdicts are compared field by field."""
 
 
 class OutputVerdicts(Model):
@@ -183,7 +182,7 @@ def targets(cfg: Any, project: Any) -> list[Target]:
 
     found = []
     for system, case in participating(cfg, project):
-        if case.kind not in JUDGED_KINDS or not case.ok:
+        if not kind(case.kind).audited or not case.ok:  # kinds whose judge verdicts are compared field by field
             continue
         output = read_optional(artifact_path(cfg.work_path, "generate", system.name, case.suite, case.id), "generate")
         grades = read_optional(artifact_path(cfg.work_path, "grade", system.name, case.suite, case.id), "grade")

@@ -160,11 +160,9 @@ def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
             "findings": findings, "injection_checked": checked, "detectors": {k: v[0] for k, v in DETECTORS.items()}}
 
 
-BUILDERS = {"e2e": e2e_detail, "agentic": agentic_detail, "migration": migration_detail, "rag": rag_detail,
-            "generation": generation_detail}
-
-
 def kind_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
-    """What the case page shows for this system beyond the common parts (None for kinds without any)."""
-    build = BUILDERS.get(case.kind)
-    return build(case, arts) if build else None
+    """What the case page shows for this system beyond the common parts (the kind's ``Kind.detail``, built by the
+    functions above for evalkit's own kinds; None for kinds without any)."""
+    from evalkit.kinds import kind, known
+
+    return kind(case.kind).detail(case, arts) if known(case.kind) else None

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from evalkit.artifacts import ARTIFACT_FILES
+from evalkit.kinds import kind
 from evalkit.models import Model
 
 if TYPE_CHECKING:  # report.models imports this module: keep its imports light
@@ -80,7 +81,7 @@ def criterion_rates(work: str, cases: Iterable[Case], systems: list[str],
     """Every criterion of the suite's generation cases (first appearance order) with each system's pass rate."""
     rows: dict[str, CriterionRate] = {}
     for case in cases:
-        if case.kind != "generation":
+        if not kind(case.kind).criteria:  # e.g. generation: cases list rubric criteria
             continue
         criteria = _criteria_of(case)
         if not criteria:

@@ -218,7 +218,7 @@ def test_judge_option_refused_on_a_migration_suite(tmp_path: Path) -> None:
     (suite / "suite.yaml").write_text("kind: migration\nlanguage: java\njudge: true\n")
     project = discover(tmp_path / "cases")
     problems = [str(p) for p in project.problems]
-    assert any("suite.yaml:3" in p and "judge: is an option of patch and e2e suites" in p for p in problems), problems
+    assert any("suite.yaml:3" in p and "judge: is an option of e2e and patch suites" in p for p in problems), problems
 
 
 def test_e2e_output_judged_on_its_final_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
