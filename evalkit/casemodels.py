@@ -8,6 +8,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN
+from evalkit.plugins import registry
 
 SuiteKind = str
 """A registered suite kind's name (evalkit.kinds: patch, migration, generation, rag, agentic, e2e and any an
@@ -69,7 +70,7 @@ class SuiteSpec(Model):
         from evalkit.kinds import known, names
 
         if not known(value):
-            raise ValueError(f"unknown suite kind {value!r}; expected one of {', '.join(map(repr, names()))}")
+            raise ValueError(f"unknown suite kind {value!r}; expected one of {', '.join(names())}")
         return value
 
     @field_validator("judge")
@@ -94,11 +95,10 @@ class SuiteSpec(Model):
 class AssertionSpec(Model):
     """One deterministic check of a system's output."""
 
-    type: Literal[
-        "contains", "not_contains", "icontains", "not_icontains", "regex", "not_regex",
-        "is_json", "syntax_valid", "file_set", "python",
-    ]
-    """Kind of check."""
+    type: str = Field(json_schema_extra=registry("assertions").schema_enum())
+    """Kind of check: a registered assertion type (evalkit's own: contains, not_contains, icontains,
+    not_icontains, regex, not_regex, is_json, syntax_valid, file_set, python; an outside package adds one
+    with an `evalkit.assertions` entry point)."""
     value: Any = None
     """The string, pattern, expected file list, or `module:function` the check uses."""
     file: str | None = None
@@ -109,6 +109,11 @@ class AssertionSpec(Model):
     """Weight in the case's assertion score."""
     description: str = ""
     """What the check means, shown in the report."""
+
+    @field_validator("type")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        return registry("assertions").require(v, "assertion type")
 
 
 class Criterion(Model):
@@ -377,3 +382,12 @@ class CaseFile(Model):
     criteria: list[Criterion] = []
     """Rubric criteria for a judge (generation suites)."""
 
+
+# Kind -> (inputs model, reference model); kinds not listed keep free-form dicts until typed.
+KIND_MODELS: dict[str, tuple[type[Model], type[Model]]] = {
+    "migration": (MigrationInputs, MigrationReference),
+    "patch": (PatchInputs, PatchReference),
+    "generation": (GenerationInputs, GenerationReference),
+    "agentic": (AgenticInputs, AgenticReference),
+    "e2e": (E2EInputs, E2EReference),
+}

@@ -6,12 +6,13 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import Discriminator, Field, PrivateAttr, Tag, field_validator, model_validator
 
 from evalkit.errors import InputError, Problem
 from evalkit.llm.settings import FallbackSettings, JudgeSettings
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN, is_valid_name, name_problem
+from evalkit.plugins import registry
 from evalkit.yamlio import load_yaml, validate
 
 NAME_RE = NAME_PATTERN  # the one name rule (evalkit.names): system names and release labels become folder names
@@ -123,17 +124,46 @@ class OpenAISystem(AnthropicSystem):
     adapter: Literal["openai"]  # type: ignore[assignment]
 
 
+TYPED_ADAPTERS = ("command", "recorded", "gold", "empty", "anthropic", "openai")
+"""evalkit's own adapters, each with its settings model here (TYPED_SYSTEMS); any other is a PluginSystem."""
+
+
+class PluginSystem(SystemBase):
+    """A system run by an adapter an outside package registers (an `evalkit.adapters` entry point)."""
+
+    adapter: str = Field(json_schema_extra={"not": {"enum": list(TYPED_ADAPTERS)}})
+    """Name of the registered adapter (not one of evalkit's own: those have their own settings above)."""
+    settings: dict[str, Any] = {}
+    """Free-form settings the adapter reads (`system.settings`)."""
+
+    @field_validator("adapter")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        return registry("adapters").require(v, "adapter")
+
+
+def _system_tag(value: Any) -> str:
+    """The union member of one `systems:` entry: its adapter's own model, else PluginSystem."""
+    name = value.get("adapter") if isinstance(value, dict) else getattr(value, "adapter", None)
+    return name if isinstance(name, str) and name in TYPED_ADAPTERS else "plugin"
+
+
 System = Annotated[
-    Union[CommandSystem, RecordedSystem, GoldSystem, EmptySystem, AnthropicSystem, OpenAISystem],
-    Field(discriminator="adapter"),
+    Union[Annotated[CommandSystem, Tag("command")], Annotated[RecordedSystem, Tag("recorded")],
+          Annotated[GoldSystem, Tag("gold")], Annotated[EmptySystem, Tag("empty")],
+          Annotated[AnthropicSystem, Tag("anthropic")], Annotated[OpenAISystem, Tag("openai")],
+          Annotated[PluginSystem, Tag("plugin")]],
+    Discriminator(_system_tag),
 ]
 
 
 class SandboxSettings(Model):
     """Where and how tests of patch, agentic and e2e suites run."""
 
-    backend: Literal["auto", "docker", "local"] = "auto"
-    """`auto` uses Docker when a daemon answers, else the local sandbox (the report says so)."""
+    backend: str = Field(default="auto", json_schema_extra=registry("sandbox_backends").schema_enum("auto"))
+    """A registered sandbox backend (evalkit's own: docker, local; an outside package adds one with an
+    `evalkit.sandbox_backends` entry point), or `auto`: Docker when a daemon answers, else the local sandbox
+    (the most preferred available backend that auto may pick; the report says which)."""
     memory_mb: int = 1024
     """Memory limit per container."""
     cpus: float = 1.0
@@ -157,6 +187,15 @@ class SandboxSettings(Model):
     base_image: str = "evalkit/python-pytest:bookworm"
     """evalkit's own sandbox image: when a case needs it and Docker lacks it, the run builds it first
     (from the Dockerfile in evalkit/sandbox/base_image, or from Debian packages without a registry)."""
+
+    @field_validator("backend")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        from evalkit.sandbox.backends import choices, known
+
+        if not known(v):
+            raise ValueError(f"unknown sandbox backend {v!r}; expected {choices()}")
+        return v
 
 
 class MetricsSettings(Model):

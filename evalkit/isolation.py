@@ -14,9 +14,13 @@ import socket
 import threading
 from typing import Literal
 
+from pydantic import model_validator
+
+from evalkit.errors import InputError, Problem
 from evalkit.models import Model
 
-BackendName = Literal["auto", "docker", "local"]
+BackendName = str
+"""A ``sandbox.backend`` value: ``auto`` or a registered sandbox backend (evalkit.sandbox.backends)."""
 
 
 class IsolationDecision(Model):
@@ -28,12 +32,23 @@ class IsolationDecision(Model):
     """Where every execution of this run goes: a Docker container, or a subprocess on this host."""
     reason: str
     """Why: configured, or what the daemon answered when the run started."""
+    chosen: str = ""
+    """The sandbox backend that runs this run's executions (``auto``'s pick; else ``backend``)."""
+
+    @model_validator(mode="after")
+    def _chosen(self) -> "IsolationDecision":
+        if not self.chosen:  # a decision recorded before backends were plug-ins: docker or local
+            self.chosen = self.backend if self.backend != AUTO else self.isolation
+        return self
 
     @property
     def untrusted_on_host(self) -> bool:
-        """Whether outputs of suites not marked trusted may run on the host (only when asked for explicitly)."""
-        return self.isolation == "docker" or self.backend == "local"
+        """Whether outputs of suites not marked trusted may run on the host (only when asked for explicitly:
+        a backend named in ``sandbox.backend``, not ``auto``'s fallback)."""
+        return self.isolation == "docker" or self.backend != AUTO
 
+
+AUTO = "auto"
 
 _lock = threading.Lock()
 _decided: dict[str, IsolationDecision] = {}
@@ -72,16 +87,21 @@ def daemon_answers(timeout: float = 10.0) -> bool:
 
 
 def decide(backend: BackendName) -> IsolationDecision:
-    """Ask now (one daemon ping for ``auto``); not cached: see ``for_run``."""
-    if backend == "docker":
-        return IsolationDecision(backend=backend, isolation="docker", reason="sandbox.backend: docker")
-    if backend == "local":
-        return IsolationDecision(backend=backend, isolation="local", reason="sandbox.backend: local")
-    if daemon_answers():
-        return IsolationDecision(backend=backend, isolation="docker",
-                                 reason="sandbox.backend: auto; a Docker daemon answered when the run started")
-    return IsolationDecision(backend=backend, isolation="local",
-                             reason="sandbox.backend: auto; no Docker daemon answered when the run started")
+    """Ask now (for ``auto``: each candidate's ``available()``, most preferred first, e.g. one daemon
+    ping); not cached: see ``for_run``."""
+    from evalkit.sandbox.backends import auto_candidates
+    from evalkit.sandbox.backends import backend as part
+
+    if backend != AUTO:
+        return IsolationDecision(backend=backend, isolation=part(backend).isolation,
+                                 reason=f"sandbox.backend: {backend}", chosen=backend)
+    for name in auto_candidates():
+        chosen = part(name)
+        if chosen.available():
+            return IsolationDecision(backend=backend, isolation=chosen.isolation, chosen=name,
+                                     reason=f"sandbox.backend: auto; {chosen.auto_reason or name + ' is available'}")
+    raise InputError(Problem("sandbox.backend", None, "auto: no registered sandbox backend that auto may pick "
+                                                      "is available; name one in sandbox.backend"))
 
 
 def for_run(backend: BackendName) -> IsolationDecision:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from evalkit.errors import InputError, Problem
 
@@ -111,6 +111,22 @@ class Registry:
 
     def __contains__(self, name: object) -> bool:
         return name in self.entries()
+
+    def schema_enum(self, *extra: str) -> Callable[[dict[str, Any]], None]:
+        """A ``json_schema_extra`` listing the registered names (and ``extra`` ones) as the field's ``enum``:
+        the shipped JSON Schemas let an editor reject a misspelled name too."""
+
+        def put(schema: dict[str, Any]) -> None:
+            schema["enum"] = [*extra, *self.names()]
+
+        return put
+
+    def require(self, name: str, what: str) -> str:
+        """``name`` when it is registered; else a ValueError naming the registered ones (for pydantic
+        validators of config and case files: evalkit check then says file:line)."""
+        if name not in self.entries():
+            raise ValueError(f"unknown {what} {name!r}; expected one of {', '.join(self.names()) or 'none'}")
+        return name
 
     def get(self, name: str) -> Any:
         """The part registered as ``name``, imported on first use."""

@@ -225,10 +225,11 @@ class Graph:
 
         self.redo_bugs = bugs.to_redo(cfg.work_path)  # evalkit bugs of other code, or all with --retry-bugs
 
-
     def needs_base_image(self, case: Any) -> bool:
         """The case runs in evalkit's own base image (built by `sandbox_image:build` when absent)."""
-        return (self.cfg.sandbox.backend != "local" and not case.inputs.get("dockerfile_dir")
+        from evalkit.sandbox.backends import uses_images
+
+        return (uses_images(self.cfg.sandbox.backend) and not case.inputs.get("dockerfile_dir")
                 and case.inputs.get("image") == self.cfg.sandbox.base_image)
 
     def image_task(self) -> dict[str, Any] | None:

@@ -4,6 +4,7 @@ Types: contains / not_contains (and case-insensitive icontains / not_icontains),
 not_regex, is_json (optionally against a JSON Schema), syntax_valid (tree-sitter), file_set (the
 expected files and no others) and python (`module:function(output_text, sample, spec) -> bool |
 (bool, detail)`). Each has a weight; the case's score is the weighted fraction that held.
+An outside package adds a type with an ``evalkit.assertions`` entry point naming a ``Check``.
 """
 
 from __future__ import annotations
@@ -15,61 +16,55 @@ from typing import Callable
 
 from evalkit.artifacts import AssertionResult, Sample
 from evalkit.casemodels import AssertionSpec
+from evalkit.plugins import Registry, registry
 
 Check = Callable[[AssertionSpec, str, Sample, str], tuple[bool, str]]
-CHECKS: dict[str, Check] = {}
+"""An assertion type: ``(spec, text, sample, language) -> (passed, detail)``; ``text`` is what the spec looks
+at (``subject_text``). Registered under its ``type`` name in the ``evalkit.assertions`` entry-point group
+(evalkit's own in pyproject.toml); raising ``re.error``, ``ImportError``, ``AttributeError``, ``ValueError`` or
+``TypeError`` records the assertion as failed with the error as its detail."""
 
 
-def check(name: str) -> Callable[[Check], Check]:
-    def deco(fn: Check) -> Check:
-        CHECKS[name] = fn
-        return fn
-
-    return deco
+def checks() -> Registry:
+    """The assertion types by name (``evalkit.plugins.registry("assertions")``)."""
+    return registry("assertions")
 
 
 def _snippet(text: str, start: int, end: int) -> str:
     return text[max(0, start - 20): end + 20].replace("\n", "\\n")
 
 
-@check("contains")
-def _contains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def contains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
     i = text.find(str(spec.value))
     return i >= 0, "found" if i >= 0 else "not found"
 
 
-@check("not_contains")
-def _not_contains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def not_contains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
     i = text.find(str(spec.value))
     return i < 0, "absent" if i < 0 else f"found: …{_snippet(text, i, i + len(str(spec.value)))}…"
 
 
-@check("icontains")
-def _icontains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def icontains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
     i = text.lower().find(str(spec.value).lower())
     return i >= 0, "found" if i >= 0 else "not found"
 
 
-@check("not_icontains")
-def _not_icontains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def not_icontains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
     i = text.lower().find(str(spec.value).lower())
     return i < 0, "absent" if i < 0 else f"found: …{_snippet(text, i, i + len(str(spec.value)))}…"
 
 
-@check("regex")
-def _regex(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def regex(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
     m = re.search(str(spec.value), text, re.MULTILINE)
     return m is not None, f"matched {m.group(0)[:80]!r}" if m else "no match"
 
 
-@check("not_regex")
-def _not_regex(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def not_regex(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
     m = re.search(str(spec.value), text, re.MULTILINE)
     return m is None, "no match" if m is None else f"matched {m.group(0)[:80]!r}"
 
 
-@check("is_json")
-def _is_json(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def is_json(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -84,8 +79,7 @@ def _is_json(spec: AssertionSpec, text: str, sample: Sample, language: str) -> t
     return True, "valid JSON"
 
 
-@check("syntax_valid")
-def _syntax_valid(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def syntax_valid(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
     from evalkit.graders.syntax import check_syntax
 
     result = check_syntax(text, str(spec.value or language))
@@ -94,8 +88,7 @@ def _syntax_valid(spec: AssertionSpec, text: str, sample: Sample, language: str)
     return bool(result.valid), "parses" if result.valid else "; ".join(result.issues) or "empty"
 
 
-@check("file_set")
-def _file_set(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def file_set(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
     expected = {str(v) for v in (spec.value or [])}
     got = set(sample.files)
     missing, extra = sorted(expected - got), sorted(got - expected)
@@ -104,8 +97,7 @@ def _file_set(spec: AssertionSpec, text: str, sample: Sample, language: str) -> 
     return False, "; ".join(filter(None, [f"missing {missing}" if missing else "", f"unexpected {extra}" if extra else ""]))
 
 
-@check("python")
-def _python(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def python_check(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
     module, _, func = str(spec.value).partition(":")
     try:
         fn = getattr(importlib.import_module(module), func)
@@ -166,7 +158,7 @@ def run_assertions(specs: list[AssertionSpec], sample: Sample, language: str, ma
                                            weight=spec.weight, detail=f"no output to check: {missing} is missing or empty"))
             continue
         try:
-            passed, detail = CHECKS[spec.type](spec, text or "", sample, language)
+            passed, detail = checks().get(spec.type)(spec, text or "", sample, language)
         except (re.error, ImportError, AttributeError, ValueError, TypeError) as exc:
             passed, detail = False, f"assertion could not run: {type(exc).__name__}: {exc}"
         results.append(AssertionResult(type=spec.type, description=describe(spec), passed=passed,

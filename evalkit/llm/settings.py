@@ -16,6 +16,7 @@ from evalkit.graders.audit_settings import AuditSettings
 from evalkit.graders.calibration_settings import CalibrationSettings
 from evalkit.llm.pricing import ModelPrice, default_prices
 from evalkit.models import Model
+from evalkit.plugins import registry
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 MODEL_ENV = "EVALKIT_JUDGE_MODEL"
@@ -24,11 +25,11 @@ DEFAULT_MODEL = "claude-sonnet-4-6"
 
 
 def _known_provider(name: str) -> str:
-    from evalkit.llm.providers import provider_names
+    return registry("providers").require(name, "provider")
 
-    if name not in provider_names():
-        raise ValueError(f"unknown provider {name!r}; known: {', '.join(provider_names())}")
-    return name
+
+PROVIDER_ENUM = registry("providers").schema_enum()
+"""The JSON Schema of a ``provider`` field lists the registered providers."""
 
 
 class RateLimit(Model):
@@ -46,7 +47,7 @@ class RateLimit(Model):
 class FallbackSettings(Model):
     """A second model asked when the primary keeps failing (its circuit is open or its retries are spent)."""
 
-    provider: str = "anthropic"
+    provider: str = Field(default="anthropic", json_schema_extra=PROVIDER_ENUM)
     """Provider of the fallback (anthropic, openai)."""
     model: str
     """Model id of the fallback."""
@@ -59,7 +60,7 @@ class FallbackSettings(Model):
 class JudgeSettings(Model):
     """How model-graded steps call the model."""
 
-    provider: str = "anthropic"
+    provider: str = Field(default="anthropic", json_schema_extra=PROVIDER_ENUM)
     """Which API is called: anthropic (Messages API) or openai (any OpenAI-compatible Chat Completions
     endpoint: OpenAI, vLLM, Ollama, gateways; set base_url). Keys come from the environment only."""
     model: str = DEFAULT_MODEL

@@ -5,11 +5,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import docker.errors
-import requests.exceptions
-
 from evalkit.sandbox.archive import tree_digest
-from evalkit.sandbox.images import ImageUnavailable, image_id
+from evalkit.sandbox.backends import backend as sandbox_backend
+from evalkit.sandbox.images import ImageUnavailable
+from evalkit.sandbox.phase import SandboxError
 from evalkit.sandbox.runner import Backend, resolve_backend, run_tests
 from evalkit.sandbox.spec import ExecutionResult, TestRunSpec
 from evalkit.store import ContentStore
@@ -24,7 +23,8 @@ KEY_VERSION = 1
 
 
 def cache_inputs(spec: TestRunSpec, isolation: str, image: str | None) -> dict[str, Any]:
-    """Everything the result depends on: the spec without host paths, the tree's contents, the image id."""
+    """Everything the result depends on: the spec without host paths, the tree's contents, the image id;
+    ``isolation`` is the backend's name (docker, local, or an outside package's)."""
     return {
         "version": KEY_VERSION,
         "spec": spec.model_dump(mode="json", exclude={"tree", "dockerfile_dir"}),
@@ -37,11 +37,12 @@ def cache_inputs(spec: TestRunSpec, isolation: str, image: str | None) -> dict[s
 def run_tests_cached(spec: TestRunSpec, store: ContentStore, backend: Backend = "auto") -> ExecutionResult:
     """run_tests, answered from ``store`` when the same inputs ran before (infra errors are not stored)."""
     chosen = resolve_backend(backend)
+    part = sandbox_backend(chosen)
     image = None
-    if chosen == "docker":
+    if part.uses_images:
         try:
-            image = image_id(spec.image)
-        except (docker.errors.DockerException, requests.exceptions.RequestException):
+            image = part.image_id(spec)
+        except SandboxError:
             return run_tests(spec, chosen)  # daemon trouble: run_tests reports it as infra_error, uncached
         if image is None:  # not present yet: run_tests pulls or builds it, then the key is known
             result = run_tests(spec, chosen)

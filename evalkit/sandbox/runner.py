@@ -8,7 +8,8 @@ import traceback
 from typing import Literal
 
 from evalkit.isolation import for_run
-from evalkit.sandbox.images import ImageUnavailable, ensure_image
+from evalkit.sandbox.backends import backend as sandbox_backend
+from evalkit.sandbox.images import ImageUnavailable
 from evalkit.sandbox.outcome import Verdict, interpret
 from evalkit.sandbox.patchcheck import PatchRejected, check_patch
 from evalkit.sandbox.phase import PhaseOutcome, Sandbox, SandboxError
@@ -18,13 +19,15 @@ from evalkit.sandbox.tamper import screen
 
 log = logging.getLogger(__name__)
 
-Backend = Literal["auto", "docker", "local"]
+Backend = str
+"""``auto`` or a registered sandbox backend's name (evalkit.sandbox.backends)."""
 
 
-def resolve_backend(backend: Backend) -> Literal["docker", "local"]:
-    """``auto`` is Docker when a daemon answered at this run's start, else local: decided once per
-    process (``decision.for_run``), so a daemon dying mid-run gives infra errors, not host runs."""
-    return for_run(backend).isolation
+def resolve_backend(backend: Backend) -> str:
+    """The backend that runs: ``backend`` itself, or for ``auto`` the most preferred available one (Docker
+    when a daemon answered at this run's start, else local): decided once per process
+    (``isolation.for_run``), so a daemon dying mid-run gives infra errors, not host runs."""
+    return for_run(backend).chosen
 
 
 def _early(status, reason: str, isolation: Literal["docker", "local"], t0: float, **kw) -> ExecutionResult:
@@ -41,14 +44,16 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
     sandbox (image, daemon, container) -> ``infra_error`` when it fails; then the run itself.
     """
     t0 = time.monotonic()
-    chosen = resolve_backend(backend)
+    name = resolve_backend(backend)
+    part = sandbox_backend(name)
+    chosen = part.isolation
     notes = [] if backend != "auto" or chosen == "docker" else ["no Docker daemon answered when the run started: local backend"]
 
     if not spec.fail_to_pass:
         return _early("case_error", "no FAIL_TO_PASS tests: cannot decide resolution", chosen, t0)
-    if spec.tree_in_image and chosen != "docker":
+    if spec.tree_in_image and not part.uses_images:
         return _early("infra_error", f"the tree is in the image {spec.image} ({spec.tree_in_image}): "
-                      "the run needs Docker", chosen, t0)
+                      f"the run needs Docker (sandbox backend {name!r} runs no image)", chosen, t0)
     host_tree = None if spec.tree_in_image else spec.tree
     test_paths: tuple[str, ...] = ()
     try:
@@ -75,7 +80,7 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
 
     try:
         ctl = control_files(spec, test_paths, patch_paths, tests_guard.revert)
-        with _open_sandbox(spec, chosen, ctl) as box:
+        with part.open(spec, ctl) as box:
             verdict = _run_phases(spec, box)
             image_digest = box.image_digest
             notes += box.notes
@@ -98,22 +103,6 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
         main_out = test_output(verdict.phases[0])[0].decode("utf-8", "replace") if verdict.phases else None
         result = result.model_copy(update=harness_fields(spec, result, main_out))
     return result.model_copy(update={"test_changes": tests_guard.listed}) if tests_guard.found else result
-
-
-def _open_sandbox(spec: TestRunSpec, chosen: str, ctl) -> Sandbox:
-    if chosen == "docker":
-        from evalkit.sandbox.docker_backend import DockerSandbox
-
-        try:
-            digest = ensure_image(spec.image, spec.dockerfile_dir)
-        except ImageUnavailable:
-            raise
-        except Exception as exc:
-            raise SandboxError(f"Docker daemon unreachable or failing: {exc}") from exc
-        return DockerSandbox(spec, ctl, digest)
-    from evalkit.sandbox.local_backend import LocalSandbox
-
-    return LocalSandbox(spec, ctl)
 
 
 def _run_phases(spec: TestRunSpec, box: Sandbox) -> Verdict:

@@ -1,4 +1,4 @@
-"""The adapter registry: how a system under test is run on one case."""
+"""Adapters: how a system under test is run on one case; registered as ``evalkit.adapters`` entry points."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
+from evalkit.plugins import Registry, registry
 
 if TYPE_CHECKING:
     from evalkit.llm.settings import JudgeSettings
@@ -31,37 +32,33 @@ class Adapter(Protocol):
     def __call__(self, system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample: ...
 
 
-ADAPTERS: dict[str, Adapter] = {}
-# Suite kinds each adapter can answer; None = every kind.
-SUPPORTED_KINDS: dict[str, set[str] | None] = {}
-
-
 def adapter(name: str, kinds: set[str] | None = None) -> Callable[[Adapter], Adapter]:
-    """Register an adapter under the name used in evalkit.yaml's `adapter:` key."""
+    """Mark an adapter with the name evalkit.yaml's `adapter:` uses and the suite kinds it answers (None:
+    every kind). Registration is the ``evalkit.adapters`` entry point naming it (evalkit's own in
+    pyproject.toml); an adapter without this mark answers every kind."""
 
     def deco(fn: Adapter) -> Adapter:
-        ADAPTERS[name] = fn
-        SUPPORTED_KINDS[name] = kinds
+        vars(fn).update(adapter_name=name, kinds=kinds)
         return fn
 
     return deco
 
 
-def load_adapters() -> None:
-    """Import the built-in adapters (registration happens at import)."""
-    from evalkit.systems import command, gold, recorded  # noqa: F401
-    try:
-        from evalkit.systems import anthropic_adapter, openai_adapter  # noqa: F401
-    except ImportError:  # pragma: no cover - only while the module is absent
-        pass
+def adapters() -> Registry:
+    """The adapters by name (``evalkit.plugins.registry("adapters")``); ``names()`` imports none of them."""
+    return registry("adapters")
+
+
+def supported_kinds(name: str) -> set[str] | None:
+    """Suite kinds adapter ``name`` answers; None = every kind."""
+    return getattr(adapters().get(name), "kinds", None)
 
 
 def runs_on(system: Any, suite_name: str, kind: str) -> bool:
     """Does this system take part in this suite?"""
     if system.suites is not None:
         return suite_name in system.suites
-    load_adapters()
-    kinds = SUPPORTED_KINDS.get(system.adapter)
+    kinds = supported_kinds(system.adapter)
     return kinds is None or kind in kinds
 
 
@@ -76,5 +73,4 @@ def participating(cfg: Any, project: Any) -> list[tuple[Any, Case]]:
 
 
 def run_system(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
-    load_adapters()
-    return ADAPTERS[system.adapter](system, case, sample_index, ctx)
+    return adapters().get(system.adapter)(system, case, sample_index, ctx)

@@ -1,36 +1,28 @@
-"""The provider registry: every module of this package defining ``PROVIDER`` is one, by its module name.
+"""The providers: ``evalkit.providers`` entry points, each naming a class that follows ``base.Provider``.
 
-Adding a provider is adding one module (see ``base.Provider``); ``judge.provider`` and
-``fallback.provider`` name it. Modules are imported only when used (the Anthropic SDK takes a
-second to import).
+evalkit's own (anthropic, openai) are declared in pyproject.toml like an outside package's;
+``judge.provider`` and ``fallback.provider`` name one. A provider is imported only when used (the
+Anthropic SDK takes a second to import): listing the names imports none.
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-from functools import cache
 from typing import TYPE_CHECKING, Any
+
+from evalkit.plugins import registry
 
 if TYPE_CHECKING:
     from evalkit.llm.providers.base import Provider
     from evalkit.llm.settings import JudgeSettings
 
-NOT_PROVIDERS = frozenset({"base"})
-
-
-@cache
 def provider_names() -> tuple[str, ...]:
-    """Names of the providers, sorted (module names, without importing them)."""
-    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__)
-                        if not m.name.startswith("_") and m.name not in NOT_PROVIDERS))
+    """Names of the registered providers, sorted (without importing them)."""
+    return registry("providers").names()
 
 
 def provider_class(name: str) -> Any:
-    """The ``PROVIDER`` class of provider ``name``."""
-    if name not in provider_names():
-        raise KeyError(f"unknown provider {name!r}; known: {', '.join(provider_names())}")
-    return importlib.import_module(f"{__name__}.{name}").PROVIDER
+    """The class registered as provider ``name`` (KeyError naming the known ones when there is none)."""
+    return registry("providers").get(name)
 
 
 def make_provider(settings: JudgeSettings) -> Provider:

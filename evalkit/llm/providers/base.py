@@ -33,7 +33,8 @@ class ProviderReply:
 
 
 class Provider(Protocol):
-    """One model API. Modules of evalkit.llm.providers define ``PROVIDER``, a class following this."""
+    """One model API: a class following this, registered as an ``evalkit.providers`` entry point and built
+    with the judge's settings (``cls(settings)``)."""
 
     name: ClassVar[str]
     """Name used in settings (``judge.provider``) and in key variables (``<NAME>_API_KEY[S]``)."""
