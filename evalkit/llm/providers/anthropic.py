@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from evalkit.llm import deprecation
 from evalkit.llm.calls import LLMError, LLMRequest
 from evalkit.llm.pricing import Usage
-from evalkit.llm.providers.base import ProviderReply, kind_for_status, retry_after
+from evalkit.llm.providers.base import Faults, ProviderReply, bad_reply
 
 if TYPE_CHECKING:
     from evalkit.llm.settings import JudgeSettings
@@ -28,7 +28,7 @@ def checked_message(message: Any) -> Any:
         problem = "a message without usage or model"
     if problem is None:
         return message
-    raise LLMError("bad_response", f"the API answered HTTP 200 with {problem}")
+    raise bad_reply(problem)
 
 
 def reply_of(message: Any) -> ProviderReply:
@@ -57,13 +57,15 @@ class AnthropicProvider:
         import httpx2
 
         self._anthropic = anthropic
-        self._httpx = httpx2
         self.settings = settings
         self._sdks: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.endpoint = str(self.sdk_for("").base_url)
-        self.errors: tuple[type[BaseException], ...] = (anthropic.AnthropicError, httpx2.HTTPError,
-                                                         json.JSONDecodeError, UnicodeDecodeError)
+        self.faults = Faults(
+            settings.timeout_s, _status_of, timeouts=(anthropic.APITimeoutError,),
+            connections=(anthropic.APIConnectionError,), connection_detail=_connection_detail,
+            malformed=(json.JSONDecodeError, UnicodeDecodeError, anthropic.APIResponseValidationError),
+            other=(anthropic.AnthropicError, httpx2.HTTPError))
 
     def sdk_for(self, key: str) -> Any:
         """The SDK client of ``key`` (one per key, so rotation never rebuilds connections)."""
@@ -87,22 +89,18 @@ class AnthropicProvider:
         return self.sdk_for(key).messages.count_tokens(**params).input_tokens
 
     def classify(self, exc: BaseException) -> tuple[LLMError, float | None] | None:
-        sdk = self._anthropic
-        if isinstance(exc, sdk.APIStatusError):
-            detail = exc.api_message or exc.message
-            return (LLMError(kind_for_status(exc.status_code), detail, status=exc.status_code),
-                    retry_after(exc.response.headers))
-        if isinstance(exc, sdk.APITimeoutError):
-            return LLMError("timeout", f"no answer within {self.settings.timeout_s:g} s"), None
-        if isinstance(exc, sdk.APIConnectionError):
-            cause = exc.__cause__
-            why = f" ({type(cause).__name__}: {cause})" if cause is not None and str(cause) else ""
-            return LLMError("connection", f"cannot reach the API: {exc.message}{why}"), None
-        if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError, sdk.APIResponseValidationError)):
-            return LLMError("bad_response", f"the API's answer is not valid JSON: {exc}"), None
-        if isinstance(exc, self.errors):
-            return LLMError("bad_request", f"{type(exc).__name__}: {exc}"), None
-        return None
+        return self.faults.classify(exc)
 
 
-PROVIDER = AnthropicProvider
+def _status_of(exc: BaseException) -> tuple[int, str, Any] | None:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        return exc.status_code, exc.api_message or exc.message, exc.response.headers
+    return None
+
+
+def _connection_detail(exc: BaseException) -> str:
+    cause = exc.__cause__
+    why = f" ({type(cause).__name__}: {cause})" if cause is not None and str(cause) else ""
+    return f"{getattr(exc, 'message', exc)}{why}"

@@ -8,6 +8,7 @@ fallback) is the client's (evalkit.llm.client), the same for every provider.
 from __future__ import annotations
 
 import email.utils
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, ClassVar, Protocol
@@ -96,3 +97,49 @@ def retry_after(headers: Any) -> float | None:
             return value / 1000.0
     value = headers.get("retry-after")
     return seconds(value) if value is not None else None
+
+
+def bad_reply(problem: str) -> LLMError:
+    """A 200 whose body is not what the API promises (``bad_response``), saying what came."""
+    return LLMError("bad_response", f"the API answered HTTP 200 with {problem}")
+
+
+def _named(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+@dataclass(frozen=True)
+class Faults:
+    """How one API client's exceptions become ``LLMError`` kinds (a provider's ``classify``), in this order:
+    an error answer (kind by HTTP status, with the wait the server asked for), a timeout, no connection, a
+    body that is not the API's JSON, any other error of the client."""
+
+    timeout_s: float
+    """The per-attempt timeout, said in a timeout's message."""
+    status: Callable[[BaseException], tuple[int, str, Any] | None]
+    """(HTTP status, detail, response headers) of an error answer; None for any other exception."""
+    timeouts: tuple[type[BaseException], ...] = ()
+    connections: tuple[type[BaseException], ...] = ()
+    connection_detail: Callable[[BaseException], str] = _named
+    """What a connection failure's message says after "cannot reach the API: "."""
+    malformed: tuple[type[BaseException], ...] = ()
+    """A body that is not valid JSON: ``bad_response``."""
+    other: tuple[type[BaseException], ...] = ()
+    """Any other error of the client, as ``other_kind``."""
+    other_kind: ErrorKind = "bad_request"
+
+    def classify(self, exc: BaseException) -> tuple[LLMError, float | None] | None:
+        """``exc`` as an ``LLMError`` and the seconds the server asked to wait; None when it is not the API's."""
+        answer = self.status(exc)
+        if answer is not None:
+            code, detail, headers = answer
+            return LLMError(kind_for_status(code), detail, status=code), retry_after(headers)
+        if isinstance(exc, self.timeouts):
+            return LLMError("timeout", f"no answer within {self.timeout_s:g} s"), None
+        if isinstance(exc, self.connections):
+            return LLMError("connection", f"cannot reach the API: {self.connection_detail(exc)}"), None
+        if isinstance(exc, self.malformed):
+            return LLMError("bad_response", f"the API's answer is not valid JSON: {exc}"), None
+        if isinstance(exc, self.other):
+            return LLMError(self.other_kind, _named(exc)), None
+        return None

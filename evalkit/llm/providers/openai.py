@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from evalkit.llm import deprecation
 from evalkit.llm.calls import LLMError, LLMRequest
 from evalkit.llm.pricing import Usage
-from evalkit.llm.providers.base import ProviderReply, kind_for_status, retry_after
+from evalkit.llm.providers.base import Faults, ProviderReply, bad_reply
 
 if TYPE_CHECKING:
     from evalkit.llm.settings import JudgeSettings
@@ -51,9 +51,7 @@ def chat_body(request: LLMRequest) -> dict[str, Any]:
 
 def reply_of(body: Any) -> ProviderReply:
     """The reply in a chat completion body; ``LLMError('bad_response')`` saying what is wrong otherwise."""
-    def bad(problem: str) -> LLMError:
-        return LLMError("bad_response", f"the API answered HTTP 200 with {problem}")
-
+    bad = bad_reply
     if not isinstance(body, dict):
         raise bad(f"a body that is not a chat completion: {str(body)[:200]!r}")
     choices = body.get("choices")
@@ -112,10 +110,11 @@ class OpenAIProvider:
     def __init__(self, settings: JudgeSettings) -> None:
         import httpx2
 
-        self._httpx = httpx2
         self.settings = settings
         self.endpoint = (settings.base_url or self.default_base_url).rstrip("/")
         self.http = httpx2.Client(timeout=settings.timeout_s, limits=httpx2.Limits(max_connections=settings.concurrency))
+        self.faults = Faults(settings.timeout_s, _status_of, timeouts=(httpx2.TimeoutException,),
+                             connections=(httpx2.TransportError,), other=(httpx2.HTTPError,), other_kind="bad_response")
         self._lock = threading.Lock()
 
     def send(self, request: LLMRequest, key: str) -> ProviderReply:
@@ -136,16 +135,8 @@ class OpenAIProvider:
         return None  # Chat Completions has no count endpoint: the client estimates from characters
 
     def classify(self, exc: BaseException) -> tuple[LLMError, float | None] | None:
-        httpx = self._httpx
-        if isinstance(exc, StatusError):
-            return LLMError(kind_for_status(exc.status), exc.detail, status=exc.status), retry_after(exc.headers)
-        if isinstance(exc, httpx.TimeoutException):
-            return LLMError("timeout", f"no answer within {self.settings.timeout_s:g} s"), None
-        if isinstance(exc, httpx.TransportError):
-            return LLMError("connection", f"cannot reach the API: {type(exc).__name__}: {exc}"), None
-        if isinstance(exc, httpx.HTTPError):
-            return LLMError("bad_response", f"{type(exc).__name__}: {exc}"), None
-        return None
+        return self.faults.classify(exc)
 
 
-PROVIDER = OpenAIProvider
+def _status_of(exc: BaseException) -> tuple[int, str, Any] | None:
+    return (exc.status, exc.detail, exc.headers) if isinstance(exc, StatusError) else None
