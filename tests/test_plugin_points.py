@@ -253,3 +253,38 @@ def test_an_outside_provider_judges_and_the_client_cache_answers_the_rerun(dist:
     evalkit(project, "run", env=env)
     assert log.read_text().splitlines() == calls
     assert artifact(project, "gold", "jpa-entity", "grades")["judge"]["scores"]["rule_adherence_score"] == 5
+
+
+def test_auto_picks_the_most_preferred_available_backend(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`auto` asks the backends that declare a preference, most preferred first; the first available runs.
+    No daemon here (DOCKER_HOST names nothing), so docker (10) is passed over."""
+    from evalkit import isolation, plugins
+    from evalkit.sandbox.backends import LocalBackend
+
+    class Preferred(LocalBackend):
+        auto_reason = "the preferred backend answered"
+
+        def __init__(self, preference: int, up: bool) -> None:
+            self.auto_preference, self.up, self.asked = preference, up, 0
+
+        def available(self) -> bool:
+            self.asked += 1
+            return self.up
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/none.sock")
+    down, up, never = Preferred(30, False), Preferred(20, True), Preferred(5, True)
+    try:
+        reg = plugins.registry("sandbox_backends")
+        for name, part in (("down", down), ("up", up), ("never", never)):
+            reg.register(name, part)
+        decision = isolation.decide("auto")
+        assert (decision.chosen, decision.isolation) == ("up", "local")
+        assert decision.reason == "sandbox.backend: auto; the preferred backend answered"
+        assert (down.asked, up.asked, never.asked) == (1, 1, 0)
+        up.up = False  # now only the fallback: local (0) after docker (10) and `never` (5)
+        assert isolation.decide("auto").chosen == "never"
+        never.up = False
+        assert isolation.decide("auto").chosen == "local"
+        assert isolation.decide("up").chosen == "up"  # named explicitly: whatever auto would say
+    finally:
+        plugins.forget()
