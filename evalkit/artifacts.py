@@ -9,7 +9,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from evalkit.fsutil import atomic_write_json, remove, touch
+from evalkit.llm.pricing import Usage
 from evalkit.models import Model, OpenModel
+from evalkit.outcomes import ChangesJudgeOutcome, GradesExtra, JudgeOutcome, RubricOutcome, SandboxRun
 
 SCHEMA_VERSION = 1
 STAGES = ("generate", "execute", "grade", "score")
@@ -21,24 +23,6 @@ ARTIFACT_FILES = {"generate": "output.json", "execute": "execution.json", "grade
 # has no output for (coverage, not a failure: excluded from that system's rates); `bug` is evalkit's
 # own bug (a stage raised): excluded from rates, redone when evalkit's code changes (evalkit.bugs).
 Status = Literal["ok", "error", "timeout", "infra_error", "broken", "skipped", "not_attempted", "bug"]
-
-
-class Usage(Model):
-    """Tokens and money one run spent."""
-
-    input_tokens: int = 0
-    """Prompt tokens."""
-    output_tokens: int = 0
-    """Completion tokens."""
-    cache_read_tokens: int = 0
-    """Prompt tokens served from a prompt cache."""
-    cache_write_tokens: int = 0
-    """Prompt tokens written to a prompt cache."""
-    cost_usd: float = 0.0
-    """Price of those tokens."""
-
-    def __add__(self, other: "Usage") -> "Usage":
-        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
 
 
 class DiscoveredTask(Model):
@@ -133,8 +117,8 @@ class ExecutionArtifact(ArtifactBase):
     """execution.json: the tests run on the system's patch, per sample."""
 
     stage: Literal["execute"] = "execute"
-    runs: list[dict[str, Any]] = []
-    """One sandbox result per sample (see evalkit.sandbox.spec.ExecutionResult)."""
+    runs: list[SandboxRun] = []
+    """One run per sample: a sandbox result, an agentic recheck or an e2e loop (evalkit.outcomes.SandboxRun)."""
     isolation: str | None = None
     """`docker`, or `local` when tests ran without container isolation."""
 
@@ -175,12 +159,12 @@ class GradesArtifact(ArtifactBase):
     """Deterministic checks."""
     assertion_score: float | None = None
     """Weighted fraction of assertions that held (0-1), None without assertions."""
-    judge: dict[str, Any] | None = None
-    """The LLM judge's outcome (see evalkit.graders.judge.JudgeOutcome)."""
-    rubric: dict[str, Any] | None = None
+    judge: JudgeOutcome | ChangesJudgeOutcome | None = None
+    """The LLM judge's outcome (a patch or e2e suite with ``judge:``: per changed file too; rag: ragas' summary)."""
+    rubric: RubricOutcome | None = None
     """Rubric grading outcome (generation suites)."""
-    extra: dict[str, Any] = {}
-    """Kind-specific grading data (agentic task matching, injection detectors, ...)."""
+    extra: GradesExtra = Field(default_factory=GradesExtra)
+    """Kind-specific grading data (ragas' metrics, injection detectors; another package's kind: its own keys)."""
 
 
 class ScoresArtifact(ArtifactBase):

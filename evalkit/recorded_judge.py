@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError
 
 from evalkit.errors import InputError, Problem
 from evalkit.models import Model
+from evalkit.outcomes import JudgeOutcome
 from evalkit.stat_keyed import StatKeyedCache
 from evalkit.yamlio import load_json
 
@@ -76,37 +77,36 @@ def load_recorded_grades(path: Path, shown: str | None = None) -> RecordedGrades
         shown, None, "recorded grades file not found (written by `evalkit import kai-ci` or `evalkit import kai-eval`)")))
 
 
-def recorded_outcome(grades_path: Path, case_key: str, shown: str) -> dict[str, Any]:
-    """The judge outcome (as JSON) of a case from a recorded-grades file: status judged, source recorded,
+def recorded_outcome(grades_path: Path, case_key: str, shown: str) -> JudgeOutcome:
+    """The judge outcome of a case from a recorded-grades file: status judged, source recorded,
     model = the grader; ``not_configured``-like ``judge_error`` naming the file when it has no verdict for the
     case or a verdict breaks the rubric's scales."""
-    from evalkit.graders.judge import JudgeOutcome, outcome_of
+    from evalkit.graders.judge import outcome_of
     from evalkit.graders.judge_rubric import shipped
 
     try:
         grades = load_recorded_grades(grades_path, shown)
     except InputError as exc:
-        return {"status": "judge_error", "source": "recorded", "error": str(exc.problems[0])}
+        return JudgeOutcome(status="judge_error", source="recorded", error=str(exc.problems[0]))
     rubric = shipped(grades.rubric)
     failed = JudgeOutcome(status="judge_error", source="recorded", model=grades.grader, rubric=rubric.name)
     verdicts = grades.cases.get(case_key)
     if not verdicts:
-        return failed.model_copy(update={"error": f"{shown}: no recorded verdict for {case_key}"}).model_dump(mode="json")
+        return failed.model_copy(update={"error": f"{shown}: no recorded verdict for {case_key}"})
     answers = [{**v.values, "detailed_notes": v.notes} for v in verdicts]
     try:  # strictly against the rubric's scales, aggregated like a judge's samples
         outcome = outcome_of(rubric, answers, model=grades.grader)
     except ValueError as exc:
         return failed.model_copy(update={"error": (
             f"{shown}: a verdict on {case_key} ({', '.join(v.where for v in verdicts)}) breaks rubric {rubric.name}: "
-            f"{str(exc)[:500]}")}).model_dump(mode="json")
-    return outcome.model_copy(update={"source": "recorded", "reasoning": [v.notes for v in verdicts if v.notes]}
-                              ).model_dump(mode="json")
+            f"{str(exc)[:500]}")})
+    return outcome.model_copy(update={"source": "recorded", "reasoning": [v.notes for v in verdicts if v.notes]})
 
 
 def recorded_judge_metrics(cfg: Any, case: Any, output: Any, execution: Any, grades: Any) -> dict[str, Any]:
     """The recorded judge's metrics beside a case's own (agentic: kai-eval with its application tree)."""
     from evalkit.stages.score_judge import judge_metrics
 
-    if (grades.judge or {}).get("source") != "recorded":
+    if grades.judge is None or grades.judge.source != "recorded":
         return {}
     return judge_metrics(cfg, case, output, execution, grades)

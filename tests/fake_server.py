@@ -47,6 +47,10 @@ class Reply:
     content_type: str = "application/json"
     truncate: bool = False
     """Announce the whole body's length, send half of it and close the connection."""
+    cache_read: int = 0
+    """Input tokens the answer reports as read from the prompt cache (``usage.cache_read_input_tokens``)."""
+    cache_write: int = 0
+    """Input tokens the answer reports as written to the prompt cache (``usage.cache_creation_input_tokens``)."""
 
 
 def ok(text: str) -> Reply:
@@ -227,8 +231,8 @@ class FakeAnthropic:
             "usage": {
                 "input_tokens": input_tokens_of(body),
                 "output_tokens": output_tokens_of(reply.text),
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": reply.cache_write,
+                "cache_read_input_tokens": reply.cache_read,
             },
         }
 

@@ -22,8 +22,8 @@ from pydantic import Field
 from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_blocks
 from evalkit.llm.settings import JudgeSettings, missing_key
 from evalkit.llm.structured import ask_samples, parse_model
-from evalkit.graders.judge_rubric import JudgeRubric, RubricVerdict, as_recorded, shipped, verdict_model
-from evalkit.graders.spend import GraderSpend
+from evalkit.graders.judge_rubric import JudgeRubric, as_recorded, shipped, verdict_model
+from evalkit.outcomes import JudgeOutcome, JudgeStatus
 from evalkit.models import Model
 if TYPE_CHECKING:  # the SDK takes a second to import: only when a client exists
     from evalkit.llm.client import ModelClient
@@ -84,48 +84,7 @@ def parse_verdict(text: str, rubric: JudgeRubric = CODEJUDGE) -> tuple[Any, str]
     return parse_model(verdict_model(rubric), text)
 
 
-Status = Literal["judged", "parser", "judge_error", "not_configured", "not_judged_budget", "infra_error"]
-
-
-class JudgeOutcome(GraderSpend):
-    """The judge's result for one migrated file (the grade stage records this)."""
-
-    status: Status
-    """judged; parser (failed the syntax pre-check, no call); judge_error (unusable answer after one
-    repair); not_configured (no API key); not_judged_budget; infra_error (API failure)."""
-    source: Literal["judge", "parser", "recorded"] | None = None
-    """Who produced the scores (recorded: verdicts imported from another tool's judge, evalkit.recorded_judge)."""
-    model: str | None = None
-    """Judge model id."""
-    rubric: str | None = None
-    """Name of the rubric the verdicts follow (evalkit.graders.judge_rubric); None in records older than rubrics
-    (CodeJudge's)."""
-    samples: int = 0
-    """Verdicts asked for."""
-    verdicts: list[RubricVerdict] = Field(default_factory=list)
-    """Valid verdicts, one per sample: the rubric's fields by name, and the judge's notes."""
-    scores: dict[str, float] | None = None
-    """Mean of each numeric field over the verdicts (each field's decided value, e.g. 0, when the parser
-    failed the file)."""
-    spread: dict[str, int | float] = Field(default_factory=dict)
-    """Max minus min of each numeric field over the verdicts."""
-    flags: dict[str, bool] = Field(default_factory=dict)
-    """Each boolean field: majority of the verdicts (a tie counts as the worse value); its decided value
-    when the parser failed the file."""
-    is_compilable: bool | None = None
-    """CodeJudge's is_compilable flag (as in ``flags``); None for rubrics without it."""
-    unstable: bool = False
-    """An integer field spans two points or more (a 0-1 field 0.25 or more) across samples, or the samples
-    disagree on a boolean field."""
-    reasoning: list[str] = Field(default_factory=list)
-    """The judge's reasoning before each verdict."""
-    syntax_issues: list[SyntaxIssue] = Field(default_factory=list)
-    """Parser findings of the pre-check."""
-    precheck: Literal["passed", "failed", "skipped"] = "skipped"
-    """Tree-sitter pre-check result; skipped for languages without a grammar."""
-    decided: Literal["syntax", "empty", "unchanged", "incomplete"] | None = None
-    """Why the verdict was decided without a model (status parser): the file does not parse, is empty,
-    is the legacy file unchanged, or elides code (evalkit.graders.degenerate); None otherwise."""
+Status = JudgeStatus
 
 
 def prompt_version(rubric: JudgeRubric = CODEJUDGE) -> str:

@@ -29,12 +29,12 @@ import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
 
 from evalkit import tempdirs
 from evalkit.graders.judge import Incident, JudgeOutcome, MigrationJudgeInput, Status, decided_outcome, judge_migration
 from evalkit.graders.judge_rubric import JudgeRubric, RubricVerdict
 from evalkit.models import Model
+from evalkit.outcomes import ChangesJudgeOutcome, FileVerdict
 
 FAILED_ORDER: tuple[Status, ...] = ("infra_error", "not_judged_budget", "judge_error", "not_configured")
 """Statuses of a file without a verdict, the one a case takes first (an API failure is retried next run)."""
@@ -59,38 +59,6 @@ class FileChange(Model):
         """Lines added plus lines removed."""
         diff = difflib.unified_diff((self.before or "").splitlines(), (self.after or "").splitlines(), lineterm="", n=0)
         return sum(1 for line in diff if line[:1] in "+-" and not line.startswith(("+++", "---")))
-
-
-class FileVerdict(Model):
-    """What the judge said about one changed file."""
-
-    path: str
-    """Path in the case's tree."""
-    change: Literal["added", "modified", "deleted"]
-    """How the answer changed it."""
-    changed_lines: int
-    """Lines added plus removed: the size the files are ranked by."""
-    judged: bool
-    """Among the ``max_files`` largest changes (deleted files never are)."""
-    status: Status | None = None
-    """The judge's status for this file (None: not judged)."""
-    scores: dict[str, float] | None = None
-    """Mean of each numeric field over the samples (the decided values for a file the pre-checks decided)."""
-    flags: dict[str, bool] = Field(default_factory=dict)
-    """Each boolean field."""
-    decided: Literal["syntax", "empty", "unchanged", "incomplete"] | None = None
-    """Why the pre-checks decided it without a model."""
-    error: str | None = None
-    """Why there is no verdict, or what the pre-checks found."""
-
-
-class ChangesJudgeOutcome(JudgeOutcome):
-    """A patch or e2e output's judge outcome: the judged files combined, and each file's own."""
-
-    files: list[FileVerdict] = Field(default_factory=list)
-    """Every file the answer changed, largest change first."""
-    max_files: int = 3
-    """The suite's ``judge.max_files``."""
 
 
 class TreeMissing(RuntimeError):

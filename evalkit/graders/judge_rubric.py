@@ -19,12 +19,13 @@ from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import Field, create_model, field_validator, model_validator
 
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import digest
 from evalkit.models import Model
 from evalkit.names import NAME_PATTERN
+from evalkit.outcomes import RubricVerdict
 
 RUBRICS_DIR = Path(__file__).resolve().parents[1] / "rubrics"
 """Where the shipped rubrics live (package data)."""
@@ -353,15 +354,6 @@ def _validator(field: RubricField) -> Any:
         return value
 
     return {"integer": integer, "unit": unit, "boolean": boolean}[scale.type]
-
-
-class RubricVerdict(Model):
-    """One judge answer as recorded: the rubric's fields (by name) and the judge's notes."""
-
-    model_config = ConfigDict(extra="allow")
-    detailed_notes: str = ""
-    """The judge's key reasons."""
-    __pydantic_extra__: dict[str, int | float | bool] = Field(init=False)  # type: ignore[assignment]
 
 
 def _python_type(field: RubricField) -> Any:

@@ -13,11 +13,13 @@ from typing import Any
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.outcomes import JudgeOutcome, RubricOutcome
 
 _lock = threading.Lock()
 _clients: dict[str, Any] = {}
 
-NOT_CONFIGURED = {"status": "not_configured", "error": "judge not configured: ANTHROPIC_API_KEY is not set"}
+NOT_CONFIGURED = JudgeOutcome(status="not_configured", error="judge not configured: ANTHROPIC_API_KEY is not set")
+"""The outcome of a model-graded case without a judge key (copy it: ``NOT_CONFIGURED.model_copy()``)."""
 
 
 def client_for(cfg: Config) -> Any | None:
@@ -58,25 +60,25 @@ def rubric_judged(case: Case) -> bool:
 
 
 def judge_case(cfg: Config, case: Case, sample: Sample, main_file: str | None,
-               execution: Any | None = None) -> dict[str, Any] | None:
-    """The judge outcome for a case (as JSON), or None for suites without a model-graded part."""
+               execution: Any | None = None) -> JudgeOutcome | RubricOutcome | None:
+    """The judge outcome for a case (a rubric outcome for a generation case), or None for suites without a
+    model-graded part."""
     if case.judged_files:  # a patch or e2e suite with `judge:`: the files the answer changed (evalkit.graders.judge_changes)
         from evalkit.graders.judge_changes import judge_changes
         from evalkit.graders.judge_rubric import rubric_for
 
-        return judge_changes(cfg, case, sample, execution, client_for(cfg), rubric_for(cfg, case)).model_dump(mode="json")
+        return judge_changes(cfg, case, sample, execution, client_for(cfg), rubric_for(cfg, case))
     if case.kind == "migration":
         from evalkit.graders.judge import judge_migration
 
         from evalkit.graders.judge_rubric import rubric_for
 
-        outcome = judge_migration(migration_input(case, sample, main_file), client_for(cfg), cfg.judge,
-                                  rubric_for(cfg, case))
-        return outcome.model_dump(mode="json")
+        return judge_migration(migration_input(case, sample, main_file), client_for(cfg), cfg.judge,
+                               rubric_for(cfg, case))
     if case.kind == "generation":
         return rubric_case(cfg, case, sample)
     if case.kind == "rag" and client_for(cfg) is None:
-        return dict(NOT_CONFIGURED)
+        return NOT_CONFIGURED.model_copy()
     return None
 
 
@@ -91,8 +93,8 @@ def rubric_input(case: Case, sample: Sample) -> Any:
     return RubricInput(item_id=case.key, task=case.inputs.get("instructions"), files=files, criteria=criteria)
 
 
-def rubric_case(cfg: Config, case: Case, sample: Sample) -> dict[str, Any] | None:
-    """The rubric outcome of a generation case (as JSON), or None when it has no criteria."""
+def rubric_case(cfg: Config, case: Case, sample: Sample) -> RubricOutcome | None:
+    """The rubric outcome of a generation case, or None when it has no criteria."""
     if not case.data.get("criteria"):
         return None
     from evalkit.graders.rubric import grade_rubric
@@ -100,13 +102,13 @@ def rubric_case(cfg: Config, case: Case, sample: Sample) -> dict[str, Any] | Non
     decided = rubric_without_model(case, sample)
     if decided is not None:
         return decided
-    return grade_rubric(rubric_input(case, sample), client_for(cfg), cfg.judge).model_dump(mode="json")
+    return grade_rubric(rubric_input(case, sample), client_for(cfg), cfg.judge)
 
 
-def rubric_without_model(case: Case, sample: Sample) -> dict[str, Any] | None:
+def rubric_without_model(case: Case, sample: Sample) -> RubricOutcome | None:
     """An empty or incomplete main file meets no criterion: score 0, decided without a model (no call)."""
     from evalkit.graders.degenerate import assess
-    from evalkit.graders.rubric import CriterionResult, RubricOutcome
+    from evalkit.graders.rubric import CriterionResult
     from evalkit.stages.grade import main_file
 
     mf = main_file(case)
@@ -123,4 +125,4 @@ def rubric_without_model(case: Case, sample: Sample) -> dict[str, Any] | None:
         reason = f"decided without a model: {found.reason()}"
     results = [CriterionResult(id=c.get("id") or f"c{i}", weight=c.get("weight", 1.0), met=False, met_fraction=0.0,
                                reason=reason) for i, c in enumerate(case.data.get("criteria", []), start=1)]
-    return RubricOutcome(status="parser", score=0.0, results=results, error=reason).model_dump(mode="json")
+    return RubricOutcome(status="parser", score=0.0, results=results, error=reason)

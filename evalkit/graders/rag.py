@@ -14,26 +14,27 @@ stage records two things:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.outcomes import JudgeOutcome, JudgeStatus, RagasMetric, RagasOutcome
 
-SOURCE = "ragas"
-_WORST_FIRST = ("not_judged_budget", "infra_error", "judge_error")
+SOURCE: Literal["ragas"] = "ragas"
+_WORST_FIRST: tuple[JudgeStatus, ...] = ("not_judged_budget", "infra_error", "judge_error")
 
 
-def not_configured() -> tuple[dict[str, Any], dict[str, Any]]:
+def not_configured() -> tuple[JudgeOutcome, RagasOutcome]:
     """(judge summary, extra["ragas"]) when no judge is configured: no call, nothing scored."""
     from evalkit.graders.judging import NOT_CONFIGURED
     from evalkit.metrics.ragas_metrics import METRIC_NAMES
 
-    metrics = {name: {"status": "not_configured", "value": None, "value_5": None} for name in METRIC_NAMES}
-    return dict(NOT_CONFIGURED), {"status": "not_configured", "metrics": metrics}
+    metrics = {name: RagasMetric(status="not_configured", value=None, value_5=None) for name in METRIC_NAMES}
+    return NOT_CONFIGURED.model_copy(), RagasOutcome(status="not_configured", metrics=metrics)
 
 
-def grade_rag(cfg: Config, case: Case, sample: Sample) -> tuple[dict[str, Any], dict[str, Any]]:
+def grade_rag(cfg: Config, case: Case, sample: Sample) -> tuple[JudgeOutcome, RagasOutcome]:
     """(judge summary, extra["ragas"]) for one rag answer."""
     from evalkit.graders.judging import client_for
 
@@ -46,21 +47,22 @@ def grade_rag(cfg: Config, case: Case, sample: Sample) -> tuple[dict[str, Any], 
     settings = cfg.judge.with_env()
     inputs = case.inputs
     llm = EvalkitRagasLLM.from_client(client, settings, item_id=f"ragas:{case.key}")
-    metrics = judge_rag(llm, str(inputs.get("question") or ""), [str(c) for c in inputs.get("contexts") or []],
-                        sample.text or "")
-    failed = [m["status"] for m in metrics.values() if m["status"] != "judged"]
-    status = next((s for s in _WORST_FIRST if s in failed), "judged")
-    usage = Usage()
-    for m in metrics.values():
-        usage = usage + Usage(**(m.get("usage") or {}))
-    errors = [f"{name}: {m['error']}" for name, m in metrics.items() if m.get("error")]
-    summary = {
-        "status": status, "source": SOURCE, "model": settings.model,
-        "scores": {name: m["value"] for name, m in metrics.items() if m["value"] is not None},
-        "usage": usage.model_dump(), "cost_usd": sum(m["cost_usd"] for m in metrics.values()),
-        "error": "; ".join(errors) or None,
-        "request_keys": [k for m in metrics.values() for k in m.get("request_keys", [])],
-    }
-    extra = {"status": status, "ragas_version": RAGAS_VERSION, "model": settings.model,
-             "embedding": f"hashed bag of words, {EMBEDDING_DIM} dims (offline)", "metrics": metrics}
+    raw = judge_rag(llm, str(inputs.get("question") or ""), [str(c) for c in inputs.get("contexts") or []],
+                    sample.text or "")
+    metrics = {name: RagasMetric.model_validate(m) for name, m in raw.items()}
+    failed = [m.status for m in metrics.values() if m.status != "judged"]
+    status: JudgeStatus = "judged"
+    for worst in reversed(_WORST_FIRST):  # the first of _WORST_FIRST that happened
+        status = worst if worst in failed else status
+    usage = sum((m.usage for m in metrics.values()), Usage())
+    errors = [f"{name}: {m.error}" for name, m in metrics.items() if m.error]
+    summary = JudgeOutcome(
+        status=status, source=SOURCE, model=settings.model,
+        scores={name: m.value for name, m in metrics.items() if m.value is not None},
+        usage=usage, cost_usd=sum(m.cost_usd for m in metrics.values()),
+        error="; ".join(errors) or None,
+        request_keys=[k for m in metrics.values() for k in m.request_keys],
+    )
+    extra = RagasOutcome(status=status, ragas_version=RAGAS_VERSION, model=settings.model,
+                         embedding=f"hashed bag of words, {EMBEDDING_DIM} dims (offline)", metrics=metrics)
     return summary, extra

@@ -13,7 +13,6 @@ if TYPE_CHECKING:  # the SDK takes a second to import: only when a client exists
     from evalkit.llm.client import ModelClient
 
 from collections.abc import Callable
-from typing import Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
@@ -21,7 +20,7 @@ from evalkit.llm.calls import BudgetExceeded, LLMRequest, system_blocks
 from evalkit.llm.prompts import render, template_digest
 from evalkit.llm.settings import JudgeSettings, missing_key
 from evalkit.llm.structured import AnswerError, ask_samples, last_json_object, reasoning_before, validation_message
-from evalkit.graders.spend import GraderSpend
+from evalkit.outcomes import CriterionResult, RubricOutcome
 from evalkit.models import Model
 
 SYSTEM_TEMPLATE = "rubric_judge_system.md.j2"
@@ -110,41 +109,6 @@ class RubricAnswer(Model):
                 ]
             return {"criteria": criteria} if "criteria" in value else value
         return value
-
-
-class CriterionResult(Model):
-    """The outcome for one criterion over all samples."""
-
-    id: str
-    """Criterion id."""
-    weight: float
-    """Its weight."""
-    met: bool
-    """Met by a majority of samples (a tie counts as not met)."""
-    met_fraction: float
-    """Fraction of samples that found it met."""
-    reason: str
-    """The first sample's reason."""
-
-
-class RubricOutcome(GraderSpend):
-    """Rubric grade of one generation case."""
-
-    status: Literal["judged", "parser", "judge_error", "not_configured", "not_judged_budget", "infra_error"]
-    """judged, parser (decided without a model: empty or incomplete output, score 0), or why there is no
-    score (same meanings as the migration judge)."""
-    model: str | None = None
-    """Judge model id."""
-    score: float | None = None
-    """Weighted fraction of criteria met (0-1), averaged over samples."""
-    sample_scores: list[float] = Field(default_factory=list)
-    """The score of each sample."""
-    results: list[CriterionResult] = Field(default_factory=list)
-    """Per-criterion outcome, in the case's order."""
-    unstable: bool = False
-    """Some criterion was met in some samples and not in others."""
-    reasoning: list[str] = Field(default_factory=list)
-    """Free text before each sample's JSON."""
 
 
 def prompt_version() -> str:

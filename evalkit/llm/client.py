@@ -234,7 +234,7 @@ class ModelClient:
                     result = call(key)
                 if isinstance(result, ProviderReply):
                     u = result.usage
-                    used = u.input_tokens + u.output_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens
+                    used = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens
             except LLMError as exc:
                 if exc.kind == "circuit_open":
                     raise

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import AliasChoices, Field
+
 from evalkit.models import Model
 
 BATCH_DISCOUNT = 0.5
@@ -22,24 +24,26 @@ class ModelPrice(Model):
 
 
 class Usage(Model):
-    """Token counts of one call, as the API reports them."""
+    """Tokens and money of one call or run: the one usage model of the LLM client, its providers and the artifacts.
+
+    The cache counts are stored as ``cache_read_tokens``/``cache_write_tokens``; the Messages API's names
+    (``cache_read_input_tokens``/``cache_creation_input_tokens``, kept in grades.json before this model was
+    shared) are read too."""
 
     input_tokens: int = 0
-    """Uncached input tokens."""
+    """Uncached input (prompt) tokens."""
     output_tokens: int = 0
-    """Generated tokens."""
-    cache_read_input_tokens: int = 0
+    """Generated (completion) tokens."""
+    cache_read_tokens: int = Field(default=0, validation_alias=AliasChoices("cache_read_tokens", "cache_read_input_tokens"))
     """Input tokens served from the prompt cache."""
-    cache_creation_input_tokens: int = 0
+    cache_write_tokens: int = Field(default=0,
+                                    validation_alias=AliasChoices("cache_write_tokens", "cache_creation_input_tokens"))
     """Input tokens written to the prompt cache."""
+    cost_usd: float = 0.0
+    """USD price of those tokens, where known (0 where the cost is kept beside the usage)."""
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
-            cache_creation_input_tokens=self.cache_creation_input_tokens + other.cache_creation_input_tokens,
-        )
+        return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})
 
 
 def default_prices() -> dict[str, ModelPrice]:
@@ -76,7 +80,7 @@ def cost_usd(usage: Usage, price: ModelPrice, *, batch: bool = False) -> float:
     total = (
         usage.input_tokens * price.input
         + usage.output_tokens * price.output
-        + usage.cache_read_input_tokens * price.cache_read
-        + usage.cache_creation_input_tokens * price.cache_write
+        + usage.cache_read_tokens * price.cache_read
+        + usage.cache_write_tokens * price.cache_write
     ) / 1_000_000
     return total * (BATCH_DISCOUNT if batch else 1.0)

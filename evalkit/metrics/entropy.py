@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from functools import cache
 from typing import Any, Literal
 
@@ -56,7 +56,7 @@ def normalise_code(code: str, language: str) -> str:
     return " ".join(tokenize_source(code, language))
 
 
-def execution_signature(test_status: dict[str, str]) -> tuple[tuple[str, str], ...]:
+def execution_signature(test_status: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
     """Per-test outcomes sorted by test name: samples with equal signatures behave the same."""
     return tuple(sorted(test_status.items()))
 

@@ -7,116 +7,101 @@ render in forked worker processes (``render_cases``).
 
 from __future__ import annotations
 
-import json
 import math
 import multiprocessing
 import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, overload
+from typing import Any, TypeVar
 
 from jinja2 import Environment
 
 from evalkit import fsutil
+from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, ScoresArtifact, Usage
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
 from evalkit.metrics.registry import METRICS
+from evalkit.models import Model
+from evalkit.outcomes import SandboxRun
 from evalkit.report.models import CaseDetail, CaseRow, Report
 from evalkit.report.page_data import _exists_in, headline_metrics
 from evalkit.report.site_env import diff_lines, line_class, truncate_log
 
 LEGACY_KEY = "inputs.legacy_file"
 REFERENCE_KEY = "reference.expected_file"
+M = TypeVar("M", bound=Model)
 
-# Artifacts reach the case JSON as plain dicts; every field a template reads gets its model's
-# default here (older artifacts may lack newer fields).
-USAGE_DEFAULTS = {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0,
-                  "cost_usd": 0.0}
-RUN_DEFAULTS = {"status": "", "reason": "", "isolation": "", "patch_method": None, "duration_s": 0.0,
-                "resolved": None, "tests": {}, "fail_to_pass": {}, "pass_to_pass": {}, "flaky": [], "log": "",
-                "log_truncated": False, "log_bytes": 0, "harness_parser": None, "harness_resolved": None, "harness_note": ""}
-JUDGE_DEFAULTS = {"status": "", "reason": "", "model": None, "source": None, "rubric": None, "flags": {}, "error": None,
-                  "scores": None, "spread": {},
-                  "is_compilable": None, "unstable": False, "verdicts": [], "reasoning": [], "raw_answers": []}
-RUBRIC_DEFAULTS = {"status": "", "model": None, "score": None, "results": [], "unstable": False, "reasoning": [],
-                   "error": None}
+def _read(model: type[M], raw: Any) -> M | None:
+    """An artifact of the case JSON as its model (defaults for fields an older artifact lacks), or None."""
+    return model.model_validate(raw) if isinstance(raw, dict) else None
 
 
-@overload
-def _with(d: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]: ...
-@overload
-def _with(d: Any, defaults: dict[str, Any]) -> dict[str, Any] | None: ...
-
-
-def _with(d: Any, defaults: dict[str, Any]) -> dict[str, Any] | None:
-    """A copy of an artifact dict with defaults for missing fields (None stays None)."""
-    if not isinstance(d, dict):
-        return None
-    return {**defaults, **{k: v for k, v in d.items() if v is not None or k not in defaults}}
+def _run_view(run: SandboxRun) -> dict[str, Any]:
+    """Every field of a run (recorded or the model's default), as the panel reads it."""
+    return {name: getattr(run, name) for name in type(run).model_fields}
 
 
 def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Report) -> dict[str, Any]:
-    """Everything the case page shows for one system, from its artifacts (plain dicts)."""
+    """Everything the case page shows for one system, read from its artifacts through their models."""
     from evalkit.report.case_kinds import kind_detail
 
-    out = arts.get("output") or {}
-    samples = out.get("samples") or []
-    first = samples[0] if samples else {}
-    grades = arts.get("grades") or {}
-    scores = arts.get("scores") or {}
-    exe = arts.get("execution") or {}
+    out = _read(OutputArtifact, arts.get("output"))
+    exe = _read(ExecutionArtifact, arts.get("execution"))
+    grades = _read(GradesArtifact, arts.get("grades"))
+    scores = _read(ScoresArtifact, arts.get("scores"))
+    samples = out.samples if out is not None else []
+    first = samples[0] if samples else None
     legacy = case.input_files.get(LEGACY_KEY)
     reference = case.reference_files.get(REFERENCE_KEY)
     files = []
-    for fname, content in sorted((first.get("files") or {}).items()):
-        content = content if isinstance(content, str) else json.dumps(content)
+    for fname, content in sorted((first.files if first is not None else {}).items()):
         primary = fname == case.primary_file
         vs_legacy = diff_lines(legacy, content, fname, "legacy", name) if primary and legacy is not None else []
         vs_ref = diff_lines(reference, content, fname, "reference", name) if primary and reference is not None else []
         files.append({"name": fname, "content": content, "primary": primary, "diff": vs_legacy,
                       "diff_reference": vs_ref, "same_as_legacy": primary and legacy is not None and not vs_legacy,
                       "same_as_reference": primary and reference is not None and not vs_ref})
-    patch = first.get("patch")
+    patch = first.patch if first is not None else None
     metrics = []
-    for m, v in (scores.get("metrics") or {}).items():
+    for m, v in (scores.metrics if scores is not None else {}).items():
         metrics.append({"name": m, "info": report.metric_info.get(m) or METRICS.get(m), "value": v})
     metrics.sort(key=lambda r: (list(METRICS).index(r["name"]) if r["name"] in METRICS else 999, r["name"]))
     runs = []
-    raw_runs: list[dict[str, Any]] = exe.get("runs") or []  # execute.json's runs: ExecutionResult dicts
-    for i, raw_run in enumerate(raw_runs):
-        run = _with(raw_run, RUN_DEFAULTS)
-        preview, cut = truncate_log(run.get("log"))
+    for i, run_model in enumerate(exe.runs if exe is not None else []):
+        run = _run_view(run_model)
+        preview, cut = truncate_log(run_model.log)
         tests = []
-        f2p, p2p = run.get("fail_to_pass") or {}, run.get("pass_to_pass") or {}
-        for tid, st in sorted((run.get("tests") or {}).items()):
+        f2p, p2p = run_model.fail_to_pass, run_model.pass_to_pass
+        for tid, st in sorted(run_model.tests.items()):
             tests.append({"id": tid, "status": st, "role": "FAIL_TO_PASS" if tid in f2p else
-                          "PASS_TO_PASS" if tid in p2p else "", "flaky": tid in (run.get("flaky") or []), "missing": False})
+                          "PASS_TO_PASS" if tid in p2p else "", "flaky": tid in run_model.flaky, "missing": False})
         for tid, st in sorted({**f2p, **p2p}.items()):
-            if tid not in (run.get("tests") or {}):
+            if tid not in run_model.tests:
                 tests.append({"id": tid, "status": st, "role": "FAIL_TO_PASS" if tid in f2p else "PASS_TO_PASS",
                               "flaky": False, "missing": True})
         tests.sort(key=lambda t: (t["status"] == "passed", t["role"] != "FAIL_TO_PASS", t["id"]))
-        runs.append({**run, "index": i, "preview": preview, "cut": cut or bool(run.get("log_truncated")),
+        runs.append({**run, "index": i, "preview": preview, "cut": cut or run_model.log_truncated,
                      "test_rows": tests, "log_file": f"{case.case_id}.{name}.log{'.' + str(i) if i else ''}.txt"
-                     if run.get("log") else None})
-    judge = _with(grades.get("judge"), JUDGE_DEFAULTS)
-    rubric = _with(grades.get("rubric"), RUBRIC_DEFAULTS)
-    if rubric:
-        rubric["results"] = [_with(r, {"id": "", "weight": 1.0, "met": None, "met_fraction": None, "reason": ""})
-                             for r in rubric["results"] or []]
-    usage = _with(first.get("usage"), USAGE_DEFAULTS) or dict(USAGE_DEFAULTS)
-    status = scores.get("status") or out.get("status") or "skipped"
-    reason = scores.get("reason") or out.get("reason") or first.get("reason") or ""
-    return {"name": name, "status": status, "reason": reason, "excluded": scores.get("excluded"),
+                     if run_model.log else None})
+    judge = grades.judge.model_dump(mode="json") if grades is not None and grades.judge is not None else None
+    rubric = grades.rubric.model_dump(mode="json") if grades is not None and grades.rubric is not None else None
+    usage = first.usage if first is not None else Usage()
+    status = scores.status if scores is not None else out.status if out is not None else "skipped"
+    reason = ((scores.reason if scores is not None else "") or (out.reason if out is not None else "")
+              or (first.reason if first is not None else ""))
+    return {"name": name, "status": status, "reason": reason, "excluded": scores.excluded if scores is not None else None,
             "metrics": metrics, "files": files, "patch": [(line_class(x), x) for x in patch.splitlines()] if patch
-            else [], "text": first.get("text"), "usage": usage, "wall_s": first.get("wall_s"),
-            "steps": first.get("steps"), "exit_code": first.get("exit_code"), "stderr": first.get("stderr") or "",
-            "samples": len(samples), "runs": runs, "isolation": exe.get("isolation"),
-            "syntax": _with(grades.get("syntax"), {"language": "", "valid": None, "issues": []}),
-            "assertions": [_with(a, {"description": "", "passed": None, "weight": 1.0, "detail": ""})
-                           for a in grades.get("assertions") or []], "assertion_score": grades.get("assertion_score"),
-            "judge": judge, "rubric": rubric, "extra": grades.get("extra") or {},
-            "judge_usage": _with(scores.get("judge_usage"), USAGE_DEFAULTS) or dict(USAGE_DEFAULTS), "context_files": first.get("context_files") or [],
+            else [], "text": first.text if first is not None else None, "usage": usage.model_dump(mode="json"),
+            "wall_s": first.wall_s if first is not None else None, "steps": first.steps if first is not None else None,
+            "exit_code": first.exit_code if first is not None else None,
+            "stderr": first.stderr if first is not None else "",
+            "samples": len(samples), "runs": runs, "isolation": exe.isolation if exe is not None else None,
+            "syntax": grades.syntax.model_dump(mode="json") if grades is not None and grades.syntax is not None else None,
+            "assertions": [a.model_dump(mode="json") for a in grades.assertions] if grades is not None else [],
+            "assertion_score": grades.assertion_score if grades is not None else None,
+            "judge": judge, "rubric": rubric, "extra": grades.extra.model_dump(mode="json") if grades is not None else {},
+            "judge_usage": (scores.judge_usage if scores is not None else Usage()).model_dump(mode="json"),
+            "context_files": first.context_files if first is not None else [],
             "kind_detail": kind_detail(case, arts)}
 
 

@@ -4,7 +4,8 @@ A case page holds one panel per system and the compare page shows the same panel
 10,000 cases x 4 systems the panel is the hottest piece of the site. It is Python (every value
 escaped with markupsafe) rather than a Jinja macro, which cost a third of the render; the judge
 and rubric sections stay a Jinja macro (`graded_sections` in macros.html.j2), the part rubric
-authors change. `system_view` (render.py) makes the ``v`` dict read here.
+authors change. `system_view` (case_pages.py) makes the ``v`` dict read here, from the artifact models (every field
+present: a model's default where an artifact lacks it).
 """
 
 from __future__ import annotations
@@ -24,18 +25,17 @@ _HARNESS_DIFFERS = (" <strong>differs from evalkit's verdict ({})</strong>: the 
 def tokens_line(v: dict[str, Any]) -> str:
     """Tokens, cost, time, steps and samples of one system's answer."""
     u = v["usage"]
-    out = [f'<p class="usage">Tokens in / out: <strong>{u.get("input_tokens") or 0:,}</strong> / '
-           f'<strong>{u.get("output_tokens") or 0:,}</strong>']
-    if u.get("cache_read_tokens"):
+    out = [f'<p class="usage">Tokens in / out: <strong>{u["input_tokens"]:,}</strong> / '
+           f'<strong>{u["output_tokens"]:,}</strong>']
+    if u["cache_read_tokens"]:
         out.append(f' (cache read {escape(format(u["cache_read_tokens"], ","))})')
-    out.append(f' · cost <strong>${u.get("cost_usd") or 0:.4f}</strong> · time <strong>{v["wall_s"] or 0:.2f} s</strong>')
+    out.append(f' · cost <strong>${u["cost_usd"]:.4f}</strong> · time <strong>{v["wall_s"] or 0:.2f} s</strong>')
     if v["steps"] is not None:
         out.append(f" · steps {escape(v['steps'])}")
     if v["samples"] > 1:
         out.append(f" · {escape(v['samples'])} samples (the first is graded)")
-    judge_usage = v["judge_usage"]
-    if judge_usage and judge_usage.get("cost_usd"):
-        out.append(f' · judge cost ${judge_usage["cost_usd"]:.4f}')
+    if v["judge_usage"]["cost_usd"]:
+        out.append(f' · judge cost ${v["judge_usage"]["cost_usd"]:.4f}')
     out.append("</p>")
     return "".join(out)
 
@@ -66,7 +66,7 @@ def _harness(v: dict[str, Any], run: dict[str, Any]) -> str:
     bad = " bad" if verdict is not None and verdict != resolved else ""
     out = [f'<p class="harness-verdict{bad}" id="harness-{escape(v["name"])}-{escape(run["index"])}">SWE-bench harness '
            f'(<code>{escape(run["harness_parser"])}</code>): ']
-    note = run.get("harness_note")
+    note = run["harness_note"]
     if verdict is None:
         out.append("no verdict" + (f" ({escape(note)})" if note else ""))
     else:
@@ -92,7 +92,7 @@ def _run(v: dict[str, Any], run: dict[str, Any]) -> str:
     out.append(str(escape(run["status"].replace("_", " "))))
     if run["reason"]:
         out.append(f": {escape(run['reason'])}")
-    out.append(f" · isolation {escape(run['isolation'])}")
+    out.append(f" · isolation {escape(run['isolation'] or '')}")
     if run["patch_method"]:
         out.append(f" · applied with <code>{escape(run['patch_method'])}</code>")
     if run["duration_s"]:
@@ -106,8 +106,8 @@ def _run(v: dict[str, Any], run: dict[str, Any]) -> str:
                    f"</thead><tbody>\n{test_rows_html(run['test_rows'])}</tbody></table></div>\n")
     if run["log_file"]:
         cut = f": the last {len(run['preview']):,} characters" if run["cut"] else ""
-        size = run.get("log_bytes") or len(run.get("log") or "")
-        capped = ", capped by the sandbox" if run.get("log_truncated") else ""
+        size = run["log_bytes"] or len(run["log"])
+        capped = ", capped by the sandbox" if run["log_truncated"] else ""
         out.append(f'<details><summary>Log{cut}</summary><pre class="log">{escape(run["preview"])}</pre></details>\n'
                    f'<p><a href="{escape(do_urlencode(run["log_file"]))}">Full log ({size:,} bytes{capped})</a></p>\n')
     return "".join(out)

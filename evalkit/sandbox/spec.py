@@ -1,4 +1,4 @@
-"""What a sandboxed test run is asked to do (TestRunSpec) and what it found (ExecutionResult)."""
+"""What a sandboxed test run is asked to do (TestRunSpec); what it found (ExecutionResult) is in evalkit.outcomes."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Literal
 from pydantic import Field
 
 from evalkit.models import Model
+from evalkit.outcomes import ExecutionResult, RunStatus, TestStatus
 
-TestStatus = Literal["passed", "failed", "error", "skipped", "flaky"]
-RunStatus = Literal["completed", "patch_failed", "tampered_with_tests", "timeout", "oom", "infra_error", "case_error"]
+__all__ = ["ExecutionResult", "RunStatus", "SandboxLimits", "TestRunSpec", "TestStatus", "PATCH_METHODS"]
+
 TestChanges = Literal["refuse", "revert"]
 
 #: Patch methods tried in this order; the first that applies cleanly wins.
@@ -70,52 +71,3 @@ class TestRunSpec(Model):
     """What to do when the patch changes test infrastructure (conftest.py, pytest settings, plugins): refuse it (``tampered_with_tests``) or revert those files to base before the tests run."""
     log_parser: str | None = None
     """SWE-bench harness log parser (a ``PARSER_REGISTRY`` name) of a SWE-bench case: the harness's verdict is recorded too."""
-
-
-class ExecutionResult(Model):
-    """What one sandboxed test run found: the ``execute`` stage's payload."""
-
-    status: RunStatus
-    """completed; patch_failed (the system's patch is unsafe or does not apply); tampered_with_tests (the patch changes test infrastructure and the policy refuses it: not resolved); timeout; oom; infra_error (retry later); case_error (the case is unusable)."""
-    reason: str
-    """Plain-language explanation of the status and of anything notable (fallbacks, distrusted output)."""
-    isolation: Literal["docker", "local"]
-    """Where the tests ran: a Docker container, or a local subprocess (weaker isolation)."""
-    patch_applied: bool = False
-    """Whether the system's patch was applied."""
-    test_changes: list[str] = []
-    """Test-infrastructure files the patch changed, each ``path: why`` (refused, or reverted to base before the tests ran)."""
-    patch_method: str | None = None
-    """Which method applied it: ``git apply``, ``git apply --3way``, ``git apply --reject`` or ``patch --fuzz=3``."""
-    tests: dict[str, TestStatus] = {}
-    """Status of every test id seen (after reruns)."""
-    exit_code: int | None = None
-    """Exit status of the test command in the main run (None when it did not finish)."""
-    resolved: bool | None = None
-    """All FAIL_TO_PASS and PASS_TO_PASS tests pass; False for tampered_with_tests; None for the other statuses."""
-    fail_to_pass: dict[str, TestStatus] = {}
-    """Status of each FAIL_TO_PASS id (an id absent from the results is failed)."""
-    pass_to_pass: dict[str, TestStatus] = {}
-    """Status of each PASS_TO_PASS id (an id absent from the results is failed)."""
-    flaky: list[str] = []
-    """Ids whose outcome flipped between the run and its reruns."""
-    log: str = ""
-    """Runner and test output, capped at the log limit, decoded with errors replaced."""
-    log_truncated: bool = False
-    """Whether output was cut to fit the log limit."""
-    log_bytes: int = 0
-    """How many bytes of output were produced in all (before capping)."""
-    duration_s: float = 0.0
-    """Wall-clock time of the run, in seconds."""
-    image_digest: str | None = None
-    """Image id (``sha256:...``) the tests ran in; None for the local backend or when no container ran."""
-    harness_parser: str | None = None
-    """SWE-bench cases: the official harness's log parser that graded the main run (None: not a SWE-bench case)."""
-    harness_resolved: bool | None = None
-    """SWE-bench cases: the official harness's verdict on the main run's log (None: the tests did not run)."""
-    harness_tests_status: dict[str, dict[str, list[str]]] | None = None
-    """SWE-bench cases: the harness's FAIL_TO_PASS/PASS_TO_PASS/FAIL_TO_FAIL/PASS_TO_FAIL success and failure lists."""
-    harness_infra_failure: bool | None = None
-    """SWE-bench cases: the harness (5.x) flags the log as an environment failure, not the patch's."""
-    harness_note: str = ""
-    """Why the harness gave no verdict, or what it flagged."""

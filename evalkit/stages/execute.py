@@ -12,6 +12,7 @@ from typing import Any
 
 from evalkit import tempdirs
 from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Provenance, Status
+from evalkit.outcomes import SandboxRun
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import atomic_write_text, digest, ensure_dir
@@ -216,7 +217,8 @@ def execute(cfg: Config, system: Any, case: Case, output: OutputArtifact) -> Exe
     if broken is not None:  # e.g. patch, validated once: gold and no patch both time out; no system's patch runs
         return ExecutionArtifact(**base, status="broken", reason=f"{kd.validation_label}: {broken}", provenance=prov)
     runs = kd.execute(cfg, system, case, output)  # patch: the tests; agentic: re-check; e2e: iterations
-    first = runs[0]
-    status = STATUS[first["status"]]
-    return ExecutionArtifact(**base, status=status, reason=first.get("reason", "") if status != "ok" else "",
-                             runs=runs, isolation=first.get("isolation"), provenance=prov)
+    typed = [SandboxRun.model_validate(run) for run in runs]
+    first = typed[0]
+    status = STATUS[first.status]
+    return ExecutionArtifact(**base, status=status, reason=first.reason if status != "ok" else "",
+                             runs=typed, isolation=first.isolation, provenance=prov)

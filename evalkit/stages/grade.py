@@ -15,6 +15,7 @@ from evalkit.config import Config
 from evalkit.fsutil import digest
 from evalkit.graders.assertions import run_assertions
 from evalkit.graders.syntax import check_files, check_syntax
+from evalkit.outcomes import GradesExtra, InjectionFinding, JudgeOutcome, RubricOutcome
 from evalkit.stages.slices import grade_slice
 
 
@@ -50,7 +51,8 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
         syntax = check_files(sample.files)
     from evalkit.graders import judging
 
-    rubric, extra = None, {}
+    extra = GradesExtra()
+    judge: JudgeOutcome | RubricOutcome | None
     if recorded:
         from evalkit.recorded_judge import recorded_outcome
 
@@ -58,7 +60,7 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     elif case.kind == "rag":  # ragas' LLM-path metrics through our client (evalkit.graders.rag)
         from evalkit.graders.rag import grade_rag
 
-        judge, extra["ragas"] = grade_rag(cfg, case, sample)
+        judge, extra.ragas = grade_rag(cfg, case, sample)
     elif deleted_right:
         judge = None
     else:
@@ -66,7 +68,8 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     if case.kind == "generation":
         from evalkit.graders.injection import detect
 
-        rubric, judge = judge, None
-        extra["injection"] = [r.model_dump(mode="json") for r in detect(sample)]
+        extra.injection = [InjectionFinding.model_validate(r.model_dump()) for r in detect(sample)]
+    rubric = judge if isinstance(judge, RubricOutcome) else None  # a generation case's
+    judge = judge if isinstance(judge, JudgeOutcome) else None
     return GradesArtifact(**base, syntax=syntax, assertions=assertions, assertion_score=score, judge=judge,
                           rubric=rubric, extra=extra, provenance=prov)

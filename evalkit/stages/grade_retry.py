@@ -36,8 +36,8 @@ def mark_after_grade(path: str | Path, grades: Any) -> None:
     """Leave a ``.retry`` marker beside a just-written grades.json whose judge call failed on the API, or
     whose verdict is the fallback judge's (the primary is asked again next run; while it still fails, the
     fallback's answer comes from the response cache)."""
-    judged = grades.rubric or grades.judge or {}
-    if judged.get("status") in RETRIED_NEXT_RUN or judged.get("fallback"):
+    judged = grades.rubric or grades.judge
+    if judged is not None and (judged.status in RETRIED_NEXT_RUN or judged.fallback):
         touch(f"{path}{RETRY_SUFFIX}")  # via the write guard
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Provenance, ScoresArtifact
+from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Provenance, ScoresArtifact, Usage
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import digest
@@ -77,9 +77,9 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
                                      grades.provenance]), config=digest(score_slice(cfg)))
     usage = output.first.usage
     judge_usage = _judge_usage(grades)
-    judged = grades.rubric or grades.judge or {}
+    judged = grades.rubric or grades.judge
     common = {"usage": usage, "judge_usage": judge_usage, "wall_s": output.first.wall_s, "provenance": prov,
-              "judge_status": judged.get("status"), "judge_notices": judged.get("notices") or []}
+              "judge_status": judged.status if judged else None, "judge_notices": judged.notices if judged else []}
     if not case.ok:
         return ScoresArtifact(**base, status="error", reason=output.reason, excluded="broken", **common)
     if output.status == "not_attempted":  # a recorded system without an output here: coverage, not failure
@@ -117,7 +117,7 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
         metrics["assertion_pass"] = 0.0
     for fn in kd.scorers():
         metrics.update(fn(cfg, case, output, execution, grades))
-    if judged.get("source") == "recorded" and kd.recorded_verdict_alone and main_file(case) not in output.first.files:
+    if grades.judge is not None and grades.judge.source == "recorded" and kd.recorded_verdict_alone and main_file(case) not in output.first.files:
         # a recorded judge on code the import does not hold (Kai CI's report has scores only): its verdict alone
         answered = output.status == "ok"
         metrics = {k: v for k, v in metrics.items() if k.startswith("judge_") or k in ("wall_s", "cost_usd", "tokens")}
@@ -129,12 +129,9 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
     return ScoresArtifact(**base, status=output.status, reason=reason, metrics=metrics, **common)
 
 
-def _judge_usage(grades: GradesArtifact):
-    from evalkit.artifacts import Usage
-
-    judge = grades.judge or grades.rubric or {}
-    u = judge.get("usage") or {}
-    fields = {k: u[k] for k in Usage.model_fields if k in u}
-    if "cost_usd" in judge and "cost_usd" not in fields:
-        fields["cost_usd"] = judge["cost_usd"]
-    return Usage(**fields)
+def _judge_usage(grades: GradesArtifact) -> Usage:
+    """The judge's tokens (cache reads and writes included) and cost behind a grade."""
+    judge = grades.judge or grades.rubric
+    if judge is None:
+        return Usage()
+    return judge.usage.model_copy(update={"cost_usd": judge.cost_usd})

@@ -6,11 +6,12 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.incidents import match_tasks
+from evalkit.outcomes import SandboxRun
 from evalkit.stages.score import Metrics
 
 
-def _tests_pass(run: dict, tests: list[str]) -> bool:
-    required = run.get("required_tests", {})
+def _tests_pass(run: SandboxRun | None, tests: list[str]) -> bool:
+    required = (run.required_tests if run is not None else None) or {}
     return all(required.get(t) == "passed" for t in tests)
 
 
@@ -22,11 +23,11 @@ def agentic_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: 
     match = match_tasks(discovered, expected, case.reference.get("line_tolerance", 2))
     out: Metrics = {"discovery_precision": match.precision(), "discovery_recall": match.recall(),
                     "discovery_f1": match.f1()}
-    run = execution.runs[0] if execution is not None and execution.runs else {}
-    incidents = run.get("incidents", [])
+    run = execution.runs[0] if execution is not None and execution.runs else None
+    incidents = (run.incidents if run is not None else None) or []
     resolved = 0
     for _d, e in match.pairs:
-        gone = e < len(incidents) and not incidents[e]["present"]
+        gone = e < len(incidents) and not incidents[e].present
         if gone and _tests_pass(run, expected[e].get("tests", [])):
             resolved += 1
     out["resolution_effectiveness"] = resolved / len(match.pairs) if match.pairs else None

@@ -10,24 +10,23 @@ from evalkit.stages.score import Metrics
 
 def e2e_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                 grades: GradesArtifact) -> Metrics:
-    run = execution.runs[0] if execution is not None and execution.runs else {}
+    run = execution.runs[0] if execution is not None and execution.runs else None
     total = len(case.reference.get("tests", []))
-    if output.status != "ok" or run.get("status") != "completed":
+    if output.status != "ok" or run is None or run.status != "completed":
         # no usable answer: nothing migrated, a person does all of it
         return {"e2e_resolved": 0.0, "e2e_pass_rate": 0.0, "e2e_iterations": None,
                 "e2e_interventions": float(output.first.help_requests + 1),
                 "e2e_time_s": output.first.wall_s}
-    resolved = run.get("stable_at") is not None
-    iterations = run.get("iterations", [])
-    usage = sum((Usage(**r.get("usage", {})) for r in iterations), Usage())
+    resolved = run.stable_at is not None
+    usage = sum((r.usage for r in run.iterations or []), Usage())
     return {
         "e2e_resolved": float(resolved),
-        "e2e_pass_rate": run.get("passed", 0) / total if total else None,
-        "e2e_iterations": float(run["stable_at"]) if resolved else None,
-        "e2e_interventions": float(run.get("help_requests", 0) + (0 if resolved else 1)),
-        "e2e_time_s": round(run.get("system_s", 0.0) + run.get("test_s", 0.0), 3),
+        "e2e_pass_rate": (run.passed or 0) / total if total else None,
+        "e2e_iterations": float(run.stable_at) if run.stable_at is not None else None,
+        "e2e_interventions": float((run.help_requests or 0) + (0 if resolved else 1)),
+        "e2e_time_s": round((run.system_s or 0.0) + (run.test_s or 0.0), 3),
         # the system ran once per iteration: its time and tokens are the loop's, not the first run's
-        "wall_s": run.get("system_s", output.first.wall_s),
+        "wall_s": run.system_s if run.system_s is not None else output.first.wall_s,
         "cost_usd": usage.cost_usd,
         "tokens": float(usage.input_tokens + usage.output_tokens),
     }

@@ -41,8 +41,8 @@ def cluster_keys(case: Case, output: OutputArtifact, execution: ExecutionArtifac
     samples = output.samples
     runs = execution.runs if execution is not None else []
     answered = [i for i, s in enumerate(samples) if s.status == "ok"]
-    if answered and len(runs) >= len(samples) and all(runs[i].get("tests") for i in answered):
-        keys: list[Hashable] = [("tests", execution_signature(runs[i]["tests"])) if s.status == "ok" else NO_ANSWER
+    if answered and len(runs) >= len(samples) and all(runs[i].tests for i in answered):
+        keys: list[Hashable] = [("tests", execution_signature(runs[i].tests)) if s.status == "ok" else NO_ANSWER
                                 for i, s in enumerate(samples)]
         return keys, "execution"
     mf = main_file(case)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
@@ -10,7 +11,7 @@ from evalkit.config import Config
 from evalkit.stages.score import Metrics
 
 
-def _fraction(statuses: dict[str, str]) -> float | None:
+def _fraction(statuses: Mapping[str, str]) -> float | None:
     return sum(1 for s in statuses.values() if s == "passed") / len(statuses) if statuses else None
 
 
@@ -23,14 +24,14 @@ def patch_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Ex
         run = execution.runs[0]
         # SWE-bench's cases: the official harness's verdict, so the rate matches the leaderboard's
         # (evalkit's stricter one stays in the execution artifact and on the case page)
-        harness = run.get("harness_resolved")
-        out["resolved"] = float(bool(run.get("resolved") if harness is None else harness))
-        out["patch_applied"] = float(bool(run.get("patch_applied")))
-        out["f2p_pass_rate"] = _fraction(run.get("fail_to_pass", {}))
-        out["p2p_pass_rate"] = _fraction(run.get("pass_to_pass", {}))
-        out["flaky_tests"] = float(len(run.get("flaky", [])))
-        out["sandbox_timeout"] = float(run.get("status") == "timeout")
-        out["tampered_with_tests"] = float(bool(run.get("test_changes")))
+        harness = run.harness_resolved
+        out["resolved"] = float(bool(run.resolved if harness is None else harness))
+        out["patch_applied"] = float(run.patch_applied)
+        out["f2p_pass_rate"] = _fraction(run.fail_to_pass)
+        out["p2p_pass_rate"] = _fraction(run.pass_to_pass)
+        out["flaky_tests"] = float(len(run.flaky))
+        out["sandbox_timeout"] = float(run.status == "timeout")
+        out["tampered_with_tests"] = float(bool(run.test_changes))
     out.update(localization_metrics(cfg, case, output))
     return out
 

@@ -41,10 +41,10 @@ def judged_metrics(output: OutputArtifact, grades: GradesArtifact) -> Metrics:
             for name in ("faithfulness", "answer_relevancy"):
                 out[f"rag_{name}"], out[f"rag_{name}_5"] = 0.0, to_five(0.0)
         return out
-    metrics = (grades.extra.get("ragas") or {}).get("metrics") or {}
+    metrics = grades.extra.ragas.metrics if grades.extra.ragas is not None else {}
     for name in METRIC_NAMES:
-        m = metrics.get(name) or {}
-        if m.get("status") == "judged" and m.get("value") is not None:
-            out[f"rag_{name}"] = float(m["value"])
-            out[f"rag_{name}_5"] = to_five(float(m["value"]))
+        m = metrics.get(name)
+        if m is not None and m.status == "judged" and m.value is not None:
+            out[f"rag_{name}"] = float(m.value)
+            out[f"rag_{name}_5"] = to_five(float(m.value))
     return out

@@ -112,7 +112,7 @@ def run_model(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sa
         return Sample(status="infra_error", reason=f"model call failed: {exc}")
     u = response.usage
     usage = Usage(input_tokens=u.input_tokens, output_tokens=u.output_tokens,
-                  cache_read_tokens=u.cache_read_input_tokens, cache_write_tokens=u.cache_creation_input_tokens,
+                  cache_read_tokens=u.cache_read_tokens, cache_write_tokens=u.cache_write_tokens,
                   cost_usd=0.0 if response.cached else response.cost_usd)
     named = {"model": response.model, "fallback": True} if response.fallback else {}
     files = parse_answer(response.text, case)

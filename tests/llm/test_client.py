@@ -260,7 +260,7 @@ def test_prices_match_dated_ids_by_prefix_and_price_cache_reads_and_batches() ->
     assert price_for("claude-haiku-4-5-20251001", prices) == prices["claude-haiku-4-5"]
     assert price_for("some-other-model", prices) == prices["default"]
     price = ModelPrice(input=3, output=15, cache_read=0.3, cache_write=3.75)
-    usage = Usage(input_tokens=1_000_000, cache_read_input_tokens=1_000_000)
+    usage = Usage(input_tokens=1_000_000, cache_read_tokens=1_000_000)
     assert cost_usd(usage, price) == pytest.approx(3.3)
     assert cost_usd(usage, price, batch=True) == pytest.approx(1.65)
 

@@ -37,8 +37,8 @@ def reply_of(message: Any) -> ProviderReply:
     usage = Usage(
         input_tokens=raw.input_tokens or 0,
         output_tokens=raw.output_tokens or 0,
-        cache_read_input_tokens=raw.cache_read_input_tokens or 0,
-        cache_creation_input_tokens=raw.cache_creation_input_tokens or 0,
+        cache_read_tokens=raw.cache_read_input_tokens or 0,
+        cache_write_tokens=raw.cache_creation_input_tokens or 0,
     )
     text = "".join(getattr(block, "text", "") or "" for block in message.content
                    if getattr(block, "type", None) == "text")

@@ -75,7 +75,7 @@ def reply_of(body: Any) -> ProviderReply:
         text=message.get("content") or "",
         model=model,
         stop_reason=STOP_REASONS.get(finish, finish) if isinstance(finish, str) else None,
-        usage=Usage(input_tokens=max(0, prompt - cached), output_tokens=completion, cache_read_input_tokens=cached),
+        usage=Usage(input_tokens=max(0, prompt - cached), output_tokens=completion, cache_read_tokens=cached),
     )
 
 
