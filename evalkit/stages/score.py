@@ -117,6 +117,9 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
         metrics["assertion_pass"] = 0.0
     for fn in kd.scorers():
         metrics.update(fn(cfg, case, output, execution, grades))
+    from evalkit.metrics.registry import added_values
+
+    metrics.update(added_values(case, output, execution, grades))  # metrics added by evalkit.api.register_metric
     if grades.judge is not None and grades.judge.source == "recorded" and kd.recorded_verdict_alone and main_file(case) not in output.first.files:
         # a recorded judge on code the import does not hold (Kai CI's report has scores only): its verdict alone
         answered = output.status == "ok"
