@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--repeat", type=int, default=200)
     args = ap.parse_args()
     from evalkit.executors import build_call, run_call
