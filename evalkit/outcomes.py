@@ -335,8 +335,8 @@ class Iteration(AsRecorded):
     """Required tests passing after this round (None: the tests did not run)."""
     total: int | None = None
     """Required tests."""
-    failing: list[str] = Field(default_factory=list)
-    """Required tests still failing."""
+    failing: list[str] | None = None
+    """Required tests still failing (None: the tests did not run)."""
     feedback_log: str | None = None
     """The tail of the test log shown to the next round's system run."""
     test_reason: str | None = None

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalkit.artifacts import GradesArtifact
+from evalkit.outcomes import SandboxRun
 from evalkit.report.models import CaseDetail
 
 LEGACY_KEY = "inputs.legacy_file"
@@ -21,9 +23,13 @@ def _first_sample(arts: dict[str, Any]) -> dict[str, Any]:
     return samples[0] if samples and isinstance(samples[0], dict) else {}
 
 
-def _first_run(arts: dict[str, Any]) -> dict[str, Any]:
+def _first_run(arts: dict[str, Any]) -> SandboxRun | None:
     runs = (arts.get("execution") or {}).get("runs") or []
-    return runs[0] if runs and isinstance(runs[0], dict) else {}
+    return SandboxRun.model_validate(runs[0]) if runs else None
+
+
+def _grades(arts: dict[str, Any]) -> GradesArtifact | None:
+    return GradesArtifact.model_validate(arts["grades"]) if arts.get("grades") else None
 
 
 def _diff_lines(text: str) -> list[tuple[str, str]]:
@@ -35,28 +41,27 @@ def _diff_lines(text: str) -> list[tuple[str, str]]:
 def e2e_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
     """The migration loop: per iteration what the system changed, the tests that failed, the feedback it got."""
     run = _first_run(arts)
-    if not run:
+    if run is None:
         return None
     iterations = []
-    raw = [it for it in run.get("iterations") or [] if isinstance(it, dict)]
-    for n, it in enumerate(raw):
-        nxt = raw[n + 1] if n + 1 < len(raw) else None
-        failing = it.get("failing")
+    loop = run.iterations or []
+    for n, it in enumerate(loop):
+        nxt = loop[n + 1] if n + 1 < len(loop) else None
         iterations.append({
-            "iteration": it.get("iteration", n + 1), "system_status": it.get("system_status", ""),
-            "change": it.get("change"), "change_error": it.get("change_error"), "diff": _diff_lines(it.get("diff") or ""),
-            "test_status": it.get("test_status"), "test_reason": it.get("test_reason", ""),
-            "passed": it.get("passed"), "total": it.get("total"), "failing": failing if isinstance(failing, list) else None,
+            "iteration": it.iteration, "system_status": it.system_status,
+            "change": it.change, "change_error": it.change_error, "diff": _diff_lines(it.diff or ""),
+            "test_status": it.test_status, "test_reason": it.test_reason or "",
+            "passed": it.passed, "total": it.total, "failing": it.failing,
             # feedback exists only when a next iteration was asked for; it names the failing tests and the log tail
-            "feedback": None if nxt is None or not failing else {
-                "failing_tests": failing, "change_error": it.get("change_error"), "log": it.get("feedback_log"),
-                "refused": it.get("test_reason", "")},
-            "steps": it.get("steps"), "help_requests": it.get("help_requests", 0),
-            "system_wall_s": it.get("system_wall_s"), "test_s": it.get("test_s"),
-            "usage": it.get("usage") or {}})
-    return {"status": run.get("status", ""), "ended": run.get("reason", ""), "stable_at": run.get("stable_at"),
-            "passed": run.get("passed"), "total": run.get("total"), "iterations": iterations,
-            "max_iterations": case.inputs.get("max_iterations"), "final_patch": _diff_lines(run.get("final_patch") or "")}
+            "feedback": None if nxt is None or not it.failing else {
+                "failing_tests": it.failing, "change_error": it.change_error, "log": it.feedback_log,
+                "refused": it.test_reason or ""},
+            "steps": it.steps, "help_requests": it.help_requests,
+            "system_wall_s": it.system_wall_s, "test_s": it.test_s,
+            "usage": it.usage.model_dump(mode="json")})
+    return {"status": run.status, "ended": run.reason, "stable_at": run.stable_at,
+            "passed": run.passed, "total": run.total, "iterations": iterations,
+            "max_iterations": case.inputs.get("max_iterations"), "final_patch": _diff_lines(run.final_patch or "")}
 
 
 def agentic_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
@@ -70,22 +75,22 @@ def agentic_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
     match = match_tasks(discovered, expected, tolerance)
     by_expected = {e: d for d, e in match.pairs}
     run = _first_run(arts)
-    incidents = run.get("incidents") or []
-    required = run.get("required_tests") or {}
+    incidents = (run.incidents if run is not None else None) or []
+    required = (run.required_tests if run is not None else None) or {}
     rows = []
     for ei, task in enumerate(expected):
-        inc = incidents[ei] if ei < len(incidents) and isinstance(incidents[ei], dict) else None
+        inc = incidents[ei] if ei < len(incidents) else None
         tests = [{"id": t, "status": required.get(t, "not run")} for t in task.get("tests") or []]
-        gone = inc is not None and not inc.get("present")
+        gone = inc is not None and not inc.present
         d = by_expected.get(ei)
         rows.append({"rule_id": task.get("rule_id", ""), "file": task.get("file", ""), "line": task.get("line"),
                      "matched": d is not None, "discovered": discovered[d] if d is not None else None,
-                     "present": None if inc is None else bool(inc.get("present")), "tests": tests,
+                     "present": None if inc is None else inc.present, "tests": tests,
                      "resolved": d is not None and gone and all(t["status"] == "passed" for t in tests)})
     extra = [dict(t, index=i) for i, t in enumerate(discovered) if i not in match.matched_discovered]
     return {"expected": rows, "unmatched": extra, "n_discovered": len(discovered), "n_matched": len(match.pairs),
-            "tolerance": tolerance, "run_status": run.get("status"), "run_reason": run.get("reason", ""),
-            "changes": run.get("changes")}
+            "tolerance": tolerance, "run_status": run.status if run is not None else None,
+            "run_reason": run.reason if run is not None else "", "changes": run.changes if run is not None else None}
 
 
 def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
@@ -124,28 +129,29 @@ def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] |
 
 def rag_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
     """The question, the retrieved contexts, the system's hint and each ragas metric with its status."""
-    ragas = ((arts.get("grades") or {}).get("extra") or {}).get("ragas") or {}
-    metrics = ragas.get("metrics") if isinstance(ragas, dict) else None
+    grades = _grades(arts)
+    ragas = grades.extra.ragas if grades is not None else None
     contexts = case.inputs.get("contexts") or []
     return {"question": case.inputs.get("question", ""), "contexts": contexts if isinstance(contexts, list) else [contexts],
-            "hint": _first_sample(arts).get("text"), "ragas_status": ragas.get("status") if isinstance(ragas, dict) else None,
-            "ragas_error": (ragas.get("error") or ragas.get("reason")) if isinstance(ragas, dict) else None,
-            "ragas": [{"name": k, **(v if isinstance(v, dict) else {"value": v})} for k, v in (metrics or {}).items()]}
+            "hint": _first_sample(arts).get("text"), "ragas_status": ragas.status if ragas is not None else None,
+            "ragas_error": None,  # a ragas outcome has no error of its own: each metric has
+            "ragas": [{"name": k, **m.model_dump(mode="json")} for k, m in (ragas.metrics if ragas is not None else {}).items()]}
 
 
 def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
     """Each rubric criterion with its text and verdict, and every injection finding (detector, file, line, snippet)."""
     from evalkit.graders.injection import DETECTORS
 
-    rubric = (arts.get("grades") or {}).get("rubric") or {}
-    results = {r.get("id"): r for r in rubric.get("results") or [] if isinstance(r, dict)}
+    grades = _grades(arts)
+    rubric = grades.rubric if grades is not None else None
+    results = {r.id: r for r in (rubric.results if rubric is not None else [])}
     criteria = []
     for c in case.criteria:
         if isinstance(c, dict):
-            r = results.get(c.get("id"), {})
+            r = results.get(c.get("id", ""))
             criteria.append({"id": c.get("id", ""), "text": c.get("text", ""), "weight": c.get("weight", 1),
-                             "met": r.get("met"), "met_fraction": r.get("met_fraction"), "reason": r.get("reason", ""),
-                             "judged": bool(r)})
+                             "met": r.met if r else None, "met_fraction": r.met_fraction if r else None,
+                             "reason": r.reason if r else "", "judged": r is not None})
     sample = _first_sample(arts)
     texts = [(k, v) for k, v in sorted((sample.get("files") or {}).items()) if isinstance(v, str)]
     texts += [(label, t) for label, t in (("(text)", sample.get("text")), ("(patch)", sample.get("patch")))
@@ -155,8 +161,9 @@ def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
         for file, text in texts:
             for f, line, snippet in fn(file, text):
                 findings.append({"detector": name, "description": description, "file": f, "line": line, "snippet": snippet})
-    checked = bool((arts.get("grades") or {}).get("extra", {}).get("injection")) or bool(findings)
-    return {"criteria": criteria, "rubric_status": rubric.get("status"), "rubric_error": rubric.get("error"),
+    checked = bool(grades is not None and grades.extra.injection) or bool(findings)
+    return {"criteria": criteria, "rubric_status": rubric.status if rubric else None,
+            "rubric_error": rubric.error if rubric else None,
             "findings": findings, "injection_checked": checked, "detectors": {k: v[0] for k, v in DETECTORS.items()}}
 
 
