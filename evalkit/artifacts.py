@@ -80,6 +80,11 @@ class Provenance(Model):
     """Digest of every input of the stage (case, upstream artifacts, config slice)."""
     config: str
     """Digest of the stage's slice of the config."""
+    worker: str = ""
+    """The cluster worker that made it (its Dask address); empty when made on the coordinating host."""
+
+    def __repr_args__(self) -> Any:  # later stages digest str(provenance): where it ran is not what it depends on
+        return [(k, v) for k, v in super().__repr_args__() if k != "worker"]
 
 
 class ArtifactBase(Model):

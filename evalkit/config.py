@@ -481,6 +481,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         if not is_valid_name(release):
             raise InputError(Problem("EVALKIT_RELEASE (or --release)", None, str(name_problem(release, "release label"))))
         cfg = cfg.model_copy(update={"release": release})
+    if os.environ.get("EVALKIT_CLUSTER"):  # `evalkit run --cluster ADDRESS`: stage calls on that Dask cluster
+        cfg = cfg.model_copy(update={"executor": {"cluster": {"address": os.environ["EVALKIT_CLUSTER"]}}})
     cfg = cfg.model_copy(update={"root": str(p.parent), "path": str(p)})
     if cfg.judge.rubric:  # the judge rubric it names must load (a bad rubric file: its own file:line)
         from evalkit.graders.judge_rubric import config_rubric_problem

@@ -6,11 +6,38 @@ the key is a digest of everything the result depends on.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from evalkit.fsutil import atomic_write_json, digest
+from evalkit.fsutil import atomic_write_json, digest, pretty_json
+
+_remote: list[tuple[Any, Path]] = []
+"""Set while a call runs on a cluster worker: (the coordinator's cache service, this call's work folder). Entries
+below that folder are read and written through the service (evalkit.executors.cache_service), never here."""
+
+
+@contextlib.contextmanager
+def remote(service: Any, work: Path) -> Iterator[None]:
+    """Within: every store below ``work`` reads and writes the coordinator's cache through ``service``."""
+    _remote.append((service, Path(work)))
+    try:
+        yield
+    finally:
+        _remote.remove((service, Path(work)))
+
+
+def remote_service() -> Any | None:
+    """The coordinator's cache service while a call runs on a cluster worker, else None."""
+    return _remote[-1][0] if _remote else None
+
+
+def _through(path: Path) -> tuple[Any, str] | None:
+    for service, work in reversed(_remote):
+        if path.is_relative_to(work):
+            return service, path.relative_to(work).as_posix()
+    return None
 
 
 class ContentStore:
@@ -28,6 +55,13 @@ class ContentStore:
 
     def get(self, key: str) -> Any | None:
         """The stored value, or None when absent (a corrupt entry counts as absent)."""
+        remote_entry = _through(self.path(key)) if _remote else None
+        if remote_entry is not None:
+            raw = remote_entry[0].read(remote_entry[1])
+            try:
+                return None if raw is None else json.loads(raw)
+            except ValueError:
+                return None
         try:
             with open(self.path(key), encoding="utf-8") as fh:
                 return json.load(fh)
@@ -35,7 +69,22 @@ class ContentStore:
             return None
 
     def put(self, key: str, value: Any) -> None:
+        remote_entry = _through(self.path(key)) if _remote else None
+        if remote_entry is not None:
+            remote_entry[0].write(remote_entry[1], pretty_json(value).encode("utf-8"))
+            return
         atomic_write_json(self.path(key), value)
 
+    def delete(self, key: str) -> None:
+        """Drop the entry under ``key`` (absent: nothing to do)."""
+        remote_entry = _through(self.path(key)) if _remote else None
+        if remote_entry is not None:
+            remote_entry[0].delete(remote_entry[1])
+            return
+        self.path(key).unlink(missing_ok=True)
+
     def __contains__(self, key: str) -> bool:
+        remote_entry = _through(self.path(key)) if _remote else None
+        if remote_entry is not None:
+            return bool(remote_entry[0].has(remote_entry[1]))
         return self.path(key).exists()

@@ -47,7 +47,11 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     _config_arg(p)
     p.add_argument("--select", "-s", action="append", default=[],
                    help="only cases matching SUITE/CASE-GLOB (repeatable); others keep their results")
-    p.add_argument("--jobs", "-n", type=int, default=1, help="tasks in parallel (threads)")
+    p.add_argument("--jobs", "-n", type=int, default=None,
+                   help="tasks in parallel (threads; default 1, or 16 with --cluster: calls in flight)")
+    p.add_argument("--cluster", metavar="tcp://HOST:PORT", default=None,
+                   help="run generate, execute and grade calls on this Dask scheduler's workers (same as "
+                        "EVALKIT_CLUSTER; executor: {cluster: {address: ...}} in evalkit.yaml)")
     p.add_argument("--release", help="release label (overrides the config; same as EVALKIT_RELEASE)")
     p.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME=DIR",
                    help="where a patch case's `owner/name` repository is on this machine (repeatable; adds to "
@@ -75,6 +79,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.environ["EVALKIT_RETRY_JUDGE_ERRORS"] = "1"
     if args.retry_bugs:
         os.environ["EVALKIT_RETRY_BUGS"] = "1"
+    if args.cluster:
+        os.environ["EVALKIT_CLUSTER"] = args.cluster
+    if args.jobs is None:  # on a cluster, doit's threads are the calls in flight
+        args.jobs = 16 if args.cluster or os.environ.get("EVALKIT_CLUSTER") else 1
     if args.repo:
         from evalkit.importers.swebench import parse_repo_map
 

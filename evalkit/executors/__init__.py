@@ -14,6 +14,7 @@ exception comes from the stage and is recorded as an evalkit ``bug``.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Protocol
 
 from evalkit.artifacts import ArtifactBase
@@ -32,17 +33,19 @@ class Executor(Protocol):
 
 
 _cache: dict[tuple[str, str, str], Executor] = {}
+_cache_lock = threading.Lock()
 
 
 def executor_for(cfg: Any) -> Executor:
     """The executor ``cfg.executor`` names (one per process and project), built by its registered factory."""
     name, settings = cfg.executor_name, cfg.executor_settings
     key = (cfg.path, name, repr(sorted(settings.items())))
-    if key not in _cache:
-        from evalkit.plugins import registry
+    with _cache_lock:  # doit's threads ask at once on the first calls: one executor (one cluster client) each
+        if key not in _cache:
+            from evalkit.plugins import registry
 
-        _cache[key] = registry("executors").get(name)(cfg, settings)
-    return _cache[key]
+            _cache[key] = registry("executors").get(name)(cfg, settings)
+        return _cache[key]
 
 
 def blob_store(cfg: Any) -> BlobStore:

@@ -59,7 +59,7 @@ class ResponseCache:
 
     def forget(self, key: str) -> None:
         """Drop the answer stored under ``key`` (an unusable answer is never kept as one to replay)."""
-        self.store.path(key).unlink(missing_ok=True)
+        self.store.delete(key)
 
     def _index_key(self, request: LLMRequest) -> str:
         return self.index.key({"item_id": request.item_id, "sample_index": request.sample_index})

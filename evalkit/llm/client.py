@@ -96,6 +96,12 @@ class Budget:
             return self._spent
 
     def check(self) -> None:
+        from evalkit.store import remote_service
+
+        service = remote_service()  # on a cluster worker: the run's budget is the coordinator's, across workers
+        if service is not None and self.limit_usd is not None:
+            with self._lock:
+                self._spent = max(self._spent, float(service.budget(self.limit_usd)["spent"]))
         with self._lock:
             if self.limit_usd is not None and self._spent >= self.limit_usd:
                 raise BudgetExceeded(
@@ -103,8 +109,12 @@ class Budget:
                 )
 
     def charge(self, usd: float) -> None:
+        from evalkit.store import remote_service
+
+        service = remote_service()
+        spent = float(service.budget(self.limit_usd, usd)["spent"]) if service is not None else None
         with self._lock:
-            self._spent += usd
+            self._spent = self._spent + usd if spent is None else max(self._spent + usd, spent)
         progress.COUNTERS.model_call(usd, budgeted=self.limit_usd is not None)
 
 

@@ -1,0 +1,166 @@
+"""Stage calls on a real Dask cluster (a scheduler and two workers as processes on 127.0.0.1).
+
+- the demo run with ``--cluster`` gives the report numbers of the local run (the golden copy of
+  tests/test_report_identical.py), both workers made artifacts, and each names its worker;
+- a worker SIGKILLed mid-run: the run completes with the numbers of a local run, and no model
+  call is paid twice (a loopback Messages API counts the judge's requests);
+- the caches stay on the coordinator: nothing is cached in a worker's folder, and a rerun after
+  losing the artifacts makes no model call and no container run.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cluster_procs import LocalCluster
+from fake_server import FakeAnthropic, Reply
+from helpers import REPO, evalkit, make_project
+from report_numbers import differences, numbers
+
+GOLDEN = Path(__file__).parent / "data" / "demo_report_numbers.json"
+KEY = "sk-ant-test-cluster-0000"
+
+
+def workers_named(work: Path) -> collections.Counter[str]:
+    """How many artifacts each worker made (provenance.worker; '' = the coordinator)."""
+    found: collections.Counter[str] = collections.Counter()
+    for path in (work / "artifacts").rglob("*.json"):
+        prov = json.loads(path.read_text(encoding="utf-8")).get("provenance") or {}
+        found[prov.get("worker", "")] += 1
+    return found
+
+
+def report_numbers(project: Path) -> object:
+    (report_file,) = (project / "site").glob("*/report.json")
+    return numbers(json.loads(report_file.read_text(encoding="utf-8")))
+
+
+def test_demo_on_two_workers_gives_the_local_numbers(docker_engine: str, tmp_path: Path) -> None:
+    project = tmp_path / "demo"
+    project.mkdir()
+    shutil.copy(REPO / "evalkit.yaml", project / "evalkit.yaml")
+    shutil.copytree(REPO / "cases", project / "cases")
+    with LocalCluster(tmp_path / "cluster") as cluster:
+        evalkit(project, "run", "-q", "--cluster", cluster.address, timeout=1500)
+        made = workers_named(project / ".evalkit")
+        addresses = set(cluster.worker_pids())
+    moved = differences(json.loads(GOLDEN.read_text(encoding="utf-8")), report_numbers(project))
+    assert not moved, "report numbers on the cluster differ from the local run's:\n" + "\n".join(moved)
+    on_workers = {w: n for w, n in made.items() if w}
+    assert set(on_workers) == addresses and all(n > 0 for n in on_workers.values()), made
+    # score artifacts are made on the coordinator; generate/execute/grade on the workers
+    for path in (project / ".evalkit" / "artifacts").rglob("*.json"):
+        worker = (json.loads(path.read_text(encoding="utf-8")).get("provenance") or {}).get("worker", "")
+        assert bool(worker) == (path.name != "score.json") or worker == "", path
+    for folder in (tmp_path / "cluster").glob("w*/evalkit/scratch/work"):
+        assert not (folder / "cache").exists() or not any((folder / "cache").rglob("*.json")), \
+            f"a worker kept cache entries of its own in {folder}"
+
+
+SLOW_SYSTEM = """\
+import os, pathlib, runpy, sys, time
+marks = pathlib.Path(sys.argv[1])
+marks.mkdir(parents=True, exist_ok=True)
+(marks / f"{os.getppid()}-{time.monotonic_ns()}").write_text(os.environ["EVALKIT_CASE"])
+time.sleep(float(sys.argv[2]))
+sys.argv = sys.argv[:1]
+runpy.run_module("evalkit.demo_systems.rule_rewriter", run_name="__main__")
+"""
+
+
+def verdict(body: dict) -> Reply:
+    answer = {"semantic_equivalence_score": 5, "rule_adherence_score": 4, "faithfulness_score": 4,
+              "code_quality_score": 4, "is_compilable": True, "detailed_notes": "ok"}
+    return Reply(text="```json\n" + json.dumps(answer) + "\n```")
+
+
+def judged_project(root: Path, marks: Path, sleep_s: float) -> Path:
+    cases = ["jpa-entity", "cdi-inject", "ejb-stateless", "jaxrs-resource", "servlet-filter", "persistence-context"]
+    systems = (
+        "systems:\n"
+        "  - name: naive\n    adapter: command\n"
+        '    command: ["{python}", "-m", "evalkit.demo_systems.naive_rewriter"]\n'
+        "  - name: slow\n    adapter: command\n"
+        f'    command: ["{{python}}", "slow_system.py", "{marks}", "{sleep_s}"]\n'
+        "  - name: gold\n    adapter: gold\n")
+    project = make_project(root, cases=cases, systems=systems)
+    (project / "slow_system.py").write_text(SLOW_SYSTEM, encoding="utf-8")
+    return project
+
+
+def prompts_paid(server: FakeAnthropic) -> collections.Counter[str]:
+    """Each distinct message request body the server answered, with how many times."""
+    return collections.Counter(json.dumps(r["body"], sort_keys=True) for r in server.requests
+                               if r["path"].startswith("/v1/messages") and "body" in r
+                               and "count_tokens" not in r["path"])
+
+
+def test_worker_killed_mid_run_same_numbers_no_call_paid_twice(docker_engine: str, tmp_path: Path) -> None:
+    with FakeAnthropic(responder=verdict) as local_server:
+        local = judged_project(tmp_path / "local", tmp_path / "marks-local", 0.0)
+        with open(local / "evalkit.yaml", "a", encoding="utf-8") as fh:
+            fh.write(f"judge:\n  model: claude-test-judge\n  base_url: {local_server.base_url}\n")
+        evalkit(local, "run", "-q", env={"ANTHROPIC_API_KEY": KEY}, timeout=900)
+    marks = tmp_path / "marks"
+    with FakeAnthropic(responder=verdict) as server, \
+            LocalCluster(tmp_path / "cluster", env={"ANTHROPIC_API_KEY": KEY}) as cluster:
+        project = judged_project(tmp_path / "remote", marks, 3.0)
+        with open(project / "evalkit.yaml", "a", encoding="utf-8") as fh:
+            fh.write(f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n")
+        pids = cluster.worker_pids()
+        env = {**__import__("os").environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), "ANTHROPIC_API_KEY": KEY}
+        run = subprocess.Popen([sys.executable, "-m", "evalkit", "run", "-q", "--cluster", cluster.address],
+                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # kill a worker while it runs the slow system's generate call (no model call of its own in flight)
+        deadline, victim = time.monotonic() + 300, None
+        while victim is None and time.monotonic() < deadline and run.poll() is None:
+            started = [int(p.name.split("-")[0]) for p in marks.glob("*")] if marks.is_dir() else []
+            victim = next((pid for pid in started if pid in pids.values()), None)
+            time.sleep(0.05)
+        assert victim is not None, "no worker started the slow system"
+        cluster.kill(victim)
+        out, err = run.communicate(timeout=900)
+        assert run.returncode == 0, out + err
+        paid = prompts_paid(server)
+        made = workers_named(project / ".evalkit")
+    killed = next(addr for addr, pid in pids.items() if pid == victim)
+    survivor = next(addr for addr in pids if addr != killed)
+    assert made[survivor] > 0
+    assert paid and all(n == 1 for n in paid.values()), "a model call was paid twice"
+    assert len(paid) == len(prompts_paid(local_server))
+    moved = differences(report_numbers(local), report_numbers(project))
+    assert not moved, "\n".join(moved)
+
+
+@pytest.fixture
+def two_workers(tmp_path: Path):
+    with LocalCluster(tmp_path / "cluster", env={"ANTHROPIC_API_KEY": KEY}) as cluster:
+        yield cluster
+
+
+def test_caches_stay_on_the_coordinator(docker_engine: str, tmp_path: Path, two_workers: LocalCluster) -> None:
+    with FakeAnthropic(responder=verdict) as server:
+        project = make_project(tmp_path / "p", cases=["jpa-entity", "ejb-stateless"],
+                               extra=f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n")
+        env = {"ANTHROPIC_API_KEY": KEY}
+        evalkit(project, "run", "-q", "--cluster", two_workers.address, env=env)
+        first = server.message_calls()
+        assert first >= 3
+        cache = project / ".evalkit" / "cache"
+        assert any((cache / "llm").rglob("*.json")) and any((cache / "generate").rglob("*.json"))
+        for folder in (tmp_path / "cluster").glob("w*/evalkit/scratch/work"):
+            assert not any(folder.rglob("cache/**/*.json")), f"cache entries kept on a worker: {folder}"
+        # lose every artifact and doit's state: the coordinator's caches answer, on the workers
+        shutil.rmtree(project / ".evalkit" / "artifacts")
+        (project / ".evalkit" / "doit.sqlite3").unlink()
+        evalkit(project, "run", "-q", "--cluster", two_workers.address, env=env)
+        assert server.message_calls() == first
+        assert sum(n for w, n in workers_named(project / ".evalkit").items() if w) > 0
