@@ -184,3 +184,26 @@ def test_call_pickles_small(tmp_path: Path) -> None:
     assert set(call.files) >= set(case.files)
     assert size < 64_000, size
     assert legacy > 0
+
+
+def test_an_executor_failure_is_an_infrastructure_error_retried_next_run(tmp_path: Path) -> None:
+    """An executor that cannot run a call (a worker lost) gives infra_error with a retry marker, not a bug."""
+    from evalkit import plugins
+    from evalkit.executors import ExecutorFailure
+    from evalkit.tasks import run_stage
+
+    class Lost:
+        def run(self, call: Any) -> Any:
+            raise ExecutorFailure(f"worker lost while running {call.stage}")
+
+    plugins.registry("executors").register("lost", lambda cfg, settings: Lost(), replace=True)
+    try:
+        project = make_project(tmp_path / "proj", cases=["jpa-entity"], extra="executor: lost\n")
+        assert run_stage("generate", str(project / "evalkit.yaml"), "naive", "migration/jpa-entity")
+    finally:
+        plugins.forget()
+    output = project / ".evalkit" / "artifacts" / "naive" / "migration" / "jpa-entity" / "output.json"
+    data = json.loads(output.read_text(encoding="utf-8"))
+    assert data["status"] == "infra_error" and "worker lost while running generate" in data["reason"]
+    assert Path(f"{output}.retry").exists()
+    assert not (project / ".evalkit" / "bugs").exists()
