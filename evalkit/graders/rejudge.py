@@ -28,6 +28,7 @@ from evalkit.fsutil import digest
 from evalkit.graders.audit import FieldKind, field_kinds, union_fields
 from evalkit.kinds import kind
 from evalkit.models import Model
+from evalkit.outcomes import JudgeOutcome, RubricOutcome
 
 REJUDGE_SCHEMA_VERSION = 1
 REJUDGE_FILE = "rejudge.json"
@@ -171,7 +172,7 @@ class Target:
     system: str
     case: Any
     sample: Sample
-    old: dict[str, Any] | None
+    old: JudgeOutcome | None
 
 
 def targets(cfg: Any, project: Any) -> list[Target]:
@@ -215,11 +216,12 @@ def _value_of(values: list[Any], kind: FieldKind) -> float | bool:
     return sum(values) / len(values)
 
 
-def verdict_values(outcome: dict[str, Any] | None, fields: list[tuple[str, FieldKind, Any]]) -> dict[str, float | bool]:
+def verdict_values(outcome: JudgeOutcome | RubricOutcome | None,
+                   fields: list[tuple[str, FieldKind, Any]]) -> dict[str, float | bool]:
     """Per field, the outcome's value over its verdicts (judged outcomes only; {} otherwise)."""
-    if not outcome or outcome.get("status") != "judged":
+    if not isinstance(outcome, JudgeOutcome) or outcome.status != "judged":
         return {}
-    verdicts = [v.get("fields", v) if isinstance(v, dict) else {} for v in outcome.get("verdicts") or []]
+    verdicts = [v.model_extra or {} for v in outcome.verdicts]
     out: dict[str, float | bool] = {}
     for name, kind, _cats in fields:
         values = [v[name] for v in verdicts if name in v and isinstance(v[name], (int, float, bool))]
@@ -288,16 +290,16 @@ def rejudge(cfg: Any, cfg_new: Any, release: str, label: str, found: list[Target
     def one(t: Target) -> OutputVerdicts:
         fields = field_kinds(cfg, t.case)
         new = judge_case(cfg_new, t.case, t.sample, main_file(t.case))
-        return OutputVerdicts(system=t.system, case=t.case.key, old_status=(t.old or {}).get("status"),
-                              new_status=(new or {}).get("status"), old=verdict_values(t.old, fields),
+        return OutputVerdicts(system=t.system, case=t.case.key, old_status=t.old.status if t.old else None,
+                              new_status=new.status if new else None, old=verdict_values(t.old, fields),
                               new=verdict_values(new, fields),
-                              error=(new or {}).get("error") if (new or {}).get("status") != "judged" else None)
+                              error=new.error if new is not None and new.status != "judged" else None)
 
     with ThreadPoolExecutor(max_workers=cfg_new.judge.concurrency) as pool:
         rows = list(pool.map(one, found))
     fields = union_fields([field_kinds(cfg, t.case) for t in found])
     comparisons, systems = compare(rows, fields, seed=cfg.report.seed, resamples=cfg.report.bootstrap_resamples)
-    old_models = Counter((t.old or {}).get("model") for t in found if (t.old or {}).get("model"))
+    old_models = Counter(t.old.model for t in found if t.old is not None and t.old.model)
     statuses = Counter(r.new_status for r in rows)
     notes = [f"{n} output(s) without a new verdict: {status}" for status, n in sorted(statuses.items(), key=str)
              if status != "judged" and status != "parser"]

@@ -21,7 +21,9 @@ from itertools import combinations
 from typing import Any, Callable, Literal, TypedDict
 
 from evalkit.agreement import Agreement, agreement
+from evalkit.artifacts import GradesArtifact
 from evalkit.models import Model
+from evalkit.outcomes import JudgeOutcome
 from evalkit.stats import RateEstimate, rate
 
 TEST_VERDICT_METRICS: tuple[str, ...] = ("resolved", "e2e_resolved")
@@ -149,9 +151,14 @@ def _read(path: str) -> dict[str, Any] | None:
         return None
 
 
-def _judge_of(work: str, system: str, suite: str, case_id: str) -> dict[str, Any] | None:
+def _judge_of(work: str, system: str, suite: str, case_id: str) -> JudgeOutcome | None:
     grades = _read(f"{work}/artifacts/{system}/{suite}/{case_id}/grades.json")
-    return (grades or {}).get("judge")
+    return GradesArtifact.model_validate(grades).judge if grades else None
+
+
+def _answers(judge: JudgeOutcome) -> list[dict[str, Any]]:
+    """Each verdict's rubric fields by name."""
+    return [dict(v.model_extra or {}) for v in judge.verdicts]
 
 
 def _output_text(work: str, system: str, case: Any) -> str | None:
@@ -215,8 +222,8 @@ def calibration_summary(cfg: Any, project: Any, scores: dict[tuple[str, str], An
                 summary.stale.append(f"{lab.source} ({lab.system})")
                 continue
         if key not in verdicts:
-            judge = _judge_of(work, lab.system, case.suite, case.id) or {}
-            verdicts[key] = (judge.get("status") or "", judge.get("verdicts") or [])
+            judge = _judge_of(work, lab.system, case.suite, case.id)
+            verdicts[key] = (judge.status, _answers(judge)) if judge is not None else ("", [])
         fresh.append(lab)
 
     seed, resamples = cfg.report.seed, cfg.report.bootstrap_resamples
@@ -324,9 +331,9 @@ def _test_pairs(work: str, project: Any, scores: dict[tuple[str, str], Any], sui
             unjudged += s.judge_status != "parser"
             continue
         case = project.case(key)
-        judge = _judge_of(work, system, case.suite, case.id) or {}
-        if judge.get("status") == "judged" and judge.get("verdicts"):
-            out.append((f"{key}:{system}", float(s.metrics[metric]) >= 0.5, judge["verdicts"], metric))
+        judge = _judge_of(work, system, case.suite, case.id)
+        if judge is not None and judge.status == "judged" and judge.verdicts:
+            out.append((f"{key}:{system}", float(s.metrics[metric]) >= 0.5, _answers(judge), metric))
         else:
             unjudged += 1
     return out, decided, unjudged

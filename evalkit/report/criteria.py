@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from evalkit.artifacts import ARTIFACT_FILES
 from evalkit.kinds import kind
 from evalkit.models import Model
+from evalkit.outcomes import RubricOutcome
 
 if TYPE_CHECKING:  # report.models imports this module: keep its imports light
     from evalkit.artifacts import ScoresArtifact
@@ -69,11 +70,10 @@ def _verdicts(work: str, system: str, case: Case) -> dict[str, bool]:
             grades = json.loads(fh.read())
     except (FileNotFoundError, ValueError):
         return {}
-    rubric = grades.get("rubric") or {}
-    if rubric.get("status") not in ("judged", "parser"):
+    rubric = RubricOutcome.model_validate(grades["rubric"]) if grades.get("rubric") else None
+    if rubric is None or rubric.status not in ("judged", "parser"):
         return {}
-    return {str(r["id"]): bool(r["met"]) for r in rubric.get("results") or []
-            if isinstance(r, dict) and "id" in r and isinstance(r.get("met"), bool)}
+    return {r.id: r.met for r in rubric.results}
 
 
 def criterion_rates(work: str, cases: Iterable[Case], systems: list[str],
