@@ -146,12 +146,18 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
 def run_validate(config: str, case_key: str) -> bool:
     """Validation of one case's reference (patch: gold must resolve, no patch must not; others: gold
     passes the case's assertions and incidents, parses and is complete)."""
-    from evalkit.stages.validate import validate_case, validation_path
+    from evalkit.executors import ExecutorFailure, MissingBlob, build_call, executor_for
+    from evalkit.stages.validate import Validation, validation_path
 
     loaded = load(config)
+    cfg = loaded.config
     case = loaded.project.case(case_key)
-    result = validate_case(loaded.config, case)
-    write_with_retry_mark(validation_path(loaded.config.work_path, case), result)
+    try:  # through the project's executor, like the stages (its own failure: retried next run)
+        result = executor_for(cfg).run(build_call(cfg, "validate", None, case, {}))
+    except (ExecutorFailure, MissingBlob) as exc:
+        result = Validation(suite=case.suite, case_id=case.id, status="infra_error",
+                            reason=f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000])
+    write_with_retry_mark(validation_path(cfg.work_path, case), result)
     return True
 
 

@@ -100,6 +100,12 @@ def test_stage_calls_run_by_content_where_the_project_is_not(tmp_path: Path) -> 
             publish(call, blobs)
             calls.append(call)
             local.append(artifact.model_dump(mode="json"))
+    validate = build_call(cfg, "validate", None, loaded.project.case("repo/round-half-up"), {})  # no system
+    validation = run_call(validate)
+    assert validation.status == "valid", validation.reason  # gold resolves, no patch does not: two sandbox runs
+    publish(validate, blobs)
+    calls.append(validate)
+    local.append(validation.model_dump(mode="json"))
     tree_call = next(c for c in calls if c.stage == "execute" and c.case.suite == "repo")
     assert next(iter(tree_call.trees.values())).files, "the repository case's tree travels by digest"
     assert not any(c.trees for c in calls if c.case.suite == "patch"), "a tree in the suite folder is among the case's files"
@@ -146,7 +152,7 @@ class Counting(LocalExecutor):
 
     def run(self, call):
         with open(self.file, "a", encoding="utf-8") as fh:
-            fh.write(f"{call.stage} {call.system.name} {call.case.key}\\n")
+            fh.write(f"{call.stage} {getattr(call.system, 'name', '-')} {call.case.key}\\n")
         return super().run(call)
 '''
 
@@ -158,9 +164,9 @@ def test_an_outside_executor_registered_by_entry_point_runs_the_stages(tmp_path:
     env = {"PYTHONPATH": f"{dist}{os.pathsep}{REPO}"}
     done = run(project, env=env)
     lines = (project / ".evalkit" / "counted.txt").read_text(encoding="utf-8").splitlines()
-    stages = sorted(t for t in done if t.split(":")[0] in ("generate", "grade", "score"))
-    assert len(lines) == len(stages) == 9  # 3 systems x (generate, grade, score), every one through the executor
-    assert "generate naive migration/jpa-entity" in lines
+    stages = sorted(t for t in done if t.split(":")[0] in ("generate", "grade", "score", "validate"))
+    assert len(lines) == len(stages) == 10  # 3 systems x (generate, grade, score) + the case's validation
+    assert "generate naive migration/jpa-entity" in lines and "validate - migration/jpa-entity" in lines
     assert json.loads((project / "site" / "r1" / "report.json").read_text(encoding="utf-8"))["cases"]
 
     (project / "evalkit.yaml").write_text((project / "evalkit.yaml").read_text(encoding="utf-8")

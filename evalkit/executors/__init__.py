@@ -29,7 +29,9 @@ class ExecutorFailure(RuntimeError):
 class Executor(Protocol):
     """Runs stage calls and returns their artifacts."""
 
-    def run(self, call: StageCall) -> ArtifactBase: ...
+    def run(self, call: StageCall) -> ArtifactBase:
+        """The call's artifact (a validate call: its `Validation`), from `run_call` wherever it ran."""
+        ...
 
 
 _cache: dict[tuple[str, str, str], Executor] = {}

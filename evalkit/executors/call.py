@@ -29,10 +29,10 @@ from evalkit.config import PACKAGE_DIR, Config
 from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob, file_ref, matches
 from evalkit.fsutil import atomic_write_text, confine_writes, digest
 
-STAGES = ("generate", "execute", "grade", "score")
-"""The stages a call runs."""
+STAGES = ("generate", "execute", "grade", "score", "validate")
+"""The stages a call runs (validate: a case's reference checked against the case, no system)."""
 INPUTS = {"generate": (), "execute": ("generate",), "grade": ("generate", "execute"),
-          "score": ("generate", "execute", "grade")}
+          "score": ("generate", "execute", "grade"), "validate": ()}
 """The earlier artifacts each stage is handed."""
 
 
@@ -55,11 +55,11 @@ class StageCall:
     """One stage of one (system, case), by content: picklable, run by `run_call` wherever an executor puts it."""
 
     stage: str
-    """generate, execute, grade or score."""
+    """generate, execute, grade, score or validate."""
     config: Config
     """The project's config (whole: its slices are not separable, see the module docstring)."""
     system: Any
-    """The system under test (a `config.System` model)."""
+    """The system under test (a `config.System` model); None for validate."""
     case: Case
     """The loaded case; its host paths are re-rooted where the call runs."""
     inputs: dict[str, ArtifactBase | None]
@@ -161,11 +161,12 @@ def _tree(cfg: Config, case: Case) -> TreeRef:
 
 
 def build_call(cfg: Config, stage: str, system: Any, case: Case, inputs: dict[str, ArtifactBase | None]) -> StageCall:
-    """The call for one stage of one (system, case): files by content, the repository tree made here."""
+    """The call for one stage of one (system, case) (validate: system None): files by content, the repository
+    tree made here."""
     from evalkit import __version__
     from evalkit.stages.validate import validation_path
 
-    paths = list(case.files) + _rubric_files(cfg, case) + (_system_files(cfg, system, case) if stage != "score" else [])
+    paths = list(case.files) + _rubric_files(cfg, case) + (_system_files(cfg, system, case) if system is not None and stage != "score" else [])
     files = {p: file_ref(p) for p in dict.fromkeys(paths) if os.path.isfile(p)}
     work = cfg.work_path
     work_files = {}
@@ -174,7 +175,7 @@ def build_call(cfg: Config, stage: str, system: Any, case: Case, inputs: dict[st
         work_files[str(valid.relative_to(work))] = file_ref(str(valid))
     trees = {}
     generated = inputs.get("generate")
-    if stage == "execute" and case.ok and generated is not None and generated.status == "ok":
+    if case.ok and (stage == "validate" or (stage == "execute" and generated is not None and generated.status == "ok")):
         key = _tree_key(case)
         if key is not None:
             trees[key] = _tree(cfg, case)
@@ -276,9 +277,9 @@ def view(call: StageCall, blobs: BlobStore | None = None, scratch: Path | None =
     return _materialized(call, blobs, scratch)
 
 
-def run_call(call: StageCall, blobs: BlobStore | None = None, scratch: Path | None = None) -> ArtifactBase:
-    """Run one stage call and return its artifact (nothing is written but the caches'); an exception the stage
-    raises is passed on (the coordinator records it as an evalkit bug)."""
+def run_call(call: StageCall, blobs: BlobStore | None = None, scratch: Path | None = None) -> Any:
+    """Run one stage call and return its artifact (validate: its `Validation`; nothing is written but the
+    caches'); an exception the stage raises is passed on (the coordinator records it as an evalkit bug)."""
     v = view(call, blobs, scratch)
     token = _handed.set(v.trees)
     try:
@@ -287,8 +288,12 @@ def run_call(call: StageCall, blobs: BlobStore | None = None, scratch: Path | No
         _handed.reset(token)
 
 
-def _dispatch(stage: str, v: _View, inputs: dict[str, ArtifactBase | None]) -> ArtifactBase:
+def _dispatch(stage: str, v: _View, inputs: dict[str, ArtifactBase | None]) -> Any:
     cfg, system, case = v.cfg, v.system, v.case
+    if stage == "validate":
+        from evalkit.stages.validate import validate_case
+
+        return validate_case(cfg, case)
     if stage == "generate":
         from evalkit.stages.generate import generate
 
