@@ -189,10 +189,10 @@ def audit_plan(loaded: Any) -> list[AuditCall]:
     settings: AuditSettings | None = cfg.judge.audit
     if settings is None or not settings.active:
         return []
-    from evalkit.llm.plan import FREE_ADAPTERS, _stand_in
+    from evalkit.llm.plan import _stand_in
     from evalkit.stages.generate import generate_key
     from evalkit.store import ContentStore
-    from evalkit.systems.base import RunContext, run_system
+    from evalkit.systems.base import RunContext, is_free, run_system
 
     generated = ContentStore(cfg.work_path / "cache", "generate")
     ctx = RunContext(root=Path(cfg.root), work=cfg.work_path, judge=cfg.judge)
@@ -203,7 +203,7 @@ def audit_plan(loaded: Any) -> list[AuditCall]:
         for system in by_case[key]:
             hit = generated.get(generated.key(generate_key(cfg, system, case, 0)))
             sample = Sample.model_validate(hit) if hit is not None else None
-            if sample is None and system.adapter in FREE_ADAPTERS:
+            if sample is None and is_free(system.adapter):
                 sample = run_system(system, case, 0, ctx)
             if sample is None:
                 candidates[(system.name, key)] = Candidate(system.name, case, _stand_in(system, case), exact=False)

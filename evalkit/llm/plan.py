@@ -47,8 +47,6 @@ from evalkit.llm.settings import JudgeSettings
 Stage = Literal["generate", "grade"]
 PLACEHOLDER = "(answer not known yet"
 """Starts every placeholder value the planning ragas LLM hands back to ragas."""
-FREE_ADAPTERS = frozenset({"gold", "empty", "recorded"})
-"""Adapters whose answers cost nothing to compute: the plan computes them instead of guessing."""
 
 
 @dataclass(frozen=True)
@@ -192,7 +190,7 @@ def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),
     from evalkit.project import participating
     from evalkit.stages.generate import generate_key
     from evalkit.store import ContentStore
-    from evalkit.systems.base import RunContext, run_system
+    from evalkit.systems.base import RunContext, is_free, planner, run_system
 
     cfg = loaded.config
     wanted = set(stages)
@@ -213,15 +211,12 @@ def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),
         for index in range(system.samples):
             hit = generated.get(generated.key(generate_key(cfg, system, case, index)))
             sample = Sample.model_validate(hit) if hit is not None else None
-            if sample is None and system.adapter in FREE_ADAPTERS:
+            if sample is None and is_free(system.adapter):  # no model: computed instead of guessed
                 sample = run_system(system, case, index, ctx)
-            if sample is None and system.adapter in ("anthropic", "openai"):
-                from evalkit.systems.anthropic_adapter import request_for, settings_for
-
-                settings = settings_for(system, judge).model_copy(update={"use_cache": True})
-                if "generate" in wanted:
-                    plan.calls.append(PlannedCall("generate", f"{system.adapter} system", system.name, case.suite,
-                                                  request_for(system, case, index, ctx), settings))
+            if sample is None and "generate" in wanted and (plan_call := planner(system.adapter)) is not None:
+                request, settings = plan_call(system, case, index, ctx, judge)
+                plan.calls.append(PlannedCall("generate", f"{system.adapter} system", system.name, case.suite,
+                                              request, settings.model_copy(update={"use_cache": True})))
             if index == 0:
                 first = sample
         if "grade" not in wanted:

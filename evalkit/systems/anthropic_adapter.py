@@ -122,6 +122,11 @@ def run_model(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sa
     return Sample(files=files, text=response.text, usage=usage, steps=1, **named)
 
 
-@adapter("anthropic", {"migration", "generation"})
+def plan_request(system: Any, case: Case, sample_index: int, ctx: RunContext, judge: Any) -> Any:
+    """The one model call of sample ``sample_index`` and the settings it goes out with (``evalkit estimate``)."""
+    return request_for(system, case, sample_index, ctx), settings_for(system, judge)
+
+
+@adapter("anthropic", {"migration", "generation"}, plan=plan_request)
 def run_anthropic(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     return run_model(system, case, sample_index, ctx)

@@ -11,6 +11,7 @@ from evalkit.cases import Case
 from evalkit.plugins import Registry, registry
 
 if TYPE_CHECKING:
+    from evalkit.llm.calls import LLMRequest
     from evalkit.llm.settings import JudgeSettings
 
 
@@ -32,13 +33,22 @@ class Adapter(Protocol):
     def __call__(self, system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample: ...
 
 
-def adapter(name: str, kinds: set[str] | None = None) -> Callable[[Adapter], Adapter]:
+Planner = Callable[[Any, Case, int, RunContext, "JudgeSettings"], "tuple[LLMRequest, JudgeSettings]"]
+"""``(system, case, sample_index, ctx, judge) -> (request, settings)``: the one model call a sample makes."""
+
+
+def adapter(name: str, kinds: set[str] | None = None, *, free: bool = False,
+            plan: Planner | None = None) -> Callable[[Adapter], Adapter]:
     """Mark an adapter with the name evalkit.yaml's `adapter:` uses and the suite kinds it answers (None:
     every kind). Registration is the ``evalkit.adapters`` entry point naming it (evalkit's own in
-    pyproject.toml); an adapter without this mark answers every kind."""
+    pyproject.toml); an adapter without this mark answers every kind.
+
+    ``free``: its answers cost nothing and need no model (gold, empty, recorded): ``evalkit estimate`` and the
+    judge audit's plan compute them instead of guessing. ``plan``: the model call one sample makes, which
+    ``evalkit estimate`` counts before the run (model adapters)."""
 
     def deco(fn: Adapter) -> Adapter:
-        vars(fn).update(adapter_name=name, kinds=kinds)
+        vars(fn).update(adapter_name=name, kinds=kinds, free=free, plan=plan)
         return fn
 
     return deco
@@ -52,6 +62,16 @@ def adapters() -> Registry:
 def supported_kinds(name: str) -> set[str] | None:
     """Suite kinds adapter ``name`` answers; None = every kind."""
     return getattr(adapters().get(name), "kinds", None)
+
+
+def is_free(name: str) -> bool:
+    """Whether adapter ``name``'s answers cost nothing to compute (see ``adapter``)."""
+    return bool(getattr(adapters().get(name), "free", False))
+
+
+def planner(name: str) -> Planner | None:
+    """The model call planner of adapter ``name`` (see ``adapter``); None for adapters that call no model."""
+    return getattr(adapters().get(name), "plan", None)
 
 
 def runs_on(system: Any, suite_name: str, kind: str) -> bool:

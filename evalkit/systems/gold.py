@@ -9,7 +9,7 @@ from evalkit.cases import Case
 from evalkit.systems.base import RunContext, adapter
 
 
-@adapter("gold")
+@adapter("gold", free=True)
 def gold(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     """What a perfect system would answer, built from the case's reference."""
     return gold_sample(case)
@@ -45,7 +45,7 @@ def reference_sample(case: Case, **extra: Any) -> Sample:
     return Sample(**sample)
 
 
-@adapter("empty")
+@adapter("empty", free=True)
 def empty(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     """No output: every metric's floor."""
     return Sample()

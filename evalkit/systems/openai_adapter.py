@@ -11,10 +11,10 @@ from typing import Any
 
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
-from evalkit.systems.anthropic_adapter import run_model
+from evalkit.systems.anthropic_adapter import plan_request, run_model
 from evalkit.systems.base import RunContext, adapter
 
 
-@adapter("openai", {"migration", "generation"})
+@adapter("openai", {"migration", "generation"}, plan=plan_request)
 def run_openai(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     return run_model(system, case, sample_index, ctx)

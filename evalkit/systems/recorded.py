@@ -100,7 +100,7 @@ def recorded_sources(system: Any, case: Case, root: Path, sample_index: int = 0)
     return found + grades
 
 
-@adapter("recorded")
+@adapter("recorded", free=True)
 def recorded(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     path = Path(system.path)
     path = path if path.is_absolute() else ctx.root / path
