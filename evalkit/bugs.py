@@ -113,10 +113,12 @@ def to_redo(work: Path | str, retry_all: bool | None = None) -> set[str]:
     return {r.target for r in found if r.code != now}
 
 
-def describe_bugs(work: Path | str) -> list[str]:
-    """One line per system with recorded bugs, for stderr: how many stages, and the first reason."""
+def describe_bugs(work: Path | str, pairs: set[tuple[str, str]] | None = None) -> list[str]:
+    """One line per system with recorded bugs, for stderr: how many stages, and the first reason. With ``pairs``
+    ((system, suite/case) of this run), only theirs: a system or case since taken out of the run is not reported."""
     by: dict[str, list[BugRecord]] = {}
     for r in records(work):
-        by.setdefault(r.system, []).append(r)
+        if pairs is None or (r.system, r.case) in pairs:
+            by.setdefault(r.system, []).append(r)
     return [f"evalkit bug in {len(rs)} stage(s) of system {name!r}; first: {rs[0].case} {rs[0].stage}: {rs[0].reason}"
             for name, rs in sorted(by.items())]

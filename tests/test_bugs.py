@@ -108,3 +108,15 @@ def test_retry_bugs_redoes_them_on_the_same_code(tmp_path: Path) -> None:
     assert fixed.returncode == 0, fixed.stderr
     assert {t for t in executed(fixed) if t.startswith("grade:")} == {"grade:naive:migration/jpa-entity"}
     assert set(_grades(project).values()) == {"ok"}
+
+
+def test_a_system_taken_out_of_the_run_takes_its_bugs_with_it(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "proj", cases=["jpa-entity"])
+    assert evalkit(project, "run", env=_env(tmp_path, inject=True), check=False).returncode == 4
+    config = project / "evalkit.yaml"
+    text = config.read_text(encoding="utf-8").replace("baseline: naive", "baseline: rules")
+    start = text.index("  - name: naive")
+    config.write_text(text[:start] + text[text.index("  - name: rules"):], encoding="utf-8")
+    later = evalkit(project, "run", env=_env(tmp_path, inject=True), check=False)
+    assert later.returncode == 0, later.stderr
+    assert "evalkit bug" not in later.stderr

@@ -121,7 +121,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             return ALL_FAILED_EXIT
         from evalkit.bugs import BUG_EXIT, describe_bugs
 
-        found = describe_bugs(cfg.work_path)
+        found = describe_bugs(cfg.work_path, {(s.name, c.key) for s, c in tasks.graph().pairs})
         for line in found:
             print(f"evalkit: {line}", file=sys.stderr)
         if found:
