@@ -27,7 +27,7 @@ import time
 from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from evalkit.doitplus import ExecutedOnlyReporter
 
@@ -85,6 +85,9 @@ class Counters:
 
 
 COUNTERS = Counters()
+
+EXTRA_LINES: list[Callable[[], str]] = []
+"""More status lines of the live display, each asked at every refresh (the cluster executor's calls per worker)."""
 
 
 def mode_for(quiet: bool, stream: Any = None) -> str:
@@ -234,7 +237,7 @@ class LiveReporter(ExecutedOnlyReporter):
         line = Text(f"elapsed {fmt_duration(elapsed)} · left {fmt_duration(self.state.time_left())} · "
                     f"{running} running · containers {c['containers']} · model calls {c['model_calls']} · {spend}",
                     style="dim")
-        return Group(table, line)
+        return Group(table, line, *(Text(extra(), style="dim") for extra in EXTRA_LINES))
 
     def __rich__(self) -> Any:
         return self.render()

@@ -70,7 +70,9 @@ import os, pathlib, runpy, sys, time
 marks = pathlib.Path(sys.argv[1])
 marks.mkdir(parents=True, exist_ok=True)
 (marks / f"{os.getppid()}-{time.monotonic_ns()}").write_text(os.environ["EVALKIT_CASE"])
-time.sleep(float(sys.argv[2]))
+deadline = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < deadline and not (marks / "go").exists():
+    time.sleep(0.05)
 sys.argv = sys.argv[:1]
 runpy.run_module("evalkit.demo_systems.rule_rewriter", run_name="__main__")
 """
@@ -122,7 +124,7 @@ def test_worker_killed_mid_run_same_numbers_no_call_paid_twice(docker_engine: st
         # kill a worker while it runs the slow system's generate call (no model call of its own in flight)
         deadline, victim = time.monotonic() + 300, None
         while victim is None and time.monotonic() < deadline and run.poll() is None:
-            started = [int(p.name.split("-")[0]) for p in marks.glob("*")] if marks.is_dir() else []
+            started = [int(p.name.split("-")[0]) for p in marks.glob("*-*")] if marks.is_dir() else []
             victim = next((pid for pid in started if pid in pids.values()), None)
             time.sleep(0.05)
         assert victim is not None, "no worker started the slow system"
@@ -164,3 +166,38 @@ def test_caches_stay_on_the_coordinator(docker_engine: str, tmp_path: Path, two_
         evalkit(project, "run", "-q", "--cluster", two_workers.address, env=env)
         assert server.message_calls() == first
         assert sum(n for w, n in workers_named(project / ".evalkit").items() if w) > 0
+
+
+def test_call_lost_on_two_workers_is_an_infra_error_redone_next_run(docker_engine: str, tmp_path: Path) -> None:
+    marks = tmp_path / "marks"
+    project = make_project(tmp_path / "p", cases=["jpa-entity"], systems=(
+        "systems:\n  - name: naive\n    adapter: command\n"  # make_project's baseline
+        f'    command: ["{{python}}", "slow_system.py", "{marks}", "30"]\n'))
+    (project / "slow_system.py").write_text(SLOW_SYSTEM, encoding="utf-8")
+    output = project / ".evalkit" / "artifacts" / "naive" / "migration" / "jpa-entity" / "output.json"
+    with LocalCluster(tmp_path / "cluster") as cluster:
+        env = {**__import__("os").environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml")}
+        run = subprocess.Popen([sys.executable, "-m", "evalkit", "run", "-q", "--cluster", cluster.address],
+                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        killed: list[int] = []
+        pids = set(cluster.worker_pids().values())
+        deadline = time.monotonic() + 300
+        while len(killed) < 2 and time.monotonic() < deadline and run.poll() is None:
+            started = [int(p.name.split("-")[0]) for p in marks.glob("*-*")] if marks.is_dir() else []
+            for pid in started:
+                if pid in pids and pid not in killed:
+                    cluster.kill(pid)  # the slow generate call's worker, each time the call starts
+                    killed.append(pid)
+            time.sleep(0.05)
+        assert len(killed) == 2, f"the call did not start on both workers: {killed}\n{run.poll() and run.communicate()}"
+        cluster.add_worker("w-late")  # the later stages need a worker
+        out, err = run.communicate(timeout=600)
+        first = json.loads(output.read_text(encoding="utf-8"))
+        assert first["status"] == "infra_error", first
+        assert "lost with its workers" in first["reason"]
+        assert Path(str(output) + ".retry").exists()
+        # the next run redoes it (on the worker left)
+        (marks / "go").write_text("", encoding="utf-8")  # the system answers at once now (its files unchanged)
+        evalkit(project, "run", "-q", "--cluster", cluster.address, timeout=600)
+        second = json.loads(output.read_text(encoding="utf-8"))
+        assert second["status"] == "ok" and second["provenance"]["worker"], second

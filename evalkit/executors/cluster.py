@@ -36,7 +36,7 @@ import os
 import threading
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,42 +44,56 @@ from evalkit.artifacts import ArtifactBase
 from evalkit.executors.blobs import BlobStore
 from evalkit.executors.cache_service import CacheService, ServiceRef
 from evalkit.executors.call import StageCall, publish, run_call
+from evalkit.models import Model
 
 REMOTE_STAGES = frozenset({"generate", "execute", "grade"})
 """Stages whose calls go to the workers (score runs on the coordinator)."""
+RECORD = "cluster-run.json"
+"""The cluster run's record below the work folder (`ClusterRun`)."""
 ENV = "EVALKIT_CLUSTER"
 """Environment variable naming the scheduler's address (also set by ``evalkit run --cluster``)."""
 _PUBLISH_LOCK = threading.Lock()
 
 
-@dataclass
-class WorkerStats:
+class WorkerStats(Model):
     """What one worker did for this run (the coordinator's count)."""
 
     calls: int = 0
     """Calls whose artifact came back from it."""
     seconds: float = 0.0
-    """Wall time it spent running them (on the worker)."""
+    """Wall time it spent in the stages of those calls."""
     running: int = 0
-    """Calls it runs now (as far as the coordinator knows)."""
+    """Calls submitted and not back yet that the scheduler placed on it (as last seen)."""
 
 
-@dataclass
-class ShippingStats:
+class ShippingStats(Model):
     """The shipping overhead of the calls of this run (benchmarks/cluster.py reads it)."""
 
     calls: int = 0
-    """Calls submitted."""
-    round_trip: float = 0.0
-    """Seconds from submission to the artifact back, summed."""
-    on_worker: float = 0.0
-    """Seconds the workers spent in the stage itself, summed."""
-    fetch: float = 0.0
-    """Seconds the workers spent fetching blobs, summed (included in round_trip - on_worker)."""
+    """Calls whose artifact came back."""
+    round_trip_s: float = 0.0
+    """Seconds from submission to the artifact back, summed (queueing included when calls wait for a worker)."""
+    stage_s: float = 0.0
+    """Seconds the workers spent in the stages themselves, summed."""
+    fetch_s: float = 0.0
+    """Seconds the workers spent fetching blobs from the coordinator, summed."""
     blobs_fetched: int = 0
     """Blobs fetched by workers (each at most once per worker)."""
-    pickled_bytes: list[int] = field(default_factory=list)
+    pickled_bytes: list[int] = []
     """Size of each pickled call."""
+
+
+class ClusterRun(Model):
+    """``<work>/cluster-run.json``: the last cluster run of this project, per worker and in total."""
+
+    scheduler: str
+    """The scheduler's address."""
+    workers: dict[str, WorkerStats] = {}
+    """Worker address -> what it did."""
+    shipping: ShippingStats = ShippingStats()
+    """Calls, round trips and blobs of the run."""
+    queued: int = 0
+    """Calls submitted and not back yet."""
 
 
 @dataclass
@@ -167,11 +181,15 @@ class ClusterExecutor:
         self.blobs: BlobStore = blob_store(cfg)
         host = cache_host or _reachable_ip(address)
         self.service = CacheService(cfg.work_path, self.blobs, host)
-        self.workers: dict[str, WorkerStats] = {}
-        self.shipping = ShippingStats()
-        self.queued = 0
+        self.record = ClusterRun(scheduler=address)
+        self.record_path = cfg.work_path / RECORD
         self._lock = threading.Lock()
         self._containers = self._has_container_resource()
+        self._placed: dict[str, int] = {}
+        self._placed_at = 0.0
+        from evalkit import progress
+
+        progress.EXTRA_LINES.append(self.progress_line)
 
     def _has_container_resource(self) -> bool:
         info = self.client.scheduler_info()
@@ -191,9 +209,8 @@ class ClusterExecutor:
         size = len(pickle.dumps(call, protocol=pickle.HIGHEST_PROTOCOL))
         resources = {"containers": 1} if call.stage == "execute" and self._containers else None
         with self._lock:
-            self.queued += 1
-            self.shipping.calls += 1
-            self.shipping.pickled_bytes.append(size)
+            self.record.queued += 1
+            self.record.shipping.pickled_bytes.append(size)
         started = time.monotonic()
         try:
             future = self.client.submit(run_on_worker, call, self.service.ref, pure=False, retries=1,
@@ -206,19 +223,44 @@ class ClusterExecutor:
             raise ExecutorFailure(f"the cluster at {self.address} failed: {type(exc).__name__}: {exc}") from None
         finally:
             with self._lock:
-                self.queued -= 1
+                self.record.queued -= 1
         with self._lock:
-            stats = self.workers.setdefault(outcome.worker, WorkerStats())
+            stats = self.record.workers.setdefault(outcome.worker, WorkerStats())
             stats.calls += 1
             stats.seconds += outcome.seconds
-            self.shipping.round_trip += time.monotonic() - started
-            self.shipping.on_worker += outcome.seconds
-            self.shipping.fetch += outcome.fetch_seconds
-            self.shipping.blobs_fetched += outcome.fetched
+            ship = self.record.shipping
+            ship.calls += 1
+            ship.round_trip_s += time.monotonic() - started
+            ship.stage_s += outcome.seconds
+            ship.fetch_s += outcome.fetch_seconds
+            ship.blobs_fetched += outcome.fetched
+            self._save()
         if outcome.error is not None:
             raise outcome.error
         assert outcome.artifact is not None
         return outcome.artifact
+
+    def progress_line(self) -> str:
+        """The live display's line: calls queued at the scheduler, and per worker calls placed there and done."""
+        now = time.monotonic()
+        if now - self._placed_at > 1.0:  # one scheduler query a second at most
+            self._placed_at = now
+            try:
+                processing: dict[str, Any] = self.client.processing()  # type: ignore[assignment]
+                self._placed = {w: len(keys) for w, keys in processing.items()}
+            except (OSError, TimeoutError):
+                pass
+        with self._lock:
+            done = {w: s.calls for w, s in self.record.workers.items()}
+            queued = max(0, self.record.queued - sum(self._placed.values()))
+        workers = sorted(set(done) | set(self._placed))
+        each = " · ".join(f"{w.rsplit('/', 1)[-1]} {self._placed.get(w, 0)} running {done.get(w, 0)} done" for w in workers)
+        return f"cluster {self.address}: {queued} queued" + (f" · {each}" if each else "")
+
+    def _save(self) -> None:
+        from evalkit.fsutil import atomic_write_json
+
+        atomic_write_json(self.record_path, self.record)
 
     def close(self) -> None:
         self.client.close()

@@ -61,3 +61,35 @@ def isolation_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> dict[str, lis
         if data.get("isolation") == "local":
             notes[case.suite].add("Tests ran in the local sandbox (subprocesses on the build host), without container isolation.")
     return {k: sorted(v) for k, v in notes.items()}
+
+
+def cluster_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> set[str]:
+    """One note per cluster worker that made artifacts of this report: its calls (generate, execute, grade:
+    counted from the artifacts' ``provenance.worker``) and, from the last cluster run's record
+    (``<work>/cluster-run.json``), the time it spent in them."""
+    calls: Counter[str] = Counter()
+    work = str(cfg.work_path)
+    for system, case in pairs:
+        for stage in ("generate", "execute", "grade"):
+            try:
+                with open(f"{work}/artifacts/{system.name}/{case.suite}/{case.id}/{ARTIFACT_FILES[stage]}",
+                          encoding="utf-8") as fh:
+                    worker = (json.load(fh).get("provenance") or {}).get("worker")
+            except (FileNotFoundError, ValueError):
+                continue
+            if worker:
+                calls[worker] += 1
+    if not calls:
+        return set()
+    from evalkit.executors.cluster import RECORD, ClusterRun
+
+    try:
+        record = ClusterRun.model_validate_json((cfg.work_path / RECORD).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        record = None
+    notes = set()
+    for worker, n in sorted(calls.items()):
+        stats = record.workers.get(worker) if record is not None else None
+        spent = f"; {stats.calls} in the last cluster run, {stats.seconds:.1f} s in its stages" if stats else ""
+        notes.add(f"Cluster worker {worker}: {n} stage calls of this report ran there{spent}.")
+    return notes
