@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalkit.artifacts import GradesArtifact
-from evalkit.outcomes import SandboxRun
+from evalkit.outcomes import GradesExtra, RubricOutcome, SandboxRun
 from evalkit.report.models import CaseDetail
 
 LEGACY_KEY = "inputs.legacy_file"
@@ -28,8 +27,11 @@ def _first_run(arts: dict[str, Any]) -> SandboxRun | None:
     return SandboxRun.model_validate(runs[0]) if runs else None
 
 
-def _grades(arts: dict[str, Any]) -> GradesArtifact | None:
-    return GradesArtifact.model_validate(arts["grades"]) if arts.get("grades") else None
+def _graded(arts: dict[str, Any]) -> tuple[RubricOutcome | None, GradesExtra]:
+    """The rubric outcome and the kind-specific grades of a system's grades.json, as their models."""
+    grades = arts.get("grades") or {}
+    rubric = RubricOutcome.model_validate(grades["rubric"]) if grades.get("rubric") else None
+    return rubric, GradesExtra.model_validate(grades.get("extra") or {})
 
 
 def _diff_lines(text: str) -> list[tuple[str, str]]:
@@ -129,8 +131,7 @@ def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] |
 
 def rag_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
     """The question, the retrieved contexts, the system's hint and each ragas metric with its status."""
-    grades = _grades(arts)
-    ragas = grades.extra.ragas if grades is not None else None
+    ragas = _graded(arts)[1].ragas
     contexts = case.inputs.get("contexts") or []
     return {"question": case.inputs.get("question", ""), "contexts": contexts if isinstance(contexts, list) else [contexts],
             "hint": _first_sample(arts).get("text"), "ragas_status": ragas.status if ragas is not None else None,
@@ -142,8 +143,7 @@ def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
     """Each rubric criterion with its text and verdict, and every injection finding (detector, file, line, snippet)."""
     from evalkit.graders.injection import DETECTORS
 
-    grades = _grades(arts)
-    rubric = grades.rubric if grades is not None else None
+    rubric, extra = _graded(arts)
     results = {r.id: r for r in (rubric.results if rubric is not None else [])}
     criteria = []
     for c in case.criteria:
@@ -161,7 +161,7 @@ def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
         for file, text in texts:
             for f, line, snippet in fn(file, text):
                 findings.append({"detector": name, "description": description, "file": f, "line": line, "snippet": snippet})
-    checked = bool(grades is not None and grades.extra.injection) or bool(findings)
+    checked = bool(extra.injection) or bool(findings)
     return {"criteria": criteria, "rubric_status": rubric.status if rubric else None,
             "rubric_error": rubric.error if rubric else None,
             "findings": findings, "injection_checked": checked, "detectors": {k: v[0] for k, v in DETECTORS.items()}}

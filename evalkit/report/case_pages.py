@@ -22,7 +22,6 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact,
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
 from evalkit.metrics.registry import METRICS
 from evalkit.models import Model
-from evalkit.outcomes import SandboxRun
 from evalkit.report.models import CaseDetail, CaseRow, Report
 from evalkit.report.page_data import _exists_in, headline_metrics
 from evalkit.report.site_env import diff_lines, line_class, truncate_log
@@ -31,24 +30,21 @@ LEGACY_KEY = "inputs.legacy_file"
 REFERENCE_KEY = "reference.expected_file"
 M = TypeVar("M", bound=Model)
 
-def _read(model: type[M], raw: Any) -> M | None:
-    """An artifact of the case JSON as its model (defaults for fields an older artifact lacks), or None."""
-    return model.model_validate(raw) if isinstance(raw, dict) else None
-
-
-def _run_view(run: SandboxRun) -> dict[str, Any]:
-    """Every field of a run (recorded or the model's default), as the panel reads it."""
-    return {name: getattr(run, name) for name in type(run).model_fields}
+def _read(model: type[M], raw: Any, where: dict[str, str]) -> M | None:
+    """An artifact of the case JSON as its model (defaults for fields an older artifact lacks), or None. Its
+    system, suite and case are where the case JSON holds it (``where``), unless it names them itself."""
+    return model.model_validate({**where, **raw}) if isinstance(raw, dict) else None
 
 
 def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Report) -> dict[str, Any]:
     """Everything the case page shows for one system, read from its artifacts through their models."""
     from evalkit.report.case_kinds import kind_detail
 
-    out = _read(OutputArtifact, arts.get("output"))
-    exe = _read(ExecutionArtifact, arts.get("execution"))
-    grades = _read(GradesArtifact, arts.get("grades"))
-    scores = _read(ScoresArtifact, arts.get("scores"))
+    where = {"system": name, "suite": case.suite, "case_id": case.case_id}
+    out = _read(OutputArtifact, arts.get("output"), where)
+    exe = _read(ExecutionArtifact, arts.get("execution"), where)
+    grades = _read(GradesArtifact, arts.get("grades"), where)
+    scores = _read(ScoresArtifact, arts.get("scores"), where)
     samples = out.samples if out is not None else []
     first = samples[0] if samples else None
     legacy = case.input_files.get(LEGACY_KEY)
@@ -68,7 +64,6 @@ def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Repor
     metrics.sort(key=lambda r: (list(METRICS).index(r["name"]) if r["name"] in METRICS else 999, r["name"]))
     runs = []
     for i, run_model in enumerate(exe.runs if exe is not None else []):
-        run = _run_view(run_model)
         preview, cut = truncate_log(run_model.log)
         tests = []
         f2p, p2p = run_model.fail_to_pass, run_model.pass_to_pass
@@ -80,7 +75,7 @@ def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Repor
                 tests.append({"id": tid, "status": st, "role": "FAIL_TO_PASS" if tid in f2p else "PASS_TO_PASS",
                               "flaky": False, "missing": True})
         tests.sort(key=lambda t: (t["status"] == "passed", t["role"] != "FAIL_TO_PASS", t["id"]))
-        runs.append({**run, "index": i, "preview": preview, "cut": cut or run_model.log_truncated,
+        runs.append({"run": run_model, "index": i, "preview": preview, "cut": cut or run_model.log_truncated,
                      "test_rows": tests, "log_file": f"{case.case_id}.{name}.log{'.' + str(i) if i else ''}.txt"
                      if run_model.log else None})
     judge = grades.judge.model_dump(mode="json") if grades is not None and grades.judge is not None else None
@@ -91,7 +86,7 @@ def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Repor
               or (first.reason if first is not None else ""))
     return {"name": name, "status": status, "reason": reason, "excluded": scores.excluded if scores is not None else None,
             "metrics": metrics, "files": files, "patch": [(line_class(x), x) for x in patch.splitlines()] if patch
-            else [], "text": first.text if first is not None else None, "usage": usage.model_dump(mode="json"),
+            else [], "text": first.text if first is not None else None, "usage": usage,
             "wall_s": first.wall_s if first is not None else None, "steps": first.steps if first is not None else None,
             "exit_code": first.exit_code if first is not None else None,
             "stderr": first.stderr if first is not None else "",
@@ -100,7 +95,7 @@ def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Repor
             "assertions": [a.model_dump(mode="json") for a in grades.assertions] if grades is not None else [],
             "assertion_score": grades.assertion_score if grades is not None else None,
             "judge": judge, "rubric": rubric, "extra": grades.extra.model_dump(mode="json") if grades is not None else {},
-            "judge_usage": (scores.judge_usage if scores is not None else Usage()).model_dump(mode="json"),
+            "judge_usage": scores.judge_usage if scores is not None else Usage(),
             "context_files": first.context_files if first is not None else [],
             "kind_detail": kind_detail(case, arts)}
 
@@ -112,7 +107,7 @@ def write_logs(page_dir: Path, views: list[dict[str, Any]]) -> list[Path]:
         for run in v["runs"]:
             if run["log_file"]:
                 path = page_dir / run["log_file"]
-                data = (run.get("log") or "").encode("utf-8", errors="replace")
+                data = run["run"].log.encode("utf-8", errors="replace")
                 if not path.exists() or path.read_bytes() != data:
                     atomic_write_bytes(path, data)
                 written.append(path)

@@ -15,6 +15,8 @@ from typing import Any
 from jinja2.filters import do_urlencode
 from markupsafe import Markup, escape
 
+from evalkit.llm.pricing import Usage
+from evalkit.outcomes import SandboxRun
 from evalkit.report.site_env import diff_html, metric_rows_html, pass_badge, status_badge, test_rows_html
 
 _HARNESS_DIFFERS = (" <strong>differs from evalkit's verdict ({})</strong>: the harness reads the printed log alone; "
@@ -24,18 +26,18 @@ _HARNESS_DIFFERS = (" <strong>differs from evalkit's verdict ({})</strong>: the 
 
 def tokens_line(v: dict[str, Any]) -> str:
     """Tokens, cost, time, steps and samples of one system's answer."""
-    u = v["usage"]
-    out = [f'<p class="usage">Tokens in / out: <strong>{u["input_tokens"]:,}</strong> / '
-           f'<strong>{u["output_tokens"]:,}</strong>']
-    if u["cache_read_tokens"]:
-        out.append(f' (cache read {escape(format(u["cache_read_tokens"], ","))})')
-    out.append(f' · cost <strong>${u["cost_usd"]:.4f}</strong> · time <strong>{v["wall_s"] or 0:.2f} s</strong>')
+    u: Usage = v["usage"]
+    out = [f'<p class="usage">Tokens in / out: <strong>{u.input_tokens:,}</strong> / '
+           f'<strong>{u.output_tokens:,}</strong>']
+    if u.cache_read_tokens:
+        out.append(f' (cache read {escape(format(u.cache_read_tokens, ","))})')
+    out.append(f' · cost <strong>${u.cost_usd:.4f}</strong> · time <strong>{v["wall_s"] or 0:.2f} s</strong>')
     if v["steps"] is not None:
         out.append(f" · steps {escape(v['steps'])}")
     if v["samples"] > 1:
         out.append(f" · {escape(v['samples'])} samples (the first is graded)")
-    if v["judge_usage"]["cost_usd"]:
-        out.append(f' · judge cost ${v["judge_usage"]["cost_usd"]:.4f}')
+    if v["judge_usage"].cost_usd:
+        out.append(f' · judge cost ${v["judge_usage"].cost_usd:.4f}')
     out.append("</p>")
     return "".join(out)
 
@@ -61,12 +63,13 @@ def _file(f: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def _harness(v: dict[str, Any], run: dict[str, Any]) -> str:
-    verdict, resolved = run["harness_resolved"], run["resolved"]
+def _harness(v: dict[str, Any], view: dict[str, Any]) -> str:
+    run: SandboxRun = view["run"]
+    verdict, resolved = run.harness_resolved, run.resolved
     bad = " bad" if verdict is not None and verdict != resolved else ""
-    out = [f'<p class="harness-verdict{bad}" id="harness-{escape(v["name"])}-{escape(run["index"])}">SWE-bench harness '
-           f'(<code>{escape(run["harness_parser"])}</code>): ']
-    note = run["harness_note"]
+    out = [f'<p class="harness-verdict{bad}" id="harness-{escape(v["name"])}-{escape(view["index"])}">SWE-bench harness '
+           f'(<code>{escape(run.harness_parser)}</code>): ']
+    note = run.harness_note
     if verdict is None:
         out.append("no verdict" + (f" ({escape(note)})" if note else ""))
     else:
@@ -79,37 +82,39 @@ def _harness(v: dict[str, Any], run: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def _run(v: dict[str, Any], run: dict[str, Any]) -> str:
+def _run(v: dict[str, Any], view: dict[str, Any]) -> str:
+    """One sample's test run: ``view`` holds the run (a SandboxRun) and what the page adds (index, log preview, rows)."""
+    run: SandboxRun = view["run"]
     out = ["<h4>Tests"]
     if len(v["runs"]) > 1:
-        out.append(f" (sample {run['index'] + 1})")
+        out.append(f" (sample {view['index'] + 1})")
     out.append(" ")
-    if run["resolved"] is not None:
-        out.append(str(pass_badge(run["resolved"], "resolved", "not resolved")))
+    if run.resolved is not None:
+        out.append(str(pass_badge(run.resolved, "resolved", "not resolved")))
     out.append("</h4>\n<p>")
-    if run["status"] == "tampered_with_tests":
+    if run.status == "tampered_with_tests":
         out.append('<span class="badge s-error">✗ tampered with tests</span> ')
-    out.append(str(escape(run["status"].replace("_", " "))))
-    if run["reason"]:
-        out.append(f": {escape(run['reason'])}")
-    out.append(f" · isolation {escape(run['isolation'] or '')}")
-    if run["patch_method"]:
-        out.append(f" · applied with <code>{escape(run['patch_method'])}</code>")
-    if run["duration_s"]:
-        out.append(f" · {run['duration_s']:.1f} s")
+    out.append(str(escape(run.status.replace("_", " "))))
+    if run.reason:
+        out.append(f": {escape(run.reason)}")
+    out.append(f" · isolation {escape(run.isolation or '')}")
+    if run.patch_method:
+        out.append(f" · applied with <code>{escape(run.patch_method)}</code>")
+    if run.duration_s:
+        out.append(f" · {run.duration_s:.1f} s")
     out.append("</p>\n")
-    if run["harness_parser"]:
-        out.append(_harness(v, run))
-    if run["test_rows"]:
+    if run.harness_parser:
+        out.append(_harness(v, view))
+    if view["test_rows"]:
         out.append('<div class="scroll"><table class="grid small">\n<caption>Per-test results</caption>\n'
                    '<thead><tr><th scope="col">Test</th><th scope="col">Role</th><th scope="col">Result</th></tr>'
-                   f"</thead><tbody>\n{test_rows_html(run['test_rows'])}</tbody></table></div>\n")
-    if run["log_file"]:
-        cut = f": the last {len(run['preview']):,} characters" if run["cut"] else ""
-        size = run["log_bytes"] or len(run["log"])
-        capped = ", capped by the sandbox" if run["log_truncated"] else ""
-        out.append(f'<details><summary>Log{cut}</summary><pre class="log">{escape(run["preview"])}</pre></details>\n'
-                   f'<p><a href="{escape(do_urlencode(run["log_file"]))}">Full log ({size:,} bytes{capped})</a></p>\n')
+                   f"</thead><tbody>\n{test_rows_html(view['test_rows'])}</tbody></table></div>\n")
+    if view["log_file"]:
+        cut = f": the last {len(view['preview']):,} characters" if view["cut"] else ""
+        size = run.log_bytes or len(run.log)
+        capped = ", capped by the sandbox" if run.log_truncated else ""
+        out.append(f'<details><summary>Log{cut}</summary><pre class="log">{escape(view["preview"])}</pre></details>\n'
+                   f'<p><a href="{escape(do_urlencode(view["log_file"]))}">Full log ({size:,} bytes{capped})</a></p>\n')
     return "".join(out)
 
 
