@@ -237,17 +237,17 @@ def test_a_recorded_verdict_off_the_rubrics_scale_or_missing_is_a_judge_error_na
     path = tmp_path / "g.grades.json"
     path.write_text(grades.model_dump_json())
     a = recorded_outcome(path, "s/a", "g.grades.json")
-    assert a["status"] == "judged" and a["source"] == "recorded" and a["model"] == "gpt-4o" and a["samples"] == 2
-    assert a["scores"] == {"completeness": 0.75, "functionalParity": 1.0, "residualEffort": 0.25}
-    assert a["unstable"] is True  # completeness spans 0.5: the two recorded verdicts disagree
+    assert a.status == "judged" and a.source == "recorded" and a.model == "gpt-4o" and a.samples == 2
+    assert a.scores == {"completeness": 0.75, "functionalParity": 1.0, "residualEffort": 0.25}
+    assert a.unstable is True  # completeness spans 0.5: the two recorded verdicts disagree
     b = recorded_outcome(path, "s/b", "g.grades.json")
-    assert b["status"] == "judge_error" and "g.grades.json" in b["error"] and "eval_results.json:30" in b["error"]
-    assert "residualEffort" in b["error"]
+    assert b.status == "judge_error" and b.error is not None
+    assert "g.grades.json" in b.error and "eval_results.json:30" in b.error and "residualEffort" in b.error
     c = recorded_outcome(path, "s/c", "g.grades.json")
-    assert c["status"] == "judge_error" and c["error"] == "g.grades.json: no recorded verdict for s/c"
+    assert c.status == "judge_error" and c.error == "g.grades.json: no recorded verdict for s/c"
     path.write_text("{")
     d = recorded_outcome(path, "s/a", "g.grades.json")
-    assert d["status"] == "judge_error" and d["error"].startswith("g.grades.json:1: malformed JSON")
+    assert d.status == "judge_error" and (d.error or "").startswith("g.grades.json:1: malformed JSON")
 
 
 @needs_data
