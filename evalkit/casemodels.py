@@ -70,7 +70,7 @@ class SuiteSpec(Model):
         from evalkit.kinds import known, names
 
         if not known(value):
-            raise ValueError(f"unknown suite kind {value!r}; expected one of {', '.join(names())}")
+            raise ValueError(f"unknown suite kind {value!r}; expected one of {', '.join(map(repr, names()))}")
         return value
 
     @field_validator("judge")
@@ -382,12 +382,3 @@ class CaseFile(Model):
     criteria: list[Criterion] = []
     """Rubric criteria for a judge (generation suites)."""
 
-
-# Kind -> (inputs model, reference model); kinds not listed keep free-form dicts until typed.
-KIND_MODELS: dict[str, tuple[type[Model], type[Model]]] = {
-    "migration": (MigrationInputs, MigrationReference),
-    "patch": (PatchInputs, PatchReference),
-    "generation": (GenerationInputs, GenerationReference),
-    "agentic": (AgenticInputs, AgenticReference),
-    "e2e": (E2EInputs, E2EReference),
-}

@@ -29,11 +29,11 @@ from pydantic import ValidationError
 
 from evalkit.cases import Case, Project
 from evalkit.config import CommandSystem, Config
+from evalkit.kinds import kind
 from evalkit.errors import InputError, Problem, rel
 from evalkit.yamlio import line_of, load_yaml
 
 PYTHON_IMPORT_TIMEOUT_S = 60.0
-SANDBOX_KINDS = ("patch", "agentic", "e2e")
 
 
 @dataclass(frozen=True, order=True)
@@ -378,7 +378,7 @@ def check_text_files(case: Case, where: Locator) -> list[Problem]:
     for dotted, target in case.refs.items():
         if not (dotted.endswith("_file") or dotted.startswith("reference.files.")) or not os.path.isfile(target):
             continue
-        if case.kind in SANDBOX_KINDS and dotted.endswith("patch_file"):
+        if kind(case.kind).executed and dotted.endswith("patch_file"):
             continue  # check_patches says it, with the rest of what is wrong with the patch
         try:
             data = Path(target).read_bytes()
@@ -468,10 +468,6 @@ def patch_problem(tree: Path, data: bytes, strict: bool) -> str | None:
 def check_patches(case: Case, cfg: Config, scratch: Path, where: Locator) -> list[Problem]:
     """Empty FAIL_TO_PASS; the gold patch and the test patch are diffs that apply to the case's tree."""
     problems = []
-    if case.kind == "patch" and not case.reference.get("fail_to_pass"):
-        problems.append(where.problem(case, ("reference", "fail_to_pass"),
-                                      "reference.fail_to_pass is empty: nothing would show that a fix works; "
-                                      "expected at least one test id that fails before the fix"))
     patches = [(k, p, strict) for k, strict in (("reference.patch_file", False), ("inputs.test_patch_file", True))
                if (p := case.ref_path(k)) is not None and p.is_file()]
     if not patches:
@@ -517,7 +513,7 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
         return []
     uses: dict[tuple[str, str | None], list[Case]] = {}
     for case in cases:
-        if case.kind not in SANDBOX_KINDS or (case.kind != "patch" and not case.inputs.get("test_command")):
+        if not kind(case.kind).sandbox_image(case):  # patch: always; agentic, e2e: with a test_command
             continue
         dockerfile = case.ref_path("inputs.dockerfile_dir")
         image = case.inputs["image"]
@@ -577,8 +573,7 @@ def check_cases(cfg: Config, project: Project) -> list[Problem]:
             problems += check_text_files(case, where)
             problems += check_assertions(case, where, calls)
             problems += check_matchers(case, where)
-            if case.kind in SANDBOX_KINDS:
-                problems += check_patches(case, cfg, Path(tmp), where)
+            problems += kind(case.kind).deep_checks(case, cfg, Path(tmp), where)  # e.g. the patches apply
     if calls:
         verdicts = _python_targets(sorted({v for _, _, v in calls}))
         for case, i, value in calls:

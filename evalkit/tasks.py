@@ -26,18 +26,6 @@ from evalkit.project import Loaded, load, participating
 from evalkit.stages import slices
 
 
-
-class _Executed:
-    """``name in EXECUTED_KINDS``: does a suite kind have an execute stage (the kind says; evalkit.kinds)."""
-
-    def __contains__(self, name: object) -> bool:
-        from evalkit.kinds import kind, known
-
-        return known(name) and kind(str(name)).executed
-
-
-EXECUTED_KINDS = _Executed()
-
 NO_CAPTURE = {"capture": False}
 """Every task's `io`: doit's output capture swaps the process-wide sys.stdout/sys.stderr for a
 tee per action, and with `-n N -P thread` the actions restore each other's tees: the streams
@@ -336,17 +324,20 @@ class Graph:
         return str(validation_path(self.cfg.work_path, case))
 
     def validate_tasks(self) -> Iterator[dict[str, Any]]:
+        from evalkit.kinds import kind as kind_named
+
         seen = set()
         for _system, case in self.pairs:
             if case.kind not in self.validated_kinds or case.key in seen or not selected(case.key, self.globs):
                 continue
             seen.add(case.key)
+            executed = kind_named(case.kind).executed
             target = self.validation_path(case)
             task = {"name": case.key, "actions": [(run_validate, [self.config, case.key])],
-                    "file_dep": list(case.files) + ([self.slice_files["execute"]] if case.kind in EXECUTED_KINDS else []),
+                    "file_dep": list(case.files) + ([self.slice_files["execute"]] if executed else []),
                     "targets": [target],
                     "uptodate": [not marked_for_retry(target)], "clean": True, "io": NO_CAPTURE}
-            if case.kind in EXECUTED_KINDS and self.needs_base_image(case):
+            if executed and self.needs_base_image(case):
                 task["task_dep"] = ["sandbox_image:build"]
             yield task
 

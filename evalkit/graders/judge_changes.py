@@ -233,7 +233,6 @@ def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tupl
     from evalkit.llm.plan import decided_without_model
     from evalkit.sandbox.worktree import ChangeRejected
     from evalkit.kinds import kind
-    from evalkit.kinds import kind
     from evalkit.stages.execute import TreeUnavailable, source_tree
 
     final_later = kind(case.kind).final_tree_after_execute

@@ -592,10 +592,21 @@ def metric_infos(rubric: JudgeRubric) -> list[Any]:
         infos.append(MetricInfo(
             name=f.metric_name, display=f.display, description=text,
             aggregate="rate" if f.is_boolean else "mean", binary=f.is_boolean,
-            higher_is_better=f.higher_is_better, scale=f.range_text(), kinds=("migration",)))
+            higher_is_better=f.higher_is_better, scale=f.range_text(), kinds=judged_kinds()))
         if f is rubric.numeric[-1]:  # the overall score right after the scores it averages
             infos.append(_overall_info(rubric, MetricInfo))
     return infos
+
+
+def judged_kinds() -> tuple[str, ...]:
+    """evalkit's own suite kinds a judge rubric's metrics apply to: those the rubric judge grades (always, with
+    `judge:`, or a recorded judge's verdicts). Outside kinds are not imported here (this runs while the metric
+    registry loads, which an outside kind's module may itself be importing)."""
+    from evalkit.kinds import kind
+    from evalkit.plugins import OWN, registry
+
+    own = [n for n in registry("kinds").names() if registry("kinds").source(n) == OWN]
+    return tuple(n for n in own if kind(n).always_judged or kind(n).changes_judge or kind(n).takes_rubric)
 
 
 def _overall_info(rubric: JudgeRubric, info: Any) -> Any:
@@ -603,7 +614,7 @@ def _overall_info(rubric: JudgeRubric, info: Any) -> Any:
     equal = len({f.effective_weight() for f in weighted}) == 1
     parts = ", ".join(f.name if equal else f"{f.name} x {f.effective_weight():g}" for f in weighted)
     return info(name=rubric.overall_metric, display=rubric.overall_label, aggregate="mean",
-                scale=rubric.overall_range(), headline=True, primary=10, kinds=("migration",),
+                scale=rubric.overall_range(), headline=True, primary=10, kinds=judged_kinds(),
                 description=f"{'Mean' if equal else 'Weighted mean'} of the judge's {len(weighted)} scores under "
                             f"rubric {rubric.name} ({rubric.overall_range()}; the decided values when the file "
                             f"is decided without a model): {parts}.")

@@ -56,7 +56,9 @@ def migration_input(case: Case, sample: Sample, main_file: str | None) -> Any:
 
 def rubric_judged(case: Case) -> bool:
     """The rubric judge grades the case's outputs: a migration case, or a patch or e2e case whose suite says `judge:`."""
-    return case.kind == "migration" or bool(case.judged_files)
+    from evalkit.kinds import kind
+
+    return kind(case.kind).always_judged or bool(case.judged_files)
 
 
 def judge_case(cfg: Config, case: Case, sample: Sample, main_file: str | None,
@@ -68,18 +70,23 @@ def judge_case(cfg: Config, case: Case, sample: Sample, main_file: str | None,
         from evalkit.graders.judge_rubric import rubric_for
 
         return judge_changes(cfg, case, sample, execution, client_for(cfg), rubric_for(cfg, case))
-    if case.kind == "migration":
-        from evalkit.graders.judge import judge_migration
+    from evalkit.kinds import kind
 
-        from evalkit.graders.judge_rubric import rubric_for
+    return kind(case.kind).judge(cfg, case, sample, main_file)  # migration: CodeJudge; generation: its criteria
 
-        return judge_migration(migration_input(case, sample, main_file), client_for(cfg), cfg.judge,
-                               rubric_for(cfg, case))
-    if case.kind == "generation":
-        return rubric_case(cfg, case, sample)
-    if case.kind == "rag" and client_for(cfg) is None:
-        return NOT_CONFIGURED.model_copy()
-    return None
+
+def migration_case(cfg: Config, case: Case, sample: Sample, main_file: str | None) -> JudgeOutcome:
+    """The rubric judge's outcome of a migration answer."""
+    from evalkit.graders.judge import judge_migration
+    from evalkit.graders.judge_rubric import rubric_for
+
+    return judge_migration(migration_input(case, sample, main_file), client_for(cfg), cfg.judge,
+                           rubric_for(cfg, case))
+
+
+def unconfigured(cfg: Config) -> JudgeOutcome | None:
+    """The outcome of a model-graded case without a judge key, None with one."""
+    return NOT_CONFIGURED.model_copy() if client_for(cfg) is None else None
 
 
 def rubric_input(case: Case, sample: Sample) -> Any:

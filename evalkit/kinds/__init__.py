@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from evalkit.kinds.base import Kind
 
-__all__ = ["Kind", "kind", "kinds", "known", "names"]
+__all__ = ["Kind", "kind", "kinds", "known", "names", "template_dirs", "code_stamp"]
 
 
 def kind(name: str) -> Kind:
@@ -37,3 +37,23 @@ def known(name: object) -> bool:
 def kinds() -> dict[str, Kind]:
     """Every registered suite kind, by name."""
     return {n: kind(n) for n in names()}
+
+
+def template_dirs() -> list[str]:
+    """Folders holding the case page partials of kinds that ship their own (``Kind.templates``)."""
+    return [str(k.templates) for k in kinds().values() if k.templates is not None]
+
+
+def code_stamp() -> list[tuple[str, int]]:
+    """(file, mtime) of every kind's module and own templates: what a cached case page depends on besides evalkit's."""
+    import sys
+    from pathlib import Path
+
+    files: list[Path] = []
+    for k in kinds().values():
+        module = sys.modules.get(type(k).__module__)
+        if module is not None and getattr(module, "__file__", None):
+            files.append(Path(str(module.__file__)))
+        if k.templates is not None:
+            files += sorted(p for p in Path(k.templates).rglob("*") if p.is_file())
+    return [(str(p), p.stat().st_mtime_ns) for p in files if p.exists()]

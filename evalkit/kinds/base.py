@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
 if TYPE_CHECKING:
-    from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample
+    from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Sample
     from evalkit.cases import Case
     from evalkit.config import Config
     from evalkit.errors import Problem
@@ -60,6 +60,8 @@ class Kind:
     """A recorded judge's verdict on code the import does not hold is the case's only score."""
     final_tree_after_execute: ClassVar[bool] = False
     """The answer's final change is known only after the execute stage (e2e: its iterations)."""
+    rubric_graded: ClassVar[bool] = False
+    """The model grading's outcome is a rubric outcome (criteria met), kept as the grades' `rubric`."""
     criteria: ClassVar[bool] = False
     """Cases list rubric `criteria` whose pass rates the suite page shows."""
     metrics: ClassVar[tuple[str, ...]] = ()
@@ -140,20 +142,19 @@ class Kind:
         return False
 
     def grade_model(self, cfg: Config, case: Case, sample: Sample, main_file: str | None,
-                    execution: ExecutionArtifact | None) -> tuple[dict[str, Any] | None, dict[str, Any]]:
-        """(judge outcome as JSON or None, extra grades) of one answer."""
+                    execution: ExecutionArtifact | None, extra: Any) -> Any:
+        """The judge outcome of one answer (None: not model-graded); may add grades to ``extra``
+        (``put_extra``)."""
         from evalkit.graders import judging
 
-        return judging.judge_case(cfg, case, sample, main_file, execution), {}
+        return judging.judge_case(cfg, case, sample, main_file, execution)
 
-    def judge(self, cfg: Config, case: Case, sample: Sample, main_file: str | None) -> dict[str, Any] | None:
+    def judge(self, cfg: Config, case: Case, sample: Sample, main_file: str | None) -> Any:
         """The kind's own model grading of an answer (judge_case without `judge:`), None when none."""
         return None
 
-    def split_grades(self, case: Case, sample: Sample, judge: dict[str, Any] | None,
-                     extra: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        """(judge, rubric) of the grades artifact from the model's outcome; may add to ``extra``."""
-        return judge, None
+    def more_grades(self, case: Case, sample: Sample, extra: Any) -> None:
+        """Grades of one answer beyond the judge's, added to ``extra`` (``put_extra``)."""
 
     def answer_changes(self, case: Case, sample: Sample,
                        execution: ExecutionArtifact | None) -> tuple[str | None, dict[str, str]]:
@@ -198,6 +199,14 @@ class Kind:
 
     def __repr__(self) -> str:
         return f"<suite kind {self.name}>"
+
+
+def put_extra(extra: Any, key: str, value: Any) -> None:
+    """Set one entry of a grades artifact's `extra` (a mapping, or a model whose field validates ``value``)."""
+    if isinstance(extra, dict):
+        extra[key] = value
+        return
+    setattr(extra, key, getattr(type(extra).model_validate({key: value}), key))
 
 
 def inputs_of(case: Case, model: type[Model]) -> Any:

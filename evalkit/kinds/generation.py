@@ -1,4 +1,5 @@
-"""generation: write new code from instructions; graded by rubric criteria, assertions and CodeBLEU."""
+"""generation: write new code from instructions; graded by rubric criteria and assertions (no CodeBLEU: its
+score stage never had an expected file to compare with)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,16 @@ from evalkit.kinds.base import Kind
 
 class Generation(Kind):
     name = "generation"
-    description = "New code written from instructions; rubric criteria, assertions, CodeBLEU against a reference."
+    description = "New code written from instructions; graded by rubric criteria and assertions."
     inputs = GenerationInputs
     reference = GenerationReference
     validated = True
     graded_by_model = True
     code_answer = True
+    rubric_graded = True
     criteria = True
-    metrics = ("syntax_valid", "complete", "unchanged", "codebleu", "codebleu_ngram_match",
-               "codebleu_weighted_ngram_match", "codebleu_syntax_match", "codebleu_dataflow_match",
-               "rubric_score", "corpus_codebleu")
-    leaderboard = ("rubric_score", "assertion_score", "codebleu")
+    metrics = ("syntax_valid", "complete", "rubric_score", "rubric_fallback_score", "injection_clean")
+    leaderboard = ("rubric_score", "assertion_score")
 
     def main_file(self, case: Any) -> str | None:
         return case.inputs.get("output_path")
@@ -28,17 +28,16 @@ class Generation(Kind):
     def files_syntax(self, case: Any) -> bool:
         return True  # files named by the system: each parsed by its extension
 
-    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> dict[str, Any] | None:
+    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
         from evalkit.graders.judging import rubric_case
 
         return rubric_case(cfg, case, sample)
 
-    def split_grades(self, case: Any, sample: Any, judge: dict[str, Any] | None,
-                     extra: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    def more_grades(self, case: Any, sample: Any, extra: Any) -> None:
         from evalkit.graders.injection import detect
+        from evalkit.kinds.base import put_extra
 
-        extra["injection"] = [r.model_dump(mode="json") for r in detect(sample)]
-        return None, judge
+        put_extra(extra, "injection", [r.model_dump(mode="json") for r in detect(sample)])
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:

@@ -83,14 +83,10 @@ class Migration(Kind):
         return (bool(case.reference.get("deleted")) and main_file in sample.deleted_files
                 and main_file not in sample.files)
 
-    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> dict[str, Any] | None:
-        from evalkit.graders.judge import judge_migration
-        from evalkit.graders.judge_rubric import rubric_for
-        from evalkit.graders.judging import client_for, migration_input
+    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
+        from evalkit.graders.judging import migration_case
 
-        outcome = judge_migration(migration_input(case, sample, main_file), client_for(cfg), cfg.judge,
-                                  rubric_for(cfg, case))
-        return outcome.model_dump(mode="json")
+        return migration_case(cfg, case, sample, main_file)
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:

@@ -20,17 +20,19 @@ class Rag(Kind):
                "rag_context_relevance", "rag_context_relevance_5", "rag_answer_relevancy", "rag_answer_relevancy_5")
     leaderboard = ("rag_faithfulness", "rag_answer_similarity", "rag_context_recall")
 
-    def grade_model(self, cfg: Any, case: Any, sample: Any, main_file: str | None,
-                    execution: Any) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    def grade_model(self, cfg: Any, case: Any, sample: Any, main_file: str | None, execution: Any,
+                    extra: Any) -> Any:
         from evalkit.graders.rag import grade_rag  # ragas' LLM-path metrics through our client
+        from evalkit.kinds.base import put_extra
 
         judge, ragas = grade_rag(cfg, case, sample)
-        return judge, {"ragas": ragas}
+        put_extra(extra, "ragas", ragas)
+        return judge
 
-    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> dict[str, Any] | None:
-        from evalkit.graders.judging import NOT_CONFIGURED, client_for
+    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
+        from evalkit.graders.judging import unconfigured
 
-        return dict(NOT_CONFIGURED) if client_for(cfg) is None else None
+        return unconfigured(cfg)
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:

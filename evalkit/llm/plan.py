@@ -163,9 +163,6 @@ def decided_without_model(item: Any) -> bool:
 def grade_requests(cfg: Any, case: Any, sample: Sample, system_name: str, cache: ResponseCache,
                    exact: bool) -> list[tuple[str, LLMRequest, bool]]:
     """(asker, request, exact) of the grade stage for one answer."""
-    from evalkit.graders.judging import migration_input, rubric_input
-    from evalkit.stages.grade import main_file
-
     settings = cfg.judge.with_env()
     if case.judged_files:  # a patch or e2e suite with `judge:` (evalkit.graders.judge_changes)
         from evalkit.graders.judge_changes import planned_requests

@@ -150,11 +150,11 @@ metric(name="complete", display="Complete", aggregate="rate", binary=True, headl
        description="Share of cases whose main file elides no code (no placeholder such as '// ... rest of the "
                    "file remains unchanged ...', no '...' body, not cut off); empty or missing files are not "
                    "complete. Incomplete files get the judge's all-zero verdict without a call.")
-metric(name="codebleu", display="CodeBLEU", aggregate="mean", headline=True, primary=30, kinds=("migration", "generation"),
+metric(name="codebleu", display="CodeBLEU", aggregate="mean", headline=True, primary=30, kinds=("migration",),
        description="Per-case CodeBLEU against the expected code, averaged over cases (source tokenizer).")
 for part, text in [("ngram_match", "n-gram match"), ("weighted_ngram_match", "weighted n-gram match"),
                    ("syntax_match", "syntax (AST) match"), ("dataflow_match", "dataflow match")]:
-    metric(name=f"codebleu_{part}", display=f"CB {text}", aggregate="mean", kinds=("migration", "generation"),
+    metric(name=f"codebleu_{part}", display=f"CB {text}", aggregate="mean", kinds=("migration",),
            description=f"CodeBLEU component: {text}, per case, averaged over cases.")
 
 metric(name="codebleu_gain", display="CodeBLEU gain", aggregate="mean", scale="any", headline=True,
@@ -204,7 +204,7 @@ metric(name="largest_cluster_share", display="Majority share", aggregate="mean",
        description="Share of the k samples in the largest cluster of equivalent answers (self-consistency).")
 
 # --- corpus-level (per suite and system, in SuiteSummary.corpus, not per case) ---------------
-metric(name="corpus_codebleu", display="Corpus CodeBLEU", aggregate="mean", kinds=("migration", "generation"),
+metric(name="corpus_codebleu", display="Corpus CodeBLEU", aggregate="mean", kinds=("migration",),
        description="CodeBLEU with n-gram, syntax and dataflow counts pooled over all the suite's cases before "
                    "dividing; differs from CodeBLEU, the mean of per-case scores. One number per suite, no interval.")
 

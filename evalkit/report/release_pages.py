@@ -100,13 +100,16 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
         old_index = json.loads(index_path.read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError):
         old_index = {}
+    from evalkit.kinds import code_stamp as kinds_code_stamp
+
     tfiles = sorted(p for p in (templates_dir(tdir) / "site").rglob("*") if p.is_file())
     shared = digest([[(str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in tfiles], releases,
                      [s.name for s in report.systems], report.baseline, report.diff.previous_release,
                      {k: v.model_dump(mode="json") for k, v in report.metric_info.items()}, __file__,
                      Path(__file__).stat().st_mtime_ns,
                      [Path(__file__).with_name(f).stat().st_mtime_ns  # the case page's code
-                      for f in ("case_pages.py", "site_env.py", "case_kinds.py", "panel.py")]])
+                      for f in ("case_pages.py", "site_env.py", "case_kinds.py", "panel.py")],
+                     kinds_code_stamp()])  # the suite kinds' modules and partials
     index, pages = render_cases(env, site, report, nav, shared, old_index, workers, meanwhile=other_pages)
     atomic_write_text(index_path, json.dumps(index, sort_keys=True))
     return pages

@@ -38,7 +38,10 @@ def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Envi
     env = _ENVIRONMENTS.get(key)
     if env is not None:
         return env
-    env = Environment(loader=FileSystemLoader(str(templates_dir(tdir) / "site")),
+    from evalkit.kinds import template_dirs
+
+    site = [str(templates_dir(tdir) / "site"), *template_dirs()]  # a kind's own case partial (case_<kind>.html.j2)
+    env = Environment(loader=FileSystemLoader(site),
                       autoescape=select_autoescape(default=True, default_for_string=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       bytecode_cache=_bytecode_cache(cache_dir))
