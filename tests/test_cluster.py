@@ -201,3 +201,19 @@ def test_call_lost_on_two_workers_is_an_infra_error_redone_next_run(docker_engin
         evalkit(project, "run", "-q", "--cluster", cluster.address, timeout=600)
         second = json.loads(output.read_text(encoding="utf-8"))
         assert second["status"] == "ok" and second["provenance"]["worker"], second
+
+
+def test_no_scheduler_is_an_infra_error_and_no_address_is_exit_2(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    project = make_project(tmp_path / "p", cases=["jpa-entity"])
+    evalkit(project, "run", "-q", "--cluster", f"tcp://127.0.0.1:{port}", timeout=300)
+    output = json.loads((project / ".evalkit/artifacts/naive/migration/jpa-entity/output.json").read_text())
+    assert output["status"] == "infra_error" and f"no Dask scheduler at tcp://127.0.0.1:{port}" in output["reason"]
+    with open(project / "evalkit.yaml", "a", encoding="utf-8") as fh:
+        fh.write("executor: cluster\n")
+    proc = evalkit(project, "run", "-q", check=False)
+    assert proc.returncode == 2 and "executor: cluster" in proc.stderr and "tcp://HOST:PORT" in proc.stderr, proc.stderr

@@ -81,8 +81,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.environ["EVALKIT_RETRY_BUGS"] = "1"
     if args.cluster:
         os.environ["EVALKIT_CLUSTER"] = args.cluster
-    if args.jobs is None:  # on a cluster, doit's threads are the calls in flight
-        args.jobs = 16 if args.cluster or os.environ.get("EVALKIT_CLUSTER") else 1
     if args.repo:
         from evalkit.importers.swebench import parse_repo_map
 
@@ -98,6 +96,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         module = {"DOIT_CONFIG": tasks.doit_config(), **{k: getattr(tasks, k) for k in dir(tasks) if k.startswith("task_")}}
     except SystemExit as exc:
         return int(exc.code or 2)
+    run_cfg = tasks.graph().cfg
+    if run_cfg.executor_name == "cluster":  # no address: exit 2 naming where to give one, before any task
+        from evalkit.executors.cluster import cluster_address
+
+        cluster_address(run_cfg.executor_settings)
+    if args.jobs is None:  # on a cluster, doit's threads are the calls in flight
+        args.jobs = 16 if run_cfg.executor_name == "cluster" else 1
     argv = ["run"] + (["-n", str(args.jobs), "-P", "thread"] if args.jobs > 1 else []) + list(args.doit_args)
     from evalkit import progress
     from evalkit.interrupted import run_marker

@@ -94,6 +94,10 @@ class ClusterRun(Model):
     """Calls, round trips and blobs of the run."""
     queued: int = 0
     """Calls submitted and not back yet."""
+    first_submitted: float = 0.0
+    """When the run's first call was submitted (epoch seconds, the coordinator's clock)."""
+    last_back: float = 0.0
+    """When the run's last artifact came back (epoch seconds, the coordinator's clock)."""
 
 
 @dataclass
@@ -209,6 +213,7 @@ class ClusterExecutor:
         size = len(pickle.dumps(call, protocol=pickle.HIGHEST_PROTOCOL))
         resources = {"containers": 1} if call.stage == "execute" and self._containers else None
         with self._lock:
+            self.record.first_submitted = self.record.first_submitted or time.time()
             self.record.queued += 1
             self.record.shipping.pickled_bytes.append(size)
         started = time.monotonic()
@@ -234,6 +239,7 @@ class ClusterExecutor:
             ship.stage_s += outcome.seconds
             ship.fetch_s += outcome.fetch_seconds
             ship.blobs_fetched += outcome.fetched
+            self.record.last_back = time.time()
             self._save()
         if outcome.error is not None:
             raise outcome.error
@@ -295,4 +301,17 @@ def cluster(cfg: Any, settings: dict[str, Any] | None = None) -> ClusterExecutor
     """Factory registered as ``evalkit.executors: cluster`` (settings: ``address``, optional ``cache_host``:
     the coordinator's address as the workers reach it, default its address on the route to the scheduler)."""
     settings = settings or {}
-    return ClusterExecutor(cfg, cluster_address(settings), cache_host=settings.get("cache_host"))
+    address = cluster_address(settings)
+    if address in _unreachable:  # asked again by every call of the run: said once, not waited for each time
+        from evalkit.executors import ExecutorFailure
+
+        raise ExecutorFailure(_unreachable[address])
+    try:
+        return ClusterExecutor(cfg, address, cache_host=settings.get("cache_host"))
+    except Exception as exc:
+        _unreachable[address] = str(exc)
+        raise
+
+
+_unreachable: dict[str, str] = {}
+"""Scheduler address -> why this process could not connect to it."""
