@@ -11,7 +11,7 @@ from pydantic import Field
 from evalkit.fsutil import atomic_write_json, remove, touch
 from evalkit.llm.pricing import Usage
 from evalkit.models import Model, OpenModel
-from evalkit.outcomes import ChangesJudgeOutcome, GradesExtra, JudgeOutcome, RubricOutcome, SandboxRun
+from evalkit.outcomes import AnyJudgeOutcome, GradesExtra, RubricOutcome, SandboxRun
 
 SCHEMA_VERSION = 1
 STAGES = ("generate", "execute", "grade", "score")
@@ -164,7 +164,7 @@ class GradesArtifact(ArtifactBase):
     """Deterministic checks."""
     assertion_score: float | None = None
     """Weighted fraction of assertions that held (0-1), None without assertions."""
-    judge: JudgeOutcome | ChangesJudgeOutcome | None = None
+    judge: AnyJudgeOutcome | None = None
     """The LLM judge's outcome (a patch or e2e suite with ``judge:``: per changed file too; rag: ragas' summary)."""
     rubric: RubricOutcome | None = None
     """Rubric grading outcome (generation suites)."""

@@ -9,9 +9,9 @@ Judge and rubric outcomes are strict: a misspelled key in a grades.json is an er
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, Field, model_serializer
+from pydantic import ConfigDict, Discriminator, Field, Tag, model_serializer
 
 from evalkit.llm.pricing import Usage
 from evalkit.models import Model
@@ -127,6 +127,19 @@ class ChangesJudgeOutcome(JudgeOutcome):
     """Every file the answer changed, largest change first."""
     max_files: int = 3
     """The suite's ``judge.max_files``."""
+
+
+def _judge_shape(value: Any) -> str:
+    """Which judge outcome a value is: a patch or e2e suite's (it lists the changed files) or one file's."""
+    if isinstance(value, ChangesJudgeOutcome) or (isinstance(value, dict) and ("files" in value or "max_files" in value)):
+        return "changes"
+    return "file"
+
+
+AnyJudgeOutcome = Annotated[Union[Annotated[JudgeOutcome, Tag("file")], Annotated[ChangesJudgeOutcome, Tag("changes")]],
+                            Discriminator(_judge_shape)]
+"""grades.json ``judge``: one file's outcome, or a patch or e2e suite's with its changed files (chosen by shape, so
+a ChangesJudgeOutcome is written with its files and read back as one)."""
 
 
 class CriterionResult(Model):

@@ -55,6 +55,16 @@ def test_old_patch_grades_keep_the_changed_files_and_read_old_usage_keys() -> No
     assert "cache_read_tokens" in usage.model_dump() and "cache_read_input_tokens" not in usage.model_dump()
 
 
+def test_a_judged_patch_outcome_is_written_with_its_files() -> None:
+    """A ChangesJudgeOutcome with judged scores (a loopback judge's, from tests/graders/test_judge_changes.py) is
+    written as one: an untagged union wrote it as a JudgeOutcome and lost the changed files."""
+    raw, grades = old("gold/patch/slug-lowercase/grades.json")
+    assert isinstance(grades, GradesArtifact) and isinstance(grades.judge, ChangesJudgeOutcome)
+    assert grades.judge.status == "judged" and grades.judge.files
+    rebuilt = GradesArtifact(**{k: getattr(grades, k) for k in GradesArtifact.model_fields})
+    assert rebuilt.model_dump(mode="json")["judge"]["files"] == raw["judge"]["files"]
+
+
 def test_old_rag_generation_and_run_shapes_read_as_attributes() -> None:
     raw, rag = old("hint-bot/rag/ejb-stateless-to-cdi/grades.json")
     assert isinstance(rag, GradesArtifact) and isinstance(rag.judge, JudgeOutcome)
