@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import threading
+from concurrent.futures import CancelledError
 import time
 import traceback
 from dataclasses import dataclass
@@ -224,7 +225,7 @@ class ClusterExecutor:
             outcome: _Outcome = future.result()
         except KilledWorker as exc:
             raise ExecutorFailure(f"the {call.stage} call was lost with its workers ({exc}); retried next run") from None
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, CancelledError) as exc:  # the scheduler lost, the connection closed
             raise ExecutorFailure(f"the cluster at {self.address} failed: {type(exc).__name__}: {exc}") from None
         finally:
             with self._lock:
