@@ -217,3 +217,19 @@ def test_no_scheduler_is_an_infra_error_and_no_address_is_exit_2(tmp_path: Path)
         fh.write("executor: cluster\n")
     proc = evalkit(project, "run", "-q", check=False)
     assert proc.returncode == 2 and "executor: cluster" in proc.stderr and "tcp://HOST:PORT" in proc.stderr, proc.stderr
+
+
+def test_judge_budget_holds_across_workers(tmp_path: Path, two_workers: LocalCluster) -> None:
+    with FakeAnthropic(responder=verdict) as server:
+        project = make_project(tmp_path / "p", cases=["jpa-entity", "ejb-stateless", "cdi-inject", "servlet-filter"],
+                               extra=f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n"
+                                     "  budget_usd: 0.000001\n  concurrency: 1\n")
+        evalkit(project, "run", "-q", "-n", "1", "--cluster", two_workers.address, env={"ANTHROPIC_API_KEY": KEY})
+        assert server.message_calls() == 1  # the first call spends past the run's budget, on whichever worker
+    grades = [json.loads(p.read_text()) for p in (project / ".evalkit/artifacts").rglob("grades.json")]
+    by_status: dict[str, set[str]] = collections.defaultdict(set)
+    for g in grades:
+        by_status[g["judge"]["status"]].add(g["provenance"]["worker"])
+    assert by_status["judged"] and by_status["not_judged_budget"]
+    # a worker that never paid was refused too: the budget is the run's, not each worker's
+    assert by_status["not_judged_budget"] - by_status["judged"], dict(by_status)
