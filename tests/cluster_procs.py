@@ -21,14 +21,16 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 class LocalCluster:
-    """A scheduler and ``workers`` single-threaded workers, each declaring ``containers`` resource units."""
+    """A scheduler and ``workers`` workers of ``threads`` threads, each declaring ``containers`` resource units."""
 
-    def __init__(self, folder: Path, workers: int = 2, containers: int = 1, env: dict[str, str] | None = None) -> None:
+    def __init__(self, folder: Path, workers: int = 2, containers: int = 1, env: dict[str, str] | None = None,
+                 threads: int = 1) -> None:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.env = {**os.environ, "PYTHONPATH": str(REPO), "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1",
                     **(env or {})}
         self.containers = containers
+        self.threads = threads
         self.procs: list[subprocess.Popen[bytes]] = []
         scheduler_file = folder / "scheduler.json"
         self._start([sys.executable, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0",
@@ -53,7 +55,7 @@ class LocalCluster:
         return proc
 
     def add_worker(self, name: str) -> subprocess.Popen[bytes]:
-        proc = self._start([sys.executable, "-m", "dask", "worker", self.address, "--nworkers", "1", "--nthreads", "1",
+        proc = self._start([sys.executable, "-m", "dask", "worker", self.address, "--nworkers", "1", "--nthreads", str(self.threads),
                             "--no-nanny", "--no-dashboard", "--host", "127.0.0.1", "--resources",
                             f"containers={self.containers}", "--local-directory", str(self.folder / name)], name)
         self.workers.append(proc)

@@ -233,3 +233,25 @@ def test_judge_budget_holds_across_workers(tmp_path: Path, two_workers: LocalClu
     assert by_status["judged"] and by_status["not_judged_budget"]
     # a worker that never paid was refused too: the budget is the run's, not each worker's
     assert by_status["not_judged_budget"] - by_status["judged"], dict(by_status)
+
+
+def test_containers_per_worker_bounded_by_its_resources(docker_engine: str, tmp_path: Path) -> None:
+    from distributed import get_task_stream
+
+    from helpers import patch_project
+
+    project = patch_project(tmp_path / "p", cases=["round-half-up", "slug-lowercase", "truncate-limit",
+                                                   "parse-thousands"])
+    with LocalCluster(tmp_path / "cluster", workers=1, threads=3, containers=1) as cluster, cluster.client() as c:
+        with get_task_stream(client=c) as stream:
+            evalkit(project, "run", "-q", "--cluster", cluster.address, timeout=900)
+        tasks = stream.data
+    spans = sorted((s["start"], s["stop"]) for t in tasks if str(t["key"]).startswith("execute-")
+                   for s in t["startstops"] if s["action"] == "compute")
+    assert len(spans) >= 8, tasks  # 4 cases x patch-bot, gold (empty's execute is short but submitted too)
+    # the worker stamps a call's stop after the next call started (the resource freed first): < 50 ms apart
+    overlaps = [(a, b) for a, b in zip(spans, spans[1:]) if b[0] < a[1] - 0.05]
+    assert not overlaps, f"two execute calls ran at once on a worker sized for one container: {overlaps}"
+    others = sorted((s["start"], s["stop"]) for t in tasks if not str(t["key"]).startswith("execute-")
+                    for s in t["startstops"] if s["action"] == "compute")
+    assert others  # generate and grade calls hold no container: they are not serialized by the resource
