@@ -255,3 +255,31 @@ def test_containers_per_worker_bounded_by_its_resources(docker_engine: str, tmp_
     others = sorted((s["start"], s["stop"]) for t in tasks if not str(t["key"]).startswith("execute-")
                     for s in t["startstops"] if s["action"] == "compute")
     assert others  # generate and grade calls hold no container: they are not serialized by the resource
+
+
+def test_coordinator_killed_mid_run_rerun_pays_only_what_was_in_flight(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    with FakeAnthropic(responder=verdict) as server, \
+            LocalCluster(tmp_path / "cluster", env={"ANTHROPIC_API_KEY": KEY}) as cluster:
+        project = judged_project(tmp_path / "p", tmp_path / "marks", 0.5)
+        with open(project / "evalkit.yaml", "a", encoding="utf-8") as fh:
+            fh.write(f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n")
+        env = {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), "ANTHROPIC_API_KEY": KEY}
+        run = subprocess.Popen([sys.executable, "-m", "evalkit", "run", "-q", "--cluster", cluster.address],
+                               cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 300
+        while server.message_calls() < 3 and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.02)
+        assert run.poll() is None, "the run ended before the coordinator could be killed"
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait()
+        before = prompts_paid(server)
+        evalkit(project, "run", "-q", "--cluster", cluster.address, env={"ANTHROPIC_API_KEY": KEY}, timeout=900)
+        after = prompts_paid(server)
+    assert set(before) < set(after)  # the rerun judged what was left
+    repaid = [p for p, n in after.items() if n > 1]
+    assert len(repaid) <= 2, f"{len(repaid)} prompts paid again; at most the 2 workers' calls in flight may be"
+    grades = [json.loads(p.read_text()) for p in (project / ".evalkit/artifacts").rglob("grades.json")]
+    assert grades and all(g["judge"]["status"] == "judged" for g in grades if g["judge"])

@@ -17,6 +17,7 @@ cannot send them ahead, and the budget must be counted at one place while calls 
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import secrets
@@ -32,6 +33,10 @@ from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob
 from evalkit.fsutil import atomic_write_text, ensure_dir
 
 HEADER = "X-Evalkit-Token"
+
+
+class ServiceUnreachable(OSError):
+    """A worker could not reach the coordinator's cache service (an infrastructure failure, never the stage's)."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,10 @@ class ServiceRef:
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
                 return None
-            raise
+            raise ServiceUnreachable(f"the coordinator's cache service ({self.url}) answered {exc.code} to "
+                                     f"{method} {path}") from None
+        except (OSError, http.client.HTTPException) as exc:
+            raise ServiceUnreachable(f"the coordinator's cache service ({self.url}) is unreachable: {exc}") from None
 
     def fetch_missing(self, blobs: BlobStore, refs: Iterable[FileRef]) -> int:
         """Fetch into ``blobs`` every blob of ``refs`` it lacks (links have none); returns how many were fetched."""

@@ -43,7 +43,7 @@ from typing import Any
 
 from evalkit.artifacts import ArtifactBase
 from evalkit.executors.blobs import BlobStore
-from evalkit.executors.cache_service import CacheService, ServiceRef
+from evalkit.executors.cache_service import CacheService, ServiceRef, ServiceUnreachable
 from evalkit.executors.call import StageCall, publish, run_call
 from evalkit.models import Model
 
@@ -149,6 +149,8 @@ def run_on_worker(call: StageCall, service: ServiceRef) -> _Outcome:
     with store.remote(service, view.cfg.work_path):
         try:
             artifact = _run_view(call, view)
+        except ServiceUnreachable:  # the coordinator's side, not the stage: Dask retries, then infra_error
+            raise
         except Exception as exc:  # the stage's own exception: brought back, recorded as a bug by the coordinator
             return _Outcome(address, error=exc, trace=traceback.format_exc(), seconds=time.monotonic() - began,
                             fetch_seconds=fetch_seconds, fetched=fetched)
