@@ -246,13 +246,15 @@ def test_containers_per_worker_bounded_by_its_resources(docker_engine: str, tmp_
         with get_task_stream(client=c) as stream:
             evalkit(project, "run", "-q", "--cluster", cluster.address, timeout=900)
         tasks = stream.data
-    spans = sorted((s["start"], s["stop"]) for t in tasks if str(t["key"]).startswith("execute-")
+    containers = ("execute-", "validate-")  # the calls that run containers
+    spans = sorted((s["start"], s["stop"]) for t in tasks if str(t["key"]).startswith(containers)
                    for s in t["startstops"] if s["action"] == "compute")
-    assert len(spans) >= 8, tasks  # 4 cases x patch-bot, gold (empty's execute is short but submitted too)
+    assert sum(str(t["key"]).startswith("validate-") for t in tasks) == 4, tasks  # each case's validation
+    assert len(spans) >= 12, tasks  # 4 validations, 4 cases x patch-bot, gold (and empty's short ones)
     # the worker stamps a call's stop after the next call started (the resource freed first): < 50 ms apart
     overlaps = [(a, b) for a, b in zip(spans, spans[1:]) if b[0] < a[1] - 0.05]
-    assert not overlaps, f"two execute calls ran at once on a worker sized for one container: {overlaps}"
-    others = sorted((s["start"], s["stop"]) for t in tasks if not str(t["key"]).startswith("execute-")
+    assert not overlaps, f"two container calls ran at once on a worker sized for one container: {overlaps}"
+    others = sorted((s["start"], s["stop"]) for t in tasks if not str(t["key"]).startswith(containers)
                     for s in t["startstops"] if s["action"] == "compute")
     assert others  # generate and grade calls hold no container: they are not serialized by the resource
 

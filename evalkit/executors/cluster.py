@@ -1,4 +1,4 @@
-"""The ``cluster`` executor: generate, execute and grade calls on the workers of a Dask distributed cluster.
+"""The ``cluster`` executor: generate, execute, grade and validate calls on the workers of a Dask distributed cluster.
 
 Selected by ``evalkit run --cluster tcp://HOST:PORT``, ``$EVALKIT_CLUSTER`` or ``executor: {cluster:
 {address: ...}}`` in evalkit.yaml. doit stays the graph and the up-to-date check on the coordinator
@@ -26,8 +26,8 @@ next run. An exception of the stage itself is brought back and re-raised here, r
 evalkit ``bug`` like in-process (never retried by Dask). Shipping errors are retried once by Dask.
 
 **Limits.** When the cluster's workers declare a ``containers`` resource (``dask worker
---resources containers=N``) each execute call holds one unit of it: a worker never runs more than N
-execute calls (hence containers) at once.
+--resources containers=N``) each execute or validate call holds one unit of it: a worker never runs
+more than N such calls (hence containers) at once.
 """
 
 from __future__ import annotations
@@ -47,8 +47,10 @@ from evalkit.executors.cache_service import CacheService, ServiceRef, ServiceUnr
 from evalkit.executors.call import StageCall, publish, run_call
 from evalkit.models import Model
 
-REMOTE_STAGES = frozenset({"generate", "execute", "grade"})
+REMOTE_STAGES = frozenset({"generate", "execute", "grade", "validate"})
 """Stages whose calls go to the workers (score runs on the coordinator)."""
+CONTAINER_STAGES = frozenset({"execute", "validate"})
+"""Stages whose calls run containers (each holds one ``containers`` unit of its worker when workers declare them)."""
 RECORD = "cluster-run.json"
 """The cluster run's record below the work folder (`ClusterRun`)."""
 ENV = "EVALKIT_CLUSTER"
@@ -154,8 +156,9 @@ def run_on_worker(call: StageCall, service: ServiceRef) -> _Outcome:
         except Exception as exc:  # the stage's own exception: brought back, recorded as a bug by the coordinator
             return _Outcome(address, error=exc, trace=traceback.format_exc(), seconds=time.monotonic() - began,
                             fetch_seconds=fetch_seconds, fetched=fetched)
-    if artifact.provenance is not None:
-        artifact = artifact.model_copy(update={"provenance": artifact.provenance.model_copy(update={"worker": address})})
+    provenance = getattr(artifact, "provenance", None)  # a validation has none
+    if provenance is not None:
+        artifact = artifact.model_copy(update={"provenance": provenance.model_copy(update={"worker": address})})
     return _Outcome(address, artifact=artifact, seconds=time.monotonic() - began, fetch_seconds=fetch_seconds,
                     fetched=fetched)
 
@@ -214,7 +217,7 @@ class ClusterExecutor:
         with _PUBLISH_LOCK:  # BlobStore.put_file's temporary name is per process: one thread at a time
             publish(call, self.blobs)
         size = len(pickle.dumps(call, protocol=pickle.HIGHEST_PROTOCOL))
-        resources = {"containers": 1} if call.stage == "execute" and self._containers else None
+        resources = {"containers": 1} if call.stage in CONTAINER_STAGES and self._containers else None
         with self._lock:
             self.record.first_submitted = self.record.first_submitted or time.time()
             self.record.queued += 1
@@ -222,7 +225,7 @@ class ClusterExecutor:
         started = time.monotonic()
         try:
             future = self.client.submit(run_on_worker, call, self.service.ref, pure=False, retries=1,
-                                        resources=resources, key=f"{call.stage}-{call.system.name}-{call.case.key}-"
+                                        resources=resources, key=f"{call.stage}-{getattr(call.system, 'name', '')}-{call.case.key}-"
                                                                  f"{os.urandom(4).hex()}")
             outcome: _Outcome = future.result()
         except KilledWorker as exc:
