@@ -46,7 +46,9 @@ class Suite:
 
     @property
     def kind(self) -> str:
-        return self.spec.kind if self.spec else "unknown"
+        from evalkit.kinds import UNKNOWN
+
+        return self.spec.kind if self.spec else UNKNOWN
 
     @property
     def language(self) -> str:

@@ -77,8 +77,9 @@ def test_execution_signature_clusters():
 
     out = OutputArtifact(system="s", suite="p", case_id="c",
                          samples=[Sample(patch="a"), Sample(patch="b"), Sample(status="error"), Sample(patch="c")])
-    runs = [{"tests": {"t1": "passed", "t2": "failed"}}, {"tests": {"t2": "failed", "t1": "passed"}}, {},
-            {"tests": {"t1": "failed", "t2": "failed"}}]
+    runs = [{"status": "completed", "tests": {"t1": "passed", "t2": "failed"}},
+            {"status": "completed", "tests": {"t2": "failed", "t1": "passed"}}, {"status": "case_error"},
+            {"status": "completed", "tests": {"t1": "failed", "t2": "failed"}}]
     keys, method = cluster_keys(FakeCase(), out, ExecutionArtifact(system="s", suite="p", case_id="c", runs=runs))
     assert method == "execution"
     assert keys[0] == keys[1] and keys[2] != keys[3] and keys[0] != keys[3]

@@ -7,13 +7,25 @@ from __future__ import annotations
 
 from evalkit.kinds.base import Kind
 
-__all__ = ["Kind", "kind", "kinds", "known", "names", "template_dirs", "code_stamp"]
+__all__ = ["UNKNOWN", "Kind", "kind", "kinds", "known", "names", "template_dirs", "code_stamp"]
+
+
+UNKNOWN = "unknown"
+"""The kind of a suite whose suite.yaml is broken (evalkit.cases.Suite.kind): its cases are recorded as
+broken, and the stages treat them with the base `Kind`'s defaults."""
+
+
+class _Unknown(Kind):
+    name = UNKNOWN
+    description = "a suite whose suite.yaml is broken: its cases are recorded as broken"
 
 
 def kind(name: str) -> Kind:
     """The suite kind registered as ``name`` (KeyError naming the known ones when none is)."""
     from evalkit.plugins import registry
 
+    if name == UNKNOWN and name not in registry("kinds"):
+        return _Unknown()
     found = registry("kinds").get(name)
     if not isinstance(found, Kind):
         raise TypeError(f"entry point evalkit.kinds {name!r} is {found!r}; expected an evalkit.kinds.base.Kind")

@@ -37,8 +37,11 @@ def test_every_language_parser_of_5x_is_known() -> None:
 
 
 def _metrics(run: dict) -> dict:
+    from evalkit.outcomes import SandboxRun
+
     output = SimpleNamespace(status="ok", first=SimpleNamespace(context_files=[], context_functions=[]))
-    return patch_metrics(SimpleNamespace(), SimpleNamespace(), output, SimpleNamespace(runs=[run]), SimpleNamespace())
+    typed = SandboxRun.model_validate({"status": "completed", **run})
+    return patch_metrics(SimpleNamespace(), SimpleNamespace(), output, SimpleNamespace(runs=[typed]), SimpleNamespace())
 
 
 def test_resolved_metric_is_the_harness_s_for_swebench_cases() -> None:
