@@ -59,7 +59,13 @@ def test_demo_on_two_workers_gives_the_local_numbers(docker_engine: str, tmp_pat
     # score artifacts are made on the coordinator; generate/execute/grade on the workers
     for path in (project / ".evalkit" / "artifacts").rglob("*.json"):
         worker = (json.loads(path.read_text(encoding="utf-8")).get("provenance") or {}).get("worker", "")
-        assert bool(worker) == (path.name != "score.json") or worker == "", path
+        if path.name == "scores.json":
+            assert worker == "", path
+        elif path.name in ("output.json", "execution.json", "grades.json"):
+            assert worker in addresses, path
+    release_page = next((project / "site").glob("*/index.html")).read_text(encoding="utf-8")
+    for address in addresses:  # the release page says what each worker did
+        assert f"Cluster worker {address}: " in release_page
     for folder in (tmp_path / "cluster").glob("w*/evalkit/scratch/work"):
         assert not (folder / "cache").exists() or not any((folder / "cache").rglob("*.json")), \
             f"a worker kept cache entries of its own in {folder}"

@@ -67,6 +67,10 @@ def cluster_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> set[str]:
     """One note per cluster worker that made artifacts of this report: its calls (generate, execute, grade:
     counted from the artifacts' ``provenance.worker``) and, from the last cluster run's record
     (``<work>/cluster-run.json``), the time it spent in them."""
+    from evalkit.executors.cluster import RECORD, ClusterRun
+
+    if not (cfg.work_path / RECORD).exists():  # no cluster run ever wrote here: every artifact was made locally
+        return set()  # (and a no-op summarize does not open 3 artifacts per pair to find that out)
     calls: Counter[str] = Counter()
     work = str(cfg.work_path)
     for system, case in pairs:
@@ -81,8 +85,6 @@ def cluster_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> set[str]:
                 calls[worker] += 1
     if not calls:
         return set()
-    from evalkit.executors.cluster import RECORD, ClusterRun
-
     try:
         record = ClusterRun.model_validate_json((cfg.work_path / RECORD).read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError):
