@@ -1,7 +1,8 @@
 """The numbers of a report.json that must not move when code is reorganised.
 
 Every number, boolean and null of the report, minus what measures time (metrics with unit "s" and
-every comparison or Holm family that holds one, since a time metric's p-value can reorder a family).
+every comparison or Holm family that holds one, since a time metric's p-value can reorder a family)
+and where the stages ran (the cluster workers' calls and seconds).
 Kept as the report's own nested shape with only those leaves, so a difference names its path.
 """
 
@@ -13,6 +14,7 @@ from typing import Any
 from evalkit.metrics.registry import METRICS
 
 TIME_LIKE = frozenset(name for name, info in METRICS.items() if info.unit == "s")
+WHERE_IT_RAN = frozenset({"workers"})
 
 
 def _time_families(report: Any) -> set[Any]:
@@ -35,6 +37,8 @@ def _time_families(report: Any) -> set[Any]:
 def numbers(report: Any) -> Any:
     """The report pruned to its non-time numeric leaves (None where nothing is left)."""
     families = _time_families(report)
+    if isinstance(report, dict):  # where stages ran (cluster workers' calls and seconds) is not a result
+        report = {k: v for k, v in report.items() if k not in WHERE_IT_RAN}
 
     def prune(node: Any) -> Any:
         if isinstance(node, dict):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -63,9 +64,13 @@ def test_demo_on_two_workers_gives_the_local_numbers(docker_engine: str, tmp_pat
             assert worker == "", path
         elif path.name in ("output.json", "execution.json", "grades.json"):
             assert worker in addresses, path
-    release_page = next((project / "site").glob("*/index.html")).read_text(encoding="utf-8")
-    for address in addresses:  # the release page says what each worker did
-        assert f"Cluster worker {address}: " in release_page
+    release = next((project / "site").glob("*/report.json")).parent
+    rows = {w["address"]: w for w in json.loads((release / "report.json").read_text(encoding="utf-8"))["workers"]}
+    assert set(rows) == addresses and sum(w["calls"] for w in rows.values()) == sum(on_workers.values()), rows
+    assert all(w["last_run_calls"] and w["last_run_seconds"] > 0 for w in rows.values()), rows
+    page = (release / "index.html").read_text(encoding="utf-8")  # the release page's run section, per worker
+    for address, w in rows.items():
+        assert re.search(rf"<code>{re.escape(address)}</code></td><td class=\"num\">{w['calls']}</td>", page), address
     for folder in (tmp_path / "cluster").glob("w*/evalkit/scratch/work"):
         assert not (folder / "cache").exists() or not any((folder / "cache").rglob("*.json")), \
             f"a worker kept cache entries of its own in {folder}"

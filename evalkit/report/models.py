@@ -229,6 +229,19 @@ class DecisionSummary(Model):
     """Suite by suite; baseline comparisons first, then the previous release."""
 
 
+class WorkerRow(Model):
+    """What one cluster worker did for this report."""
+
+    address: str
+    """The worker's address (an artifact's `provenance.worker`)."""
+    calls: int
+    """Stage calls of this report's artifacts that ran there."""
+    last_run_calls: int | None = None
+    """Calls it ran in the last cluster run (None: not in that run's record)."""
+    last_run_seconds: float | None = None
+    """Seconds it spent in those calls' stages."""
+
+
 class Report(Model):
     """report.json: everything the release page shows."""
 
@@ -267,6 +280,8 @@ class Report(Model):
     calibration: CalibrationSummary | None = None
     """The judge's agreement with people's labels and with the tests, per rubric field (evalkit.report.calibration);
     None when no suite of the run is graded by a rubric judge."""
+    workers: list[WorkerRow] = []
+    """Cluster workers that made artifacts of this report (evalkit.executors.cluster); empty for a local run."""
 
 
 class CaseDetail(Model):

@@ -1,4 +1,4 @@
-"""What the report says about how the run ran: judge notes, where tests executed, isolation notes."""
+"""What the report says about how the run ran: judge notes, where tests executed, isolation notes, cluster workers."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any, Iterable
 from evalkit.artifacts import ARTIFACT_FILES, ScoresArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.report.models import WorkerRow
 
 
 def judge_notes(scores: Iterable[ScoresArtifact], settings: Any = None) -> set[str]:
@@ -63,14 +64,15 @@ def isolation_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> dict[str, lis
     return {k: sorted(v) for k, v in notes.items()}
 
 
-def cluster_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> set[str]:
-    """One note per cluster worker that made artifacts of this report: its calls (generate, execute, grade:
-    counted from the artifacts' ``provenance.worker``) and, from the last cluster run's record
-    (``<work>/cluster-run.json``), the time it spent in them."""
+def cluster_workers(cfg: Config, pairs: list[tuple[Any, Case]]) -> list[WorkerRow]:
+    """Each cluster worker that made artifacts of this report: its calls (generate, execute, grade: counted
+    from the artifacts' ``provenance.worker``) and, from the last cluster run's record
+    (``<work>/cluster-run.json``), the calls and time it spent there. Empty when no cluster run ever wrote
+    here (a local run opens no artifact to find that out)."""
     from evalkit.executors.cluster import RECORD, ClusterRun
 
-    if not (cfg.work_path / RECORD).exists():  # no cluster run ever wrote here: every artifact was made locally
-        return set()  # (and a no-op summarize does not open 3 artifacts per pair to find that out)
+    if not (cfg.work_path / RECORD).exists():
+        return []
     calls: Counter[str] = Counter()
     work = str(cfg.work_path)
     for system, case in pairs:
@@ -83,15 +85,13 @@ def cluster_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> set[str]:
                 continue
             if worker:
                 calls[worker] += 1
-    if not calls:
-        return set()
     try:
-        record = ClusterRun.model_validate_json((cfg.work_path / RECORD).read_text(encoding="utf-8"))
+        record: ClusterRun | None = ClusterRun.model_validate_json((cfg.work_path / RECORD).read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError):
         record = None
-    notes = set()
+    rows = []
     for worker, n in sorted(calls.items()):
         stats = record.workers.get(worker) if record is not None else None
-        spent = f"; {stats.calls} in the last cluster run, {stats.seconds:.1f} s in its stages" if stats else ""
-        notes.add(f"Cluster worker {worker}: {n} stage calls of this report ran there{spent}.")
-    return notes
+        rows.append(WorkerRow(address=worker, calls=n, last_run_calls=stats.calls if stats else None,
+                              last_run_seconds=round(stats.seconds, 3) if stats else None))
+    return rows
