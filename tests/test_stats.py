@@ -364,8 +364,10 @@ def test_stats_never_import_scipy_stats():
         "wilcoxon_pratt([1, 2, 3, 4.0], [2, 2, 5, 1.0])\n"  # ties and a zero: permutation
         "wilcoxon_pratt([1, 2, 3, 4.5], [2, 4, 6, 1.0])\n"  # exact
         "wilcoxon_pratt(list(range(60)), [v * 1.1 for v in range(60)])\n"  # normal approximation
-        "rate(3, 10); wilson_interval(0, 1); mcnemar_exact(3, 50)\n"
-        "assert 'numpy' in sys.modules and 'scipy.special' in sys.modules\n"
+        "rate(3, 10); wilson_interval(0, 1)\n"
+        "assert 'numpy' in sys.modules and 'scipy' not in sys.modules, 'means and rates need no scipy'\n"
+        "mcnemar_exact(3, 50)\n"
+        "assert 'scipy.special' in sys.modules\n"
         "heavy = [m for m in ('scipy.stats', 'scipy.optimize', 'scipy.sparse', 'scipy.spatial',\n"
         "                     'scipy.linalg') if m in sys.modules]\n"
         "print(heavy)\n"
@@ -375,3 +377,22 @@ def test_stats_never_import_scipy_stats():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_normal_cdf_and_quantile_equal_scipy_special():
+    # the stdlib stand-ins for scipy.special.ndtr / ndtri used by the bootstrap, Wilson and Wilcoxon
+    from scipy.special import ndtr, ndtri
+
+    from evalkit.stats import _ndtr, _ndtri
+
+    for x in np.linspace(-3, 3, 6001):  # where the bootstrap's and Wilson's probabilities live
+        assert _ndtr(float(x)) == pytest.approx(float(ndtr(x)), rel=3e-15, abs=0), x  # measured 1.5e-15
+    for x in np.concatenate([np.linspace(-37, 37, 20001), [0.0, -0.0, 1e-300]]):  # the far lower tail
+        assert _ndtr(float(x)) == pytest.approx(float(ndtr(x)), rel=1e-13, abs=0), x  # keeps its precision
+    assert _ndtr(math.inf) == 1.0 and _ndtr(-math.inf) == 0.0 and math.isnan(_ndtr(math.nan))
+    probs = np.concatenate([np.linspace(1e-9, 1 - 1e-9, 20001), np.logspace(-300, -1, 500),
+                            [0.025, 0.975, 0.5, 0.005, 0.995]])
+    for p in probs:
+        assert _ndtri(float(p)) == pytest.approx(float(ndtri(p)), rel=5e-15, abs=1e-300), p
+    assert (_ndtri(0.0), _ndtri(1.0)) == (-math.inf, math.inf)
+    assert math.isnan(_ndtri(1.5)) and math.isnan(_ndtri(-0.1)) and math.isnan(_ndtri(math.nan))

@@ -45,62 +45,13 @@ from evalkit.artifacts import ArtifactBase
 from evalkit.executors.blobs import BlobStore
 from evalkit.executors.cache_service import CacheService, ServiceRef, ServiceUnreachable
 from evalkit.executors.call import StageCall, publish, run_call
-from evalkit.models import Model
+from evalkit.executors.cluster_record import ENV, RECORD, ClusterRun, WorkerStats
 
 REMOTE_STAGES = frozenset({"generate", "execute", "grade", "validate"})
 """Stages whose calls go to the workers (score runs on the coordinator)."""
 CONTAINER_STAGES = frozenset({"execute", "validate"})
 """Stages whose calls run containers (each holds one ``containers`` unit of its worker when workers declare them)."""
-RECORD = "cluster-run.json"
-"""The cluster run's record below the work folder (`ClusterRun`)."""
-ENV = "EVALKIT_CLUSTER"
-"""Environment variable naming the scheduler's address (also set by ``evalkit run --cluster``)."""
 _PUBLISH_LOCK = threading.Lock()
-
-
-class WorkerStats(Model):
-    """What one worker did for this run (the coordinator's count)."""
-
-    calls: int = 0
-    """Calls whose artifact came back from it."""
-    seconds: float = 0.0
-    """Wall time it spent in the stages of those calls."""
-    running: int = 0
-    """Calls submitted and not back yet that the scheduler placed on it (as last seen)."""
-
-
-class ShippingStats(Model):
-    """The shipping overhead of the calls of this run (benchmarks/cluster.py reads it)."""
-
-    calls: int = 0
-    """Calls whose artifact came back."""
-    round_trip_s: float = 0.0
-    """Seconds from submission to the artifact back, summed (queueing included when calls wait for a worker)."""
-    stage_s: float = 0.0
-    """Seconds the workers spent in the stages themselves, summed."""
-    fetch_s: float = 0.0
-    """Seconds the workers spent fetching blobs from the coordinator, summed."""
-    blobs_fetched: int = 0
-    """Blobs fetched by workers (each at most once per worker)."""
-    pickled_bytes: list[int] = []
-    """Size of each pickled call."""
-
-
-class ClusterRun(Model):
-    """``<work>/cluster-run.json``: the last cluster run of this project, per worker and in total."""
-
-    scheduler: str
-    """The scheduler's address."""
-    workers: dict[str, WorkerStats] = {}
-    """Worker address -> what it did."""
-    shipping: ShippingStats = ShippingStats()
-    """Calls, round trips and blobs of the run."""
-    queued: int = 0
-    """Calls submitted and not back yet."""
-    first_submitted: float = 0.0
-    """When the run's first call was submitted (epoch seconds, the coordinator's clock)."""
-    last_back: float = 0.0
-    """When the run's last artifact came back (epoch seconds, the coordinator's clock)."""
 
 
 @dataclass

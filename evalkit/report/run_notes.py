@@ -69,7 +69,7 @@ def cluster_workers(cfg: Config, pairs: list[tuple[Any, Case]]) -> list[WorkerRo
     from the artifacts' ``provenance.worker``) and, from the last cluster run's record
     (``<work>/cluster-run.json``), the calls and time it spent there. Empty when no cluster run ever wrote
     here (a local run opens no artifact to find that out)."""
-    from evalkit.executors.cluster import RECORD, ClusterRun
+    from evalkit.executors.cluster_record import RECORD, ClusterRun
 
     if not (cfg.work_path / RECORD).exists():
         return []
