@@ -369,6 +369,9 @@ class CaseFile(Model):
 
     id: str = Field(pattern=CASE_ID, max_length=NAME_MAX)
     """Unique id within the suite (used in file names and URLs)."""
+    kind: str | None = Field(default=None, exclude=True)
+    """The suite's kind, optional: lets an editor pick this kind's schema from case.schema.json; evalkit check
+    rejects a case whose kind differs from its suite's."""
     description: str = ""
     """What the case checks."""
     tags: list[str] = []

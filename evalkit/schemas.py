@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, Union
 
 from evalkit.fsutil import atomic_write_text
 
@@ -16,7 +16,7 @@ kind (``case-<kind>``)."""
 
 
 def models() -> dict[str, type]:
-    from evalkit.casemodels import CaseFile, SuiteSpec
+    from evalkit.casemodels import SuiteSpec
     from evalkit.config import Config
     from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample, ScoresArtifact
     from evalkit.graders.audit_models import JudgeAudit
@@ -24,20 +24,26 @@ def models() -> dict[str, type]:
     from evalkit.graders.judge_rubric import JudgeRubric
     from evalkit.report.models import CaseDetail, Report
 
-    classes = (SuiteSpec, CaseFile, Config, Report, CaseDetail, OutputArtifact, ExecutionArtifact, GradesArtifact,
-               ScoresArtifact, Sample, JudgeAudit, JudgeRubric, JudgeOutcome)
+    classes = (SuiteSpec, case_file_union(), Config, Report, CaseDetail, OutputArtifact, ExecutionArtifact,
+               GradesArtifact, ScoresArtifact, Sample, JudgeAudit, JudgeRubric, JudgeOutcome)
     return {**dict(zip(SCHEMA_NAMES, classes, strict=True)), **kind_case_models()}
 
 
-def kind_case_models(own_only: bool = True) -> dict[str, type]:
+NO_KIND = "(no kind)"
+"""The tag of `case_file_union`'s branch for a case file without `kind:`."""
+
+
+def kind_case_models(own_only: bool = True, says_kind: bool = False) -> dict[str, type]:
     """``case-<kind>``: a case file of each registered suite kind, its `inputs` and `reference` typed by the kind's
-    models (evalkit.kinds), so an editor rejects a misspelled key; evalkit's own kinds unless ``own_only`` is False."""
+    models (evalkit.kinds), so an editor rejects a misspelled key; evalkit's own kinds unless ``own_only`` is False.
+    Its `kind:` is optional (the suite.yaml says it), or required with ``says_kind`` (a branch of the union)."""
     from pydantic import Field, create_model
 
     from evalkit.casemodels import CaseFile
     from evalkit.kinds import kinds
     from evalkit.plugins import OWN, registry
 
+    literal: Any = Literal  # of a name known only at run time
     out: dict[str, type] = {}
     for name, k in kinds().items():
         if own_only and registry("kinds").source(name) != OWN:
@@ -49,10 +55,65 @@ def kind_case_models(own_only: bool = True) -> dict[str, type]:
             required = any(f.is_required() for f in model.model_fields.values())
             doc = CaseFile.model_fields[part].description
             fields[part] = (model, Field(description=doc) if required else Field(default_factory=model, description=doc))
+        said = f"The suite's kind, {name} (evalkit check refuses a case whose kind differs from its suite's): picks this"
+        fields["kind"] = ((literal[name], Field(exclude=True, description=f"{said} branch of case.schema.json.")) if says_kind
+                          else (literal[name] | None, Field(default=None, exclude=True,
+                                                            description=CaseFile.model_fields["kind"].description)))
         title = "".join(p.title() for p in name.replace("-", "_").split("_"))
-        out[f"case-{name}"] = create_model(f"{title}CaseFile", __base__=CaseFile,
-                                           __doc__=f"A case file of a {name} suite: {k.description}", **fields)
+        out[f"case-{name}"] = create_model(
+            f"{title}{'KindCaseFile' if says_kind else 'CaseFile'}", __base__=CaseFile,
+            __doc__=f"A case file {f'saying kind: {name}' if says_kind else f'of a {name} suite'}: {k.description}",
+            **fields)
     return out
+
+
+def case_file_union(own_only: bool = True) -> type:
+    """``case``: a case file of any registered suite kind, a union discriminated on its optional `kind:`.
+
+    A file saying ``kind: <name>`` is a ``case-<name>`` case file (inputs and reference typed, an unknown key
+    refused); a file saying a kind no one registered is refused; a file without `kind:` is the generic case
+    file, inputs and reference free-form (its kind is known only from its suite.yaml)."""
+    from pydantic import ConfigDict, Discriminator, Field, RootModel, Tag, create_model
+
+    from evalkit.casemodels import CaseFile
+
+    def tag(node: Any) -> Any:
+        said = node.get("kind") if isinstance(node, dict) else getattr(node, "kind", None)
+        return NO_KIND if said is None else said
+
+    branches = {name.removeprefix("case-"): m for name, m in kind_case_models(own_only, says_kind=True).items()}
+    generic = create_model("CaseFileWithoutKind", __base__=CaseFile,
+                           __doc__="A case file without `kind:`: its suite.yaml says the kind, so inputs and "
+                                   "reference are free-form here (case-<kind>.schema.json types them).",
+                           kind=(None, Field(default=None, exclude=True, description="Absent (or null): the "
+                                             "suite.yaml's kind holds.")))
+    tags = [*branches, NO_KIND]
+    union: Any = Annotated[Union[tuple(Annotated[m, Tag(n)] for n, m in zip(tags, [*branches.values(), generic]))],
+                           Discriminator(tag, custom_error_type="unknown_kind",
+                                         custom_error_message=f"kind: expected one of {', '.join(branches)} (its "
+                                                              "suite's kind), or no kind: key")]
+
+    def kind_picks_the_branch(schema: dict[str, Any]) -> None:
+        """pydantic's ``oneOf`` as ``if kind is <name> then <branch>``: a validator or an editor then reports a
+        misspelled key at the key itself (under oneOf it can only say that no branch fits), and an unknown kind
+        at `kind:`."""
+        schema["type"] = "object"
+        schema["properties"] = {"kind": {"enum": [*branches, None], "description": CaseFile.model_fields["kind"].description}}
+        schema["allOf"] = [{"if": {"properties": {"kind": {"const": t}}, "required": ["kind"]} if t != NO_KIND
+                            else {"properties": {"kind": {"type": "null"}}}, "then": branch}
+                           for t, branch in zip(tags, schema.pop("oneOf"), strict=True)]
+
+    return type("CaseFile", (RootModel[union],), {"__module__": __name__, "__doc__": CASE_UNION_DOC,
+                                                  "model_config": ConfigDict(json_schema_extra=kind_picks_the_branch)})
+
+
+CASE_UNION_DOC = """A case file: cases/<suite>/<case>/case.yaml or cases/<suite>/<case>.yaml.
+
+One branch per suite kind, chosen by the file's optional `kind:` (which must equal its suite.yaml's `kind:`;
+evalkit check refuses one that differs): that branch types `inputs` and `reference` with the kind's models, so a
+misspelled key is an error. A file without `kind:` takes the generic branch, where `inputs` and `reference` are
+free-form, because its kind is known only from its suite.yaml: for those, associate the kind's own schema,
+case-<kind>.schema.json, with the suite's case files (e.g. cases/migration/*/case.yaml), or write `kind:`."""
 
 
 def write_schemas(out: Path | None = None) -> list[Path]:

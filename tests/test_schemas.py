@@ -17,5 +17,8 @@ def test_shipped_schemas_are_current(tmp_path: Path) -> None:
 
 
 def test_case_schema_names_field_docs() -> None:
-    schema = json.loads((SCHEMA_DIR / "case.schema.json").read_text())
-    assert "Unique id within the suite" in schema["properties"]["id"]["description"]
+    for name in ("case", "case-migration"):  # the union's branches, and each kind's own schema
+        schema = json.loads((SCHEMA_DIR / f"{name}.schema.json").read_text())
+        branches = [schema["$defs"][b["then"]["$ref"].rsplit("/", 1)[-1]] for b in schema.get("allOf", [])] or [schema]
+        for branch in branches:
+            assert "Unique id within the suite" in branch["properties"]["id"]["description"]
