@@ -20,19 +20,21 @@ import os
 import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from evalkit.casemodels import CaseFile, SuiteSpec
+from evalkit.casemodels import AssertionSpec, CaseFile, Criterion, SuiteSpec
 from evalkit.kinds import kind
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_bytes, digest, file_digest
+from evalkit.models import OpenModel
 from evalkit.names import is_valid_name, name_problem
 from evalkit.yamlio import describe_error, line_of, load_yaml, validate
 
-CACHE_VERSION = 7
+CACHE_VERSION = 8
 REF_SUFFIXES = ("_file", "_dir", "_files")
+M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass
@@ -69,8 +71,20 @@ class Case:
     """Folder relative file references resolve against."""
     files: list[str]
     """Every file the case depends on (doit file_dep)."""
-    data: dict[str, Any] = field(default_factory=dict)
-    """Validated case (CaseFile dump, inputs and reference typed for the kind, suite defaults merged)."""
+    inputs: BaseModel = field(default_factory=OpenModel)
+    """What the system under test gets, typed by the kind's model (``Kind.inputs``, suite defaults merged);
+    an OpenModel for a kind without one, or holding a broken case's raw mapping. Read it typed through
+    ``inputs_as(TheKindsModel)``."""
+    reference: BaseModel = field(default_factory=OpenModel)
+    """The expected answer, typed by the kind's model (``Kind.reference``), like ``inputs``."""
+    description: str = ""
+    """What the case checks."""
+    tags: list[str] = field(default_factory=list)
+    """Labels for breakdowns in the report."""
+    assertions: list[AssertionSpec] = field(default_factory=list)
+    """Deterministic checks of the output."""
+    criteria: list[Criterion] = field(default_factory=list)
+    """Rubric criteria for a judge (generation suites)."""
     refs: dict[str, str] = field(default_factory=dict)
     """Dotted key of a file reference -> absolute path."""
     problems: list[Problem] = field(default_factory=list)
@@ -102,13 +116,27 @@ class Case:
     def ok(self) -> bool:
         return not self.problems
 
-    @property
-    def inputs(self) -> dict[str, Any]:
-        return self.data.get("inputs", {})
+    def inputs_as(self, model: type[M]) -> M:
+        """The inputs as the kind's model ``model`` (TypeError when the case's kind types them otherwise)."""
+        return _typed(self, "inputs", self.inputs, model)
+
+    def reference_as(self, model: type[M]) -> M:
+        """The reference as the kind's model ``model`` (TypeError when the case's kind types it otherwise)."""
+        return _typed(self, "reference", self.reference, model)
+
+    def with_inputs(self, **changes: Any) -> "Case":
+        """A copy whose inputs have ``changes`` (e.g. a re-invoked system's feedback), the rest shared."""
+        import dataclasses
+
+        return dataclasses.replace(self, inputs=self.inputs.model_copy(update=changes))
 
     @property
-    def reference(self) -> dict[str, Any]:
-        return self.data.get("reference", {})
+    def data(self) -> dict[str, Any]:
+        """The case as JSON: what a command system and the case page get."""
+        return {"id": self.id, "description": self.description, "tags": list(self.tags),
+                "inputs": self.inputs.model_dump(mode="json"), "reference": self.reference.model_dump(mode="json"),
+                "assertions": [a.model_dump(mode="json", by_alias=True) for a in self.assertions],
+                "criteria": [c.model_dump(mode="json") for c in self.criteria]}
 
     def ref_path(self, dotted: str) -> Path | None:
         """Absolute path of a file reference such as `inputs.legacy_file`."""
@@ -119,6 +147,13 @@ class Case:
         """Text of a referenced file, or None when the case has no such reference."""
         p = self.ref_path(dotted)
         return p.read_text(encoding="utf-8", errors="replace") if p else None
+
+
+def _typed(case: Case, part: str, value: BaseModel, model: type[M]) -> M:
+    if not isinstance(value, model):
+        raise TypeError(f"{case.key}: {part} are a {type(value).__name__}, expected {model.__name__} "
+                        f"(suite kind {case.kind})")
+    return value
 
 
 @dataclass(frozen=True)
@@ -252,11 +287,16 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
     case.test_changes = suite.spec.test_changes
     case.judged_files = suite.spec.judged_files()
     problems: list[Problem] = []
+    if parsed.kind is not None and parsed.kind != suite.kind:  # `kind:` lets an editor pick the schema; it must agree
+        problems.append(Problem(shown, line_of(node, ("kind",)), f"kind: {parsed.kind!r} contradicts the suite's kind "
+                                f"{suite.kind!r} (suite.yaml); expected {suite.kind!r} or no kind: key"))
     own = kind(suite.kind)  # the suite's kind types its cases' inputs and reference
+    typed: dict[str, type[BaseModel]] = {}  # the parts its models accepted
     for part, model in (("inputs", own.inputs), ("reference", own.reference)):
         if model is not None:
             try:
                 data[part] = model.model_validate(data[part]).model_dump(mode="json")
+                typed[part] = model
             except ValidationError as exc:
                 for e in exc.errors():
                     loc = (part,) + tuple(e.get("loc", ()))
@@ -281,9 +321,13 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
     if suite.spec.solved_store and own.solved_store and not data["inputs"].get("solved_example"):
         from evalkit.solved_store import attach_solved_example
 
-        own = os.path.relpath(case_path, suite.dir)  # the suite's folder as the case's file is shown
-        problems += attach_solved_example(case, data, suite, shown[: -len(own)] if shown.endswith(own) else f"{suite.name}/")
-    case.data = data
+        below = os.path.relpath(case_path, suite.dir)  # the suite's folder as the case's file is shown
+        problems += attach_solved_example(case, data, suite, shown[: -len(below)] if shown.endswith(below) else f"{suite.name}/")
+    case.description, case.tags = data["description"], list(data["tags"])
+    case.assertions, case.criteria = list(parsed.assertions), list(parsed.criteria)
+    for part in ("inputs", "reference"):  # typed from here on (a part its model refused keeps the raw mapping)
+        model = typed.get(part, OpenModel)
+        setattr(case, part, model.model_validate(data[part]))
     case.problems = problems
     return case
 

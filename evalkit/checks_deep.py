@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from evalkit.casemodels import IncidentMatcher, PatchInputs
 from evalkit.cases import Case, Project
 from evalkit.config import CommandSystem, Config
 from evalkit.kinds import kind
@@ -323,11 +324,11 @@ def _python_targets(values: list[str]) -> dict[str, str]:
 def check_assertions(case: Case, where: Locator, python_calls: list[tuple[Case, int, str]]) -> list[Problem]:
     """Regexes compile, strings are strings, schemas are JSON Schemas, python values name module:function."""
     problems = []
-    for i, spec in enumerate(case.data.get("assertions") or []):
-        typ, value, loc = spec.get("type"), spec.get("value"), ("assertions", i, "value")
+    for i, spec in enumerate(case.assertions):
+        typ, value, loc = spec.type, spec.value, ("assertions", i, "value")
         if typ in ("contains", "not_contains", "icontains", "not_icontains", "regex", "not_regex"):
             if not isinstance(value, (str, int, float)) or isinstance(value, bool) or value == "":
-                problems.append(where.problem(case, loc if "value" in spec and value is not None else ("assertions", i),
+                problems.append(where.problem(case, loc if value is not None else ("assertions", i),
                                               f"assertions[{i}] ({typ}): value: expected a non-empty string, "
                                               f"got {json.dumps(value)}"))
                 continue
@@ -343,12 +344,12 @@ def check_assertions(case: Case, where: Locator, python_calls: list[tuple[Case, 
                                                          f"module:function (e.g. mychecks.grading:has_tests)"))
             else:
                 python_calls.append((case, i, value))
-        elif typ == "is_json" and spec.get("schema") is not None:
+        elif typ == "is_json" and spec.schema_ is not None:
             from jsonschema import Draft202012Validator
             from jsonschema.exceptions import SchemaError
 
             try:
-                Draft202012Validator.check_schema(spec["schema"])
+                Draft202012Validator.check_schema(spec.schema_)
             except SchemaError as exc:
                 problems.append(where.problem(case, ("assertions", i, "schema"),
                                               f"assertions[{i}] (is_json): schema is not a valid JSON Schema: "
@@ -361,13 +362,14 @@ def check_assertions(case: Case, where: Locator, python_calls: list[tuple[Case, 
 
 def check_matchers(case: Case, where: Locator) -> list[Problem]:
     problems = []
-    for rule, m in (case.inputs.get("matchers") or {}).items():
-        if m.get("type") == "regex":
+    matchers: dict[str, IncidentMatcher] = getattr(case.inputs, "matchers", {})  # migration and agentic cases
+    for rule, m in matchers.items():
+        if m.type == "regex":
             try:
-                re.compile(m.get("pattern", ""), re.M)
+                re.compile(m.pattern, re.M)
             except re.error as exc:
                 problems.append(where.problem(case, ("inputs", "matchers", rule, "pattern"),
-                                              f"inputs.matchers.{rule}.pattern: regular expression {m.get('pattern')!r} "
+                                              f"inputs.matchers.{rule}.pattern: regular expression {m.pattern!r} "
                                               f"does not compile: {exc}; expected a Python regular expression"))
     return problems
 
@@ -409,12 +411,13 @@ def _tree(case: Case, cfg: Config, scratch: Path, where: Locator) -> tuple[Path 
     folder = case.ref_path("inputs.source_dir")
     if folder is not None:
         return folder, None
-    repo, commit = case.inputs.get("repo"), case.inputs.get("base_commit")
-    if case.inputs.get("tree_in_image"):
+    inputs = case.inputs_as(PatchInputs)  # agentic and e2e cases have a source_dir
+    repo, commit = inputs.repo, inputs.base_commit
+    if inputs.tree_in_image:
         from evalkit.stages.execute import official_image
 
         return None, where.problem(case, ("inputs", "tree_in_image"), f"the tree is in the image "
-                                   f"{official_image(cfg, str(case.inputs.get('image')))}: check does not open images, "
+                                   f"{official_image(cfg, inputs.image)}: check does not open images, "
                                    "so the patches were not checked against it", warning=True)
     if not repo or not commit:
         return None, where.problem(case, ("inputs",), "patch case needs inputs.source_dir, or inputs.repo and "
@@ -516,8 +519,8 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
         if not kind(case.kind).sandbox_image(case):  # patch: always; agentic, e2e: with a test_command
             continue
         dockerfile = case.ref_path("inputs.dockerfile_dir")
-        image = case.inputs["image"]
-        if case.inputs.get("tree_in_image"):  # SWE-bench's image: under sandbox.swebench_namespace, as the run names it
+        image = str(getattr(case.inputs, "image", ""))  # every kind that runs tests names its image
+        if getattr(case.inputs, "tree_in_image", None):  # SWE-bench's image: under sandbox.swebench_namespace, as the run names it
             from evalkit.stages.execute import official_image
 
             image = official_image(cfg, image)

@@ -175,7 +175,7 @@ def load_case_labels(case: Any, rubric: Any, shown_root: Path | None = None) -> 
             seen[key] = lab.source
             labels.append(lab)
 
-    inline = (case.data.get("reference") or {}).get("labels") if case.ok else None
+    inline = getattr(case.reference, "labels", None) if case.ok else None
     if inline:
         shown = show(case.path)
         try:
@@ -230,7 +230,7 @@ def project_labels(cfg: Any, project: Any) -> tuple[list[HumanLabel], list[Probl
     shown_root = Path(cfg.root)
     for case in project.cases:
         files = label_files(case)
-        inline = (case.data.get("reference") or {}).get("labels")
+        inline = getattr(case.reference, "labels", None)  # a kind's reference with people's labels (migration)
         if not files and not inline:
             continue
         if case.kind not in labelled_kinds():

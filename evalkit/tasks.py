@@ -223,8 +223,9 @@ class Graph:
         """The case runs in evalkit's own base image (built by `sandbox_image:build` when absent)."""
         from evalkit.sandbox.backends import uses_images
 
-        return (uses_images(self.cfg.sandbox.backend) and not case.inputs.get("dockerfile_dir")
-                and case.inputs.get("image") == self.cfg.sandbox.base_image)
+        inputs = case.inputs  # a kind that runs tests has an image (and a patch case may build its own)
+        return (uses_images(self.cfg.sandbox.backend) and not getattr(inputs, "dockerfile_dir", None)
+                and getattr(inputs, "image", None) == self.cfg.sandbox.base_image)
 
     def image_task(self) -> dict[str, Any] | None:
         """`sandbox_image:build` when a selected case runs in the base image, else None."""

@@ -235,7 +235,7 @@ metric(name="echo_match", display="Echo match", aggregate="rate", binary=True, h
 
 def echo_match(cfg, case, output, execution, grades):
     answer = output.first.text if output.status == "ok" else None
-    return {"echo_match": float((answer or "").strip() == case.reference["text"].strip())}
+    return {"echo_match": float((answer or "").strip() == case.reference.text.strip())}
 
 
 class Echo(Kind):
@@ -345,6 +345,41 @@ def test_misspelled_rag_key_is_a_check_problem_at_its_line(tmp_path: Path) -> No
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"rag/ejb-stateless-to-cdi.yaml:{at + 1}: inputs.contexs: unknown key" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_case_saying_another_kind_than_its_suite_is_a_check_problem_at_its_line(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    shutil.copytree(REPO / "cases" / "rag", project / "cases" / "rag")
+    (project / "evalkit.yaml").write_text("release: r1\nsystems:\n  - {name: gold, adapter: gold}\n")
+    case = project / "cases" / "rag" / "ejb-stateless-to-cdi.yaml"
+    case.write_text("kind: rag\n" + case.read_text())  # its own kind: accepted
+    assert evalkit(project, "check").returncode == 0
+    case.write_text(case.read_text().replace("kind: rag\n", "kind: migration\n"))
+    proc = evalkit(project, "check", check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "rag/ejb-stateless-to-cdi.yaml:1: kind: 'migration' contradicts the suite's kind 'rag'" in proc.stderr, proc.stderr
+
+
+def test_loaded_cases_hold_their_kinds_models() -> None:
+    """Inputs and reference stay typed from YAML on (the kind's models), the rest of the case too."""
+    from evalkit.casemodels import AssertionSpec
+    from evalkit.project import load
+
+    project = load(str(REPO / "evalkit.yaml")).project
+    seen = set()
+    for case in project.cases:
+        own = kind(case.kind)
+        assert case.ok, case.problems
+        for part, model in (("inputs", own.inputs), ("reference", own.reference)):
+            if model is not None:
+                assert type(getattr(case, part)) is model, (case.key, part)
+        assert all(isinstance(a, AssertionSpec) for a in case.assertions)
+        assert case.data["inputs"] == case.inputs.model_dump(mode="json")  # what a command system gets
+        seen.add(case.kind)
+    assert seen == set(OWN_KINDS)
+    migration = next(c for c in project.cases if c.kind == "migration")
+    with pytest.raises(TypeError, match="expected RagInputs"):
+        migration.inputs_as(kind("rag").inputs)  # pyright: ignore[reportArgumentType]
 
 
 def test_shipped_case_schema_per_kind_types_inputs() -> None:

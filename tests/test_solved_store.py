@@ -48,22 +48,22 @@ def kai_cases(tmp_path_factory: pytest.TempPathFactory) -> list:
 def test_every_real_case_gets_the_most_similar_solved_incident_of_its_rules(kai_cases: list) -> None:
     raw = json.loads(STORE.read_text())["incidents"]
     assert len(kai_cases) == 39 and not [c.key for c in kai_cases if c.problems]
-    with_example = [c for c in kai_cases if c.inputs.get("solved_example")]
+    with_example = [c for c in kai_cases if c.inputs.solved_example]
     assert len(with_example) == 39  # every real case has a rule the store solved elsewhere
     for case in with_example:
-        src = case.inputs["solved_example"]["source"]
-        mine = {(i["rule_id"], i.get("message", "")) for i in case.inputs["incidents"]}
+        src = case.inputs.solved_example.source
+        mine = {(i.rule_id, i.message) for i in case.inputs.incidents}
         assert src["rule_id"] in {r for r, _ in mine}
-        assert not _same_file(src["file"], case.inputs["file_path"])  # never the case's own answer
+        assert not _same_file(src["file"], case.inputs.file_path)  # never the case's own answer
         # oracle: every raw incident of the case's rules, scored one by one
-        scores = [(file_similarity(case.inputs["file_path"], r["file"]) + message_similarity(m, r["message"])) / 2
+        scores = [(file_similarity(case.inputs.file_path, r["file"]) + message_similarity(m, r["message"])) / 2
                   for r in raw for rule, m in mine
-                  if r["rule_id"] == rule and not _same_file(r["file"], case.inputs["file_path"])]
+                  if r["rule_id"] == rule and not _same_file(r["file"], case.inputs.file_path)]
         assert src["score"] == pytest.approx(max(scores), abs=0.01), case.key
-        text = case.inputs["solved_example"]["text"]
+        text = case.inputs.solved_example.text
         assert src["file"] in text and src["rule_id"] in text
     cart = next(c for c in kai_cases if c.key == "coolstore/CartEndpoint")
-    print(cart.inputs["solved_example"]["text"])
+    print(cart.inputs.solved_example.text)
 
 
 @needs_data
@@ -72,10 +72,9 @@ def test_a_case_with_its_own_example_keeps_it(tmp_path: Path) -> None:
     suite = root / "cases" / "migration" / "suite.yaml"
     suite.write_text(suite.read_text().replace("kind: migration\n", f"kind: migration\nsolved_store: {STORE}\n"))
     cases = {c.id: c for c in discover(root / "cases").cases}
-    assert cases["ejb-stateless"].inputs["solved_example"].get("before_file")  # written by hand: kept
-    assert "text" not in cases["ejb-stateless"].inputs["solved_example"] or \
-        cases["ejb-stateless"].inputs["solved_example"]["text"] is None
-    assert cases["jpa-entity"].inputs["solved_example"]["source"]["rule_id"] == "javax-to-jakarta-import-00001"
+    assert cases["ejb-stateless"].inputs.solved_example.before_file  # written by hand: kept
+    assert cases["ejb-stateless"].inputs.solved_example.text is None
+    assert cases["jpa-entity"].inputs.solved_example.source["rule_id"] == "javax-to-jakarta-import-00001"
 
 
 # ---- a small store on the demo cases: system, prompt, judge, regeneration, errors ----------------
@@ -147,8 +146,8 @@ def test_the_system_and_the_judge_see_the_example_and_a_changed_store_regenerate
     from evalkit.systems.base import RunContext
 
     case = next(c for c in discover(root / "cases").cases if c.id == "jpa-entity")
-    judged = migration_input(case, Sample(files={}), case.inputs["file_path"])
-    assert judged.solved_example == case.inputs["solved_example"]["text"] == _answer(root, "jpa-entity")
+    judged = migration_input(case, Sample(files={}), case.inputs.file_path)
+    assert judged.solved_example == case.inputs.solved_example.text == _answer(root, "jpa-entity")
     system = type("S", (), {"prompt": "templates/prompts/system_migration.md.j2"})()
     prompt = render_prompt(system, case, RunContext(root=root, work=root / ".evalkit"))
     assert "Solved example of the same rule" in prompt and "OrderLine.java" in prompt

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from evalkit.artifacts import ArtifactBase
+from evalkit.casemodels import PatchInputs
 from evalkit.cases import Case
 from evalkit.config import PACKAGE_DIR, Config
 from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob, file_ref, matches
@@ -120,10 +121,9 @@ def _rubric_files(cfg: Config, case: Case) -> list[str]:
 def _tree_key(case: Case) -> str | None:
     """``repo@commit`` of a case whose tree the execute stage makes from a repository, else None."""
     inputs = case.inputs
-    if inputs.get("tree_in_image") or case.ref_path("inputs.source_dir") is not None:
+    if not isinstance(inputs, PatchInputs) or inputs.tree_in_image or case.ref_path("inputs.source_dir") is not None:
         return None
-    repo, commit = inputs.get("repo"), inputs.get("base_commit")
-    return f"{repo}@{commit}" if repo and commit else None
+    return f"{inputs.repo}@{inputs.base_commit}" if inputs.repo and inputs.base_commit else None
 
 
 def tree_manifest(folder: Path) -> dict[str, FileRef]:

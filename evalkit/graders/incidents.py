@@ -1,14 +1,27 @@
 """Analyzer incidents: re-checking them on a changed tree, and matching discovered tasks to expected ones.
 
-Pure functions over text and small dicts, so each metric of the agentic suite can be checked by
-hand (tests/test_agentic_metrics.py).
+Pure functions over text and the case models (Incident, IncidentMatcher, tasks with a rule id, file
+and line), so each metric of the agentic suite can be checked by hand (tests/test_agentic_metrics.py).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Mapping, Protocol, Sequence
+
+from evalkit.casemodels import Incident, IncidentMatcher
+
+
+class Located(Protocol):
+    """A task to match: an expected one (casemodels.ExpectedTask) or one a system discovered."""
+
+    @property
+    def rule_id(self) -> str: ...
+    @property
+    def file(self) -> str: ...
+    @property
+    def line(self) -> int | None: ...
 
 _JAVA_EXT = (".java", ".jsp", ".kt", ".groovy")
 
@@ -23,15 +36,15 @@ def import_present(text: str, module: str, path: str) -> bool:
     return re.search(pattern, text, re.M) is not None
 
 
-def incident_present(matcher: dict[str, Any] | None, text: str | None, path: str, original_line: str | None) -> bool:
+def incident_present(matcher: IncidentMatcher | None, text: str | None, path: str, original_line: str | None) -> bool:
     """Is the incident still there? Its rule's matcher decides; without one, the incident's
     original line (stripped) still being in the file does. A deleted file has no incident."""
     if text is None:
         return False
     if matcher:
-        if matcher["type"] == "import":
-            return import_present(text, matcher["pattern"], path)
-        return re.search(matcher["pattern"], text, re.M) is not None
+        if matcher.type == "import":
+            return import_present(text, matcher.pattern, path)
+        return re.search(matcher.pattern, text, re.M) is not None
     if original_line and original_line.strip():
         return any(line.strip() == original_line.strip() for line in text.splitlines())
     return False
@@ -64,7 +77,7 @@ class IncidentCheck:
     """The same test finds it in the legacy file (else a re-check would call it fixed already)."""
 
 
-def firing_lines(matcher: dict[str, Any], text: str | None, path: str) -> int:
+def firing_lines(matcher: IncidentMatcher, text: str | None, path: str) -> int:
     """On how many lines of ``text`` a rule's matcher fires (incident_present line by line; a
     pattern that only matches across lines counts once)."""
     if text is None:
@@ -73,7 +86,7 @@ def firing_lines(matcher: dict[str, Any], text: str | None, path: str) -> int:
     return n or int(incident_present(matcher, text, path, None))
 
 
-def recheck_file(incidents: Sequence[dict[str, Any]], matchers: dict[str, Any], legacy: str,
+def recheck_file(incidents: Sequence[Incident], matchers: Mapping[str, IncidentMatcher], legacy: str,
                  output: str | None, path: str) -> list[IncidentCheck]:
     """Every incident of one legacy file re-checked in the output (None: the output deletes it),
     with the same test as agentic suites (incident_present).
@@ -85,25 +98,20 @@ def recheck_file(incidents: Sequence[dict[str, Any]], matchers: dict[str, Any], 
     Without a matcher, an incident is there while its original line is. An incident the same test
     does not find in the legacy file itself is not `checkable` (and not counted).
     """
-    def mdict(rule_id: str) -> dict[str, Any] | None:
-        m = matchers.get(rule_id)
-        return m.model_dump() if m is not None and not isinstance(m, dict) else m
-
-    originals = [line_text(legacy, inc.get("line")) for inc in incidents]
+    originals = [line_text(legacy, inc.line) for inc in incidents]
     checkable = [True] * len(incidents)
     present = [False] * len(incidents)
     by_rule: dict[str, list[int]] = {}
     for i, inc in enumerate(incidents):
-        matcher = mdict(inc["rule_id"])
+        matcher = matchers.get(inc.rule_id)
         if matcher is None:
             checkable[i] = incident_present(None, legacy, path, originals[i])
             present[i] = incident_present(None, output, path, originals[i])
         else:
-            by_rule.setdefault(inc["rule_id"], []).append(i)
+            by_rule.setdefault(inc.rule_id, []).append(i)
     out_lines = {line.strip() for line in output.splitlines()} if output is not None else set()
     for rule_id, idx in by_rule.items():
-        matcher = mdict(rule_id)
-        assert matcher is not None
+        matcher = matchers[rule_id]
         in_legacy = min(len(idx), firing_lines(matcher, legacy, path))
         for i in idx[in_legacy:]:
             checkable[i] = False
@@ -112,7 +120,7 @@ def recheck_file(incidents: Sequence[dict[str, Any]], matchers: dict[str, Any], 
         others = [i for i in idx[:in_legacy] if i not in kept_line]
         for i in (kept_line + others)[:left]:
             present[i] = True
-    return [IncidentCheck(inc["rule_id"], inc.get("line"), checkable[i] and inc.get("category") in COUNTED_CATEGORIES,
+    return [IncidentCheck(inc.rule_id, inc.line, checkable[i] and inc.category in COUNTED_CATEGORIES,
                           present[i], checkable[i]) for i, inc in enumerate(incidents)]
 
 
@@ -154,15 +162,15 @@ def _norm(path: str) -> str:
     return path.replace("\\", "/").lstrip("./")
 
 
-def match_tasks(discovered: Sequence[dict[str, Any]], expected: Sequence[dict[str, Any]], tolerance: int) -> TaskMatch:
+def match_tasks(discovered: Sequence[Located], expected: Sequence[Located], tolerance: int) -> TaskMatch:
     """One-to-one matching on the same rule id and file with lines at most `tolerance` apart
     (a side without a line matches any line); closest pairs first, ties in list order."""
     candidates = []
     for di, d in enumerate(discovered):
         for ei, e in enumerate(expected):
-            if d["rule_id"] != e["rule_id"] or _norm(d["file"]) != _norm(e["file"]):
+            if d.rule_id != e.rule_id or _norm(d.file) != _norm(e.file):
                 continue
-            dl, el = d.get("line"), e.get("line")
+            dl, el = d.line, e.line
             distance = 0 if dl is None or el is None else abs(dl - el)
             if distance <= tolerance:
                 candidates.append((distance, di, ei))

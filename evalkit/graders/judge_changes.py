@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 
 from evalkit import tempdirs
+from evalkit.casemodels import PatchInputs, SandboxInputs
 from evalkit.graders.judge import Incident, JudgeOutcome, MigrationJudgeInput, Status, decided_outcome, judge_migration
 from evalkit.graders.judge_rubric import JudgeRubric, RubricVerdict
 from evalkit.models import Model
@@ -113,15 +114,22 @@ def ranked(changes: list[FileChange]) -> list[FileChange]:
     return sorted(changes, key=lambda c: (-c.changed_lines, c.path))
 
 
+def tree_in_image(case: Any) -> str | None:
+    """The image folder holding a SWE-bench case's tree (None: the tree is the case's, or built from its repo)."""
+    return case.inputs.tree_in_image if isinstance(case.inputs, PatchInputs) else None
+
+
 def judge_item(case: Any, change: FileChange) -> MigrationJudgeInput:
     """What the judge reads about one changed file: before, after, and the case's task as the incident."""
     from evalkit.treesitter import language_of_path
 
-    inputs = case.inputs
-    task = inputs.get("problem_statement") or inputs.get("instructions") or ""
-    incidents = [Incident(rule_id="task", description=case.data.get("description", ""), message=task)]
-    incidents += [Incident(rule_id=i["rule_id"], description=i.get("description", ""), message=i.get("message", ""),
-                           line=i.get("line")) for i in inputs.get("incidents", []) if i.get("file") == change.path]
+    inputs = case.inputs  # a patch case's, or an e2e (or agentic) case's: a tree and its analysis incidents
+    task = (inputs.problem_statement if isinstance(inputs, PatchInputs)
+            else inputs.instructions if isinstance(inputs, SandboxInputs) else "")
+    incidents = [Incident(rule_id="task", description=case.description, message=task)]
+    found = inputs.incidents if isinstance(inputs, SandboxInputs) else []
+    incidents += [Incident(rule_id=i.rule_id, description=i.description, message=i.message, line=i.line)
+                  for i in found if i.file == change.path]
     return MigrationJudgeInput(
         item_id=f"{case.key}:{change.path}",
         source_technology=f"{change.path} before the change" + (" (a new file)" if change.before is None else ""),
@@ -140,9 +148,10 @@ def judge_changes(cfg: Any, case: Any, sample: Any, execution: Any | None, clien
     common = {"max_files": case.judged_files}
     patch, files = answer_changes(cfg, case, sample, execution)
     try:
-        tree = source_tree(cfg, case) if case.inputs.get("tree_in_image") is None else None
+        in_image = tree_in_image(case)
+        tree = source_tree(cfg, case) if in_image is None else None
         if tree is None:
-            raise TreeMissing(f"the case's tree is only in its image ({case.inputs.get('tree_in_image')})")
+            raise TreeMissing(f"the case's tree is only in its image ({in_image})")
         changes = ranked(changed_files(tree, patch, files))
     except (TreeUnavailable, TreeMissing) as exc:
         return ChangesJudgeOutcome(status="judge_error", model=settings.model, rubric=rubric.name,
@@ -238,7 +247,7 @@ def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tupl
     final_later = kind(case.kind).final_tree_after_execute
     exact = exact and not final_later
     try:
-        if case.inputs.get("tree_in_image") is not None:
+        if tree_in_image(case) is not None:
             raise TreeMissing("tree only in the image")
         files = dict(sample.files or {}) if final_later else {}  # e2e: the first answer's patch and files
         changes = ranked(changed_files(source_tree(cfg, case), sample.patch, files))

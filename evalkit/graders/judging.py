@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 from evalkit.artifacts import Sample
+from evalkit.casemodels import GenerationInputs, MigrationInputs
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.outcomes import JudgeOutcome, RubricOutcome
@@ -41,16 +42,16 @@ def client_for(cfg: Config) -> Any | None:
 def migration_input(case: Case, sample: Sample, main_file: str | None) -> Any:
     from evalkit.graders.judge import Incident, MigrationJudgeInput
 
-    inputs = case.inputs
     from evalkit.solved_store import solved_example_text
 
+    inputs = case.inputs_as(MigrationInputs)
     solved = solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
     return MigrationJudgeInput(
         item_id=f"{case.key}",
-        source_technology=inputs.get("source_technology", ""), target_technology=inputs.get("target_technology", ""),
+        source_technology=inputs.source_technology, target_technology=inputs.target_technology,
         language=case.language, legacy_code=case.read("inputs.legacy_file") or "",
-        incidents=[Incident(rule_id=i["rule_id"], description=i.get("description", ""), message=i.get("message", ""),
-                            line=i.get("line")) for i in inputs.get("incidents", [])],
+        incidents=[Incident(rule_id=i.rule_id, description=i.description, message=i.message, line=i.line)
+                   for i in inputs.incidents],
         solved_example=solved, generated_code=sample.files.get(main_file or "", ""))
 
 
@@ -92,17 +93,16 @@ def unconfigured(cfg: Config) -> JudgeOutcome | None:
 def rubric_input(case: Case, sample: Sample) -> Any:
     from evalkit.graders.rubric import Criterion, GeneratedFile, RubricInput
 
-    criteria = [Criterion(id=c.get("id") or f"c{i}", text=c["text"], weight=c.get("weight", 1.0))
-                for i, c in enumerate(case.data.get("criteria", []), start=1)]
+    criteria = [Criterion(id=c.id or f"c{i}", text=c.text, weight=c.weight) for i, c in enumerate(case.criteria, start=1)]
     files = [GeneratedFile(path=p, content=sample.files[p]) for p in sorted(sample.files)]
     if sample.text:
         files.append(GeneratedFile(path="(answer text)", content=sample.text))
-    return RubricInput(item_id=case.key, task=case.inputs.get("instructions"), files=files, criteria=criteria)
+    return RubricInput(item_id=case.key, task=case.inputs_as(GenerationInputs).instructions, files=files, criteria=criteria)
 
 
 def rubric_case(cfg: Config, case: Case, sample: Sample) -> RubricOutcome | None:
     """The rubric outcome of a generation case, or None when it has no criteria."""
-    if not case.data.get("criteria"):
+    if not case.criteria:
         return None
     from evalkit.graders.rubric import grade_rubric
 
@@ -130,6 +130,6 @@ def rubric_without_model(case: Case, sample: Sample) -> RubricOutcome | None:
         if not found.decided:
             return None
         reason = f"decided without a model: {found.reason()}"
-    results = [CriterionResult(id=c.get("id") or f"c{i}", weight=c.get("weight", 1.0), met=False, met_fraction=0.0,
-                               reason=reason) for i, c in enumerate(case.data.get("criteria", []), start=1)]
+    results = [CriterionResult(id=c.id or f"c{i}", weight=c.weight, met=False, met_fraction=0.0,
+                               reason=reason) for i, c in enumerate(case.criteria, start=1)]
     return RubricOutcome(status="parser", score=0.0, results=results, error=reason)

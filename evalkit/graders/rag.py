@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Literal
 
 from evalkit.artifacts import Sample
+from evalkit.casemodels import RagInputs
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.outcomes import JudgeOutcome, JudgeStatus, RagasMetric, RagasOutcome
@@ -45,10 +46,9 @@ def grade_rag(cfg: Config, case: Case, sample: Sample) -> tuple[JudgeOutcome, Ra
     from evalkit.metrics.ragas_metrics import EMBEDDING_DIM, RAGAS_VERSION, EvalkitRagasLLM, judge_rag
 
     settings = cfg.judge.with_env()
-    inputs = case.inputs
+    inputs = case.inputs_as(RagInputs)
     llm = EvalkitRagasLLM.from_client(client, settings, item_id=f"ragas:{case.key}")
-    raw = judge_rag(llm, str(inputs.get("question") or ""), [str(c) for c in inputs.get("contexts") or []],
-                    sample.text or "")
+    raw = judge_rag(llm, inputs.question, list(inputs.contexts), sample.text or "")
     metrics = {name: RagasMetric.model_validate(m) for name, m in raw.items()}
     failed = [m.status for m in metrics.values() if m.status != "judged"]
     status: JudgeStatus = "judged"

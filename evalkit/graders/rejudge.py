@@ -190,7 +190,7 @@ def targets(cfg: Any, project: Any) -> list[Target]:
         if output is None or output.status != "ok" or grades is None:
             continue
         sample, mf = output.first, main_file(case)
-        if case.reference.get("deleted") and mf in sample.deleted_files and mf not in sample.files:
+        if suite_kind(case.kind).deleted_is_answer(case, sample, mf):
             continue  # the deletion is the answer: nothing judged (as in the grade stage)
         found.append(Target(system.name, case, sample, grades.judge))
     return found

@@ -24,7 +24,8 @@ class Agentic(Kind):
     def gold(self, case: Any) -> Any:
         from evalkit.systems.gold import reference_sample
 
-        tasks = [{k: t[k] for k in ("rule_id", "file", "line")} for t in case.reference.get("expected_tasks", [])]
+        tasks = [t.model_dump(include={"rule_id", "file", "line"})
+                 for t in case.reference_as(AgenticReference).expected_tasks]
         return reference_sample(case, tasks=tasks)
 
     def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
@@ -34,13 +35,11 @@ class Agentic(Kind):
 
     def more_validation(self, cfg: Any, case: Any) -> tuple[list[str], bool]:
         """The gold patch applied on the host; every expected task's incident must be gone."""
-        import dataclasses
-
         from evalkit.stages.execute_agentic import recheck
 
-        if not case.reference.get("patch_file"):
+        if not case.reference_as(AgenticReference).patch_file:
             return [], False
-        host_only = dataclasses.replace(case, data={**case.data, "inputs": {**case.inputs, "test_command": None}})
+        host_only = case.with_inputs(test_command=None)
         result = recheck(cfg, host_only, self.gold(case))
         if result["status"] != "completed":
             return [f"gold patch: {result['status']}: {result.get('reason', '')}"], True

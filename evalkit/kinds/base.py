@@ -80,7 +80,7 @@ class Kind:
     # --- what a case holds --------------------------------------------------------------------------------
     def main_file(self, case: Case) -> str | None:
         """The file the case is about (graded for syntax, compared by CodeBLEU), None when none."""
-        return case.inputs.get("main_file")
+        return getattr(case.inputs, "main_file", None)  # a kind of another package may name one
 
     def expected_code(self, case: Case) -> str | None:
         """The reference code CodeBLEU compares the main file with."""
@@ -187,7 +187,7 @@ class Kind:
     # --- evalkit check --deep -----------------------------------------------------------------------------
     def sandbox_image(self, case: Case) -> bool:
         """The case runs tests in a sandbox image (``check --deep`` checks the image)."""
-        return self.executed and bool(case.inputs.get("test_command"))
+        return self.executed and bool(getattr(case.inputs, "test_command", None))
 
     def deep_checks(self, case: Case, cfg: Config, scratch: Path, where: Any) -> list[Problem]:
         """``evalkit check --deep`` problems of one case beyond the common ones."""
@@ -208,7 +208,3 @@ def put_extra(extra: Any, key: str, value: Any) -> None:
         return
     setattr(extra, key, getattr(type(extra).model_validate({key: value}), key))
 
-
-def inputs_of(case: Case, model: type[Model]) -> Any:
-    """A case's inputs as ``model`` (its typed view)."""
-    return model.model_validate(case.inputs)

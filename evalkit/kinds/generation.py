@@ -23,7 +23,7 @@ class Generation(Kind):
     leaderboard = ("rubric_score", "assertion_score")
 
     def main_file(self, case: Any) -> str | None:
-        return case.inputs.get("output_path")
+        return case.inputs.output_path if isinstance(case.inputs, GenerationInputs) else None  # None: a broken case
 
     def files_syntax(self, case: Any) -> bool:
         return True  # files named by the system: each parsed by its extension
@@ -41,7 +41,7 @@ class Generation(Kind):
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:
-        if not case.data.get("criteria"):
+        if not case.criteria:
             return []
         from evalkit.graders.judging import rubric_input, rubric_without_model
         from evalkit.graders.rubric import rubric_requests

@@ -28,7 +28,7 @@ class Migration(Kind):
     leaderboard = ("incidents_resolved", "judge_mean", "codebleu_gain", "codebleu", "assertion_score")
 
     def main_file(self, case: Any) -> str | None:
-        return case.inputs.get("file_path")
+        return case.inputs.file_path if isinstance(case.inputs, MigrationInputs) else None  # None: a broken case
 
     def expected_code(self, case: Any) -> str | None:
         return case.read("reference.expected_file")
@@ -50,17 +50,18 @@ class Migration(Kind):
     def parse_answer(self, case: Any, blocks: list[tuple[str, str]]) -> dict[str, str] | None:
         if not blocks:
             return {}
-        return {case.inputs["file_path"]: max(blocks, key=lambda b: len(b[1]))[1]}
+        return {case.inputs_as(MigrationInputs).file_path: max(blocks, key=lambda b: len(b[1]))[1]}
 
     def gold(self, case: Any) -> Any:
         from evalkit.artifacts import Sample
 
-        if case.reference.get("deleted"):  # the target has no such file: deleting it is the answer
-            return Sample(deleted_files=[case.inputs["file_path"]])
+        file_path = case.inputs_as(MigrationInputs).file_path
+        if case.reference_as(MigrationReference).deleted:  # the target has no such file: deleting it is the answer
+            return Sample(deleted_files=[file_path])
         expected = case.read("reference.expected_file")
         if expected is None:  # e.g. imported from an analyzer report: nothing to answer with
             return Sample(status="error", reason="the case has no reference.expected_file: gold has no answer")
-        return Sample(files={case.inputs["file_path"]: expected})
+        return Sample(files={file_path: expected})
 
     def gold_problems(self, case: Any, text: str | None, deleted: bool) -> list[str]:
         from evalkit.stages.score_migration import incident_checks
@@ -80,7 +81,7 @@ class Migration(Kind):
     def deleted_is_answer(self, case: Any, sample: Any, main_file: str | None) -> bool:
         # A migration output may delete the case's file; where the target deletes it too, that is the
         # answer: nothing to parse or judge (elsewhere the missing file is graded as empty).
-        return (bool(case.reference.get("deleted")) and main_file in sample.deleted_files
+        return (case.reference_as(MigrationReference).deleted and main_file in sample.deleted_files
                 and main_file not in sample.files)
 
     def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:

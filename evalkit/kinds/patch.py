@@ -59,7 +59,7 @@ class Patch(Kind):
 
     def deep_checks(self, case: Any, cfg: Any, scratch: Path, where: Any) -> list[Any]:
         problems = []
-        if not case.reference.get("fail_to_pass"):
+        if not case.reference_as(PatchReference).fail_to_pass:
             problems.append(where.problem(case, ("reference", "fail_to_pass"),
                                           "reference.fail_to_pass is empty: nothing would show that a fix works; "
                                           "expected at least one test id that fails before the fix"))

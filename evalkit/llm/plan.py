@@ -144,9 +144,11 @@ def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: s
 def _ragas_plan(cache: ResponseCache, settings: JudgeSettings, case: Any, answer: str) -> list[tuple[LLMRequest, bool]]:
     from evalkit.metrics.ragas_metrics import judge_rag
 
-    inputs = case.inputs
+    from evalkit.casemodels import RagInputs
+
+    inputs = case.inputs_as(RagInputs)
     llm = planning_ragas_llm(cache, settings, f"ragas:{case.key}")
-    judge_rag(llm, str(inputs.get("question") or ""), [str(c) for c in inputs.get("contexts") or []], answer)
+    judge_rag(llm, inputs.question, list(inputs.contexts), answer)
     return llm.planned
 
 

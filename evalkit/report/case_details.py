@@ -38,10 +38,10 @@ def case_detail(cfg: Config, case: Case, systems: list[Any]) -> CaseDetail:
     from evalkit.stages.grade import main_file
 
     return CaseDetail(release=cfg.release, suite=case.suite, kind=case.kind, language=case.language, case_id=case.id,
-                      description=case.data.get("description", ""), tags=case.data.get("tags", []),
-                      problems=[str(p) for p in case.problems], inputs=case.inputs, input_files=input_files,
-                      reference_files=reference_files, primary_file=main_file(case), systems=per_system,
-                      reference=case.reference, criteria=case.data.get("criteria") or [])
+                      description=case.description, tags=case.tags,
+                      problems=[str(p) for p in case.problems], inputs=case.inputs.model_dump(mode="json"),
+                      input_files=input_files, reference_files=reference_files, primary_file=main_file(case),
+                      systems=per_system, reference=case.reference.model_dump(mode="json"), criteria=case.criteria)
 
 
 def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[tuple[Any, Case]],

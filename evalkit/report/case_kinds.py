@@ -9,12 +9,26 @@ The result is plain data; templates autoescape every string of it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import BaseModel, ValidationError
+
+from evalkit.artifacts import DiscoveredTask
+from evalkit.casemodels import AgenticReference, E2EInputs, MigrationInputs, RagInputs
 from evalkit.outcomes import GradesExtra, RubricOutcome, SandboxRun
 from evalkit.report.models import CaseDetail
 
 LEGACY_KEY = "inputs.legacy_file"
+M = TypeVar("M", bound=BaseModel)
+
+
+def _typed(model: type[M], part: dict[str, Any]) -> M | None:
+    """A part of the case JSON (inputs or reference) read back through its kind's model; None when it does not
+    fit (a broken case keeps its raw mapping)."""
+    try:
+        return model.model_validate(part)
+    except ValidationError:
+        return None
 
 
 def _first_sample(arts: dict[str, Any]) -> dict[str, Any]:
@@ -63,17 +77,19 @@ def e2e_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
             "usage": it.usage.model_dump(mode="json")})
     return {"status": run.status, "ended": run.reason, "stable_at": run.stable_at,
             "passed": run.passed, "total": run.total, "iterations": iterations,
-            "max_iterations": case.inputs.get("max_iterations"), "final_patch": _diff_lines(run.final_patch or "")}
+            "max_iterations": inputs.max_iterations if (inputs := _typed(E2EInputs, case.inputs)) else None,
+            "final_patch": _diff_lines(run.final_patch or "")}
 
 
 def agentic_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
     """Discovered against expected tasks (the scorer's one-to-one matching) and each incident's re-check."""
     from evalkit.graders.incidents import match_tasks
 
-    expected = [t for t in case.reference.get("expected_tasks") or [] if isinstance(t, dict)]
+    reference = _typed(AgenticReference, case.reference)
+    expected = reference.expected_tasks if reference is not None else []
     ok = (arts.get("output") or {}).get("status") == "ok"
-    discovered = [t for t in _first_sample(arts).get("tasks") or [] if isinstance(t, dict)] if ok else []
-    tolerance = case.reference.get("line_tolerance", 2)
+    discovered = [DiscoveredTask.model_validate(t) for t in _first_sample(arts).get("tasks") or []] if ok else []
+    tolerance = reference.line_tolerance if reference is not None else 2
     match = match_tasks(discovered, expected, tolerance)
     by_expected = {e: d for d, e in match.pairs}
     run = _first_run(arts)
@@ -82,14 +98,14 @@ def agentic_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
     rows = []
     for ei, task in enumerate(expected):
         inc = incidents[ei] if ei < len(incidents) else None
-        tests = [{"id": t, "status": required.get(t, "not run")} for t in task.get("tests") or []]
+        tests = [{"id": t, "status": required.get(t, "not run")} for t in task.tests]
         gone = inc is not None and not inc.present
         d = by_expected.get(ei)
-        rows.append({"rule_id": task.get("rule_id", ""), "file": task.get("file", ""), "line": task.get("line"),
-                     "matched": d is not None, "discovered": discovered[d] if d is not None else None,
+        rows.append({"rule_id": task.rule_id, "file": task.file, "line": task.line, "matched": d is not None,
+                     "discovered": discovered[d].model_dump(mode="json") if d is not None else None,
                      "present": None if inc is None else inc.present, "tests": tests,
                      "resolved": d is not None and gone and all(t["status"] == "passed" for t in tests)})
-    extra = [dict(t, index=i) for i, t in enumerate(discovered) if i not in match.matched_discovered]
+    extra = [dict(t.model_dump(mode="json"), index=i) for i, t in enumerate(discovered) if i not in match.matched_discovered]
     return {"expected": rows, "unmatched": extra, "n_discovered": len(discovered), "n_matched": len(match.pairs),
             "tolerance": tolerance, "run_status": run.status if run is not None else None,
             "run_reason": run.reason if run is not None else "", "changes": run.changes if run is not None else None}
@@ -100,21 +116,22 @@ def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] |
     from evalkit.graders.degenerate import assess
     from evalkit.graders.incidents import recheck_file
 
-    path = case.inputs.get("file_path")
-    if not isinstance(path, str):
+    inputs = _typed(MigrationInputs, case.inputs)
+    if inputs is None:
         return None
+    path = inputs.file_path
     sample = _first_sample(arts)
     ok = (arts.get("output") or {}).get("status") == "ok"
     files = sample.get("files") or {}
     deleted = path in (sample.get("deleted_files") or []) and path not in files
     text = None if deleted else (files.get(path) if ok and isinstance(files.get(path), str) else "")
     legacy = case.input_files.get(LEGACY_KEY) or ""
-    incidents = [i for i in case.inputs.get("incidents") or [] if isinstance(i, dict)]
+    incidents = inputs.incidents
     rows = []
     if incidents:
-        checks = recheck_file(incidents, case.inputs.get("matchers") or {}, legacy, text, path)
+        checks = recheck_file(incidents, inputs.matchers, legacy, text, path)
         for inc, c in zip(incidents, checks):
-            rows.append({"rule_id": c.rule_id, "line": c.line, "message": inc.get("message") or inc.get("description", ""),
+            rows.append({"rule_id": c.rule_id, "line": c.line, "message": inc.message or inc.description,
                          "counted": c.counted, "checkable": c.checkable, "present": c.present})
     metrics = (arts.get("scores") or {}).get("metrics") or {}
     if ok and text and metrics.get("complete") == 1.0 and metrics.get("unchanged") == 0.0:
@@ -132,8 +149,8 @@ def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] |
 def rag_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
     """The question, the retrieved contexts, the system's hint and each ragas metric with its status."""
     ragas = _graded(arts)[1].ragas
-    contexts = case.inputs.get("contexts") or []
-    return {"question": case.inputs.get("question", ""), "contexts": contexts if isinstance(contexts, list) else [contexts],
+    inputs = _typed(RagInputs, case.inputs)
+    return {"question": inputs.question if inputs else "", "contexts": list(inputs.contexts) if inputs else [],
             "hint": _first_sample(arts).get("text"), "ragas_status": ragas.status if ragas is not None else None,
             "ragas_error": None,  # a ragas outcome has no error of its own: each metric has
             "ragas": [{"name": k, **m.model_dump(mode="json")} for k, m in (ragas.metrics if ragas is not None else {}).items()]}
@@ -146,12 +163,12 @@ def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
     rubric, extra = _graded(arts)
     results = {r.id: r for r in (rubric.results if rubric is not None else [])}
     criteria = []
-    for c in case.criteria:
-        if isinstance(c, dict):
-            r = results.get(c.get("id", ""))
-            criteria.append({"id": c.get("id", ""), "text": c.get("text", ""), "weight": c.get("weight", 1),
-                             "met": r.met if r else None, "met_fraction": r.met_fraction if r else None,
-                             "reason": r.reason if r else "", "judged": r is not None})
+    for i, c in enumerate(case.criteria, start=1):
+        cid = c.id or f"c{i}"  # the id the rubric judge gives a criterion without one (graders.judging)
+        r = results.get(cid)
+        criteria.append({"id": cid, "text": c.text, "weight": c.weight,
+                         "met": r.met if r else None, "met_fraction": r.met_fraction if r else None,
+                         "reason": r.reason if r else "", "judged": r is not None})
     sample = _first_sample(arts)
     texts = [(k, v) for k, v in sorted((sample.get("files") or {}).items()) if isinstance(v, str)]
     texts += [(label, t) for label, t in (("(text)", sample.get("text")), ("(patch)", sample.get("patch")))

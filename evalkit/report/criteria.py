@@ -56,11 +56,7 @@ class CriterionRate(Model):
 
 def _criteria_of(case: Case) -> list[tuple[str, str]]:
     """(criterion id, text) in the case's order; ids default to c1, c2, ... as the rubric grader names them."""
-    out = []
-    for i, c in enumerate(case.data.get("criteria") or [], start=1):
-        if isinstance(c, dict) and isinstance(c.get("text"), str):
-            out.append((str(c.get("id") or f"c{i}"), c["text"]))
-    return out
+    return [(c.id or f"c{i}", c.text) for i, c in enumerate(case.criteria, start=1)]
 
 
 def _verdicts(work: str, system: str, case: Case) -> dict[str, bool]:

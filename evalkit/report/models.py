@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from evalkit.casemodels import Criterion
 from evalkit.metrics.registry import MetricInfo
 from evalkit.graders.audit_models import JudgeAudit
 from evalkit.report.calibration import CalibrationSummary
@@ -306,7 +307,8 @@ class CaseDetail(Model):
     problems: list[str] = []
     """Why the case is broken, if it is."""
     inputs: dict[str, Any] = {}
-    """The case's inputs, as given to systems."""
+    """The case's inputs as given to systems (its kind's inputs model as JSON; the page reads them back through that
+    model, evalkit.report.case_kinds)."""
     input_files: dict[str, str] = {}
     """Text of the input files (key: dotted reference)."""
     reference_files: dict[str, str] = {}
@@ -314,8 +316,9 @@ class CaseDetail(Model):
     primary_file: str | None = None
     """Name of the file systems are expected to produce."""
     reference: dict[str, Any] = {}
-    """The case's reference data as graders use it (e.g. expected tasks and their tests)."""
-    criteria: list[dict[str, Any]] = []
+    """The case's reference data as graders use it (e.g. expected tasks and their tests; its kind's reference model
+    as JSON)."""
+    criteria: list[Criterion] = []
     """Rubric criteria (id, text, weight) a judge checks (generation suites)."""
     systems: dict[str, dict[str, Any]] = {}
     """System -> {output, execution, grades, scores} artifacts."""

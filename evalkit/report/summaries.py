@@ -29,8 +29,8 @@ def case_rows(project: Project, systems: list[Any], scores: Scores) -> list[Case
             if s is None:
                 continue
             cells[system.name] = CaseCell(status=s.status, reason=s.reason[:500], metrics=s.metrics, excluded=s.excluded)
-        rows.append(CaseRow(suite=case.suite, case_id=case.id, description=case.data.get("description", ""),
-                            tags=case.data.get("tags", []), problems=[str(p) for p in case.problems], systems=cells))
+        rows.append(CaseRow(suite=case.suite, case_id=case.id, description=case.description,
+                            tags=case.tags, problems=[str(p) for p in case.problems], systems=cells))
     return rows
 
 
@@ -100,11 +100,11 @@ def tag_breakdowns(cfg: Config, project: Project, names: list[str],
                    cache: StatsCache | None) -> dict[str, dict[str, dict[str, Aggregate]]]:
     """tag -> system -> headline aggregates over the cases carrying that tag."""
     breakdowns: dict[str, dict[str, dict[str, Aggregate]]] = {}
-    tags = sorted({t for c in project.cases for t in c.data.get("tags", [])})
+    tags = sorted({t for c in project.cases for t in c.tags})
     headline = [m for m, info in METRICS.items() if info.headline and info.aggregate != "sum" and m != "wall_s"]
     tagged_by: dict[str, set[str]] = defaultdict(set)
     for c in project.cases:
-        for t in c.data.get("tags", []):
+        for t in c.tags:
             tagged_by[t].add(c.key)
     for tag in tags:
         tagged = tagged_by[tag]

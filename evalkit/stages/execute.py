@@ -13,6 +13,7 @@ from typing import Any
 from evalkit import tempdirs
 from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Provenance, Status
 from evalkit.outcomes import SandboxRun
+from evalkit.casemodels import PatchInputs, PatchReference, SandboxInputs
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import atomic_write_text, digest, ensure_dir
@@ -75,7 +76,8 @@ def source_tree(cfg: Config, case: Case) -> Path:
     folder = case.ref_path("inputs.source_dir")
     if folder is not None:
         return folder
-    repo, commit = case.inputs.get("repo"), case.inputs.get("base_commit")
+    inputs = case.inputs
+    repo, commit = (inputs.repo, inputs.base_commit) if isinstance(inputs, PatchInputs) else (None, None)
     if not repo or not commit:
         raise TreeUnavailable("patch case needs inputs.source_dir, or inputs.repo and inputs.base_commit")
     from evalkit.executors.call import handed_tree
@@ -136,29 +138,29 @@ def run_spec(cfg: Config, case: Case, patch: str | None) -> Any:
     """The sandbox request for one patch on one case."""
     from evalkit.sandbox import SandboxLimits, TestRunSpec
 
-    inputs, ref = case.inputs, case.reference
+    inputs, ref = case.inputs_as(PatchInputs), case.reference_as(PatchReference)
     sb = cfg.sandbox
-    in_image = inputs.get("tree_in_image")
-    eval_script = case.read("inputs.eval_script_file") if inputs.get("eval_script_file") else None
-    command = inputs["test_command"]
+    in_image = inputs.tree_in_image
+    eval_script = case.read("inputs.eval_script_file") if inputs.eval_script_file else None
+    command = inputs.test_command
     if eval_script is not None and in_image and command == DEFAULT_TEST_COMMAND:
         command = EVAL_SCRIPT_COMMAND
     if "EVALKIT_EVAL_SCRIPT" not in command:
         eval_script = None  # carried by the case, unused by its command: not part of the run
     return TestRunSpec(
-        image=official_image(cfg, inputs["image"]) if in_image else inputs["image"],
+        image=official_image(cfg, inputs.image) if in_image else inputs.image,
         tree=f"(in the image: {in_image})" if in_image else str(source_tree(cfg, case)), patch=patch or None,
         tree_in_image=in_image or None, eval_script=eval_script,
         test_patch=case.read("inputs.test_patch_file"), test_command=command,
-        junit_paths=inputs.get("junit_paths", []), fail_to_pass=ref.get("fail_to_pass", []),
-        pass_to_pass=ref.get("pass_to_pass", []), reruns=sb.reruns, flaky_policy=sb.flaky_policy,
-        limits=SandboxLimits(memory_mb=sb.memory_mb, cpus=sb.cpus, pids=sb.pids, timeout_s=inputs["timeout_s"],
+        junit_paths=inputs.junit_paths, fail_to_pass=ref.fail_to_pass,
+        pass_to_pass=ref.pass_to_pass, reruns=sb.reruns, flaky_policy=sb.flaky_policy,
+        limits=SandboxLimits(memory_mb=sb.memory_mb, cpus=sb.cpus, pids=sb.pids, timeout_s=inputs.timeout_s,
                              log_limit_bytes=sb.log_limit_bytes),
         dockerfile_dir=str(case.ref_path("inputs.dockerfile_dir")) if case.ref_path("inputs.dockerfile_dir") else None,
-        test_changes=case.test_changes, log_parser=_harness_parser(case.inputs))
+        test_changes=case.test_changes, log_parser=_harness_parser(inputs))
 
 
-def _harness_parser(inputs: dict[str, Any]) -> str | None:
+def _harness_parser(inputs: PatchInputs) -> str | None:
     """The official SWE-bench harness's log parser of a SWE-bench case (None for other patch cases)."""
     from evalkit.swebench.harness import case_parser
 
@@ -170,7 +172,7 @@ def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]
     (as FAIL_TO_PASS: an id absent from the results counts as failed). Content-addressed."""
     from evalkit.sandbox import SandboxLimits, TestRunSpec, run_tests_cached
 
-    inputs, sb = case.inputs, cfg.sandbox
+    inputs, sb = case.inputs_as(SandboxInputs), cfg.sandbox
     refused = host_refusal(cfg, case)
     if refused:
         return refused
@@ -179,10 +181,10 @@ def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]
     except TreeUnavailable as exc:
         return {"status": "case_error", "reason": str(exc), "isolation": "local"}
     spec = TestRunSpec(
-        image=inputs["image"], tree=str(tree), patch=patch or None, test_command=inputs["test_command"],
-        junit_paths=inputs.get("junit_paths", []), fail_to_pass=test_ids, reruns=sb.reruns,
+        image=inputs.image, tree=str(tree), patch=patch or None, test_command=inputs.test_command or "",
+        junit_paths=inputs.junit_paths, fail_to_pass=test_ids, reruns=sb.reruns,
         flaky_policy=sb.flaky_policy,
-        limits=SandboxLimits(memory_mb=sb.memory_mb, cpus=sb.cpus, pids=sb.pids, timeout_s=inputs["timeout_s"],
+        limits=SandboxLimits(memory_mb=sb.memory_mb, cpus=sb.cpus, pids=sb.pids, timeout_s=inputs.timeout_s,
                              log_limit_bytes=sb.log_limit_bytes),
         test_changes=case.test_changes)
     store = ContentStore(cfg.work_path / "cache", "sandbox")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.artifacts import Sample
+from evalkit.casemodels import AgenticInputs, AgenticReference
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.incidents import incident_present
@@ -37,11 +38,12 @@ def recheck(cfg: Config, case: Case, sample: Sample) -> dict[str, Any]:
         tree = source_tree(cfg, case)
     except TreeUnavailable as exc:
         return {"status": "case_error", "reason": str(exc)}
-    expected = case.reference.get("expected_tasks", [])
-    missing = sorted({t["file"] for t in expected if not (tree / t["file"]).is_file()})
+    expected = case.reference_as(AgenticReference).expected_tasks
+    missing = sorted({t.file for t in expected if not (tree / t.file).is_file()})
     if missing:
         return {"status": "case_error", "reason": f"expected task file(s) not in the source tree: {', '.join(missing[:5])}"}
-    matchers = case.inputs.get("matchers", {})
+    inputs = case.inputs_as(AgenticInputs)
+    matchers = inputs.matchers
     with WorkTree(tree) as wt:
         try:
             how, error = apply_changes(wt.path, sample.patch, sample.files), None
@@ -49,16 +51,16 @@ def recheck(cfg: Config, case: Case, sample: Sample) -> dict[str, Any]:
             how, error = None, str(exc)
         incidents = []
         for task in expected:
-            rel = task["file"]
+            rel = task.file
             before = _read(tree / rel)
             after = before if error else _read(wt.path / rel)
-            present = incident_present(matchers.get(task["rule_id"]), after, rel, _line(before, task.get("line")))
-            incidents.append({"rule_id": task["rule_id"], "file": rel, "line": task.get("line"), "present": present})
+            present = incident_present(matchers.get(task.rule_id), after, rel, _line(before, task.line))
+            incidents.append({"rule_id": task.rule_id, "file": rel, "line": task.line, "present": present})
         diff = "" if error else wt.diff()
     result: dict[str, Any] = {"status": "completed" if error is None else "patch_failed",
                               "reason": error or "", "changes": how, "incidents": incidents}
-    test_ids = sorted({t for task in expected for t in task.get("tests", [])})
-    if error is None and test_ids and case.inputs.get("test_command"):
+    test_ids = sorted({t for task in expected for t in task.tests})
+    if error is None and test_ids and inputs.test_command:
         run = app_test_run(cfg, case, diff or None, test_ids)
         if run["status"] in ("infra_error", "case_error"):
             return {**run, "incidents": incidents}

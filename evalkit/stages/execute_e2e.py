@@ -18,12 +18,21 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.artifacts import Sample
+from evalkit.casemodels import E2EInputs, E2EReference
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import digest
 from evalkit.sandbox.worktree import ChangeRejected, WorkTree, apply_changes, text_files
 from evalkit.stages.execute import TreeUnavailable, app_test_run, source_tree
 from evalkit.store import ContentStore
+
+
+class RerunInputs(E2EInputs):
+    """What a system re-invoked by the e2e loop gets: the case's inputs and what the previous iteration's
+    tests said (``feedback``: exit status, failing tests, the log's tail)."""
+
+    feedback: dict[str, Any]
+    """The previous iteration's test outcome, as the command protocol documents it."""
 
 FEEDBACK_LOG_CHARS = 6000
 
@@ -60,7 +69,7 @@ def reinvoke(cfg: Config, system: Any, case: Case, wt: WorkTree, rel: str, feedb
         return Sample.model_validate(hit)
     derived = dataclasses.replace(
         case, dir=str(wt.root / "case"), refs={**case.refs, "inputs.source_dir": str(wt.path)},
-        data={**case.data, "inputs": {**case.inputs, "feedback": feedback}})
+        inputs=RerunInputs(**dict(case.inputs_as(E2EInputs)), feedback=feedback))
     sample = run_system(system, derived, sample_index, RunContext(root=Path(cfg.root), work=cfg.work_path, judge=cfg.judge))
     if sample.status != "infra_error":
         store.put(key, sample.model_dump(mode="json"))
@@ -73,15 +82,15 @@ def iterate(cfg: Config, system: Any, case: Case, first: Sample, sample_index: i
         tree = source_tree(cfg, case)
     except TreeUnavailable as exc:
         return {"status": "case_error", "reason": str(exc)}
-    tests: list[str] = case.reference.get("tests", [])
-    if not tests or not case.inputs.get("test_command"):
+    inputs, tests = case.inputs_as(E2EInputs), case.reference_as(E2EReference).tests
+    if not tests or not inputs.test_command:
         return {"status": "case_error", "reason": "an e2e case needs inputs.test_command and reference.tests"}
     rel = os.path.relpath(case.refs["inputs.source_dir"], case.dir)
     iterations: list[dict[str, Any]] = []
     sample, run, stable_at, ended = first, {}, None, "max_iterations"
     feedback: dict[str, Any] = {}  # what the previous iteration's tests said (set before every re-run)
     with WorkTree(tree, name=os.path.normpath(os.path.join("case", rel))) as wt:
-        for i in range(1, case.inputs["max_iterations"] + 1):
+        for i in range(1, inputs.max_iterations + 1):
             if i > 1:
                 sample = reinvoke(cfg, system, case, wt, rel, feedback, sample_index)
             record: dict[str, Any] = {"iteration": i, "system_status": sample.status, "system_wall_s": sample.wall_s,

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Provenance
-from evalkit.casemodels import AssertionSpec
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import digest
@@ -35,8 +34,7 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     sample = output.first
     kd = kind(case.kind)
     mf = kd.main_file(case)
-    specs = [AssertionSpec.model_validate(a) for a in case.data.get("assertions", [])]
-    assertions, score = run_assertions(specs, sample, case.language, mf)
+    assertions, score = run_assertions(case.assertions, sample, case.language, mf)
     syntax = None
     deleted_right = kd.deleted_is_answer(case, sample, mf)  # e.g. migration: the target deletes the file too
     recorded = getattr(system, "grades", None)  # a recorded judge (evalkit.recorded_judge): its verdicts, no call

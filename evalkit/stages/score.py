@@ -72,7 +72,7 @@ def degenerate_metrics(case: Case, output: OutputArtifact, mf: str | None) -> Me
 def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
           grades: GradesArtifact) -> ScoresArtifact:
     kd = kind(case.kind)
-    base = {"system": system.name, "suite": case.suite, "case_id": case.id, "tags": case.data.get("tags", [])}
+    base = {"system": system.name, "suite": case.suite, "case_id": case.id, "tags": case.tags}
     prov = Provenance(inputs=digest([output.provenance, execution.provenance if execution else None,
                                      grades.provenance]), config=digest(score_slice(cfg)))
     usage = output.first.usage
@@ -112,7 +112,7 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
     if grades.assertion_score is not None:
         metrics["assertion_score"] = grades.assertion_score
         metrics["assertion_pass"] = float(grades.assertion_score >= cfg.metrics.pass_threshold)
-    elif not answered and case.data.get("assertions"):
+    elif not answered and case.assertions:
         metrics["assertion_score"] = 0.0
         metrics["assertion_pass"] = 0.0
     for fn in kd.scorers():

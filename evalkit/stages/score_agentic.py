@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
+from evalkit.casemodels import AgenticReference
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.incidents import match_tasks
@@ -17,10 +18,10 @@ def _tests_pass(run: SandboxRun | None, tests: list[str]) -> bool:
 
 def agentic_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                     grades: GradesArtifact) -> Metrics:
-    expected = case.reference.get("expected_tasks", [])
+    reference = case.reference_as(AgenticReference)
     sample = output.first
-    discovered = [t.model_dump() for t in sample.tasks] if output.status == "ok" else []
-    match = match_tasks(discovered, expected, case.reference.get("line_tolerance", 2))
+    discovered = sample.tasks if output.status == "ok" else []
+    match = match_tasks(discovered, reference.expected_tasks, reference.line_tolerance)
     out: Metrics = {"discovery_precision": match.precision(), "discovery_recall": match.recall(),
                     "discovery_f1": match.f1()}
     run = execution.runs[0] if execution is not None and execution.runs else None
@@ -28,7 +29,7 @@ def agentic_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: 
     resolved = 0
     for _d, e in match.pairs:
         gone = e < len(incidents) and not incidents[e].present
-        if gone and _tests_pass(run, expected[e].get("tests", [])):
+        if gone and _tests_pass(run, reference.expected_tasks[e].tests):
             resolved += 1
     out["resolution_effectiveness"] = resolved / len(match.pairs) if match.pairs else None
     out["time_per_resolved_s"] = sample.wall_s / resolved if resolved else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Usage
+from evalkit.casemodels import E2EReference
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.stages.score import Metrics
@@ -11,7 +12,7 @@ from evalkit.stages.score import Metrics
 def e2e_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                 grades: GradesArtifact) -> Metrics:
     run = execution.runs[0] if execution is not None and execution.runs else None
-    total = len(case.reference.get("tests", []))
+    total = len(case.reference_as(E2EReference).tests)
     if output.status != "ok" or run is None or run.status != "completed":
         # no usable answer: nothing migrated, a person does all of it
         return {"e2e_resolved": 0.0, "e2e_pass_rate": 0.0, "e2e_iterations": None,

@@ -12,6 +12,7 @@ import re
 import threading
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample
+from evalkit.casemodels import MigrationInputs, MigrationReference
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.incidents import IncidentCheck, recheck_file, resolved_share
@@ -24,7 +25,7 @@ _legacy_cb: dict[tuple[str, tuple[float, ...]], float | None] = {}
 def output_text(case: Case, sample: Sample) -> str | None:
     """The case's file as the output leaves it: its content, or None when the output deletes it
     (listed in `deleted_files` and not written). A file the output does not mention is empty."""
-    mf = case.inputs["file_path"]
+    mf = case.inputs_as(MigrationInputs).file_path
     if mf in sample.files:
         return sample.files[mf]
     if mf in sample.deleted_files:
@@ -34,8 +35,8 @@ def output_text(case: Case, sample: Sample) -> str | None:
 
 def incident_checks(case: Case, text: str | None) -> list[IncidentCheck]:
     """Every incident of a migration case re-checked in ``text`` (None: the file is deleted)."""
-    return recheck_file(case.inputs.get("incidents", []), case.inputs.get("matchers", {}),
-                        case.read("inputs.legacy_file") or "", text, case.inputs["file_path"])
+    inputs = case.inputs_as(MigrationInputs)
+    return recheck_file(inputs.incidents, inputs.matchers, case.read("inputs.legacy_file") or "", text, inputs.file_path)
 
 
 def legacy_codebleu(cfg: Config, case: Case, reference: str) -> float | None:
@@ -64,7 +65,7 @@ def incident_metrics(cfg: Config, case: Case, output: OutputArtifact, execution:
     if not any(c.counted for c in checks):
         return {}
     text = output_text(case, output.first) if output.status == "ok" else ""
-    if text is None and case.reference.get("expected_file"):
+    if text is None and case.reference_as(MigrationReference).expected_file:
         return {"incidents_resolved": 0.0}  # deleting a file the target keeps fixes nothing
     if text is not None and not has_code(text, case.language):
         return {"incidents_resolved": 0.0}  # an empty or comment-only file resolves nothing (deleting is explicit)

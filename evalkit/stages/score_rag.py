@@ -22,8 +22,7 @@ def rag_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exec
                 grades: GradesArtifact) -> Metrics:
     from evalkit.metrics.ragas_metrics import non_llm_metrics
 
-    inputs = RagInputs.model_validate(case.inputs)
-    ref = RagReference.model_validate(case.data.get("reference", {}))
+    inputs, ref = case.inputs_as(RagInputs), case.reference_as(RagReference)
     answer = output.first.text if output.status == "ok" else None
     out: Metrics = dict(non_llm_metrics(answer or "", ref.answer, inputs.contexts, ref.contexts or None))
     out.update(judged_metrics(output, grades))

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Literal, TypedDict
 
+from evalkit.casemodels import PatchInputs
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.kinds import kind
@@ -88,7 +89,6 @@ def _incomplete(text: str, language: str, legacy: str | None) -> list[str]:
 def reference_problems(case: Case) -> tuple[list[str], bool]:
     """What is wrong with the answer the `gold` system gives for a non-patch case, and whether
     there was an answer to check at all."""
-    from evalkit.casemodels import AssertionSpec
     from evalkit.graders.assertions import run_assertions
     from evalkit.graders.syntax import check_syntax
     from evalkit.stages.grade import main_file
@@ -99,8 +99,7 @@ def reference_problems(case: Case) -> tuple[list[str], bool]:
         return [], False  # no reference answer (e.g. a generation case graded by criteria only)
     problems: list[str] = []
     mf = main_file(case)
-    specs = [AssertionSpec.model_validate(a) for a in case.data.get("assertions", [])]
-    results, _score = run_assertions(specs, sample, case.language, mf)
+    results, _score = run_assertions(case.assertions, sample, case.language, mf)
     failed = [r for r in results if not r.passed]
     if failed:
         problems.append("gold fails its assertion(s): " + "; ".join(
@@ -153,7 +152,7 @@ def validate_patch(cfg: Config, case: Case) -> Validation:
     if gold["status"] == "timeout" and empty["status"] == "timeout":
         return Validation(**base, status="broken", environment_broken=True,
                           reason=f"broken environment: the tests time out with the gold patch and with no patch "
-                                 f"(limit {case.inputs.get('timeout_s', 0):g} s): the tests hang or need what the "
+                                 f"(limit {case.inputs_as(PatchInputs).timeout_s:g} s): the tests hang or need what the "
                                  "sandbox lacks (a package, the network); the systems' patches are not run")
     for name, run in (("gold", gold), ("empty", empty)):
         if run["status"] == "infra_error":

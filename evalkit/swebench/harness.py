@@ -17,7 +17,10 @@ from __future__ import annotations
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalkit.casemodels import PatchInputs
 
 #: ``owner/name`` of a GitHub repository (a SWE-bench row's ``repo``), as opposed to a path or URL.
 OWNER_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
@@ -74,13 +77,13 @@ def parser_for(repo: str | None, log_parser: str | None) -> str | None:
     return preferred if preferred in names else (names[0] if names else None)
 
 
-def is_swebench_case(inputs: dict[str, Any]) -> bool:
+def is_swebench_case(inputs: PatchInputs) -> bool:
     """A patch case is SWE-bench's when it names a ``log_parser`` or its ``repo`` is an ``owner/name`` the
     harness maps to a parser (False when the harness is not installed)."""
     try:
-        return parser_for(inputs.get("repo"), inputs.get("log_parser")) is not None
+        return parser_for(inputs.repo, inputs.log_parser) is not None
     except (HarnessUnavailable, ValueError):
-        return bool(inputs.get("log_parser"))
+        return bool(inputs.log_parser)
 
 
 def harness_log(test_output: str, exit_code: int | None) -> str:
@@ -123,10 +126,10 @@ def grade_text(spec: Any, log_text: str, model_patch: str | None = "") -> dict[s
         return eval_report(spec, path, model_patch)
 
 
-def case_parser(inputs: dict[str, Any]) -> str | None:
+def case_parser(inputs: PatchInputs) -> str | None:
     """The harness parser of a patch case's inputs, or None when it is not SWE-bench's (or the harness
     is not installed, or its ``log_parser`` is unknown to it: evalkit's own grading alone then)."""
     try:
-        return parser_for(inputs.get("repo"), inputs.get("log_parser"))
+        return parser_for(inputs.repo, inputs.log_parser)
     except (HarnessUnavailable, ValueError):
         return None

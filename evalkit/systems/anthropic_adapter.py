@@ -58,8 +58,7 @@ def render_prompt(system: Any, case: Case, ctx: RunContext) -> str:
     path = path if path.is_absolute() else ctx.root / path
     if not path.exists():
         path = PROMPTS_DIR / Path(system.prompt).name
-    inputs = dict(case.inputs)
-    context: dict[str, Any] = {"language": case.language, "case_id": case.id, **inputs}
+    context: dict[str, Any] = {"language": case.language, "case_id": case.id, **case.inputs.model_dump(mode="json")}
     from evalkit.kinds import kind
 
     context.update(kind(case.kind).prompt_context(case))  # e.g. migration: the legacy code, a solved example
@@ -82,8 +81,8 @@ def parse_answer(text: str, case: Case) -> dict[str, str]:
     files: dict[str, str] = {}
     for info, body in blocks:
         path = next((t for t in info.split() if "/" in t or "." in t), None)
-        if path is None and len(blocks) == 1 and case.inputs.get("output_path"):
-            path = case.inputs["output_path"]
+        if path is None and len(blocks) == 1 and (output_path := getattr(case.inputs, "output_path", None)):
+            path = output_path
         if path:
             files[path] = body
     return files

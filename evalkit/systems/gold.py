@@ -25,23 +25,23 @@ def gold_sample(case: Case) -> Sample:
 def reference_sample(case: Case, **extra: Any) -> Sample:
     """The reference's answer parts as a sample (patch, text or `answer`, files, tasks, contexts); ``extra``
     adds the kind's own (e.g. agentic's expected tasks)."""
-    ref = case.reference
+    ref = case.reference  # any kind's reference model: the parts named alike are read alike
     sample: dict[str, Any] = {}
-    if ref.get("patch_file"):
+    if getattr(ref, "patch_file", None):
         sample["patch"] = case.read("reference.patch_file")
     sample.update(extra)
     for key in ("text", "answer"):  # rag cases keep their reference hint under `answer`
-        if isinstance(ref.get(key), str):
-            sample["text"] = ref[key]
+        if isinstance(value := getattr(ref, key, None), str):
+            sample["text"] = value
             break
     files = {k.split(".", 2)[-1]: case.read(k) or "" for k in case.refs if k.startswith("reference.files.")}
-    if isinstance(ref.get("files"), dict):
-        files.update({name: case.read(f"reference.files.{name}") or "" for name in ref["files"]})
+    if isinstance(named := getattr(ref, "files", None), dict):
+        files.update({name: case.read(f"reference.files.{name}") or "" for name in named})
     if files:
         sample["files"] = files
     for key in ("tasks", "context_files", "context_functions"):
-        if key in ref:
-            sample[key] = ref[key]
+        if (value := getattr(ref, key, None)) is not None:
+            sample[key] = value
     return Sample(**sample)
 
 

@@ -20,6 +20,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+
+from evalkit.casemodels import E2EInputs, PatchInputs
 from sklearn.metrics import cohen_kappa_score
 
 from fake_server import FakeAnthropic, Reply
@@ -200,8 +202,8 @@ def test_changed_files_capped_largest_first(tmp_path: Path, monkeypatch: pytest.
     assert (tree / "pkg" / "a.py").read_text() == "x = 1\n"  # the case's tree is never touched
 
     cfg = SimpleNamespace(judge=JudgeSettings())
-    case = SimpleNamespace(kind="patch", key="s/c", judged_files=2, data={"description": "d"},
-                           inputs={"problem_statement": "fix it"})
+    case = SimpleNamespace(kind="patch", key="s/c", judged_files=2, description="d",
+                           inputs=PatchInputs(problem_statement="fix it"))
     sample = SimpleNamespace(patch=patch, files={"pkg/ignored.py": "x = 0\n"})  # a patch case: its patch only
     monkeypatch.setattr(execute, "source_tree", lambda cfg, case: tree)
     out = judge_changes(cfg, case, sample, None, None, load_rubric(None))
@@ -238,9 +240,9 @@ def test_e2e_output_judged_on_its_final_tree(tmp_path: Path, monkeypatch: pytest
         (root / "src" / "A.java").write_text(text)
     (final / "src" / "B.java").write_text("class B {}\n")
     cfg = SimpleNamespace(judge=JudgeSettings())
-    case = SimpleNamespace(kind="e2e", key="e/c", judged_files=3, data={"description": "migrate"},
-                           inputs={"instructions": "to Quarkus", "incidents": [
-                               {"rule_id": "ejb-1", "file": "src/A.java", "line": 1, "message": "EJB"}]})
+    case = SimpleNamespace(kind="e2e", key="e/c", judged_files=3, description="migrate",
+                           inputs=E2EInputs.model_validate({"source_dir": "app", "instructions": "to Quarkus", "incidents": [
+                               {"rule_id": "ejb-1", "file": "src/A.java", "line": 1, "message": "EJB"}]}))
     first = SimpleNamespace(patch=None, files={"src/C.java": "class C {}\n"})  # the first iteration's answer
     monkeypatch.setattr(execute, "source_tree", lambda cfg, case: tree)
     execution = SimpleNamespace(runs=[{"final_patch": diff_trees(tree, final)}])

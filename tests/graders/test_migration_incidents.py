@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.casemodels import Incident, IncidentMatcher
 from evalkit.graders.incidents import recheck_file, resolved_share
 from evalkit.metrics.codebleu import codebleu_gain
 from evalkit.project import load
 from evalkit.stages.validate import validate_case
 from evalkit.systems.gold import gold_sample
 
-JAVAX = {"type": "regex", "pattern": r"(?m)^\s*import\s+(?:static\s+)?javax\.(persistence|xml)[\w.]*"}
+JAVAX = IncidentMatcher(type="regex", pattern=r"(?m)^\s*import\s+(?:static\s+)?javax\.(persistence|xml)[\w.]*")
 LEGACY = textwrap.dedent("""\
     package com.acme;
 
@@ -29,7 +30,7 @@ LEGACY = textwrap.dedent("""\
         @Id @Column Long id;
     }
     """)
-INCIDENTS = [{"rule_id": "javax", "line": n} for n in (3, 4, 5, 6)]
+INCIDENTS = [Incident(rule_id="javax", line=n) for n in (3, 4, 5, 6)]
 
 
 def test_each_fixed_import_counts_and_the_one_left_is_the_kept_line() -> None:
@@ -53,10 +54,10 @@ def test_unchanged_resolves_nothing_deleted_resolves_everything() -> None:
 
 
 def test_without_matcher_the_line_decides_and_categories_and_blind_incidents_are_not_counted() -> None:
-    incidents = [{"rule_id": "stateless", "line": 9},                                   # no matcher: line 9 "@Stateless"
-                 {"rule_id": "gen", "line": 11, "category": "potential"},              # not counted
-                 {"rule_id": "import-ejb", "line": 3}]                                  # matcher blind in legacy
-    matchers = {"import-ejb": {"type": "import", "pattern": "javax.ejb"}}
+    incidents = [Incident(rule_id="stateless", line=9),                                 # no matcher: line 9 "@Stateless"
+                 Incident(rule_id="gen", line=11, category="potential"),              # not counted
+                 Incident(rule_id="import-ejb", line=3)]                                # matcher blind in legacy
+    matchers = {"import-ejb": IncidentMatcher(type="import", pattern="javax.ejb")}
     out = LEGACY.replace("@Stateless\n", "@ApplicationScoped\n")
     checks = recheck_file(incidents, matchers, LEGACY, out, "Item.java")
     assert [c.present for c in checks][0] is False

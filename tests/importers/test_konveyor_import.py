@@ -67,12 +67,12 @@ def test_real_report_becomes_one_agentic_case(tmp_path: Path) -> None:
     assert project.problems == []
     (case,) = project.cases
     assert case.ok and case.kind == "agentic" and case.id == "coolstore"
-    incidents = case.inputs["incidents"]
-    assert [(i["rule_id"], i["file"], i["line"]) for i in incidents] == EXPECTED
-    assert [(t["rule_id"], t["file"], t["line"]) for t in case.reference["expected_tasks"]] == EXPECTED
-    assert incidents[0]["message"] == "Replace the `javax.persistence` import statement with `jakarta.persistence`"
-    assert incidents[0]["description"] == "The package 'javax' has been replaced by 'jakarta'."
-    assert incidents[6]["message"].startswith("Enterprise Java Beans (EJBs) are not supported in Quarkus.")
+    incidents = case.inputs.incidents
+    assert [(i.rule_id, i.file, i.line) for i in incidents] == EXPECTED
+    assert [(t.rule_id, t.file, t.line) for t in case.reference.expected_tasks] == EXPECTED
+    assert incidents[0].message == "Replace the `javax.persistence` import statement with `jakarta.persistence`"
+    assert incidents[0].description == "The package 'javax' has been replaced by 'jakarta'."
+    assert incidents[6].message.startswith("Enterprise Java Beans (EJBs) are not supported in Quarkus.")
     # the source tree is copied and every incident points at a real line of it
     src = case.ref_path("inputs.source_dir")
     assert src is not None and src.name == "source"
@@ -82,7 +82,7 @@ def test_real_report_becomes_one_agentic_case(tmp_path: Path) -> None:
     assert "javax.persistence.Column" in (src / ENTITY).read_text().splitlines()[4]
 
     # matchers derived from the incidents (no --rules)
-    m = {r: IncidentMatcher(**v) for r, v in case.inputs["matchers"].items()}
+    m = case.inputs.matchers
     assert m["jms-to-reactive-quarkus-00050"] == IncidentMatcher(type="import", pattern="javax.jms")
     assert m["jms-to-reactive-quarkus-00010"] == IncidentMatcher(type="regex", pattern=r"@MessageDriven\b")
     assert m["javax-to-jakarta-import-00001"].type == "regex"
@@ -149,11 +149,11 @@ def test_real_report_becomes_migration_cases(tmp_path: Path) -> None:
     for cid, file in (("InventoryEntity", ENTITY), ("OrderServiceMDB", MDB), ("ShoppingCartOrderProcessor", PROCESSOR)):
         case = cases[cid]
         assert case.kind == "migration" and case.ok
-        assert case.inputs["file_path"] == file
+        assert case.inputs.file_path == file
         assert case.read("inputs.legacy_file") == (SOURCE / file).read_text()
-        assert [(i["rule_id"], file, i["line"]) for i in case.inputs["incidents"]] == \
+        assert [(i.rule_id, file, i.line) for i in case.inputs.incidents] == \
             [e for e in EXPECTED if e[1] == file]
-        assert case.reference.get("expected_file") is None
+        assert case.reference.expected_file is None
     _check_project(tmp_path)
 
 

@@ -49,22 +49,22 @@ def test_real_lite_rows_become_a_valid_patch_suite(tmp_path: Path) -> None:
         case = cases[row["instance_id"]]
         assert case.kind == "patch" and case.ok
         # FAIL_TO_PASS / PASS_TO_PASS arrive as JSON-encoded strings and become lists
-        assert case.reference["fail_to_pass"] == json.loads(row["FAIL_TO_PASS"])
-        assert case.reference["pass_to_pass"] == json.loads(row["PASS_TO_PASS"])
-        assert case.inputs["base_commit"] == row["base_commit"]
-        assert case.inputs["problem_statement"] == normalize_text(row["problem_statement"])
+        assert case.reference.fail_to_pass == json.loads(row["FAIL_TO_PASS"])
+        assert case.reference.pass_to_pass == json.loads(row["PASS_TO_PASS"])
+        assert case.inputs.base_commit == row["base_commit"]
+        assert case.inputs.problem_statement == normalize_text(row["problem_statement"])
         assert case.read("reference.patch_file") == row["patch"]
         assert case.read("inputs.test_patch_file") == row["test_patch"]
         # the test files the test patch touches are the ones the row's metadata names
         assert touched_test_files(row["test_patch"]) == row["test_patch_files"]
-        assert case.inputs["test_command"] == "python3 -m pytest -rA -p no:cacheprovider " + " ".join(row["test_patch_files"])
-    assert cases["pydicom__pydicom-1139"].reference["fail_to_pass"] == [
+        assert case.inputs.test_command == "python3 -m pytest -rA -p no:cacheprovider " + " ".join(row["test_patch_files"])
+    assert cases["pydicom__pydicom-1139"].reference.fail_to_pass == [
         "pydicom/tests/test_valuerep.py::TestPersonName::test_next",
         "pydicom/tests/test_valuerep.py::TestPersonName::test_iterator",
         "pydicom/tests/test_valuerep.py::TestPersonName::test_contains"]
-    assert cases["pydicom__pydicom-901"].reference["pass_to_pass"] == []
+    assert cases["pydicom__pydicom-901"].reference.pass_to_pass == []
     # the repository is recorded by name (portable); the run maps it (evalkit run --repo, sandbox.repos)
-    assert cases["marshmallow-code__marshmallow-1359"].inputs["repo"] == "marshmallow-code/marshmallow"
+    assert cases["marshmallow-code__marshmallow-1359"].inputs.repo == "marshmallow-code/marshmallow"
 
 
 @needs_real
@@ -102,8 +102,8 @@ def test_lists_as_real_lists_and_options(tmp_path: Path) -> None:
     project = discover(tmp_path)
     (case,) = project.cases
     assert case.ok, case.problems
-    assert case.inputs["image"] == "my/image:1"
-    assert case.inputs["test_command"] == "pytest -x t/test_a.py"
+    assert case.inputs.image == "my/image:1"
+    assert case.inputs.test_command == "pytest -x t/test_a.py"
     assert "problem_statement" not in plain(load_yaml(tmp_path / "s" / "o__r-1" / "case.yaml"))["inputs"]
 
 

@@ -98,8 +98,8 @@ def test_v5_rows_carry_their_fields(tmp_path: Path, fmt: str) -> None:
     proc = evalkit("import", "swebench", str(src), "--tree-in-image", "--suite-dir", "cases/official", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     (case,) = [c for c in discover(tmp_path / "cases").cases if c.suite == "official" and c.id == "acme__mylib-1"]
-    assert case.inputs["image"] == rows[0]["image"] and case.inputs["tree_in_image"] == "/testbed"
-    assert case.inputs["test_command"] == 'bash "$EVALKIT_EVAL_SCRIPT"'
+    assert case.inputs.image == rows[0]["image"] and case.inputs.tree_in_image == "/testbed"
+    assert case.inputs.test_command == 'bash "$EVALKIT_EVAL_SCRIPT"'
     assert case.read("inputs.eval_script_file") == rows[0]["eval_script"]
 
 

@@ -83,10 +83,10 @@ def test_tree_folder_becomes_the_case_tree_marked_unverified(tmp_path: Path) -> 
     project_cases = discover(project / "cases")
     assert project_cases.problems == []
     (case,) = project_cases.cases
-    assert case.inputs["source_dir"] == "tree" and case.inputs.get("repo") is None
-    assert case.inputs["base_commit"] == BASE
-    assert UNVERIFIED_TAG in case.data["tags"]
-    assert "(tree: folder mylib-0.1, not verified to be base_commit 0123456789ab)" in case.data["description"]
+    assert case.inputs.source_dir == "tree" and case.inputs.repo is None
+    assert case.inputs.base_commit == BASE
+    assert UNVERIFIED_TAG in case.tags
+    assert "(tree: folder mylib-0.1, not verified to be base_commit 0123456789ab)" in case.description
     assert case.ref_path("inputs.source_dir") == (case_dir / "tree").resolve()
 
 
@@ -103,7 +103,7 @@ def test_tree_wins_over_a_repo_mapping_and_reimport_replaces_the_copy(tmp_path: 
     tree = project / "cases" / "swe" / "acme__mylib-1" / "tree"
     assert (tree / "mylib" / "extra.py").exists() and not (tree / "stale.txt").exists()
     (case,) = discover(project / "cases").cases
-    assert case.inputs["source_dir"] == "tree" and case.inputs.get("repo") is None
+    assert case.inputs.source_dir == "tree" and case.inputs.repo is None
 
 
 def test_a_folder_the_patches_do_not_apply_to_is_refused(tmp_path: Path) -> None:

@@ -151,6 +151,8 @@ def test_e2e_iteration_history(demo: Path, case_id: str) -> None:
 
 
 def test_agentic_discovered_against_expected(demo: Path) -> None:
+    from evalkit.artifacts import DiscoveredTask
+    from evalkit.casemodels import ExpectedTask
     from evalkit.graders.incidents import match_tasks
 
     data = case_json(demo, "agentic", "catalog")
@@ -159,7 +161,8 @@ def test_agentic_discovered_against_expected(demo: Path) -> None:
     false_positives = 0
     for system, arts in data["systems"].items():
         discovered = arts["output"]["samples"][0]["tasks"]
-        match = match_tasks(discovered, expected, data["reference"].get("line_tolerance", 2))
+        match = match_tasks([DiscoveredTask.model_validate(t) for t in discovered],
+                            [ExpectedTask.model_validate(t) for t in expected], data["reference"].get("line_tolerance", 2))
         matched = {e for _d, e in match.pairs}
         incidents = arts["execution"]["runs"][0]["incidents"]
         art = system_article(page, "kind-agentic", system)

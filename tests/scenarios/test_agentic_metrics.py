@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from evalkit.casemodels import AgenticInputs, AgenticReference, ExpectedTask, IncidentMatcher
 from evalkit.graders.incidents import import_present, incident_present, match_tasks
 
 
-def T(rule: str, file: str, line: int | None) -> dict:
-    return {"rule_id": rule, "file": file, "line": line}
+def T(rule: str, file: str, line: int | None) -> ExpectedTask:
+    return ExpectedTask(rule_id=rule, file=file, line=line)
+
+
+def M(type_: str, pattern: str) -> IncidentMatcher:
+    return IncidentMatcher.model_validate({"type": type_, "pattern": pattern})
 
 
 def test_match_tasks_precision_recall_f1_by_hand():
@@ -56,14 +61,14 @@ def test_import_checks_for_java_and_python():
 
 
 def test_incident_present_by_matcher_or_by_the_original_line():
-    assert incident_present({"type": "regex", "pattern": r"cgi\.escape\("}, "x = cgi.escape(s)\n", "r.py", None)
-    assert not incident_present({"type": "regex", "pattern": r"cgi\.escape\("}, "x = html.escape(s)\n", "r.py", None)
-    assert incident_present({"type": "import", "pattern": "cgi"}, "import cgi\n", "r.py", None)
+    assert incident_present(M("regex", r"cgi\.escape\("), "x = cgi.escape(s)\n", "r.py", None)
+    assert not incident_present(M("regex", r"cgi\.escape\("), "x = html.escape(s)\n", "r.py", None)
+    assert incident_present(M("import", "cgi"), "import cgi\n", "r.py", None)
     # no matcher: the incident's original line must be gone
     assert incident_present(None, "a\n  @Stateless\n", "A.java", "@Stateless")
     assert not incident_present(None, "a\n  @ApplicationScoped\n", "A.java", "@Stateless")
     # a deleted file has no incident left
-    assert not incident_present({"type": "import", "pattern": "cgi"}, None, "r.py", None)
+    assert not incident_present(M("import", "cgi"), None, "r.py", None)
 
 
 def test_an_expected_task_in_a_missing_file_makes_the_case_broken(tmp_path):
@@ -76,13 +81,13 @@ def test_an_expected_task_in_a_missing_file_makes_the_case_broken(tmp_path):
     src.mkdir(parents=True)
     (src / "a.py").write_text("import imp\n")
     case = Case(suite="suite", id="app", kind="agentic", language="python", path="x", dir=str(src.parent), files=[],
-                data={"inputs": {"source_dir": "source", "matchers": {"r": {"type": "import", "pattern": "imp"}}},
-                      "reference": {"expected_tasks": [T("r", "a.py", 1), T("r", "gone.py", 1)]}},
+                inputs=AgenticInputs(source_dir="source", matchers={"r": M("import", "imp")}),
+                reference=AgenticReference(expected_tasks=[T("r", "a.py", 1), T("r", "gone.py", 1)]),
                 refs={"inputs.source_dir": str(src)})
     cfg = Config(release="r", systems=[{"name": "g", "adapter": "gold"}], work_dir=str(tmp_path / "w"))
     run = recheck(cfg, case, Sample(files={"a.py": "import importlib\n"}))
     assert run["status"] == "case_error" and "gone.py" in run["reason"]
-    case.data["reference"]["expected_tasks"] = [T("r", "a.py", 1)]
+    case.reference.expected_tasks = [T("r", "a.py", 1)]
     run = recheck(cfg, case, Sample(files={"a.py": "import importlib\n"}))
     assert run["status"] == "completed" and run["incidents"] == [
         {"rule_id": "r", "file": "a.py", "line": 1, "present": False}]

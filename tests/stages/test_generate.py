@@ -19,7 +19,7 @@ def test_an_answer_is_the_systems_files(migration) -> None:
     out = generate(migration.cfg, migration.system("counter"), migration.case(CASE))
     assert out.status == "ok" and out.reason == ""
     (path, text), = out.first.files.items()
-    assert path == migration.case(CASE).inputs["file_path"]
+    assert path == migration.case(CASE).inputs.file_path
     assert "import jakarta.persistence.Entity;" in text and "javax.persistence" not in text
 
 
@@ -34,13 +34,13 @@ def test_answers_and_failures_are_reused_until_the_case_changes(migration) -> No
     generate(migration.cfg, migration.system("fails"), case)
     assert migration.runs("fails") == 1
     # an edited input file is another case: asked again, under another provenance
-    legacy = migration.root / "cases" / "migration" / "jpa-entity" / case.inputs["legacy_file"]
+    legacy = migration.root / "cases" / "migration" / "jpa-entity" / case.inputs.legacy_file
     legacy.write_text(legacy.read_text() + "\n// edited\n")
     edited = migration.reload()
     changed = generate(edited.cfg, edited.system("counter"), edited.case(CASE))
     assert migration.runs("counter") == 2
     assert changed.provenance != first.provenance
-    assert changed.first.files[case.inputs["file_path"]].endswith("// edited\n")
+    assert changed.first.files[case.inputs.file_path].endswith("// edited\n")
 
 
 def test_a_broken_case_is_an_error_and_the_system_is_not_run(migration) -> None:

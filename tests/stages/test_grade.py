@@ -20,10 +20,10 @@ def _legacy(case) -> str:
 def test_the_reference_answer_passes_every_assertion_and_parses(migration) -> None:
     case = migration.case(CASE)
     grades = grade(migration.cfg, migration.system("naive"), case,
-                   _output(case, {case.inputs["file_path"]: case.read("reference.expected_file")}))
+                   _output(case, {case.inputs.file_path: case.read("reference.expected_file")}))
     assert grades.status == "ok"
     assert grades.assertion_score == 1.0 and all(a.passed for a in grades.assertions)
-    assert len(grades.assertions) == len(case.data["assertions"])
+    assert len(grades.assertions) == len(case.assertions)
     assert grades.syntax is not None and grades.syntax.valid
 
 
@@ -31,7 +31,7 @@ def test_each_assertion_counts_by_its_weight(migration) -> None:
     case = migration.case(CASE)
     half = _legacy(case).replace("import javax.persistence.Entity;", "import jakarta.persistence.Entity;")
     assert "javax.persistence" in half  # other javax.persistence imports stay
-    grades = grade(migration.cfg, migration.system("naive"), case, _output(case, {case.inputs["file_path"]: half}))
+    grades = grade(migration.cfg, migration.system("naive"), case, _output(case, {case.inputs.file_path: half}))
     assert [a.passed for a in grades.assertions] == [True, False]
     assert grades.assertion_score == 0.5
 
@@ -49,7 +49,7 @@ def test_an_empty_answer_fails_every_assertion_and_does_not_parse(migration) -> 
 def test_without_a_judge_key_the_judge_is_not_configured_and_nothing_is_sent(migration) -> None:
     case = migration.case(CASE)
     rewritten = _legacy(case).replace("javax.", "jakarta.")
-    grades = grade(migration.cfg, migration.system("naive"), case, _output(case, {case.inputs["file_path"]: rewritten}))
+    grades = grade(migration.cfg, migration.system("naive"), case, _output(case, {case.inputs.file_path: rewritten}))
     assert grades.judge is not None and grades.judge.status == "not_configured"
     assert "ANTHROPIC_API_KEY" in (grades.judge.error or "")
     assert grades.judge.usage.input_tokens == 0 and grades.judge.cost_usd == 0.0
@@ -58,7 +58,7 @@ def test_without_a_judge_key_the_judge_is_not_configured_and_nothing_is_sent(mig
 def test_an_unchanged_legacy_file_is_decided_by_the_pre_check_without_a_model(migration) -> None:
     case = migration.case(CASE)
     grades = grade(migration.cfg, migration.system("naive"), case,
-                   _output(case, {case.inputs["file_path"]: _legacy(case)}))
+                   _output(case, {case.inputs.file_path: _legacy(case)}))
     assert grades.judge is not None
     assert (grades.judge.status, grades.judge.decided) == ("parser", "unchanged")
     assert grades.judge.cost_usd == 0.0

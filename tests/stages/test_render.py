@@ -36,7 +36,7 @@ class Scripts(HTMLParser):
 
 def test_a_case_page_shows_a_hostile_output_as_text(migration) -> None:
     cfg, case = migration.cfg, migration.case("migration/jpa-entity")
-    path = case.inputs["file_path"]
+    path = case.inputs.file_path
     atomic_write_json(artifact_path(cfg.work_path, "generate", "naive", case.suite, case.id),
                       OutputArtifact(system="naive", suite=case.suite, case_id=case.id,
                                      samples=[Sample(files={path: f"// {PAYLOAD}\nclass Order {{}}\n"})]))

@@ -32,17 +32,17 @@ def _score(migration, case, output: OutputArtifact, execution: ExecutionArtifact
 
 def test_the_reference_answer_scores_full_marks(migration) -> None:
     case = migration.case(CASE)
-    s = _score(migration, case, _output(case, {case.inputs["file_path"]: case.read("reference.expected_file")}))
+    s = _score(migration, case, _output(case, {case.inputs.file_path: case.read("reference.expected_file")}))
     assert s.status == "ok" and s.excluded is None and s.reason == ""
     for metric in ("answered", "assertion_score", "assertion_pass", "syntax_valid", "complete", "codebleu"):
         assert s.metrics[metric] == pytest.approx(1.0), metric
-    assert s.tags == case.data["tags"]
+    assert s.tags == case.tags
 
 
 def test_a_wrong_answer_is_answered_and_scored_low(migration) -> None:
     case = migration.case(CASE)
     legacy = case.read("inputs.legacy_file")
-    s = _score(migration, case, _output(case, {case.inputs["file_path"]: legacy}))
+    s = _score(migration, case, _output(case, {case.inputs.file_path: legacy}))
     assert s.status == "ok" and s.excluded is None
     assert s.metrics["answered"] == 1.0
     assert s.metrics["assertion_score"] == 0.0 and s.metrics["assertion_pass"] == 0.0
@@ -82,7 +82,7 @@ def test_a_reference_that_fails_its_own_case_makes_every_score_broken(migration)
     atomic_write_json(validation_path(migration.cfg.work_path, case),
                       Validation(suite=case.suite, case_id=case.id, status="broken",
                                  reason="gold fails assertion: contains 'import jakarta.persistence.Entity;'"))
-    s = _score(migration, case, _output(case, {case.inputs["file_path"]: case.read("reference.expected_file")}))
+    s = _score(migration, case, _output(case, {case.inputs.file_path: case.read("reference.expected_file")}))
     assert (s.status, s.excluded) == ("broken", "broken")
     assert "gold fails assertion" in s.reason and s.metrics == {}
 
@@ -93,7 +93,7 @@ def test_a_reference_that_fails_its_own_case_makes_every_score_broken(migration)
 def test_infrastructure_errors_and_broken_runs_upstream_are_excluded(migration, stage: str, status: str,
                                                                      excluded: str) -> None:
     case = migration.case(CASE)
-    out = _output(case, {case.inputs["file_path"]: case.read("reference.expected_file")})
+    out = _output(case, {case.inputs.file_path: case.read("reference.expected_file")})
     base = {"system": "naive", "suite": case.suite, "case_id": case.id, "status": status, "reason": f"{stage} said so"}
     execution = ExecutionArtifact(**base) if stage == "execute" else None  # type: ignore[arg-type]
     grades = GradesArtifact(**base) if stage == "grade" else None  # type: ignore[arg-type]

@@ -81,7 +81,7 @@ def test_rows_tags_and_the_written_report(report, migration) -> None:
     assert set(rows["cdi-inject"].systems) == {"naive", "counter", "gold"}
     assert rows["cdi-inject"].systems["gold"].excluded == "broken"
     # breakdowns by the cases' tags (jpa-entity: javax-to-jakarta, jpa; cdi-inject: javax-to-jakarta, cdi), headline metrics
-    assert set(report.breakdowns) == {t for c in migration.project.cases for t in c.data["tags"]} == {
+    assert set(report.breakdowns) == {t for c in migration.project.cases for t in c.tags} == {
         "javax-to-jakarta", "jpa", "cdi"}
     jpa, cdi, both = (report.breakdowns[t]["counter"]["answered"] for t in ("jpa", "cdi", "javax-to-jakarta"))
     assert (jpa.value, jpa.n, cdi.value, cdi.n, both.value, both.n) == (1.0, 1, 0.0, 1, 0.5, 2)

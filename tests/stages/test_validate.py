@@ -13,7 +13,7 @@ CASE = "migration/jpa-entity"
 
 def _expected(migration):
     case = migration.case(CASE)
-    return migration.root / "cases" / "migration" / "jpa-entity" / case.data["reference"]["expected_file"]
+    return migration.root / "cases" / "migration" / "jpa-entity" / case.reference.expected_file
 
 
 def test_the_demo_reference_is_valid(migration) -> None:

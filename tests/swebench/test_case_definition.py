@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from evalkit.casemodels import PatchInputs
 from evalkit.stages.execute import _harness_parser
 from evalkit.stages.score_patch import patch_metrics
 from evalkit.swebench.harness import is_swebench_case, parser_for, parser_names
@@ -25,8 +26,9 @@ from evalkit.swebench.harness import is_swebench_case, parser_for, parser_names
     ({"log_parser": "parse_log_nonesuch"}, None),               # unknown to the harness: evalkit's grading only
 ])
 def test_which_cases_are_swebench_s(inputs, parser) -> None:
-    assert _harness_parser(inputs) == parser
-    assert is_swebench_case(inputs) is (parser is not None or bool(inputs.get("log_parser")))
+    typed = PatchInputs.model_validate(inputs)
+    assert _harness_parser(typed) == parser
+    assert is_swebench_case(typed) is (parser is not None or bool(inputs.get("log_parser")))
 
 
 def test_every_language_parser_of_5x_is_known() -> None:

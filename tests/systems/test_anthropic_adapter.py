@@ -33,11 +33,11 @@ def test_fenced_java_becomes_main_file(tmp_path: Path, monkeypatch: pytest.Monke
         sample = run_anthropic(system, case, 0, ctx)
         assert server.message_calls() == 1
     assert sample.status == "ok", sample.reason
-    assert sample.files == {case.inputs["file_path"]: JAVA}
+    assert sample.files == {case.inputs.file_path: JAVA}
     assert sample.usage.input_tokens > 0 and sample.usage.output_tokens > 0 and sample.usage.cost_usd > 0
     assert seen[0]["model"] == "claude-test-sut"
     prompt = seen[0]["messages"][0]["content"]
-    assert case.inputs["file_path"] in prompt and case.inputs["incidents"][0]["rule_id"] in prompt
+    assert case.inputs.file_path in prompt and case.inputs.incidents[0].rule_id in prompt
 
 
 def test_without_key_infra_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.casemodels import GenerationInputs
 from evalkit.cases import Case
 from evalkit.config import CommandSystem
 from evalkit.systems.base import RunContext
@@ -24,7 +25,8 @@ DUMP_ENV = "import json, os; print(json.dumps({'text': json.dumps(dict(os.enviro
 
 def _case(tmp_path: Path) -> Case:
     return Case(suite="s", id="c1", kind="generation", language="text", path=str(tmp_path / "c1.yaml"),
-                dir=str(tmp_path), files=[], data={"inputs": {"prompt": "hi"}, "reference": {}})
+                dir=str(tmp_path), files=[],
+                inputs=GenerationInputs(instructions="hi"))
 
 
 def _run(tmp_path: Path, code: str, **kw):
