@@ -136,8 +136,22 @@ def _judge_shape(value: Any) -> str:
     return "file"
 
 
+class _ChosenByShape:
+    """The JSON Schema of ``AnyJudgeOutcome`` chooses as the validator does: by shape (``files`` or ``max_files``
+    present: a changes outcome). A plain ``oneOf`` would refuse every one-file outcome, which is valid under
+    both branches (a changes outcome's fields have defaults)."""
+
+    def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
+        schema = handler(core_schema)
+        branches = schema.get("oneOf")
+        if not isinstance(branches, list) or len(branches) != 2:
+            return schema
+        one_file, changes = branches  # the union's order: Tag("file"), Tag("changes")
+        return {"if": {"anyOf": [{"required": ["files"]}, {"required": ["max_files"]}]}, "then": changes, "else": one_file}
+
+
 AnyJudgeOutcome = Annotated[Union[Annotated[JudgeOutcome, Tag("file")], Annotated[ChangesJudgeOutcome, Tag("changes")]],
-                            Discriminator(_judge_shape)]
+                            Discriminator(_judge_shape), _ChosenByShape()]
 """grades.json ``judge``: one file's outcome, or a patch or e2e suite's with its changed files (chosen by shape, so
 a ChangesJudgeOutcome is written with its files and read back as one)."""
 

@@ -22,3 +22,24 @@ def test_case_schema_names_field_docs() -> None:
         branches = [schema["$defs"][b["then"]["$ref"].rsplit("/", 1)[-1]] for b in schema.get("allOf", [])] or [schema]
         for branch in branches:
             assert "Unique id within the suite" in branch["properties"]["id"]["description"]
+
+
+def test_grades_schema_accepts_both_judge_outcome_shapes() -> None:
+    """grades.json's judge is one file's outcome or a patch suite's changed files; the shipped schema must take
+    both as the model does (a oneOf refused every one-file outcome: it is valid under both branches)."""
+    from jsonschema import Draft202012Validator
+
+    from evalkit.artifacts import GradesArtifact
+    from evalkit.outcomes import ChangesJudgeOutcome, FileVerdict, JudgeOutcome
+
+    schema = json.loads((SCHEMA_DIR / "grades.schema.json").read_text())
+    validator = Draft202012Validator(schema)
+    base = {"system": "s", "suite": "migration", "case_id": "c"}
+    one_file = GradesArtifact(**base, judge=JudgeOutcome(status="judged", model="m", scores={"overall": 4.0})).model_dump(mode="json")
+    changes = GradesArtifact(**base, judge=ChangesJudgeOutcome(status="judged", files=[
+        FileVerdict(path="a.py", change="modified", changed_lines=3, judged=True, status="judged")])).model_dump(mode="json")
+    for doc in (one_file, changes, GradesArtifact(**base).model_dump(mode="json")):
+        assert not list(validator.iter_errors(doc)), list(validator.iter_errors(doc))
+        assert GradesArtifact.model_validate(doc).model_dump(mode="json") == doc
+    wrong = {**changes, "judge": {**changes["judge"], "files": [{"path": "a.py"}]}}  # a file verdict missing its keys
+    assert list(validator.iter_errors(wrong))
