@@ -67,11 +67,7 @@ class SuiteSpec(Model):
     @field_validator("kind")
     @classmethod
     def _registered_kind(cls, value: str) -> str:
-        from evalkit.kinds import known, names
-
-        if not known(value):
-            raise ValueError(f"unknown suite kind {value!r}; expected one of {', '.join(map(repr, names()))}")
-        return value
+        return registry("kinds").require(value, "suite kind")
 
     @field_validator("judge")
     @classmethod

@@ -191,11 +191,9 @@ class SandboxSettings(Model):
     @field_validator("backend")
     @classmethod
     def _registered(cls, v: str) -> str:
-        from evalkit.sandbox.backends import choices, known
+        from evalkit.sandbox.backends import AUTO
 
-        if not known(v):
-            raise ValueError(f"unknown sandbox backend {v!r}; expected {choices()}")
-        return v
+        return registry("sandbox_backends").require(v, "sandbox backend", also=(AUTO,))
 
 
 class MetricsSettings(Model):

@@ -121,11 +121,13 @@ class Registry:
 
         return put
 
-    def require(self, name: str, what: str) -> str:
-        """``name`` when it is registered; else a ValueError naming the registered ones (for pydantic
-        validators of config and case files: evalkit check then says file:line)."""
-        if name not in self.entries():
-            raise ValueError(f"unknown {what} {name!r}; expected one of {', '.join(self.names()) or 'none'}")
+    def require(self, name: str, what: str, also: tuple[str, ...] = ()) -> str:
+        """``name`` when it is registered (or one of ``also``, names accepted besides, e.g. the sandbox backend
+        ``auto``); else a ValueError naming them all (for pydantic validators of config and case files:
+        evalkit check then says file:line)."""
+        if name not in also and name not in self.entries():
+            known = [*also, *self.names()]
+            raise ValueError(f"unknown {what} {name!r}; expected one of {', '.join(known) or 'none'}")
         return name
 
     def get(self, name: str) -> Any:

@@ -213,7 +213,7 @@ TABLE: list = [
                      CFG, "migraton", "unknown suite 'migraton'"), id="config-system-unknown-suite"),
     pytest.param(Bad(edit(CFG, "path: recorded", "path: recorded-nowhere"), CFG, "recorded-nowhere", "does not exist"),
                  id="config-recorded-path-missing"),
-    pytest.param(Bad(append(CFG, "sandbox: {backend: podman}\n"), CFG, "podman", "expected auto or one of docker, local"),
+    pytest.param(Bad(append(CFG, "sandbox: {backend: podman}\n"), CFG, "podman", "expected one of auto, docker, local"),
                  id="config-sandbox-backend-unknown"),
     pytest.param(Bad(edit(CFG, "suites: [migration]\n  - name: gold", "suites: [migration]\n    env: {A: [1]}\n  - name: gold"),
                      CFG, "env:", "valid string"),

@@ -194,7 +194,7 @@ def line_of(path: Path, needle: str) -> int:
     ("case", "type: max_lines", "type: max_line", "expected one of contains, file_set, icontains, is_json, max_lines"),
     ("config", "adapter: shout", "adapter: shuot", "expected one of anthropic, command, empty, gold, openai, recorded, "
                                                    "shout"),
-    ("config", "backend: marker", "backend: markr", "expected auto or one of docker, local, marker"),
+    ("config", "backend: marker", "backend: markr", "expected one of auto, docker, local, marker"),
     ("config", "provider: canned", "provider: caned", "expected one of anthropic, canned, openai"),
 ])
 def test_a_misspelled_name_says_file_line_and_the_registered_names(dist: Path, tmp_path: Path, where: str, good: str,
