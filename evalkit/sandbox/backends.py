@@ -128,12 +128,3 @@ def auto_candidates() -> list[str]:
 def uses_images(name: str) -> bool:
     """Whether runs under ``sandbox.backend: name`` may need a container image (``auto``: yes)."""
     return name == AUTO or backend(name).uses_images
-
-
-def known(name: str) -> bool:
-    return name == AUTO or name in backends()
-
-
-def choices() -> str:
-    """What ``sandbox.backend`` accepts, in words."""
-    return f"{AUTO} or one of {', '.join(backends().names())}"
