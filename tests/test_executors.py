@@ -215,3 +215,25 @@ def test_an_executor_failure_is_an_infrastructure_error_retried_next_run(tmp_pat
     assert data["status"] == "infra_error" and "worker lost while running generate" in data["reason"]
     assert Path(f"{output}.retry").exists()
     assert not (project / ".evalkit" / "bugs").exists()
+
+
+def test_blob_store_takes_the_same_files_from_many_threads_at_once(tmp_path: Path) -> None:
+    """The cluster executor publishes calls from doit's threads: blobs of the same content arrive together."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from evalkit.executors.blobs import BlobStore, file_ref
+
+    sources = []
+    for i in range(40):
+        src = tmp_path / "src" / f"f{i % 5}.txt"  # 5 contents, each put by 8 threads
+        src.parent.mkdir(exist_ok=True)
+        src.write_text(f"content {i % 5}\n" * 400_000)
+        sources.append(str(src))
+    for round_ in range(5):
+        store = BlobStore(tmp_path / f"blobs{round_}")
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda s: store.put_file(s, file_ref(s)), sources))  # raises if a thread lost its file
+        for s in sources:
+            ref = file_ref(s)
+            assert store.path(ref.sha256).read_bytes() == Path(s).read_bytes()
+        assert not [p for p in store.folder.rglob("*.tmp")]

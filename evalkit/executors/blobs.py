@@ -12,6 +12,7 @@ import hashlib
 import os
 import shutil
 import stat
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -63,6 +64,11 @@ class MissingBlob(RuntimeError):
     """A file a call needs is neither at its host path nor in the blob source (an infrastructure failure)."""
 
 
+def _temp_name(dest: Path) -> Path:
+    """A temporary name beside ``dest``, unique per process and thread (several threads publish calls at once)."""
+    return dest.with_name(f".{dest.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+
+
 class BlobStore:
     """A content-addressed folder of file bytes (``<folder>/<sha[:2]>/<sha>``)."""
 
@@ -81,7 +87,7 @@ class BlobStore:
         if dest.is_file():
             return
         ensure_dir(dest.parent)
-        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        tmp = _temp_name(dest)
         shutil.copyfile(src, tmp)
         if file_digest(tmp) != ref.sha256:  # edited since the call was built: not this content
             tmp.unlink()
@@ -113,7 +119,7 @@ class BlobStore:
         if not src.is_file():
             raise MissingBlob(f"blob {ref.sha256[:12]}... (for {dest.name}) is not in {self.folder}")
         ensure_dir(dest.parent)
-        tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+        tmp = _temp_name(dest)
         shutil.copyfile(src, tmp)
         os.chmod(tmp, 0o755 if ref.executable else 0o644)
         os.replace(tmp, dest)

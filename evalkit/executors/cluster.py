@@ -51,7 +51,6 @@ REMOTE_STAGES = frozenset({"generate", "execute", "grade", "validate"})
 """Stages whose calls go to the workers (score runs on the coordinator)."""
 CONTAINER_STAGES = frozenset({"execute", "validate"})
 """Stages whose calls run containers (each holds one ``containers`` unit of its worker when workers declare them)."""
-_PUBLISH_LOCK = threading.Lock()
 
 
 @dataclass
@@ -165,8 +164,7 @@ class ClusterExecutor:
 
         from evalkit.executors import ExecutorFailure
 
-        with _PUBLISH_LOCK:  # BlobStore.put_file's temporary name is per process: one thread at a time
-            publish(call, self.blobs)
+        publish(call, self.blobs)
         size = len(pickle.dumps(call, protocol=pickle.HIGHEST_PROTOCOL))
         resources = {"containers": 1} if call.stage in CONTAINER_STAGES and self._containers else None
         with self._lock:
