@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.casemodels import PatchInputs
 from evalkit.cases import discover
 from evalkit.importers.swebench import load_rows
 
@@ -64,10 +65,10 @@ def row5(iid: str = "acme__mylib-1", **change) -> dict:
             "log_parser": "parse_log_pytest", "eval_type": "pytest", "created_at": "2024-01-01T00:00:00Z", **change}
 
 
-def carried(project: Path, iid: str) -> dict:
+def carried(project: Path, iid: str) -> PatchInputs:
     (case,) = [c for c in discover(project / "cases").cases if c.id == iid]
     assert case.ok, case.problems
-    return case.inputs
+    return case.inputs_as(PatchInputs)
 
 
 @pytest.mark.parametrize("fmt", ["jsonl", "parquet", "json"])
@@ -91,9 +92,10 @@ def test_v5_rows_carry_their_fields(tmp_path: Path, fmt: str) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "wrote 2 case(s)" in proc.stdout and "warning" not in proc.stderr
     inputs = carried(tmp_path, "acme__mylib-2")
-    assert inputs["repo"] == "acme/mylib"  # by name, never the URL or a host path
-    assert inputs["log_parser"] == "parse_log_pytest" and inputs["eval_type"] == "pytest-nodeid"
-    assert (tmp_path / "cases/swe/acme__mylib-2" / inputs["eval_script_file"]).read_text() == rows[1]["eval_script"]
+    assert inputs.repo == "acme/mylib"  # by name, never the URL or a host path
+    assert inputs.log_parser == "parse_log_pytest" and inputs.eval_type == "pytest-nodeid"
+    assert inputs.eval_script_file is not None
+    assert (tmp_path / "cases/swe/acme__mylib-2" / inputs.eval_script_file).read_text() == rows[1]["eval_script"]
     # with the official images the row's image and eval script make the run
     proc = evalkit("import", "swebench", str(src), "--tree-in-image", "--suite-dir", "cases/official", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
