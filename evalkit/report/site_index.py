@@ -87,7 +87,8 @@ def write_site_schemas(site: Path) -> list[Path]:
     from evalkit.schemas import SCHEMA_DIR, SCHEMA_NAMES
 
     out = []
-    for name in SCHEMA_NAMES:
+    per_kind = sorted(p.name.removesuffix(".schema.json") for p in SCHEMA_DIR.glob("case-*.schema.json"))
+    for name in dict.fromkeys([*SCHEMA_NAMES, *per_kind]):  # the case file of each own kind too
         path = site / "schemas" / f"{name}.schema.json"
         _write_if_changed(path, (SCHEMA_DIR / f"{name}.schema.json").read_bytes())
         out.append(path)

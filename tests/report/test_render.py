@@ -12,6 +12,7 @@ import pytest
 from evalkit.report import charts
 from evalkit.report.models import Report
 from evalkit.metrics.registry import METRICS
+from evalkit.schemas import SCHEMA_DIR
 from evalkit.report.render import (copy_assets, diff_lines, fmt_difference, fmt_value, json_for_script, metric_value,
                                    pass_badge, render_site, status_badge, truncate_log)
 from evalkit.report.site import list_releases
@@ -125,6 +126,8 @@ def test_manifest_schemas_and_release_order(site: Path) -> None:
     assert "r2/report.json" in files and "r2/index.html" in files and not any("/." in f for f in files)
     assert "assets/plotly.min.js" in manifest["assets"]
     assert "schemas/report.schema.json" in manifest["schemas"]
+    assert {"schemas/case-migration.schema.json", "schemas/case-patch.schema.json"} <= set(manifest["schemas"])
+    assert (site / "schemas" / "case-rag.schema.json").read_bytes() == (SCHEMA_DIR / "case-rag.schema.json").read_bytes()
     schema = json.loads((site / "schemas" / "report.schema.json").read_text())
     assert schema["title"] == "Report"
     index = (site / "index.html").read_text(encoding="utf-8")
