@@ -232,7 +232,7 @@ def test_blob_store_takes_the_same_files_from_many_threads_at_once(tmp_path: Pat
     for round_ in range(5):
         store = BlobStore(tmp_path / f"blobs{round_}")
         with ThreadPoolExecutor(max_workers=8) as pool:
-            list(pool.map(lambda s: store.put_file(s, file_ref(s)), sources))  # raises if a thread lost its file
+            list(pool.map(lambda s, store=store: store.put_file(s, file_ref(s)), sources))  # raises if a thread lost its file
         for s in sources:
             ref = file_ref(s)
             assert store.path(ref.sha256).read_bytes() == Path(s).read_bytes()
