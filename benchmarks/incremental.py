@@ -2,8 +2,10 @@
 
     python benchmarks/incremental.py --cases 1000 --systems 4 [--keep DIR]
 
-Times the first run, a no-op rerun and a rerun after editing one case (process start and case
-discovery included: each is a fresh `python -m evalkit run`). Last line: one JSON object.
+Times the first run, no-op reruns and reruns after editing one case (process start and case
+discovery included: each is a fresh `python -m evalkit run`); the no-op and the edit are timed
+--repeat times (each edit of another case, adding a tag) and their medians reported, since one
+run on a shared 2-core machine varies by ±0.3 s. Last line: one JSON object.
 
 evalkit's modules are byte-compiled first, as `pip install` does and as any import does unless
 PYTHONDONTWRITEBYTECODE is set: without .pyc files every process recompiles ~190 modules (~0.15 s),
@@ -17,6 +19,7 @@ import compileall
 import importlib.util
 import json
 import os
+import statistics
 import shutil
 import subprocess
 import sys
@@ -93,6 +96,8 @@ def main() -> None:
     ap.add_argument("--systems", type=int, default=4)
     ap.add_argument("--jobs", type=int, default=2, help="parallel tasks for the first run")
     ap.add_argument("--keep", help="leave the generated project in this folder")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="no-op reruns, and one-case edits (each of another case), timed; their medians are reported")
     args = ap.parse_args()
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="evalkit-bench-"))
     if root.exists() and any(root.iterdir()):
@@ -102,18 +107,29 @@ def main() -> None:
     byte_compile()
     first, n_first = timed_run(root, args.jobs)
     print(f"first run: {first:.1f} s ({n_first} tasks)")
-    noop, n_noop = timed_run(root, 1)
-    print(f"no-op rerun: {noop:.2f} s ({n_noop} tasks)")
-    case = root / "cases" / "migration" / "case-0500" / "case.yaml"
-    if not case.exists():
-        case = next((root / "cases" / "migration").glob("case-*/case.yaml"))
-    case.write_text(case.read_text().replace("tags: [", "tags: [edited, "))
-    edit, n_edit = timed_run(root, 1)
-    print(f"one edited case: {edit:.2f} s ({n_edit} tasks)")
+    noops, n_noop = [], 0
+    for _ in range(args.repeat):
+        elapsed, n_noop = timed_run(root, 1)
+        noops.append(elapsed)
+    print(f"no-op rerun: {fmt(noops)} ({n_noop} tasks)")
+    edits, n_edit = [], 0
+    cases = sorted((root / "cases" / "migration").glob("case-*/case.yaml"))
+    for i in range(args.repeat):  # each time another case, so no rerun finds its edit done already
+        case = cases[(len(cases) // 2 + i * 97) % len(cases)]
+        case.write_text(case.read_text().replace("tags: [", f"tags: [edited-{i}, "))
+        elapsed, n_edit = timed_run(root, 1)
+        edits.append(elapsed)
+    print(f"one edited case: {fmt(edits)} ({n_edit} tasks)")
     print(f"project left in {root}" if args.keep else f"project in {root} (pass --keep DIR to choose)")
     print(json.dumps({"cases": args.cases, "systems": args.systems, "first_run_s": round(first, 2),
-                      "noop_s": round(noop, 3), "one_edit_s": round(edit, 3), "tasks_first": n_first,
-                      "tasks_noop": n_noop, "tasks_one_edit": n_edit}))
+                      "noop_s": round(statistics.median(noops), 3), "one_edit_s": round(statistics.median(edits), 3),
+                      "noop_runs_s": [round(x, 3) for x in noops], "one_edit_runs_s": [round(x, 3) for x in edits],
+                      "tasks_first": n_first, "tasks_noop": n_noop, "tasks_one_edit": n_edit}))
+
+
+def fmt(times: list[float]) -> str:
+    """The median of the runs, and every run."""
+    return f"{statistics.median(times):.2f} s (median of {', '.join(f'{t:.2f}' for t in times)})"
 
 
 if __name__ == "__main__":

@@ -117,7 +117,24 @@ case-<kind>.schema.json, with the suite's case files (e.g. cases/migration/*/cas
 
 
 def write_schemas(out: Path | None = None) -> list[Path]:
+    """Write every schema to ``out`` (default: the package's schemas/). Field docstrings become descriptions only
+    in a process started with EVALKIT_FIELD_DOCS=1 (evalkit.models.FIELD_DOCS): elsewhere the schemas are
+    written by such a process."""
+    from evalkit.models import FIELD_DOCS
+
     out = out or SCHEMA_DIR
+    if not FIELD_DOCS:
+        import os
+        import subprocess
+        import sys
+
+        code = "import sys; from pathlib import Path; from evalkit.schemas import write_schemas; " \
+               "print('\\n'.join(map(str, write_schemas(Path(sys.argv[1])))))"
+        proc = subprocess.run([sys.executable, "-c", code, str(out)], env={**os.environ, "EVALKIT_FIELD_DOCS": "1"},
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(f"writing the JSON Schemas failed: {proc.stderr[-2000:]}")
+        return [Path(line) for line in proc.stdout.splitlines() if line]
     written = []
     for name, model in models().items():
         path = out / f"{name}.schema.json"

@@ -39,7 +39,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from evalkit.errors import InputError, Problem
-from evalkit.models import Model
+from evalkit.models import FIELD_DOCS, Model
 from evalkit.stat_keyed import StatKeyedCache
 from evalkit.yamlio import load_json
 
@@ -50,7 +50,7 @@ LOOKUP_VERSION = 1
 class StoredIncident(Model):
     """One solved incident of the store (Kai's index; further keys of a newer index are ignored)."""
 
-    model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="ignore", use_attribute_docstrings=FIELD_DOCS)
 
     rule_id: str = Field(min_length=1)
     """Rule that fired, e.g. javax-to-jakarta-import-00001."""
@@ -89,7 +89,7 @@ class StoredIncident(Model):
 class SolvedStore(Model):
     """A solved-incident store file."""
 
-    model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="ignore", use_attribute_docstrings=FIELD_DOCS)
 
     source: str = ""
     """Where the store comes from."""
