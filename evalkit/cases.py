@@ -291,12 +291,12 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
         problems.append(Problem(shown, line_of(node, ("kind",)), f"kind: {parsed.kind!r} contradicts the suite's kind "
                                 f"{suite.kind!r} (suite.yaml); expected {suite.kind!r} or no kind: key"))
     own = kind(suite.kind)  # the suite's kind types its cases' inputs and reference
-    typed: dict[str, type[BaseModel]] = {}  # the parts its models accepted
+    typed: dict[str, BaseModel] = {}  # the parts its models accepted
     for part, model in (("inputs", own.inputs), ("reference", own.reference)):
         if model is not None:
             try:
-                data[part] = model.model_validate(data[part]).model_dump(mode="json")
-                typed[part] = model
+                typed[part] = model.model_validate(data[part])
+                data[part] = typed[part].model_dump(mode="json")
             except ValidationError as exc:
                 for e in exc.errors():
                     loc = (part,) + tuple(e.get("loc", ()))
@@ -323,11 +323,12 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
 
         below = os.path.relpath(case_path, suite.dir)  # the suite's folder as the case's file is shown
         problems += attach_solved_example(case, data, suite, shown[: -len(below)] if shown.endswith(below) else f"{suite.name}/")
+        if "inputs" in typed:  # the looked-up example joined the inputs
+            typed["inputs"] = type(typed["inputs"]).model_validate(data["inputs"])
     case.description, case.tags = data["description"], list(data["tags"])
     case.assertions, case.criteria = list(parsed.assertions), list(parsed.criteria)
     for part in ("inputs", "reference"):  # typed from here on (a part its model refused keeps the raw mapping)
-        model = typed.get(part, OpenModel)
-        setattr(case, part, model.model_validate(data[part]))
+        setattr(case, part, typed[part] if part in typed else OpenModel.model_validate(data[part]))
     case.problems = problems
     return case
 

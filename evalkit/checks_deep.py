@@ -520,7 +520,9 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
             continue
         dockerfile = case.ref_path("inputs.dockerfile_dir")
         image = str(getattr(case.inputs, "image", ""))  # every kind that runs tests names its image
-        if getattr(case.inputs, "tree_in_image", None):  # SWE-bench's image: under sandbox.swebench_namespace, as the run names it
+        from evalkit.stages.execute import tree_in_image
+
+        if tree_in_image(case):  # SWE-bench's image: under sandbox.swebench_namespace, as the run names it
             from evalkit.stages.execute import official_image
 
             image = official_image(cfg, image)

@@ -120,8 +120,10 @@ def _rubric_files(cfg: Config, case: Case) -> list[str]:
 
 def _tree_key(case: Case) -> str | None:
     """``repo@commit`` of a case whose tree the execute stage makes from a repository, else None."""
+    from evalkit.stages.execute import tree_in_image
+
     inputs = case.inputs
-    if not isinstance(inputs, PatchInputs) or inputs.tree_in_image or case.ref_path("inputs.source_dir") is not None:
+    if not isinstance(inputs, PatchInputs) or tree_in_image(case) or case.ref_path("inputs.source_dir") is not None:
         return None
     return f"{inputs.repo}@{inputs.base_commit}" if inputs.repo and inputs.base_commit else None
 

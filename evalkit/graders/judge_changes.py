@@ -114,11 +114,6 @@ def ranked(changes: list[FileChange]) -> list[FileChange]:
     return sorted(changes, key=lambda c: (-c.changed_lines, c.path))
 
 
-def tree_in_image(case: Any) -> str | None:
-    """The image folder holding a SWE-bench case's tree (None: the tree is the case's, or built from its repo)."""
-    return case.inputs.tree_in_image if isinstance(case.inputs, PatchInputs) else None
-
-
 def judge_item(case: Any, change: FileChange) -> MigrationJudgeInput:
     """What the judge reads about one changed file: before, after, and the case's task as the incident."""
     from evalkit.treesitter import language_of_path
@@ -142,7 +137,7 @@ def judge_changes(cfg: Any, case: Any, sample: Any, execution: Any | None, clien
                   rubric: JudgeRubric) -> ChangesJudgeOutcome:
     """The judge outcome of one patch or e2e output (see the module docstring)."""
     from evalkit.sandbox.worktree import ChangeRejected
-    from evalkit.stages.execute import TreeUnavailable, source_tree
+    from evalkit.stages.execute import TreeUnavailable, source_tree, tree_in_image
 
     settings = cfg.judge.with_env()
     common = {"max_files": case.judged_files}
@@ -242,7 +237,7 @@ def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tupl
     from evalkit.llm.plan import decided_without_model
     from evalkit.sandbox.worktree import ChangeRejected
     from evalkit.kinds import kind
-    from evalkit.stages.execute import TreeUnavailable, source_tree
+    from evalkit.stages.execute import TreeUnavailable, source_tree, tree_in_image
 
     final_later = kind(case.kind).final_tree_after_execute
     exact = exact and not final_later

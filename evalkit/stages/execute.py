@@ -71,6 +71,11 @@ def resolve_repo(cfg: Config, repo: str) -> str:
                        "or set sandbox.repos / sandbox.repos_dir in evalkit.yaml (or EVALKIT_REPOS / EVALKIT_REPOS_DIR)")
 
 
+def tree_in_image(case: Case) -> str | None:
+    """The image folder holding a SWE-bench case's tree (None: the tree is the case's, or built from its repo)."""
+    return case.inputs.tree_in_image if isinstance(case.inputs, PatchInputs) else None
+
+
 def source_tree(cfg: Config, case: Case) -> Path:
     """The case's source tree: its folder, or `git archive` of repo@base_commit (cached)."""
     folder = case.ref_path("inputs.source_dir")
