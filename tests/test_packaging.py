@@ -1,7 +1,8 @@
 """A plain (non-editable) install runs the demo from a folder holding only evalkit.yaml and cases/.
 
 The wheel is built from a copy of the checkout (offline: no build isolation, no index) and installed
-into a fresh virtual environment that sees this environment's dependencies but not the checkout;
+into a fresh virtual environment that sees this environment's dependencies (the test's own venv or the
+base interpreter's: wherever pytest runs) but not the checkout;
 the demo's own systems (`{python} -m evalkit.demo_systems...`) then run from the installed copy too.
 """
 
@@ -12,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import venv
 import zipfile
 from pathlib import Path
@@ -59,12 +61,28 @@ def test_wheel_holds_the_package_data_and_no_test_double(wheel: Path) -> None:
     assert not [n for n in names if "fake_server" in n or n.startswith("tests/")]
 
 
+def _see_this_environment(purelib: Path) -> None:
+    """Let the new venv import the dependencies of the environment running the tests, wherever they live.
+
+    ``system_site_packages=True`` would show it the *base* interpreter's site-packages only: in the README's own
+    setup (a fresh venv holding evalkit's dependencies) those lack doit, jinja2, ... The ``.pth`` line runs
+    ``site.addsitedir`` on this environment's site folders, after the new venv's own, so their ``.pth`` files
+    are processed too and the wheel installed in ``purelib`` comes first (the checkout's editable finder, if
+    any, is appended to ``sys.meta_path`` after the path finder that finds the installed copy).
+    """
+    here = sysconfig.get_paths()
+    dirs = list(dict.fromkeys(str(Path(here[k]).resolve()) for k in ("purelib", "platlib")))
+    line = "import site; " + "; ".join(f"site.addsitedir({d!r})" for d in dirs)
+    (purelib / "_evalkit_test_parent_env.pth").write_text(line + "\n", encoding="utf-8")
+
+
 def test_installed_wheel_runs_the_demo_from_a_bare_folder(wheel: Path, tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
-    venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(env_dir)
     python = env_dir / "bin" / "python"
     purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
+    _see_this_environment(Path(purelib))
     _pip("install", "--no-deps", "--no-index", "--target", purelib, str(wheel))
 
     project = tmp_path / "demo"

@@ -17,6 +17,7 @@ from collections import defaultdict
 from typing import Any
 
 from evalkit.cli import _config_arg, command
+from evalkit.llm.pricing import unpriced_models
 from evalkit.models import Model
 
 
@@ -129,7 +130,10 @@ def cmd_estimate(args: argparse.Namespace) -> int:
         print(f"{env_names(settings.provider)[1]} is not set: the run would make none of these calls "
               "(judges not configured)")
     print("repair requests (one after an unusable answer) are not known in advance and not counted")
-    print(json.dumps({"uncached_calls": int(totals["uncached_calls"]), "calls": int(totals["calls"]),
+    unknown_cost = unpriced_models()
+    if unknown_cost:
+        print(f"cost unknown for {', '.join(unknown_cost)} (not in the price table): the total leaves them out")
+    print(json.dumps({"cost_unknown_models": unknown_cost, "uncached_calls": int(totals["uncached_calls"]), "calls": int(totals["calls"]),
                       "estimated_calls": int(totals["estimated_calls"]),
                       "by_stage": dict(sorted(by_stage.items())), "by_asker": dict(sorted(by_asker.items())),
                       "batch": batch,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from pydantic import AliasChoices, Field
 
 from evalkit.models import Model
@@ -64,15 +66,32 @@ def default_prices() -> dict[str, ModelPrice]:
 
 
 def price_for(model: str, prices: dict[str, ModelPrice]) -> ModelPrice:
-    """The exact entry, else the longest name that prefixes ``model`` (dated ids), else ``default``."""
+    """The exact entry, else the longest name that prefixes ``model`` (dated ids), else ``default``, else
+    ``UNPRICED`` with a warning (once per model): a model missing from a user's table is an unknown cost."""
     if model in prices:
         return prices[model]
     prefixes = [name for name in prices if name != "default" and model.startswith(name)]
     if prefixes:
         return prices[max(prefixes, key=len)]
     if "default" not in prices:
-        raise KeyError(f"no price for model {model!r} and no 'default' entry in the price table")
+        if model not in _unpriced:
+            _unpriced.add(model)
+            print(f"evalkit: warning: no price for model {model!r} in prices: (and no 'default' entry): its cost "
+                  "is unknown and counted as $0, so budget_usd does not limit it; add it to prices: to count it",
+                  file=sys.stderr, flush=True)
+        return UNPRICED
     return prices["default"]
+
+
+UNPRICED = ModelPrice(input=0.0, output=0.0, cache_read=0.0, cache_write=0.0)
+"""The price of a model the table does not list (a warning, never an error: the cost is unknown)."""
+
+_unpriced: set[str] = set()
+
+
+def unpriced_models() -> list[str]:
+    """Models priced at ``UNPRICED`` in this process (their cost is unknown, not zero)."""
+    return sorted(_unpriced)
 
 
 def cost_usd(usage: Usage, price: ModelPrice, *, batch: bool = False) -> float:

@@ -19,7 +19,7 @@ from fake_server import FakeAnthropic, Reply
 from evalkit.llm.settings import FallbackSettings, JudgeSettings
 from evalkit.systems.base import RunContext, run_system
 from fake_openai import FakeOpenAI, windows
-from helpers import make_project, run
+from helpers import evalkit, make_project, run
 
 KEY = "sk-openai-e2e-NEVER-SHOW-ME-77"
 JAVA = ("package org.acme;\n\nimport jakarta.persistence.Entity;\n\n@Entity\npublic class Order {\n"
@@ -159,3 +159,40 @@ def test_system_fallback_answer_is_named(tmp_path: Path, monkeypatch: pytest.Mon
         assert primary.calls == 1 and spare.calls == 1
     assert sample.status == "ok" and list(sample.files.values()) == [JAVA]
     assert sample.model_extra == {"model": "gpt-spare-sut", "fallback": True}
+
+
+def test_model_missing_from_a_users_price_table_is_an_unknown_cost_not_a_bug(tmp_path: Path) -> None:
+    """The README's own example: `prices:` lists the judge's model only, the system runs another model. The
+    run completes (not exit 4, 'evalkit bug ... no price for model'), says once that the cost is unknown, and
+    `evalkit estimate` prints its table and no traceback."""
+    with FakeOpenAI(responder=answer) as server:
+        root = project(tmp_path, f"""\
+            systems:
+              - name: llama
+                adapter: openai
+                model: meta-llama/Llama-3.1-8B-Instruct-sut
+                base_url: {server.base_url}
+              - name: gold
+                adapter: gold
+            """, f"""\
+            judge:
+              provider: openai
+              model: gpt-4o
+              base_url: {server.base_url}
+              prices: {{gpt-4o: {{input: 2.5, output: 10, cache_read: 1.25, cache_write: 0}}}}
+            """)
+        env = {"OPENAI_API_KEY": KEY, "ANTHROPIC_API_KEY": "", "ANTHROPIC_API_KEYS": ""}
+        estimate = evalkit(root, "estimate", env=env, check=False)
+        assert estimate.returncode == 0, estimate.stderr
+        assert "Traceback" not in estimate.stderr and "cost unknown for meta-llama/Llama-3.1-8B-Instruct-sut" \
+            in estimate.stdout
+        assert json.loads(estimate.stdout.splitlines()[-1])["cost_unknown_models"] == [
+            "meta-llama/Llama-3.1-8B-Instruct-sut"]
+        proc = evalkit(root, "run", env=env, check=False)
+        assert proc.returncode == 0, f"{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+        assert "no price for model 'meta-llama/Llama-3.1-8B-Instruct-sut'" in proc.stderr
+        assert "evalkit bug" not in proc.stdout + proc.stderr
+        out = json.loads((root / ".evalkit/artifacts/llama/migration/jpa-entity/output.json").read_text())
+        assert out["samples"][0]["status"] == "ok" and out["samples"][0]["usage"]["cost_usd"] == 0
+        grades = json.loads((root / ".evalkit/artifacts/llama/migration/jpa-entity/grades.json").read_text())
+        assert grades["judge"]["status"] == "judged" and grades["judge"]["cost_usd"] > 0, grades["judge"]
