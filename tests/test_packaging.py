@@ -42,6 +42,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(REPO / "evalkit", src / "evalkit", symlinks=True, ignore=ignore)  # evalkit/templates stays a link
     shutil.copytree(REPO / "templates", src / "templates", ignore=ignore)
+    shutil.copytree(REPO / "cases", src / "cases", ignore=ignore)  # evalkit/demo_cases links to it
     _pip("wheel", ".", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(tmp / "dist"), cwd=src)
     (built,) = (tmp / "dist").glob("evalkit-*.whl")
     return built
@@ -56,6 +57,9 @@ def test_wheel_holds_the_package_data_and_no_test_double(wheel: Path) -> None:
                    for p in (REPO / folder).glob(pattern) if p.is_file() and "__pycache__" not in p.parts}
         assert shipped, folder
         assert shipped <= names, f"missing from the wheel: {sorted(shipped - names)}"
+    demo_cases = {f"evalkit/demo_cases/{p.relative_to(REPO / 'cases').as_posix()}" for p in (REPO / "cases").rglob("*")
+                  if p.is_file() and "__pycache__" not in p.parts}
+    assert demo_cases and demo_cases <= names, f"missing from the wheel: {sorted(demo_cases - names)[:5]}"  # init
     assert "evalkit/templates/site/assets/style.css" in names
     assert "evalkit/templates/prompts/rubric_judge.md.j2" in names
     assert not [n for n in names if "fake_server" in n or n.startswith("tests/")]
@@ -120,3 +124,11 @@ def test_installed_wheel_runs_the_demo_from_a_bare_folder(wheel: Path, tmp_path:
     statuses = {(c["case_id"], name): s["status"] for c in report["cases"] for name, s in c["systems"].items()}
     assert set(statuses.values()) == {"ok"}, statuses
     assert {name for _, name in statuses} >= {"rule-rewriter", "naive-rewriter", "codegen-careful", "hint-bot"}
+    # `evalkit init` from the installed copy: the demo cases ship as package data
+    made = subprocess.run([str(python), "-m", "evalkit", "init", "started", "--kind", "patch", "--kind", "rag",
+                           "--no-history"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert (tmp_path / "started" / "cases" / "patch" / "_src").is_dir()
+    checked = subprocess.run([str(python), "-m", "evalkit", "check"], cwd=tmp_path / "started", env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -215,7 +215,7 @@ def _load_plugins() -> None:
     """Commands defined in other modules register themselves on import."""
     import importlib
 
-    for module in ("evalkit.cli.estimate", "evalkit.importers.cli", "evalkit.graders.rejudge_cmd"):
+    for module in ("evalkit.cli.estimate", "evalkit.cli.init", "evalkit.importers.cli", "evalkit.graders.rejudge_cmd"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
