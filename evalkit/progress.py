@@ -105,6 +105,12 @@ def mode_for(quiet: bool, stream: Any = None) -> str:
     return "live" if tty and os.environ.get("TERM") != "dumb" else "plain"
 
 
+def group_of(task_name: str) -> tuple[str, str]:
+    """generate:sys:suite/case -> (generate, suite); validate:suite/case -> (validate, suite); summarize -> (summarize, '')."""
+    stage, _, rest = task_name.partition(":")
+    return stage, rest.rpartition(":")[2].partition("/")[0] if "/" in rest else ""
+
+
 def stage_of(task_name: str) -> str:
     """generate:sys:suite/case -> generate; summarize -> summarize."""
     return task_name.split(":", 1)[0]
@@ -121,6 +127,20 @@ def fmt_duration(seconds: float | None) -> str:
     return f"{s // 3600}h {s % 3600 // 60:02d}m"
 
 
+#: Seconds one task of each stage takes, relative to the others (the demo's first run on 2 cores with Docker):
+#: where a stage has not started yet, its tasks are priced at its prior, scaled by how the stages seen so far
+#: compared with theirs. A stage not listed is priced at ``DEFAULT_PRIOR_S``.
+STAGE_PRIOR_S = {"generate": 0.08, "validate": 0.7, "sandbox_image": 0.01, "execute": 1.0, "grade": 0.05,
+                 "score": 0.01, "summarize": 0.6, "render": 0.4}
+DEFAULT_PRIOR_S = 0.1
+SHRINK = 3
+"""A stage's mean duration counts its prior as this many tasks (one slow first task does not set it)."""
+
+
+def _prior(stage: str) -> float:
+    return STAGE_PRIOR_S.get(stage, DEFAULT_PRIOR_S)
+
+
 class RunState:
     """Tasks per stage: total, done (run, up to date or failed), failed, running; durations of runs."""
 
@@ -131,9 +151,16 @@ class RunState:
         self.done: dict[str, int] = defaultdict(int)
         self.failed: dict[str, int] = defaultdict(int)
         self.durations: dict[str, list[float]] = defaultdict(list)
+        # the same per (stage, suite): tasks of one suite are alike, a stage's are not (a migration's
+        # validate is instant, a patch suite's runs containers)
+        self.planned: list[str] = []
+        self.group_total: dict[tuple[str, str], int] = {}
+        self.group_done: dict[tuple[str, str], int] = defaultdict(int)
+        self.group_durations: dict[tuple[str, str], list[float]] = defaultdict(list)
         self.started: dict[str, float] = {}
         self.seen_stages: set[str] = set()
-        self.t0 = time.monotonic()
+        self.clock: Callable[[], float] = time.monotonic  # a recorded run's replay sets its own
+        self.t0 = self.clock()
 
     def plan(self, tasks: dict[str, Any], selected: list[str]) -> None:
         """Count the tasks with actions reachable from the selected ones, per stage."""
@@ -147,12 +174,21 @@ class RunState:
             t = tasks[name]
             stack.extend(t.task_dep)
             stack.extend(getattr(t, "setup_tasks", []))
+        planned = [name for name in tasks  # stages in the order doit holds them (generate, execute, ...)
+                   if name in seen and tasks[name].actions and not name.startswith("_")]
+        self.plan_names(planned)
+
+    def plan_names(self, planned: list[str]) -> None:
+        """The tasks this run will go through (up to date or not), by name."""
         total: dict[str, int] = {}
-        for name in tasks:  # stages in the order doit holds them (generate, execute, ...)
-            if name in seen and tasks[name].actions and not name.startswith("_"):
-                total[stage_of(name)] = total.get(stage_of(name), 0) + 1
+        groups: dict[tuple[str, str], int] = {}
+        for name in planned:
+            total[stage_of(name)] = total.get(stage_of(name), 0) + 1
+            groups[group_of(name)] = groups.get(group_of(name), 0) + 1
         with self.lock:
+            self.planned = list(planned)
             self.total = total
+            self.group_total = groups
 
     def start(self, name: str) -> bool:
         """Note a task's start; True when it is the first of its stage to start."""
@@ -160,7 +196,7 @@ class RunState:
         with self.lock:
             first = stage not in self.seen_stages
             self.seen_stages.add(stage)
-            self.started[name] = time.monotonic()
+            self.started[name] = self.clock()
             return first
 
     def finish(self, name: str, failed: bool = False, ran: bool = True) -> None:
@@ -168,27 +204,48 @@ class RunState:
         with self.lock:
             t = self.started.pop(name, None)
             if ran and t is not None:
-                self.durations[stage].append(time.monotonic() - t)
+                self.durations[stage].append(self.clock() - t)
+                self.group_durations[group_of(name)].append(self.clock() - t)
             self.done[stage] += 1
+            self.group_done[group_of(name)] += 1
             if failed:
                 self.failed[stage] += 1
 
     def time_left(self) -> float | None:
-        """Remaining tasks times their stage's mean duration (all stages' mean where a stage has none
-        yet), over the jobs in parallel; None before any task ran."""
+        """Seconds left: the work of the tasks not done over the concurrency the run achieves; None before
+        any task ran.
+
+        Work per stage: its tasks left, times the share of its finished tasks that ran (on a rerun most are
+        up to date and cost nothing), times its mean duration, shrunk toward a prior (``STAGE_PRIOR_S``,
+        scaled by how the stages seen so far compare with their priors: a stage not started yet is
+        neither 0 nor the mean of unlike stages). Concurrency: the work done per second of the run so
+        far, at most the jobs. On the demo's recorded runs the estimate is within 30% of the time left
+        from 20% of the tasks on (tests/test_progress_eta.py)."""
         with self.lock:
-            every = [d for ds in self.durations.values() for d in ds]
+            now = self.clock()
+            every = [(stage, d) for stage, ds in self.durations.items() for d in ds]
             if not every:
                 return None if any(self.total.get(s, 0) > self.done.get(s, 0) for s in self.total) else 0.0
-            overall = sum(every) / len(every)
+            worked = sum(d for _, d in every)
+            scale = worked / max(sum(_prior(stage) for stage, _ in every), 1e-9)
+            done_all = sum(self.done.values())
+            ran_all = len(every) / done_all if done_all else 1.0
             left = 0.0
-            for stage, total in self.total.items():
-                remaining = max(0, total - self.done.get(stage, 0))
-                ds = self.durations.get(stage)
-                left += remaining * (sum(ds) / len(ds) if ds else overall)
-            now = time.monotonic()
-            running = sum(now - t for t in self.started.values())  # work already done on running tasks
-            return max(0.0, left - running) / self.jobs
+            for group, total in self.group_total.items():
+                remaining = max(0, total - self.group_done.get(group, 0))
+                if not remaining:
+                    continue
+                stage = group[0]
+                ds = self.group_durations.get(group) or self.durations.get(stage, [])
+                prior = _prior(stage) * scale
+                mean = (sum(ds) + SHRINK * prior) / (len(ds) + SHRINK)
+                done = self.group_done.get(group, 0) or self.done.get(stage, 0)
+                ran = len(ds) / done if done else ran_all
+                left += remaining * min(ran, 1.0) * mean
+            left -= sum(min(now - t, _prior(stage_of(n)) * scale) for n, t in self.started.items())
+            elapsed = max(now - self.t0, 1e-9)
+            concurrency = min(float(self.jobs), max(worked / elapsed, 1.0 / self.jobs))
+            return max(0.0, left) / concurrency
 
     def rows(self) -> list[tuple[str, int, int, int]]:
         with self.lock:

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Record a real `evalkit run`'s task timeline (start, finish, up to date; seconds since the start) as JSON
+lines, for tests/test_progress_eta.py, which replays it through the progress display's time-left
+estimator. Run it in a project folder: `python scripts/record-run-timeline.py OUT.jsonl [-n JOBS]`.
+The first line holds the planned tasks per stage and the jobs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from typing import Any
+
+from doit.cmd_base import ModuleTaskLoader
+from doit.doit_cmd import DoitMain
+
+import evalkit.tasks as tasks
+from evalkit import progress
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("-n", "--jobs", type=int, default=1)
+    args = ap.parse_args()
+    events: list[dict[str, Any]] = []
+    lock = threading.Lock()
+    t0 = time.monotonic()
+
+    def log(event: str, name: str) -> None:
+        with lock:
+            events.append({"t": round(time.monotonic() - t0, 4), "event": event, "task": name})
+
+    class Recorder(progress.QuietReporter):
+        def initialize(self, tasks_: Any, selected: Any) -> None:
+            state = progress.RunState(args.jobs)
+            state.plan(tasks_, list(selected))
+            events.append({"plan": dict(state.total), "planned": state.planned, "jobs": args.jobs})
+            super().initialize(tasks_, selected)
+
+        def execute_task(self, task: Any) -> None:
+            if task.actions and not task.name.startswith("_"):
+                log("start", task.name)
+
+        def add_success(self, task: Any) -> None:
+            if task.actions and not task.name.startswith("_"):
+                log("finish", task.name)
+
+        def add_failure(self, task: Any, fail: Any) -> None:
+            if task.actions and not task.name.startswith("_"):
+                log("fail", task.name)
+            super().add_failure(task, fail)
+
+        def skip_uptodate(self, task: Any) -> None:
+            if task.actions and not task.name.startswith("_"):
+                log("uptodate", task.name)
+
+    module = {"DOIT_CONFIG": {**tasks.doit_config(), "reporter": Recorder},
+              **{k: getattr(tasks, k) for k in dir(tasks) if k.startswith("task_")}}
+    argv = ["run"] + (["-n", str(args.jobs), "-P", "thread"] if args.jobs > 1 else [])
+    code = DoitMain(ModuleTaskLoader(module)).run(argv)
+    with open(args.out, "w", encoding="utf-8") as f:
+        for e in events:
+            f.write(json.dumps(e) + "\n")
+    print(f"{len(events) - 1} events in {time.monotonic() - t0:.1f} s -> {args.out}")
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
