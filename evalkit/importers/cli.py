@@ -200,7 +200,9 @@ def cmd_swebench(args: argparse.Namespace) -> int:
     res = grade_command(Path(args.instances), Path(args.logs), Path(args.out),
                         Path(args.predictions) if args.predictions else None)
     for what, ids in (("no log (expected DIR/<instance_id>/test_output.txt)", res.missing_logs),
-                      ("no prediction", res.no_prediction), ("an unreadable log", res.unreadable)):
+                      ("no prediction", res.no_prediction), ("an unreadable log", res.unreadable),
+                      ("a log in no format evalkit knows (neither the harness's test_output.txt markers nor "
+                       "evalkit's sandbox log)", res.unrecognized)):
         if ids:
             print(f"evalkit swebench grade: {len(ids)} instance(s) with {what}, not in the report: "
                   f"{', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}", file=sys.stderr)
@@ -208,4 +210,4 @@ def cmd_swebench(args: argparse.Namespace) -> int:
     infra = sum(1 for r in res.report.values() if r.get("infra_failure"))
     print(f"evalkit swebench grade: {resolved}/{len(res.report)} resolved"
           f"{f', {infra} flagged infra_failure' if infra else ''} -> {args.out}")
-    return 0
+    return 2 if res.unrecognized else 0  # bad input: never graded "patch not applied" in silence

@@ -36,6 +36,8 @@ class GradeResult:
     missing_logs: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
     no_prediction: list[str] = field(default_factory=list)
+    unrecognized: list[str] = field(default_factory=list)
+    """Logs in no format evalkit knows (the harness would grade them "patch not applied", silently)."""
 
 
 def _where(shown: str, line: int | None, index: int) -> tuple[str, int | None, str]:
@@ -110,7 +112,7 @@ def load_predictions(path: Path) -> dict[str, dict[str, Any]]:
 
 def grade_logs(instances: list[Instance], logs: Path, predictions: dict[str, dict[str, Any]] | None) -> GradeResult:
     """The harness's report entry for every instance with a saved log; one bad log never stops the others."""
-    from evalkit.swebench.harness import eval_report, test_spec
+    from evalkit.swebench.harness import grade_text, harness_shaped, test_spec
 
     res = GradeResult()
     for inst in instances:
@@ -126,11 +128,15 @@ def grade_logs(instances: list[Instance], logs: Path, predictions: dict[str, dic
         spec = test_spec(inst.instance_id, inst.repo, inst.parser, inst.fail_to_pass, inst.pass_to_pass,
                          version=inst.version, eval_type=inst.eval_type)
         try:
-            entry = eval_report(spec, log, patch, str(pred.get("model_name_or_path") or "evalkit"))
+            shaped = harness_shaped(log.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, OSError) as exc:
             res.unreadable.append(f"{log}: {exc}")
             continue
-        res.report[inst.instance_id] = entry
+        if shaped is None:
+            res.unrecognized.append(inst.instance_id)
+            continue
+        res.report[inst.instance_id] = grade_text(spec, shaped, patch,
+                                                  str(pred.get("model_name_or_path") or "evalkit"))
     res.report = dict(sorted(res.report.items()))
     return res
 

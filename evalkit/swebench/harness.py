@@ -98,6 +98,34 @@ def harness_log(test_output: str, exit_code: int | None) -> str:
     return f"{START_TEST_OUTPUT}\n{test_output}\n{END_TEST_OUTPUT}\n{tail}"
 
 
+EVALKIT_RUNNER = "===== main: runner ====="
+EVALKIT_OUTPUT = "===== main: test output ====="
+
+
+def harness_shaped(log_text: str) -> str | None:
+    """A saved log in the shape the harness grades, or None when it is in no format evalkit knows.
+
+    The harness's own ``test_output.txt`` (its apply and test-output markers) is taken as it is. evalkit's
+    sandbox log (``===== main: runner =====`` then ``===== main: test output =====``, as the site's
+    ``<case>.<system>.log.txt`` and ``execution.json`` hold it) is rewritten: the runner's "patch applied"
+    line becomes the harness's apply marker, the test output goes between its start and end markers with
+    the exit status the runner recorded. Anything else would be graded "patch not applied" by the
+    harness, silently: the caller reports it instead."""
+    from swebench.harness.constants import APPLY_PATCH_FAIL, APPLY_PATCH_PASS, START_TEST_OUTPUT
+
+    if APPLY_PATCH_PASS in log_text or APPLY_PATCH_FAIL in log_text or START_TEST_OUTPUT in log_text:
+        return log_text
+    if EVALKIT_RUNNER not in log_text:
+        return None
+    runner = log_text.split(EVALKIT_RUNNER, 1)[1].split(EVALKIT_OUTPUT, 1)[0]
+    output = log_text.split(EVALKIT_OUTPUT, 1)[1] if EVALKIT_OUTPUT in log_text else ""
+    output = re.split(r"(?m)^===== \w+: runner =====$", output, maxsplit=1)[0]  # the next phase's log
+    if not re.search(r"(?m)^evalkit\[main\]: patch applied with ", runner):
+        return f"{APPLY_PATCH_FAIL}\n{runner}"
+    exited = re.search(r"(?m)^evalkit\[main\]: test command exited with status (\d+)$", runner)
+    return f"{APPLY_PATCH_PASS}\n" + harness_log(output, int(exited.group(1)) if exited else None)
+
+
 def test_spec(instance_id: str, repo: str, parser: str, fail_to_pass: list[str], pass_to_pass: list[str], *,
               version: str = "", eval_type: str | None = None, image: str = "") -> Any:
     """The harness's own TestSpec for grading (no eval script: grading reads only the log)."""
@@ -118,12 +146,12 @@ def eval_report(spec: Any, log_path: Path, model_patch: str | None, model: str =
     return get_eval_report(spec, prediction, str(log_path), include_tests_status=True)[spec.instance_id]
 
 
-def grade_text(spec: Any, log_text: str, model_patch: str | None = "") -> dict[str, Any]:
+def grade_text(spec: Any, log_text: str, model_patch: str | None = "", model: str = "evalkit") -> dict[str, Any]:
     """:func:`eval_report` of a log held in memory (written to a temporary file the harness reads)."""
     with tempfile.TemporaryDirectory(prefix="evalkit-harness-") as tmp:
         path = Path(tmp) / "test_output.txt"
         path.write_text(log_text, encoding="utf-8")
-        return eval_report(spec, path, model_patch)
+        return eval_report(spec, path, model_patch, model)
 
 
 def case_parser(inputs: PatchInputs) -> str | None:
