@@ -44,7 +44,7 @@ def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Envi
     env = Environment(loader=FileSystemLoader(site),
                       autoescape=select_autoescape(default=True, default_for_string=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                      bytecode_cache=_bytecode_cache(cache_dir))
+                      bytecode_cache=_bytecode_cache(cache_dir), finalize=readable_float)
     env.filters["fmt"] = fmt_value
     env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.0f}%"
     env.filters["signed"] = fmt_difference
@@ -132,6 +132,15 @@ def metric_value(value: float | None, info: MetricInfo | None) -> Markup | str:
     if info is not None and info.binary and value is not None:
         return pass_badge(value >= 0.5, "yes", "no")
     return fmt_value(value, info)
+
+
+def readable_float(value: Any) -> Any:
+    """Every ``{{ ... }}`` of the site goes through this (Jinja's ``finalize``): a float no filter formatted
+    is printed with 4 significant digits (0.15000000000000008 -> 0.15), never as Python's repr. Strings,
+    integers and what filters made are left as they are."""
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:.4g}"
+    return value
 
 
 def fmt_value(value: float | None, metric: str | MetricInfo | None = None) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import os
 import statistics
 import subprocess
@@ -267,3 +268,16 @@ def test_check_names_a_missing_or_broken_grades_file(project: Path, tmp_path: Pa
     line = next(n for n, t in enumerate((copy / "evalkit.yaml").read_text().splitlines(), 1)
                 if "grades:" in t and "13-07-57" in t)
     assert f"evalkit.yaml:{line}: system 'kai-ci-2024-10-30-13-07-57': grades file" in proc.stderr
+
+
+def test_no_page_prints_a_float_in_full(project: Path) -> None:
+    """Every number a person reads has a few significant digits: kai-eval's per-sample scores printed as
+    0.15000000000000008 before (Jinja's finalize now formats any float a template prints unfiltered).
+    Machine-read values (data-value attributes, JSON) keep full precision: tags are left out of the scan."""
+    long_float = re.compile(r"(?<![\w.])\d+\.\d{7,}(?![\w.])")
+    pages = list((project / "site" / "kai-history").rglob("*.html"))
+    assert len(pages) > 20
+    for page in pages:
+        text = re.sub(r"<script\b.*?</script>|<[^>]*>", " ", page.read_text(encoding="utf-8"), flags=re.S)
+        found = long_float.findall(text)
+        assert not found, f"{page.relative_to(project)}: {found[:5]}"
