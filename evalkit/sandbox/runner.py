@@ -15,7 +15,7 @@ from evalkit.sandbox.patchcheck import PatchRejected, check_patch
 from evalkit.sandbox.phase import PhaseOutcome, Sandbox, SandboxError
 from evalkit.sandbox.script import control_files, rerun_command, split_junit_path
 from evalkit.sandbox.spec import ExecutionResult, TestRunSpec
-from evalkit.sandbox.tamper import screen
+from evalkit.sandbox.tamper import screen, test_files
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,8 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
     if spec.patch is not None:
         try:
             patch_paths = check_patch(spec.patch).paths
-            tests_guard = screen(spec.patch, spec.test_changes, host_tree, patch_paths, test_paths)
+            tests_guard = screen(spec.patch, spec.test_changes, host_tree, patch_paths, test_paths,
+                                 tuple(spec.test_paths), test_files([*spec.fail_to_pass, *spec.pass_to_pass]))
         except PatchRejected as exc:
             return _early("patch_failed", f"patch refused before running: {exc}", chosen, t0)
     else:

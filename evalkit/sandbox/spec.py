@@ -8,6 +8,7 @@ from pydantic import Field
 
 from evalkit.models import Model
 from evalkit.outcomes import ExecutionResult, RunStatus, TestStatus
+from evalkit.sandbox.tamper import DEFAULT_TEST_PATHS
 
 __all__ = ["ExecutionResult", "RunStatus", "SandboxLimits", "TestRunSpec", "TestStatus", "PATCH_METHODS"]
 
@@ -69,5 +70,8 @@ class TestRunSpec(Model):
     """A script the test command may run (written to ``ctl/eval.sh``; SWE-bench's eval script)."""
     test_changes: TestChanges = "refuse"
     """What to do when the patch changes test infrastructure (conftest.py, pytest settings, plugins): refuse it (``tampered_with_tests``) or revert those files to base before the tests run."""
+    test_paths: list[str] = list(DEFAULT_TEST_PATHS)
+    """Where the tests live (``name/``: a folder at any depth; ``test_*.py``: file names; with ``/``: whole
+    paths): whatever the patch did to files there, they are put back to base before the test patch."""
     log_parser: str | None = None
     """SWE-bench harness log parser (a ``PARSER_REGISTRY`` name) of a SWE-bench case: the harness's verdict is recorded too."""
