@@ -43,7 +43,10 @@ class PatchInfo:
 def _unquote(path: str) -> str:
     path = path.strip()
     if len(path) >= 2 and path[0] == '"' and path[-1] == '"':
-        path = path[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        try:
+            path = path[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        except UnicodeDecodeError as exc:
+            raise PatchRejected(f"patch names a path with a broken escape: {path!r} ({exc.reason})") from None
     return path
 
 

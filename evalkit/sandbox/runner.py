@@ -71,6 +71,10 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
                                  tuple(spec.test_paths), test_files([*spec.fail_to_pass, *spec.pass_to_pass]))
         except PatchRejected as exc:
             return _early("patch_failed", f"patch refused before running: {exc}", chosen, t0)
+        except Exception as exc:  # noqa: BLE001 - a patch nothing can read is the system's failure, never a bug
+            log.exception("reading the system's patch failed")
+            return _early("patch_failed", f"patch refused before running: it could not be read "
+                          f"({type(exc).__name__}: {exc})", chosen, t0)
     else:
         tests_guard = screen(None, spec.test_changes, host_tree, (), test_paths)
     if tests_guard.refused:  # tests decide, not the patch: the system's failure, before any sandbox
