@@ -13,7 +13,8 @@ from evalkit.sandbox.images import ImageUnavailable
 from evalkit.sandbox.outcome import Verdict, interpret
 from evalkit.sandbox.patchcheck import PatchRejected, check_patch
 from evalkit.sandbox.phase import PhaseOutcome, Sandbox, SandboxError
-from evalkit.sandbox.script import control_files, rerun_command, split_junit_path
+from evalkit.sandbox import guards
+from evalkit.sandbox.script import control_files, rerun_command, sentinel_expected, split_junit_path
 from evalkit.sandbox.spec import ExecutionResult, TestRunSpec
 from evalkit.sandbox.tamper import screen, test_files
 
@@ -84,9 +85,10 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
         notes.append(tests_guard.note)
 
     try:
-        ctl = control_files(spec, test_paths, patch_paths, tests_guard.revert)
+        sentinel = guards.on("sentinel") and sentinel_expected(spec)
+        ctl = control_files(spec, test_paths, patch_paths, tests_guard.revert, sentinel)
         with part.open(spec, ctl) as box:
-            verdict = _run_phases(spec, box)
+            verdict = _run_phases(spec, box, sentinel)
             image_digest = box.image_digest
             notes += box.notes
     except ImageUnavailable as exc:
@@ -107,12 +109,14 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
 
         main_out = test_output(verdict.phases[0])[0].decode("utf-8", "replace") if verdict.phases else None
         result = result.model_copy(update=harness_fields(spec, result, main_out))
-    return result.model_copy(update={"test_changes": tests_guard.listed}) if tests_guard.found else result
+    if tests_guard.found:
+        result = result.model_copy(update={"test_changes": [*tests_guard.listed, *result.test_changes]})
+    return result
 
 
-def _run_phases(spec: TestRunSpec, box: Sandbox) -> Verdict:
+def _run_phases(spec: TestRunSpec, box: Sandbox, sentinel: bool = False) -> Verdict:
     main = box.run_phase("main", None)
-    verdict = interpret(spec, main)
+    verdict = interpret(spec, main, sentinel)
     if verdict.status != "completed" or spec.reruns == 0:
         return verdict
     wanted = dict.fromkeys([*spec.fail_to_pass, *spec.pass_to_pass])

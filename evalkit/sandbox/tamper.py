@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from evalkit.sandbox import guards
 from evalkit.sandbox.patchcheck import check_path
 
 #: Where a suite's tests live unless it says otherwise: ``name/`` is a folder of that name at any
@@ -372,14 +373,14 @@ def screen(patch: str | None, policy: str, tree: str | None, patch_paths: tuple[
     policy, files under ``test_paths`` and ``case_test_files`` (the F2P/P2P files) go back to base."""
     if patch is None:
         return Screening([], False, (), "")
-    found = findings(patch, tree, exempt=test_patch_paths)
+    found = findings(patch, tree, exempt=test_patch_paths) if guards.on("infrastructure") else []
     if found and policy == "refuse":
         return Screening(found, True, (), "the patch changes test infrastructure, which this suite refuses "
                          f"(test_changes: refuse): {describe(found)}")
     overlap = sorted(set(patch_paths) & set(test_patch_paths))
     infra = [f.path for f in found]
     tests = [p for p in patch_paths if p not in overlap and p not in infra
-             and (is_test_path(p, test_paths) or p in case_test_files)]
+             and (is_test_path(p, test_paths) or p in case_test_files)] if guards.on("test_files") else []
     notes = []
     if found:
         notes.append(f"test infrastructure the patch changed was reverted to base before the tests ran "
