@@ -107,7 +107,7 @@ def sentinel_tests(spec: TestRunSpec, phase: PhaseOutcome, report: SentinelRepor
     tests = dict(report.tests)
     printed = parse_pytest_summary(test_output(phase)[0].decode("utf-8", "replace"))
     for test_id, status in printed.items():
-        if status in ("failed", "error") and test_id in tests:
+        if status in ("failed", "error"):
             tests[test_id] = worse(tests.get(test_id), status)
     return apply_collection_errors(tests, [*spec.fail_to_pass, *spec.pass_to_pass])
 

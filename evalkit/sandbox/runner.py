@@ -8,6 +8,7 @@ import traceback
 from typing import Literal
 
 from evalkit.isolation import for_run
+from evalkit.llm.keys import seal
 from evalkit.sandbox.backends import backend as sandbox_backend
 from evalkit.sandbox.images import ImageUnavailable
 from evalkit.sandbox.outcome import Verdict, interpret
@@ -45,6 +46,7 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
     sandbox (image, daemon, container) -> ``infra_error`` when it fails; then the run itself.
     """
     t0 = time.monotonic()
+    seal()  # no API key in this process's environment while a system's code runs beside it
     name = resolve_backend(backend)
     part = sandbox_backend(name)
     chosen = part.isolation

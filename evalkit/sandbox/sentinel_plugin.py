@@ -252,6 +252,11 @@ def pytest_runtest_makereport(item, call):
         _sentinel.record(report)
 
 
+def pytest_collectreport(report):
+    if _sentinel is not None and _sentinel.config is not None and getattr(report, "outcome", "") == "failed":
+        _sentinel.tests[str(getattr(report, "nodeid", ""))] = "error"
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report):
     if _sentinel is not None and _sentinel.config is not None:

@@ -28,6 +28,7 @@ import ast
 import configparser
 import fnmatch
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -52,6 +53,11 @@ _WHOLE_FILES = {
     "usercustomize.py": "Python runs usercustomize at start-up",
 }
 _SECTION_FILES = ("setup.cfg", "pyproject.toml")
+#: Modules pytest (any version) imports before its -p plugins: a tree module of such a name at the top
+#: of the tree would run before evalkit's pytest plugin (``python -m`` puts the tree first on sys.path).
+PYTEST_STARTUP = frozenset({"pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging", "exceptiongroup", "tomli",
+                            "colorama", "attr", "attrs", "more_itertools", "atomicwrites", "six", "importlib_metadata",
+                            "zipp", "typing_extensions", "pygments", "wcwidth", "evalkit_sentinel"})
 _PYTEST_OWN = {"_pytest", "pytest"}
 _PLUGIN_NAMES = {"hookimpl", "pluginmanager", "hookspec", "PytestPluginManager"}
 
@@ -275,6 +281,15 @@ def _plugin_code(source: str) -> str | None:
     return None
 
 
+def _shadows(path: str, added: bool) -> str | None:
+    """A top-level module of the tree named like one Python or pytest imports at start-up."""
+    parts = PurePosixPath(path).parts
+    top = parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".py") else parts[0] if len(parts) > 1 else None
+    if top is None or not (top in PYTEST_STARTUP or added and top in sys.stdlib_module_names):
+        return None
+    return f"shadows the module {top}, which Python or pytest imports before any test"
+
+
 def _by_name(path: str) -> str | None:
     parts = PurePosixPath(path).parts
     name = parts[-1]
@@ -305,7 +320,7 @@ def findings(patch: str, tree: str | None = None, exempt: tuple[str, ...] = ()) 
         for path in fd.paths:
             if path in skip or path in found:
                 continue
-            why = _by_name(path)
+            why = _by_name(path) or _shadows(path, fd.old is None or path != fd.old)
             name = PurePosixPath(path).name
             if why is None and name in _SECTION_FILES:
                 after = post_image(base, fd) if after is False else after
