@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Literal
 
 from evalkit import tempdirs
-from evalkit.sandbox import local_user
+from evalkit.sandbox import guards, local_user
 from evalkit.sandbox.archive import SKIP_DIRS
 from evalkit.sandbox.phase import PhaseOutcome, SandboxError, new_nonce
 from evalkit.sandbox.script import RESULTS_DIR, RESULTS_MODE, RESULTS_OWNER, ControlFiles, sentinel_secret
@@ -112,7 +112,12 @@ class LocalSandbox:
             self.close()
             raise SandboxError(f"cannot prepare the local sandbox: {exc}") from exc
         # Who the tests run as and which limits hold (evalkit.sandbox.local_user): measured by a probe.
-        self.identity = local_user.choose(spec.test_command)
+        self.identity = local_user.choose(spec.test_command, str(self.root))
+        if spec.patch is not None and not spec.patch_trusted and self.identity.uid is None and guards.on("local_uid"):
+            why = self.identity.stay_reason or "evalkit does not run as root, so it cannot give the tests a user of their own"
+            self.close()
+            raise SandboxError("the local backend runs a system's patch (untrusted, whatever the suite's `trusted:` "
+                               f"says) only as a user of its own, which is not possible here: {why}; run it in Docker")
         self.root_netns = os.geteuid() == 0  # root enters a network namespace itself, then drops to the sandbox's uid
         self.unshare = not self.root_netns and network_namespace_available()
         try:
@@ -138,7 +143,8 @@ class LocalSandbox:
     def _preexec(self):
         lim = self.spec.limits
         nproc = lim.pids if self.identity.uid is not None else _user_process_count() + lim.pids
-        return local_user.preexec(self.identity, lim.memory_mb, nproc, FILE_SIZE_LIMIT, self.root_netns)
+        return local_user.preexec(self.identity, lim.memory_mb, nproc, FILE_SIZE_LIMIT, self.root_netns,
+                                  str(self.root / "mnt"))
 
     def __exit__(self, *exc) -> None:
         self.close()

@@ -44,6 +44,8 @@ class TestRunSpec(Model):
     """Host path of the source tree; it is copied (without ``.git``), never modified, never executed on the host."""
     patch: str | None = None
     """The system's unified diff (untrusted); None runs the tests on the unmodified tree."""
+    patch_trusted: bool = False
+    """The patch is the case's own (its reference, checked by validation), not a system's output."""
     test_patch: str | None = None
     """The case's test diff, applied strictly (``git apply``) after the system patch, over base versions of its files."""
     test_command: str
