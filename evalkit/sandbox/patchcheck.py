@@ -141,7 +141,7 @@ def check_patch(patch: str | bytes) -> PatchInfo:
         elif (m := _MODE_LINE.match(line)) or (m := _INDEX_MODE.match(line)):
             if guards.on("patch_safety"):
                 _check_mode(m.group("mode"))
-            elif m.group("mode").lstrip("0") == "120000":  # the old check, which a leading zero got past
+            elif m.group("mode") == "120000":  # the old check, which a leading zero got past
                 raise PatchRejected("patch creates or changes a symbolic link, which is not allowed")
         elif line.startswith(("GIT binary patch", "Binary files ")) and guards.on("patch_safety"):
             raise PatchRejected("patch carries a binary file (git binary patch), which is not allowed")

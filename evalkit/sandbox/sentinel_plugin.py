@@ -11,9 +11,10 @@ the folder they go to is not listable by the tests' user. It then records the id
 code object) of everything that produces a verdict: ``TestReport``, ``CallInfo``, the runner's,
 skipping's and unittest's ``pytest_runtest_makereport``, the terminal and JUnit reporters,
 ``unittest.TestCase``, the assertion rewriter, pluggy's hook calling. At the start of every report
-(setup, call, teardown), at each log report and at the end it compares them again, and it checks the
-set of hook implementations, ``sys.meta_path`` and the trace function; any change is recorded as
-tampering. Outcomes are taken from the reports as they leave ``pytest_runtest_makereport`` (its
+(setup, call, teardown), at each log report and at the end it compares them again; it also checks
+that no implementation of a report hook comes from a file the system's patch wrote (or from no
+file: ``exec``), that no import hook was added to ``sys.meta_path`` and no trace function set, and
+that no module of a changed file was imported before it. Any of these is recorded as tampering. Outcomes are taken from the reports as they leave ``pytest_runtest_makereport`` (its
 outermost wrapper), not from what is printed or written as JUnit XML.
 
 What it cannot stop: code in the same process that targets this module itself (it can read its
@@ -168,12 +169,14 @@ class _Sentinel(object):
                 and "trace" not in self.seen:
             self.seen.add("trace")
             self._note("a trace or profile function was set (seen %s)" % when)
-        if self.hooks is not None and self.config is not None:
+        if self.config is not None:
             for hook, impls in self._hook_impls().items():
-                for plugin_id, filename in impls:
-                    if plugin_id not in self.hooks.get(hook, ()) and os.path.basename(filename or "") != "conftest.py":
-                        self._note("a %s implementation was registered from %s (seen %s)" % (hook, filename, when))
-                        self.hooks.setdefault(hook, set()).add(plugin_id)
+                for _plugin_id, filename in impls:
+                    key = "hook %s %s" % (hook, filename)
+                    if key not in self.seen and (self._in_changed(filename) or not os.path.isfile(filename or "")):
+                        self.seen.add(key)
+                        self._note("a %s implementation from %s, which the system's patch wrote (seen %s)"
+                                   % (hook, filename, when))
 
     def _hook_impls(self):
         out = {}
@@ -233,7 +236,7 @@ def pytest_configure(config):
 def pytest_sessionstart(session):
     if _sentinel is not None and session.config is _sentinel.config and _sentinel.hooks is None:
         _sentinel.trace = (sys.gettrace(), sys.getprofile())
-        _sentinel.hooks = dict((hook, set(p for p, _f in impls)) for hook, impls in _sentinel._hook_impls().items())
+        _sentinel.hooks = True
         _sentinel.check("at the session's start")
 
 

@@ -113,7 +113,7 @@ ATTACKS = {
     "pytest-ini-plugin": ({"pytest.ini": "[pytest]\naddopts = -p liar\n", "liar.py": REPORT_PATCH}, None,
                           "pytest.ini"),
     "sitecustomize-on-pythonpath": ({"sitecustomize.py": REPORT_PATCH},
-                                    "PYTHONPATH=. python3 -m pytest -rA -p no:cacheprovider tests", "sitecustomize.py"),
+                                    "PYTHONPATH=.:$PYTHONPATH python3 -m pytest -rA -p no:cacheprovider tests", "sitecustomize.py"),
 }
 
 
