@@ -35,6 +35,7 @@ from pydantic import BaseModel
 
 from evalkit.config import Config, System
 from evalkit.errors import InputError, Problem
+from evalkit.llm.keys import sealed_env
 from evalkit.metrics.localization import LocalizationResult
 from evalkit.metrics.registry import MetricInfo
 from evalkit.models import Model
@@ -255,7 +256,7 @@ def run(project: Project | str | os.PathLike[str] | None = None, select: str | S
                 check_selection(globs, proj._loaded.project)  # a glob matching no case: InputError
             code = main(argv)
     else:
-        env = {**os.environ}
+        env = {**os.environ, **sealed_env()}  # the keys this process sealed away: the child seals them in turn
         env.pop("EVALKIT_SELECT", None)
         proc = subprocess.run([sys.executable, "-m", "evalkit", *argv], capture_output=True, text=True, env=env,
                               timeout=timeout)

@@ -156,10 +156,36 @@ def _temp_file(path: Path) -> tuple[int, str]:
     raise FileExistsError(f"no free temporary name next to {path}")
 
 
+#: Secret values (API keys of every provider) no file evalkit writes may contain; see ``redact``.
+_secrets: set[bytes] = set()
+REDACTED = b"[redacted]"
+#: Shorter values are not secrets worth the name (and would blank ordinary text).
+MIN_SECRET_LEN = 8
+
+
+def register_secrets(values: Iterable[str]) -> None:
+    """Values every later write replaces with ``[redacted]`` (evalkit.llm.keys registers every key)."""
+    for value in values:
+        value = value.strip()
+        if len(value) >= MIN_SECRET_LEN:
+            _secrets.add(value.encode("utf-8"))
+
+
+def redact(data: bytes) -> bytes:
+    """``data`` with every registered secret replaced by ``[redacted]``."""
+    for secret in _secrets:
+        if secret in data:
+            data = data.replace(secret, REDACTED)
+    return data
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` via a temp file in the same folder and a rename (below a write root).
 
-    The file gets 0666 less the umask (0644 usually), like any file a program creates."""
+    Every file evalkit writes passes here, through ``redact``: a key a system's tests printed (or
+    anything else) never reaches an artifact, the caches or the site. The file gets 0666 less the
+    umask (0644 usually), like any file a program creates."""
+    data = redact(data) if _secrets else data
     path = guarded(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _temp_file(path)

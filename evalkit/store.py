@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterator
 
-from evalkit.fsutil import atomic_write_json, digest, pretty_json
+from evalkit.fsutil import atomic_write_json, digest, pretty_json, redact
 
 _remote: list[tuple[Any, Path]] = []
 """Set while a call runs on a cluster worker: (the coordinator's cache service, this call's work folder). Entries
@@ -71,7 +71,7 @@ class ContentStore:
     def put(self, key: str, value: Any) -> None:
         remote_entry = _through(self.path(key)) if _remote else None
         if remote_entry is not None:
-            remote_entry[0].write(remote_entry[1], pretty_json(value).encode("utf-8"))
+            remote_entry[0].write(remote_entry[1], redact(pretty_json(value).encode("utf-8")))
             return
         atomic_write_json(self.path(key), value)
 

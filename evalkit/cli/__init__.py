@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable, NoReturn
 
 from evalkit.errors import InputError, Problem
+from evalkit.llm.keys import seal
 
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
 
@@ -224,6 +225,7 @@ def _load_plugins() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    seal()  # API keys out of this process's environment (and of everything it starts), before any work
     _load_plugins()
     parser = argparse.ArgumentParser(prog="evalkit", description="Evaluate AI coding assistants, release after release.")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -9,9 +9,19 @@ last live key is never dropped: its 401 is the call's ``auth`` error, as with a 
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import sys
 import threading
+
+from evalkit.fsutil import register_secrets
+
+#: Names of environment variables that hold a key of some provider (any provider, known or not).
+KEY_SUFFIXES = ("_API_KEY", "_API_KEYS")
+PR_SET_DUMPABLE = 4
+_sealed: dict[str, str] = {}
+_sealed_once = False
 
 
 def env_names(provider: str) -> tuple[str, str]:
@@ -20,11 +30,72 @@ def env_names(provider: str) -> tuple[str, str]:
     return f"{stem}_API_KEYS", f"{stem}_API_KEY"
 
 
+def key_names(environ: dict[str, str] | os._Environ[str]) -> list[str]:
+    """The variables of ``environ`` that hold API keys (``<ANY>_API_KEY`` / ``<ANY>_API_KEYS``)."""
+    return [name for name in environ if name.upper().endswith(KEY_SUFFIXES)]
+
+
+def environ_value(name: str) -> str | None:
+    """A variable of evalkit's environment, a sealed key's too (a command system's ``pass_env``)."""
+    return os.environ.get(name, _sealed.get(name))
+
+
+def sealed_env() -> dict[str, str]:
+    """The keys sealed away, for an evalkit process this one starts (it seals them in turn)."""
+    return dict(_sealed)
+
+
+def _dumpable_off() -> bool:
+    """prctl(PR_SET_DUMPABLE, 0): /proc/<pid>/environ and memory of this process become root's only."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _wipe_initial_environ(names: list[str]) -> None:
+    """Overwrite the values of ``names`` in the C environment block (what /proc/<pid>/environ shows),
+    before unsetenv drops them: the kernel keeps showing the block the process started with."""
+    try:
+        libc = ctypes.CDLL(None)
+        environ = ctypes.POINTER(ctypes.c_void_p).in_dll(libc, "environ")
+    except (OSError, ValueError, AttributeError):
+        return
+    prefixes = [name.encode() + b"=" for name in names]
+    i = 0
+    while (address := environ[i]) is not None:
+        entry = ctypes.string_at(address)
+        for prefix in prefixes:
+            if entry.startswith(prefix) and len(entry) > len(prefix):
+                ctypes.memset(address + len(prefix), ord("x"), len(entry) - len(prefix))
+        i += 1
+
+
+def seal() -> None:
+    """Read every provider's keys once and take them out of reach of anything this process starts:
+    removed from ``os.environ`` (and blanked in the C environment block), the process made
+    non-dumpable (a process of the same user cannot read its environment or memory), every value
+    registered with the redactor of evalkit's writes. ``env_keys`` still finds them. Idempotent."""
+    global _sealed_once
+    names = key_names(os.environ)
+    for name in names:
+        _sealed[name] = os.environ[name]
+    register_secrets(v.strip() for value in _sealed.values() for v in value.split(","))
+    if names:
+        _wipe_initial_environ(names)
+        for name in names:
+            os.environ.pop(name, None)
+    if not _sealed_once:
+        _sealed_once = True
+        _dumpable_off()
+
+
 def env_keys(provider: str) -> list[str]:
-    """``provider``'s keys from the environment, in order, without blanks or repeats."""
+    """``provider``'s keys from the environment (or sealed away by ``seal``), in order, without blanks or repeats."""
     many, one = env_names(provider)
-    raw = os.environ.get(many, "").strip()
-    values = raw.split(",") if raw else [os.environ.get(one, "")]
+    raw = (environ_value(many) or "").strip()
+    values = raw.split(",") if raw else [environ_value(one) or ""]
     keys: list[str] = []
     for value in values:
         value = value.strip()
@@ -50,7 +121,7 @@ class KeyRing:
     @property
     def source(self) -> str:
         many, one = env_names(self.provider)
-        return many if len(self.all) > 1 or os.environ.get(many, "").strip() else one
+        return many if len(self.all) > 1 or (environ_value(many) or "").strip() else one
 
     def next(self) -> str:
         """The key for the next request; ``NoKeyLeft`` when every key was refused."""

@@ -25,7 +25,7 @@ from evalkit.progress import COUNTERS
 from evalkit.sandbox.archive import SANDBOX_UID, TarBuilder, read_tar_files
 from evalkit.sandbox.dockerclient import client
 from evalkit.sandbox.phase import PhaseOutcome, SandboxError, new_nonce
-from evalkit.sandbox.script import ControlFiles
+from evalkit.sandbox.script import RESULTS_DIR, RESULTS_MODE, RESULTS_OWNER, ControlFiles, sentinel_secret
 from evalkit.sandbox.spec import TestRunSpec
 
 log = logging.getLogger(__name__)
@@ -85,13 +85,17 @@ def sweep_leftovers(force: bool = False) -> int:
         return removed
 
 
-def _ctl_tar(files: dict[str, str], nonce: str, prefix: str, runner_uid: int = SANDBOX_UID) -> bytes:
-    """Control files owned by root (the runner cannot change them) and a nonce only it can read."""
-    tar = TarBuilder()
+def _ctl_tar(files: dict[str, str], nonce: str, prefix: str, runner_uid: int = SANDBOX_UID,
+             sentinel: str | None = None, tar: TarBuilder | None = None) -> bytes:
+    """Control files owned by root (the runner cannot change them) and a nonce only it can read (and
+    where evalkit's pytest plugin writes, which only the plugin reads before it deletes it)."""
+    tar = tar or TarBuilder()
     for name, text in files.items():
         tar.add_bytes(f"{prefix}/{name}", text.encode("utf-8"), 0o755 if name.endswith(".sh") else 0o644, uid=0)
     tar.add_dir(f"{prefix}/secret", 0o700, uid=runner_uid)
     tar.add_bytes(f"{prefix}/secret/nonce", nonce.encode(), 0o600, uid=runner_uid)
+    if sentinel is not None:
+        tar.add_bytes(f"{prefix}/secret/sentinel", sentinel.encode(), 0o600, uid=runner_uid)
     return tar.getvalue()
 
 
@@ -107,6 +111,7 @@ class DockerSandbox:
         self.notes: list[str] = []
         self.container: Container | None = None
         self._first_nonce = new_nonce()
+        self._first_prefix = new_nonce()
         self._started = False
         # A tree already in the image (SWE-bench's /testbed) belongs to the image's root: the runner patches
         # it as that root, still without any capability (so no file of another owner is writable), network
@@ -171,13 +176,16 @@ class DockerSandbox:
             tar.add_tree(self.spec.tree, "work/tree")
         tar.add_dir("work/out", 0o755, uid=self.runner_uid)
         tar.add_dir("work/home", 0o755, uid=self.runner_uid)
+        tar.add_dir(f"work/{RESULTS_DIR}", RESULTS_MODE, uid=RESULTS_OWNER)  # evalkit's pytest plugin: not listable
         tar.add_dir("work/ctl", 0o755, uid=0)
-        for name, text in {**self.ctl.files, "phase": "main\n"}.items():
-            mode = 0o755 if name.endswith(".sh") else 0o644
-            tar.add_bytes(f"work/ctl/{name}", text.encode("utf-8"), mode, uid=0)
-        tar.add_dir("work/ctl/secret", 0o700, uid=self.runner_uid)
-        tar.add_bytes("work/ctl/secret/nonce", self._first_nonce.encode(), 0o600, uid=self.runner_uid)
-        self._put("/", tar.getvalue())
+        self._put("/", _ctl_tar({**self.ctl.files, "phase": "main\n"}, self._first_nonce, "work/ctl", self.runner_uid,
+                                self._sentinel_secret(self._first_prefix), tar))
+
+    def _sentinel_secret(self, prefix: str) -> str | None:
+        if self.ctl.sentinel is None:
+            return None
+        return sentinel_secret(f"{ROOT}/{RESULTS_DIR}/{prefix}", self.spec.tree_in_image or f"{ROOT}/tree",
+                               self.ctl.sentinel)
 
     def _put(self, path: str, data: bytes) -> None:
         try:
@@ -189,13 +197,13 @@ class DockerSandbox:
 
     def run_phase(self, phase: str, command: str | None) -> PhaseOutcome:
         if phase == "main":
-            nonce = self._first_nonce
+            nonce, prefix = self._first_nonce, self._first_prefix
         else:
-            nonce = new_nonce()
+            nonce, prefix = new_nonce(), new_nonce()
             files = {"phase": f"{phase}\n"}
             if command is not None:
                 files[f"{phase}.cmd"] = command + "\n"
-            self._put(f"{ROOT}/ctl", _ctl_tar(files, nonce, ".", self.runner_uid))
+            self._put(f"{ROOT}/ctl", _ctl_tar(files, nonce, ".", self.runner_uid, self._sentinel_secret(prefix)))
         t0 = time.monotonic()
         with COUNTERS.container():  # "containers running" in `evalkit run`'s live display
             try:
@@ -206,6 +214,10 @@ class DockerSandbox:
         outcome = PhaseOutcome(phase, nonce, state, exit_code, duration_s=time.monotonic() - t0)
         # After a timeout too: what the run printed before the kill is in out/<phase>/ (the log's head).
         outcome.files, outcome.files_capped = self._fetch(f"{ROOT}/out/{phase}")
+        if self.ctl.sentinel is not None:
+            found, _capped = self._fetch(f"{ROOT}/{RESULTS_DIR}")
+            outcome.sentinel = [data for name, data in sorted(found.items())
+                                if name.startswith(prefix + "-") and name.endswith(".json") and "/" not in name]
         if state == "timeout":
             return outcome
         if "runner.txt" not in outcome.files:

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import IO, Literal
 
 from evalkit import tempdirs
-from evalkit.sandbox import local_user
+from evalkit.sandbox import guards, local_user
 from evalkit.sandbox.archive import SKIP_DIRS
 from evalkit.sandbox.phase import PhaseOutcome, SandboxError, new_nonce
-from evalkit.sandbox.script import ControlFiles
+from evalkit.sandbox.script import RESULTS_DIR, RESULTS_MODE, RESULTS_OWNER, ControlFiles, sentinel_secret
 from evalkit.sandbox.spec import TestRunSpec
 
 #: Largest file the tests may write (RLIMIT_FSIZE).
@@ -77,15 +77,18 @@ def _force_remove(path: Path) -> None:
         shutil.rmtree(path, onerror=fix)
 
 
-def write_control(ctl: Path, files: dict[str, str], nonce: str) -> None:
+def write_control(ctl: Path, files: dict[str, str], nonce: str, sentinel: str | None = None) -> None:
     """ctl/ afresh from the host's copy for one phase, read-only but for secret/ (the runner deletes
-    the nonce there): whatever a test did to ctl/ in an earlier phase is gone."""
+    the nonce there, evalkit's pytest plugin its ``sentinel``): whatever a test did to ctl/ in an
+    earlier phase is gone."""
     _force_remove(ctl)
     (ctl / "secret").mkdir(parents=True, mode=0o700)
     for name, text in files.items():
         (ctl / name).write_text(text, encoding="utf-8")
         (ctl / name).chmod(0o444)
     (ctl / "secret" / "nonce").write_text(nonce, encoding="utf-8")
+    if sentinel is not None:
+        (ctl / "secret" / "sentinel").write_text(sentinel, encoding="utf-8")
     ctl.chmod(0o555)
 
 
@@ -109,12 +112,21 @@ class LocalSandbox:
             self.close()
             raise SandboxError(f"cannot prepare the local sandbox: {exc}") from exc
         # Who the tests run as and which limits hold (evalkit.sandbox.local_user): measured by a probe.
-        self.identity = local_user.choose(spec.test_command)
+        self.identity = local_user.choose(spec.test_command, str(self.root))
+        if spec.patch is not None and not spec.patch_trusted and self.identity.uid is None and guards.on("local_uid"):
+            why = self.identity.stay_reason or "evalkit does not run as root, so it cannot give the tests a user of their own"
+            self.close()
+            raise SandboxError("the local backend runs a system's patch (untrusted, whatever the suite's `trusted:` "
+                               f"says) only as a user of its own, which is not possible here: {why}; run it in Docker")
         self.root_netns = os.geteuid() == 0  # root enters a network namespace itself, then drops to the sandbox's uid
         self.unshare = not self.root_netns and network_namespace_available()
         try:
             (self.root / "tmp").mkdir()
+            results = self.root / RESULTS_DIR  # evalkit's pytest plugin writes here: not listable by the tests
+            results.mkdir()
+            results.chmod(RESULTS_MODE)
             if self.identity.uid is not None:
+                os.chown(results, RESULTS_OWNER, RESULTS_OWNER)
                 self.root.chmod(0o711)  # mkdtemp's 0700: the sandbox's user must pass through
                 for sub in ("tree", "out", "home", "tmp"):  # the root folder and ctl/ stay root's
                     local_user.chown_tree(self.root / sub, self.identity.uid)
@@ -131,7 +143,8 @@ class LocalSandbox:
     def _preexec(self):
         lim = self.spec.limits
         nproc = lim.pids if self.identity.uid is not None else _user_process_count() + lim.pids
-        return local_user.preexec(self.identity, lim.memory_mb, nproc, FILE_SIZE_LIMIT, self.root_netns)
+        return local_user.preexec(self.identity, lim.memory_mb, nproc, FILE_SIZE_LIMIT, self.root_netns,
+                                  str(self.root / "mnt"))
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -141,13 +154,17 @@ class LocalSandbox:
         files = {**self.ctl.files, "phase": f"{phase}\n"}
         if command is not None:
             files[f"{phase}.cmd"] = command + "\n"
+        prefix = new_nonce()
+        secret = None if self.ctl.sentinel is None else \
+            sentinel_secret(str(self.root / RESULTS_DIR / prefix), str(self.root / "tree"), self.ctl.sentinel)
         try:
-            write_control(self.root / "ctl", files, nonce)
+            write_control(self.root / "ctl", files, nonce, secret)
         except OSError as exc:
             raise SandboxError(f"cannot write the control files: {exc}") from exc
         if self.identity.uid is not None:  # the runner reads and deletes its nonce; the rest of ctl/ stays root's
+            for path in (self.root / "ctl" / "secret").glob("*"):
+                os.chown(path, self.identity.uid, self.identity.uid)
             os.chown(self.root / "ctl" / "secret", self.identity.uid, self.identity.uid)
-            os.chown(self.root / "ctl" / "secret" / "nonce", self.identity.uid, self.identity.uid)
         # The script itself is passed in memory: a test rewriting ctl/run.sh changes nothing.
         argv = ["/bin/sh", "-c", self.ctl.files["run.sh"], "evalkit-runner", str(self.root)]
         if self.unshare:
@@ -186,6 +203,7 @@ class LocalSandbox:
         outcome = PhaseOutcome(phase, nonce, state, code, duration_s=time.monotonic() - t0)
         # After a timeout too: what the run printed before the kill is in out/<phase>/ (the log's head).
         outcome.files, outcome.files_capped = self._read_out(phase)
+        outcome.sentinel = self._read_sentinel(prefix)
         if state == "exited":
             if "runner.txt" not in outcome.files:
                 outcome.crash_output = bytes(output)
@@ -222,6 +240,14 @@ class LocalSandbox:
             budget -= len(data)
             files[path.relative_to(base).as_posix()] = data
         return files, capped
+
+    def _read_sentinel(self, prefix: str) -> list[bytes]:
+        out = []
+        for path in sorted((self.root / RESULTS_DIR).glob(prefix + "-*.json")):
+            if path.is_file() and not path.is_symlink():
+                with open(path, "rb") as fh:
+                    out.append(fh.read(RESULT_FILE_CAP))
+        return out
 
     def close(self) -> None:
         identity = getattr(self, "identity", None)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import pwd
 import random
@@ -37,6 +38,8 @@ from pathlib import Path
 UID_BASE = 1_900_000_000
 UID_SPAN = 1 << 20
 CLONE_NEWNET = 0x40000000
+CLONE_NEWNS = 0x00020000
+MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 4096, 8192, 16384, 1 << 18
 
 _taken: set[int] = set()
 _taken_lock = threading.Lock()
@@ -54,6 +57,10 @@ class Identity:
     """Limits measured in the probe child."""
     missing: list[str] = field(default_factory=list)
     """Limits that could not be applied here."""
+    masks: list[tuple[str, str]] = field(default_factory=list)
+    """(folder, sub-folder) pairs: in the tests' own mount namespace an empty folder is mounted over the
+    first, with only the second in it (the test program's install under /root, say, and nothing else
+    of /root), so a user who owns nothing reaches the program and no other file of that folder."""
 
 
 def _world_reachable(path: str) -> bool:
@@ -108,15 +115,62 @@ def release(identity: Identity) -> None:
             _taken.discard(identity.uid)
 
 
-def choose(test_command: str) -> Identity:
-    """The sandbox's identity: its own uid when evalkit runs as root and the test command's
-    program is reachable by a user who owns nothing; else evalkit's user (with the reason when root)."""
+def _blocking(path: str) -> tuple[str, str] | None:
+    """The first folder on the way to ``path`` a user who owns nothing cannot enter, and its entry on the way."""
+    parts = os.path.abspath(path).split(os.sep)[1:]
+    current = os.sep
+    for part in parts[:-1]:
+        nxt = os.path.join(current, part)
+        try:
+            if not os.stat(nxt).st_mode & stat.S_IXOTH:
+                rest = parts[len(nxt.split(os.sep)) - 1:]
+                return (nxt, os.path.join(nxt, rest[0])) if len(rest) > 1 else None
+        except OSError:
+            return None
+        current = nxt
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def mount_namespace_available() -> bool:
+    """Whether this process (root) can make a mount namespace of its own."""
+    if shutil.which("unshare") is None:
+        return False
+    try:
+        return subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def masks_for(prog: str, keep: str) -> list[tuple[str, str]] | None:
+    """The masks that make ``prog`` reachable by a user who owns nothing (None: none can; ``keep``, the
+    sandbox's own folder, must stay visible)."""
+    masks: list[tuple[str, str]] = []
+    for p in dict.fromkeys([os.path.abspath(prog), os.path.realpath(prog)]):
+        hit = _blocking(p)
+        if hit is None:
+            continue
+        folder, sub = hit
+        if folder == os.sep or os.path.commonpath([folder, os.path.abspath(keep)]) == folder:
+            return None
+        if hit not in masks:
+            masks.append(hit)
+    return masks or None
+
+
+def choose(test_command: str, keep: str = "/tmp") -> Identity:
+    """The sandbox's identity: its own uid when evalkit runs as root and the test command's program
+    is reachable by a user who owns nothing (if need be through masks: a pyenv under /root); else
+    evalkit's user (with the reason when root)."""
     if os.geteuid() != 0:
         return Identity()
     prog = _program(test_command)
     if prog is not None and not _world_reachable(prog):
-        return Identity(stay_reason=f"the tests ran as root: the test command's program {prog} is in a folder "
-                                    "an unprivileged user cannot enter (install it where any user can run it)")
+        masks = masks_for(prog, keep) if mount_namespace_available() else None
+        if masks is None:
+            return Identity(stay_reason=f"the tests ran as root: the test command's program {prog} is in a folder "
+                                        "an unprivileged user cannot enter (install it where any user can run it)")
+        return Identity(uid=_free_uid(), masks=masks)
     return Identity(uid=_free_uid())
 
 
@@ -139,10 +193,34 @@ def _unshare_net() -> None:
         raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET)")
 
 
-def preexec(identity: Identity, memory_mb: int, nproc: int, file_size: int, own_netns: bool):
-    """The child's set-up: rlimits, then (as root) a new network namespace and the drop to the
-    sandbox's uid. Each limit is best effort; the probe says which held."""
-    if own_netns:
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+    assert _libc is not None
+    enc = (lambda v: v.encode() if v is not None else None)
+    if _libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
+
+
+def _mask(masks: list[tuple[str, str]], staging: str) -> None:
+    """In a new mount namespace: each masked folder becomes an empty tmpfs holding only its kept entry."""
+    assert _libc is not None
+    if _libc.unshare(CLONE_NEWNS) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNS)")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
+    for i, (folder, keep) in enumerate(masks):
+        held = os.path.join(staging, str(i))
+        os.makedirs(held, exist_ok=True)
+        _mount(keep, held, None, MS_BIND | MS_REC, None)
+        _mount("tmpfs", folder, "tmpfs", 0, "mode=0755")
+        os.makedirs(keep, exist_ok=True)
+        _mount(held, keep, None, MS_MOVE, None)
+
+
+def preexec(identity: Identity, memory_mb: int, nproc: int, file_size: int, own_netns: bool, staging: str = ""):
+    """The child's set-up: rlimits, then (as root) a new network namespace, the masks and the drop to
+    the sandbox's uid. Each limit is best effort (the probe says which held); a mask that fails stops
+    the child (its tests could not run as that user)."""
+    if own_netns or identity.masks:
         _unshare_net_ready()
 
     def apply() -> None:
@@ -160,6 +238,8 @@ def preexec(identity: Identity, memory_mb: int, nproc: int, file_size: int, own_
                 _unshare_net()
             except OSError:
                 pass
+        if identity.masks:
+            _mask(identity.masks, staging)
         if identity.uid is not None:
             os.setgroups([])
             os.setgid(identity.uid)

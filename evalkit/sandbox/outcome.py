@@ -11,6 +11,7 @@ Trust rules, so that a patch printing fake ``PASSED`` lines cannot pass:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -67,6 +68,51 @@ def phase_tests(spec: TestRunSpec, phase: PhaseOutcome) -> tuple[dict[str, TestS
 
 
 @dataclass
+class SentinelReport:
+    """What evalkit's pytest plugin wrote in one phase (every pytest process of it)."""
+
+    tests: dict[str, TestStatus] = field(default_factory=dict)
+    tampered: list[str] = field(default_factory=list)
+    finished: bool = False
+    """At least one pytest process wrote its final results, and none was left at its start."""
+
+
+def sentinel_report(phase: PhaseOutcome) -> SentinelReport:
+    """The plugin's results of ``phase`` (unreadable files count as unfinished)."""
+    out = SentinelReport()
+    states = []
+    for raw in phase.sentinel:
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            states.append("unreadable")
+            continue
+        if not isinstance(data, dict):
+            states.append("unreadable")
+            continue
+        states.append(str(data.get("state")))
+        for what in data.get("tampered") or []:
+            if str(what) not in out.tampered:
+                out.tampered.append(str(what))
+        tests = data.get("tests") if isinstance(data.get("tests"), dict) else {}
+        for test_id, status in tests.items():
+            if status in ("passed", "failed", "error", "skipped"):
+                out.tests[str(test_id)] = worse(out.tests.get(str(test_id)), status)
+    out.finished = bool(states) and all(st == "finished" for st in states)
+    return out
+
+
+def sentinel_tests(spec: TestRunSpec, phase: PhaseOutcome, report: SentinelReport) -> dict[str, TestStatus]:
+    """The plugin's statuses; a failure the output prints can only make a test worse."""
+    tests = dict(report.tests)
+    printed = parse_pytest_summary(test_output(phase)[0].decode("utf-8", "replace"))
+    for test_id, status in printed.items():
+        if status in ("failed", "error"):
+            tests[test_id] = worse(tests.get(test_id), status)
+    return apply_collection_errors(tests, [*spec.fail_to_pass, *spec.pass_to_pass])
+
+
+@dataclass
 class Verdict:
     """What the run found so far; becomes an ExecutionResult."""
 
@@ -80,6 +126,9 @@ class Verdict:
     exit_code: int | None = None
     trusted: bool = True
     notes: list[str] = field(default_factory=list)
+    sentinel: bool = False
+    """evalkit's pytest plugin ran: the results are its, and it must have finished."""
+    tampered: list[str] = field(default_factory=list)
 
     def add_rerun(self, spec: TestRunSpec, phase: PhaseOutcome, ids: list[str]) -> list[str]:
         """Fold a rerun of ``ids`` in; returns the ids still failing (empty to stop rerunning)."""
@@ -89,6 +138,16 @@ class Verdict:
             return []
         rc = phase.marker("status")
         rerun, _ = phase_tests(spec, phase)
+        if self.sentinel:
+            report = sentinel_report(phase)
+            if report.tampered:
+                self.status, self.tampered = "tampered_with_tests", report.tampered
+                self.reason = f"{phase.phase}: the tests' run was tampered with: {'; '.join(report.tampered[:3])}"
+                return []
+            if not report.finished:
+                self.notes.append(f"{phase.phase}: evalkit's pytest plugin left no complete result; ignored")
+                return []
+            rerun = sentinel_tests(spec, phase, report)
         if rc is None or (rc != "0" and not any(rerun.get(t) in ("failed", "error") for t in ids)):
             self.notes.append(f"{phase.phase}: no trustworthy exit status or output; ignored")
             return []
@@ -99,6 +158,8 @@ class Verdict:
                duration_s: float) -> ExecutionResult:
         log, truncated, total = self._log()
         kw: dict[str, Any] = {}
+        if self.status == "tampered_with_tests":
+            kw = dict(resolved=False, test_changes=[f"(at run time): {t}" for t in self.tampered])
         if self.status == "completed":
             g = grade(self.tests, list(self.spec.fail_to_pass), list(self.spec.pass_to_pass), self.spec.flaky_policy)
             kw = dict(fail_to_pass=g.fail_to_pass, pass_to_pass=g.pass_to_pass, resolved=g.resolved and self.trusted)
@@ -133,9 +194,9 @@ class Verdict:
         return blob.decode("utf-8", "replace"), truncated, total
 
 
-def interpret(spec: TestRunSpec, main: PhaseOutcome) -> Verdict:
-    """The verdict of the main phase (before reruns)."""
-    v = Verdict(spec, "completed", "", [main])
+def interpret(spec: TestRunSpec, main: PhaseOutcome, sentinel: bool = False) -> Verdict:
+    """The verdict of the main phase (before reruns); ``sentinel``: evalkit's pytest plugin ran."""
+    v = Verdict(spec, "completed", "", [main], sentinel=sentinel)
     if main.state == "timeout":
         v.status, v.reason = "timeout", f"the run did not finish within {spec.limits.timeout_s:g} s and was killed"
         return v
@@ -174,6 +235,21 @@ def interpret(spec: TestRunSpec, main: PhaseOutcome) -> Verdict:
         v.reason = f"the test command could not run (exit {v.exit_code}: not found or not executable); no test ran"
         return v
     v.reason = f"tests ran; exit status {v.exit_code}"
+    if sentinel:
+        report = sentinel_report(main)
+        if report.tampered:
+            v.status, v.tampered = "tampered_with_tests", report.tampered
+            v.reason = ("the tests' run was tampered with (evalkit's pytest plugin saw it): "
+                        + "; ".join(report.tampered[:3]) + (f" (and {len(report.tampered) - 3} more)"
+                                                            if len(report.tampered) > 3 else ""))
+            return v
+        if not report.finished:
+            v.trusted = False
+            v.notes.append("evalkit's pytest plugin left no complete result (pytest did not run, was cut short or "
+                           "kept from finishing): outcomes not trusted")
+        else:
+            v.tests = sentinel_tests(spec, main, report)
+            junit_found = True  # the plugin's results stand in for any report
     if spec.junit_paths and not junit_found:
         v.trusted = False
         v.notes.append("no JUnit report was produced although junit_paths are set: printed outcomes not trusted")

@@ -1,7 +1,10 @@
 """Host-side safety checks of a unified diff, done before any sandbox starts.
 
 A patch is refused when it is not text (not UTF-8, NUL bytes), has no diff headers, touches a
-path outside the tree (absolute, ``..``), inside a ``.git`` folder, or creates a symbolic link.
+path outside the tree (absolute, ``..``), inside a ``.git`` folder, creates a symbolic link or a
+submodule (any file mode but a regular file's, in every spelling git accepts: ``0120000`` too), or
+carries a compiled file (``*.pyc``, ``__pycache__/``, ``*.so``...) or any git binary patch: nobody
+reading the diff could tell what such a file does, and Python would import a ``.pyc`` unchecked.
 """
 
 from __future__ import annotations
@@ -9,11 +12,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from evalkit.sandbox import guards
+
 _DIFF_GIT = re.compile(r"^diff --git (?P<a>\S+) (?P<b>\S+)\s*$")
 _OLD = re.compile(r"^--- (?P<path>.+?)(?:\t.*)?$")
 _NEW = re.compile(r"^\+\+\+ (?P<path>.+?)(?:\t.*)?$")
 _RENAME_COPY = re.compile(r"^(?:rename|copy) (?:from|to) (?P<path>.+)$")
-_SYMLINK_MODE = re.compile(r"^(?:new file mode|new mode|deleted file mode|old mode) 120000\s*$")
+_MODE_LINE = re.compile(r"^(?:new file mode|new mode|deleted file mode|old mode) (?P<mode>\S+)\s*$")
+_INDEX_MODE = re.compile(r"^index [0-9a-fA-F]+\.\.[0-9a-fA-F]+ (?P<mode>\S+)\s*$")
+#: Suffixes and folder names of compiled files a patch may not add or change.
+COMPILED_SUFFIXES = (".pyc", ".pyo", ".so", ".pyd", ".dll", ".dylib", ".o", ".a")
+COMPILED_DIRS = ("__pycache__",)
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
 
 
@@ -36,7 +45,10 @@ class PatchInfo:
 def _unquote(path: str) -> str:
     path = path.strip()
     if len(path) >= 2 and path[0] == '"' and path[-1] == '"':
-        path = path[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        try:
+            path = path[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        except UnicodeDecodeError as exc:
+            raise PatchRejected(f"patch names a path with a broken escape: {path!r} ({exc.reason})") from None
     return path
 
 
@@ -62,6 +74,26 @@ def check_path(raw: str, *, strip: bool) -> str | None:
     if any(p.lower() == ".git" for p in parts):
         raise PatchRejected(f"patch touches the .git folder: {path!r}")
     return "/".join(rel_parts)
+
+
+def _check_mode(raw: str) -> None:
+    """Refuse a mode that is not a regular file's (symbolic link 120000, gitlink 160000), however spelled."""
+    try:
+        mode = int(raw, 8)
+    except ValueError:
+        raise PatchRejected(f"patch names an unreadable file mode {raw!r}") from None
+    kind = mode & 0o170000
+    if kind == 0o120000:
+        raise PatchRejected("patch creates or changes a symbolic link, which is not allowed")
+    if kind not in (0o100000, 0):
+        raise PatchRejected(f"patch sets file mode {raw} (not a regular file), which is not allowed")
+
+
+def check_compiled(path: str) -> None:
+    """Refuse a compiled file (a .pyc Python would import unchecked, a shared library)."""
+    parts = path.split("/")
+    if any(p in COMPILED_DIRS for p in parts) or parts[-1].lower().endswith(COMPILED_SUFFIXES):
+        raise PatchRejected(f"patch adds or changes a compiled file ({path}), which is not allowed")
 
 
 def check_patch(patch: str | bytes) -> PatchInfo:
@@ -106,12 +138,19 @@ def check_patch(patch: str | bytes) -> PatchInfo:
             p = check_path(m.group("path"), strip=False)
             if p is not None:
                 (old if " from " in line else new).append(p)
-        elif _SYMLINK_MODE.match(line):
-            raise PatchRejected("patch creates or changes a symbolic link, which is not allowed")
-        elif _HUNK.match(line) or line.startswith("GIT binary patch"):
+        elif (m := _MODE_LINE.match(line)) or (m := _INDEX_MODE.match(line)):
+            if guards.on("patch_safety"):
+                _check_mode(m.group("mode"))
+            elif m.group("mode") == "120000":  # the old check, which a leading zero got past
+                raise PatchRejected("patch creates or changes a symbolic link, which is not allowed")
+        elif line.startswith(("GIT binary patch", "Binary files ")) and guards.on("patch_safety"):
+            raise PatchRejected("patch carries a binary file (git binary patch), which is not allowed")
+        elif _HUNK.match(line):
             has_hunk = True
     if not (has_git_header or (has_old and has_new and has_hunk)):
         raise PatchRejected("no diff headers found: not a unified diff")
     if not old and not new:
         raise PatchRejected("patch names no file to change")
+    for path in (*old, *new) if guards.on("patch_safety") else ():
+        check_compiled(path)
     return PatchInfo(tuple(dict.fromkeys(old)), tuple(dict.fromkeys(new)))

@@ -26,6 +26,9 @@ class PhaseOutcome:
     crash_output: bytes = b""
     """The sandbox's own stdout/stderr, read (capped) only when the runner left no output file."""
     duration_s: float = 0.0
+    sentinel: list[bytes] = field(default_factory=list)
+    """What evalkit's pytest plugin wrote this phase (one JSON file per pytest process), read from the
+    results folder outside the tree, never from ``out/``."""
 
     def marker(self, name: str) -> str | None:
         """The value of a ``<nonce> <value>`` marker file; None when absent or written without the nonce."""

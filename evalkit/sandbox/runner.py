@@ -8,14 +8,16 @@ import traceback
 from typing import Literal
 
 from evalkit.isolation import for_run
+from evalkit.llm.keys import seal
 from evalkit.sandbox.backends import backend as sandbox_backend
 from evalkit.sandbox.images import ImageUnavailable
 from evalkit.sandbox.outcome import Verdict, interpret
 from evalkit.sandbox.patchcheck import PatchRejected, check_patch
 from evalkit.sandbox.phase import PhaseOutcome, Sandbox, SandboxError
-from evalkit.sandbox.script import control_files, rerun_command, split_junit_path
+from evalkit.sandbox import guards
+from evalkit.sandbox.script import control_files, rerun_command, sentinel_expected, split_junit_path
 from evalkit.sandbox.spec import ExecutionResult, TestRunSpec
-from evalkit.sandbox.tamper import screen
+from evalkit.sandbox.tamper import screen, test_files
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +46,7 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
     sandbox (image, daemon, container) -> ``infra_error`` when it fails; then the run itself.
     """
     t0 = time.monotonic()
+    seal()  # no API key in this process's environment while a system's code runs beside it
     name = resolve_backend(backend)
     part = sandbox_backend(name)
     chosen = part.isolation
@@ -67,9 +70,14 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
     if spec.patch is not None:
         try:
             patch_paths = check_patch(spec.patch).paths
-            tests_guard = screen(spec.patch, spec.test_changes, host_tree, patch_paths, test_paths)
+            tests_guard = screen(spec.patch, spec.test_changes, host_tree, patch_paths, test_paths,
+                                 tuple(spec.test_paths), test_files([*spec.fail_to_pass, *spec.pass_to_pass]))
         except PatchRejected as exc:
             return _early("patch_failed", f"patch refused before running: {exc}", chosen, t0)
+        except Exception as exc:  # noqa: BLE001 - a patch nothing can read is the system's failure, never a bug
+            log.exception("reading the system's patch failed")
+            return _early("patch_failed", f"patch refused before running: it could not be read "
+                          f"({type(exc).__name__}: {exc})", chosen, t0)
     else:
         tests_guard = screen(None, spec.test_changes, host_tree, (), test_paths)
     if tests_guard.refused:  # tests decide, not the patch: the system's failure, before any sandbox
@@ -79,9 +87,10 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
         notes.append(tests_guard.note)
 
     try:
-        ctl = control_files(spec, test_paths, patch_paths, tests_guard.revert)
+        sentinel = guards.on("sentinel") and sentinel_expected(spec)
+        ctl = control_files(spec, test_paths, patch_paths, tests_guard.revert, sentinel)
         with part.open(spec, ctl) as box:
-            verdict = _run_phases(spec, box)
+            verdict = _run_phases(spec, box, sentinel)
             image_digest = box.image_digest
             notes += box.notes
     except ImageUnavailable as exc:
@@ -102,12 +111,14 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
 
         main_out = test_output(verdict.phases[0])[0].decode("utf-8", "replace") if verdict.phases else None
         result = result.model_copy(update=harness_fields(spec, result, main_out))
-    return result.model_copy(update={"test_changes": tests_guard.listed}) if tests_guard.found else result
+    if tests_guard.found:
+        result = result.model_copy(update={"test_changes": [*tests_guard.listed, *result.test_changes]})
+    return result
 
 
-def _run_phases(spec: TestRunSpec, box: Sandbox) -> Verdict:
+def _run_phases(spec: TestRunSpec, box: Sandbox, sentinel: bool = False) -> Verdict:
     main = box.run_phase("main", None)
-    verdict = interpret(spec, main)
+    verdict = interpret(spec, main, sentinel)
     if verdict.status != "completed" or spec.reruns == 0:
         return verdict
     wanted = dict.fromkeys([*spec.fail_to_pass, *spec.pass_to_pass])

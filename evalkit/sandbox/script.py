@@ -27,6 +27,7 @@ from __future__ import annotations
 import posixpath
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 from evalkit.sandbox.spec import TestRunSpec
 
@@ -110,6 +111,9 @@ fi
 """
 
 _RUN = r"""
+if [ -f "$CTL/evalkit_sentinel.py" ]; then  # evalkit's pytest plugin, loaded before any file of the tree
+  export PYTHONPATH="$CTL${PYTHONPATH:+:$PYTHONPATH}" PYTEST_ADDOPTS="-p evalkit_sentinel${PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}"
+fi
 say "running: $(cat "$CTL/$PHASE.cmd")"
 # head's output is buffered until it exits: unbuffered (stdbuf, where there is one) the log keeps what
 # the tests printed before a timeout's kill.
@@ -119,6 +123,7 @@ HEAD="head"; command -v stdbuf > /dev/null 2>&1 && HEAD="stdbuf -o0 head"
 rc=$( { { sh -c "$(cat "$CTL/$PHASE.cmd")" </dev/null 2>&1 3>&- 4>&-; echo $? >&3; } \
         | { $HEAD -c {half} > "$OUT/log"; { tee /dev/fd/4 | tail -c {half} > "$OUT/tail"; } 4>&1 | wc -c > "$OUT/rest"; }; } 3>&1 )
 say "test command exited with status $rc"
+rm -f "$CTL/secret/sentinel"
 """
 
 
@@ -163,10 +168,35 @@ class ControlFiles:
     """Files under ``ctl/`` (name -> text) that do not change between phases."""
 
     files: dict[str, str]
+    sentinel: tuple[str, ...] | None = None
+    """evalkit's pytest plugin runs (``evalkit_sentinel.py``): the files the system's changes stay in
+    after the restores (None: no plugin, the test command is not pytest's or the guard is off)."""
+
+
+#: The sandbox's results folder for evalkit's pytest plugin: owned by nobody, writable, not listable.
+RESULTS_DIR = "res"
+RESULTS_OWNER = 65534
+RESULTS_MODE = 0o1733
+
+
+def sentinel_source() -> str:
+    """The text of evalkit's pytest plugin (evalkit/sandbox/sentinel_plugin.py)."""
+    return (Path(__file__).with_name("sentinel_plugin.py")).read_text(encoding="utf-8")
+
+
+def sentinel_expected(spec: TestRunSpec) -> bool:
+    """Whether the run's tests are pytest's (its command or eval script names pytest)."""
+    return "pytest" in spec.test_command or "pytest" in (spec.eval_script or "")
+
+
+def sentinel_secret(results_prefix: str, tree: str, changed: tuple[str, ...]) -> str:
+    """``ctl/secret/sentinel``: where the plugin writes (a random name in the results folder), the
+    tree, the files the system's patch changed; the plugin deletes it when it has read it."""
+    return "".join(line + "\n" for line in (results_prefix, tree, *changed))
 
 
 def control_files(spec: TestRunSpec, test_patch_paths: tuple[str, ...], patch_paths: tuple[str, ...] = (),
-                  revert_paths: tuple[str, ...] = ()) -> ControlFiles:
+                  revert_paths: tuple[str, ...] = (), sentinel: bool = False) -> ControlFiles:
     """run.sh, the patches and the main command for ``spec``.
 
     ``patch_paths``: what the system patch's headers name (anything else it changes is put back);
@@ -183,7 +213,10 @@ def control_files(spec: TestRunSpec, test_patch_paths: tuple[str, ...], patch_pa
     restore = list(dict.fromkeys([*test_patch_paths, *revert_paths]))
     if restore:
         files["restore.paths"] = "".join(p + "\n" for p in restore)
-    return ControlFiles(files)
+    if not sentinel:
+        return ControlFiles(files)
+    files["evalkit_sentinel.py"] = sentinel_source()
+    return ControlFiles(files, tuple(p for p in patch_paths if p not in set(restore)))
 
 
 def rerun_command(spec: TestRunSpec, ids: list[str]) -> str:

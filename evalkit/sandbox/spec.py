@@ -8,6 +8,7 @@ from pydantic import Field
 
 from evalkit.models import Model
 from evalkit.outcomes import ExecutionResult, RunStatus, TestStatus
+from evalkit.sandbox.tamper import DEFAULT_TEST_PATHS
 
 __all__ = ["ExecutionResult", "RunStatus", "SandboxLimits", "TestRunSpec", "TestStatus", "PATCH_METHODS"]
 
@@ -43,6 +44,8 @@ class TestRunSpec(Model):
     """Host path of the source tree; it is copied (without ``.git``), never modified, never executed on the host."""
     patch: str | None = None
     """The system's unified diff (untrusted); None runs the tests on the unmodified tree."""
+    patch_trusted: bool = False
+    """The patch is the case's own (its reference, checked by validation), not a system's output."""
     test_patch: str | None = None
     """The case's test diff, applied strictly (``git apply``) after the system patch, over base versions of its files."""
     test_command: str
@@ -69,5 +72,8 @@ class TestRunSpec(Model):
     """A script the test command may run (written to ``ctl/eval.sh``; SWE-bench's eval script)."""
     test_changes: TestChanges = "refuse"
     """What to do when the patch changes test infrastructure (conftest.py, pytest settings, plugins): refuse it (``tampered_with_tests``) or revert those files to base before the tests run."""
+    test_paths: list[str] = list(DEFAULT_TEST_PATHS)
+    """Where the tests live (``name/``: a folder at any depth; ``test_*.py``: file names; with ``/``: whole
+    paths): whatever the patch did to files there, they are put back to base before the test patch."""
     log_parser: str | None = None
     """SWE-bench harness log parser (a ``PARSER_REGISTRY`` name) of a SWE-bench case: the harness's verdict is recorded too."""

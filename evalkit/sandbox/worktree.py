@@ -62,8 +62,14 @@ def apply_patch(tree: Path, patch: str) -> str:
         check = subprocess.run(argv[:2] + ["--check"] + argv[2:] if method == "git apply" else argv + ["--dry-run"],
                                cwd=tree, input=data.encode(), capture_output=True)
         if check.returncode == 0:
-            subprocess.run(argv, cwd=tree, input=data.encode(), capture_output=True, check=True)
-            return method
+            # the dry run is not the run: a patch that creates `x` and then `x/y` passes git's check and
+            # fails when applied; that is the patch's failure, never evalkit's
+            done = subprocess.run(argv, cwd=tree, input=data.encode(), capture_output=True)
+            if done.returncode == 0:
+                return method
+            # it may have written some files before failing (git apply left `x`): no next method on this tree
+            errors.append(f"{method}: {(done.stderr or done.stdout).decode(errors='replace').strip()[:200]}")
+            break
         errors.append(f"{method}: {(check.stderr or check.stdout).decode(errors='replace').strip()[:200]}")
     raise ChangeRejected("patch does not apply (" + "; ".join(errors) + ")")
 
@@ -85,13 +91,21 @@ def write_files(tree: Path, files: dict[str, str]) -> None:
 
 
 def apply_changes(tree: Path, patch: str | None, files: dict[str, str]) -> str | None:
-    """Apply a sample's patch and/or files; return how (None when it changed nothing)."""
+    """Apply a sample's patch and/or files; return how (None when it changed nothing).
+
+    Whatever goes wrong while applying a system's change (a file where its folder should be, a tool
+    that fails) is ChangeRejected: the system's failure (``patch_failed``), never an evalkit bug."""
     how = []
-    if patch and patch.strip():
-        how.append(apply_patch(tree, patch))
-    if files:
-        write_files(tree, files)
-        how.append("files")
+    try:
+        if patch and patch.strip():
+            how.append(apply_patch(tree, patch))
+        if files:
+            write_files(tree, files)
+            how.append("files")
+    except ChangeRejected:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every way a change fails to apply is the change's failure
+        raise ChangeRejected(f"the change could not be applied: {type(exc).__name__}: {exc}"[:500]) from None
     return " + ".join(how) or None
 
 

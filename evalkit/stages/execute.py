@@ -139,8 +139,8 @@ def official_image(cfg: Config, image: str) -> str:
     return f"{ns}/{image}".replace("__", "_1776_").lower()
 
 
-def run_spec(cfg: Config, case: Case, patch: str | None) -> Any:
-    """The sandbox request for one patch on one case."""
+def run_spec(cfg: Config, case: Case, patch: str | None, trusted: bool = False) -> Any:
+    """The sandbox request for one patch on one case (``trusted``: the case's own reference patch)."""
     from evalkit.sandbox import SandboxLimits, TestRunSpec
 
     inputs, ref = case.inputs_as(PatchInputs), case.reference_as(PatchReference)
@@ -155,6 +155,7 @@ def run_spec(cfg: Config, case: Case, patch: str | None) -> Any:
     return TestRunSpec(
         image=official_image(cfg, inputs.image) if in_image else inputs.image,
         tree=f"(in the image: {in_image})" if in_image else str(source_tree(cfg, case)), patch=patch or None,
+        patch_trusted=trusted and bool(patch),
         tree_in_image=in_image or None, eval_script=eval_script,
         test_patch=case.read("inputs.test_patch_file"), test_command=command,
         junit_paths=inputs.junit_paths, fail_to_pass=ref.fail_to_pass,
@@ -196,15 +197,16 @@ def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]
     return run_tests_cached(spec, store, cfg.sandbox.backend).model_dump(mode="json")
 
 
-def run_patch(cfg: Config, case: Case, patch: str | None) -> dict[str, Any]:
-    """Run one patch (content-addressed: the same tree, patch and settings never run twice)."""
+def run_patch(cfg: Config, case: Case, patch: str | None, trusted: bool = False) -> dict[str, Any]:
+    """Run one patch (content-addressed: the same tree, patch and settings never run twice);
+    ``trusted``: the case's reference patch (a system's is never trusted)."""
     from evalkit.sandbox import run_tests_cached
 
     refused = host_refusal(cfg, case)
     if refused:
         return refused
     try:
-        spec = run_spec(cfg, case, patch)
+        spec = run_spec(cfg, case, patch, trusted)
     except RepoUnmapped as exc:  # this machine's setup, not the case: retried once the repository is mapped
         return {"status": "infra_error", "reason": str(exc), "isolation": None}
     except TreeUnavailable as exc:

@@ -84,6 +84,12 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
         return ScoresArtifact(**base, status="error", reason=output.reason, excluded="broken", **common)
     if output.status == "not_attempted":  # a recorded system without an output here: coverage, not failure
         return ScoresArtifact(**base, status="not_attempted", reason=output.reason, excluded="not_attempted", **common)
+    later_bug = ""
+    if grades.status == "bug" and execution is not None and execution.status == "ok" and execution.runs:
+        # the execute verdict stands: an evalkit bug in grading removes only what grading adds
+        later_bug = f"grade stage: {grades.reason}"
+        grades = GradesArtifact(system=grades.system, suite=grades.suite, case_id=grades.case_id,
+                                provenance=grades.provenance)
     for art in (output, execution, grades):
         if art is not None and art.status == "infra_error":
             return ScoresArtifact(**base, status="infra_error", reason=art.reason, excluded="infra", **common)
@@ -129,6 +135,9 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
         metrics.setdefault("syntax_valid", 0.0)
         metrics.setdefault("complete", 0.0)
     reason = output.reason or ("" if answered or output.status != "ok" else "empty answer: nothing to grade")
+    if later_bug:
+        reason = "; ".join(r for r in (reason, f"evalkit bug after the tests ran (their verdict counts): {later_bug}")
+                           if r)
     return ScoresArtifact(**base, status=output.status, reason=reason, metrics=metrics, **common)
 
 

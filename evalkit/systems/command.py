@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from evalkit.artifacts import Sample
+from evalkit.llm.keys import environ_value
 from evalkit import tempdirs
 from evalkit.cases import Case
 from evalkit.systems.base import RunContext, adapter
@@ -48,7 +49,7 @@ def system_env(system: Any, protocol: dict[str, str]) -> dict[str, str]:
     """The whole environment of a command system: ``BASE_ENV`` and ``pass_env`` from ours, then its
     config's ``env``, then the protocol variables (which nothing overrides)."""
     names = [*BASE_ENV, *getattr(system, "pass_env", [])]
-    env = {n: os.environ[n] for n in names if n in os.environ}
+    env = {n: v for n in names if (v := environ_value(n)) is not None}
     env.update(system.env)
     env.update(protocol)
     return env

@@ -63,7 +63,7 @@ def test_fix_that_breaks_pass_to_pass_is_not_resolved(docker_engine, spec_for, c
 
 def test_hanging_test_times_out_and_leaves_no_container(docker_engine, spec_for, make_diff, fix_patch, leftovers):
     hang = make_diff("tests/test_hang.py", None, "import time\n\n\ndef test_hang():\n    time.sleep(600)\n")
-    r = run_tests(spec_for(patch=fix_patch + hang, limits={"timeout_s": 5}), "docker")
+    r = run_tests(spec_for(patch=fix_patch, test_patch=hang, limits={"timeout_s": 5}), "docker")
     assert r.status == "timeout", r.reason
     assert r.resolved is None and r.exit_code is None
     assert 4.5 <= r.duration_s < 30
@@ -159,7 +159,7 @@ def test_fifty_megabytes_of_output_are_capped(docker_engine, spec_for, make_diff
     noisy = make_diff("tests/test_noisy.py", None,
                       "import sys\n\n\ndef test_noisy():\n    line = 'x' * 999 + '\\n'\n"
                       "    for _ in range(50_000):\n        sys.stdout.write(line)\n    assert False\n")
-    r = run_tests(spec_for(patch=fix_patch + noisy, test_command="python3 -m pytest -rA -s -p no:cacheprovider tests",
+    r = run_tests(spec_for(patch=fix_patch, test_patch=noisy, test_command="python3 -m pytest -rA -s -p no:cacheprovider tests",
                            limits={"log_limit_bytes": 200_000}), "docker")
     assert r.status == "completed", r.reason
     assert r.log_truncated is True
@@ -230,7 +230,7 @@ def test_flaky_test_detected_by_reruns(docker_engine, spec_for, make_diff, fix_p
     flaky = make_diff("tests/test_flaky.py", None, FLAKY_TEST)
     # The rerun command names only the ids: the default "{test_command} {ids}" would also rerun
     # the whole "tests" folder, running the flaky test twice per rerun.
-    r = run_tests(spec_for(patch=fix_patch + flaky, reruns=2, flaky_policy=policy,
+    r = run_tests(spec_for(patch=fix_patch, test_patch=flaky, reruns=2, flaky_policy=policy,
                            rerun_command="python3 -m pytest -rA -p no:cacheprovider {ids}",
                            pass_to_pass=[P2P, "tests/test_flaky.py::test_flaky"]), "docker")
     assert r.status == "completed", r.reason
@@ -252,7 +252,7 @@ def test_memory_hog_is_oom(docker_engine, spec_for, make_diff, fix_patch):
     hog = make_diff("tests/test_hog.py", None,
                     "def test_hog():\n    blocks = []\n    for _ in range(64):\n"
                     "        blocks.append(bytearray(8 << 20))\n    assert blocks\n")
-    r = run_tests(spec_for(patch=fix_patch + hog, limits={"memory_mb": 64}), "docker")
+    r = run_tests(spec_for(patch=fix_patch, test_patch=hog, limits={"memory_mb": 64}), "docker")
     assert r.status == "oom", r.reason
     assert r.resolved is None
 

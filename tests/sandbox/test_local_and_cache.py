@@ -29,7 +29,7 @@ def test_local_timeout_kills_the_process_group(spec_for, make_diff, fix_patch, t
                      "import subprocess, time\n\n\ndef test_hang():\n"
                      f"    subprocess.Popen(['sh', '-c', 'sleep 4; touch {marker}'])\n"
                      "    time.sleep(600)\n")
-    r = run_tests(spec_for(patch=fix_patch + hang, limits={"timeout_s": 3}), "local")
+    r = run_tests(spec_for(patch=fix_patch, test_patch=hang, limits={"timeout_s": 3}), "local")
     assert r.status == "timeout"
     assert r.duration_s < 15
     import time
@@ -49,7 +49,7 @@ def test_local_network_is_cut_when_namespaces_allow(spec_for, make_diff, fix_pat
     net = make_diff("tests/test_net.py", None,
                     "import socket\n\n\ndef test_net():\n"
                     "    s = socket.socket()\n    s.settimeout(2)\n    s.connect(('1.1.1.1', 53))\n")
-    r = run_tests(spec_for(patch=fix_patch + net, pass_to_pass=["tests/test_net.py::test_net"]), "local")
+    r = run_tests(spec_for(patch=fix_patch, test_patch=net, pass_to_pass=["tests/test_net.py::test_net"]), "local")
     assert r.pass_to_pass == {"tests/test_net.py::test_net": "failed"}
 
 

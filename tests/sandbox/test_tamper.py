@@ -113,7 +113,7 @@ ATTACKS = {
     "pytest-ini-plugin": ({"pytest.ini": "[pytest]\naddopts = -p liar\n", "liar.py": REPORT_PATCH}, None,
                           "pytest.ini"),
     "sitecustomize-on-pythonpath": ({"sitecustomize.py": REPORT_PATCH},
-                                    "PYTHONPATH=. python3 -m pytest -rA -p no:cacheprovider tests", "sitecustomize.py"),
+                                    "PYTHONPATH=.:$PYTHONPATH python3 -m pytest -rA -p no:cacheprovider tests", "sitecustomize.py"),
 }
 
 
@@ -170,8 +170,10 @@ def test_local_backend_refuses_or_reverts_the_conftest_hook(spec_for, make_diff,
 # ---- a test that attacks the runner at run time ------------------------------------------------
 
 def _runner_attack_spec(spec_for, make_diff):
-    # flaky_policy=pass: a forged passing rerun would turn the failing test into a counted pass
-    return spec_for(patch=make_diff("tests/test_zz_attack.py", None, _attack_module()), reruns=2,
+    # flaky_policy=pass: a forged passing rerun would turn the failing test into a counted pass;
+    # test_paths=[]: the new test module is kept (by default it is removed before the run), so that
+    # the run-time guards are what is tested here
+    return spec_for(patch=make_diff("tests/test_zz_attack.py", None, _attack_module()), reruns=2, test_paths=[],
                     flaky_policy="pass", rerun_command="python3 -m pytest -rA -p no:cacheprovider {ids}")
 
 

@@ -126,3 +126,15 @@ def test_a_patch_that_did_not_apply_or_was_not_given_does_not_resolve(patch) -> 
     errored = _patch_scores(patch, [], status="error")
     assert errored.status == "error" and errored.excluded is None
     assert (errored.metrics["resolved"], errored.metrics["answered"]) == (0.0, 0.0)
+
+
+def test_an_evalkit_bug_in_grading_keeps_the_execute_verdict_in_the_rates(patch) -> None:
+    cfg, case, systems = patch
+    base = {"system": "empty", "suite": case.suite, "case_id": case.id}
+    out = OutputArtifact(**base, status="ok", samples=[Sample(status="ok", patch="diff")])  # type: ignore[arg-type]
+    execution = ExecutionArtifact(**base, status="ok", runs=[SandboxRun(status="patch_failed", reason="no apply")])  # type: ignore[arg-type]
+    grades = GradesArtifact(**base, status="bug", reason="KeyError: 'x' (grade.py:1)")  # type: ignore[arg-type]
+    s = score(cfg, systems["empty"], case, out, execution, grades)
+    assert s.status == "ok" and s.excluded is None  # counted: the system's failure stays in the rate
+    assert (s.metrics["resolved"], s.metrics["patch_applied"]) == (0.0, 0.0)
+    assert "evalkit bug after the tests ran" in s.reason and "KeyError" in s.reason
