@@ -3,24 +3,113 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+import os
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.composer import Composer, MaxDepthExceededError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent
 
 from evalkit.errors import InputError, Problem
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def _yaml() -> YAML:
+@dataclass(frozen=True)
+class YamlLimits:
+    """What one YAML input file may hold. The defaults are far above any real case or config file (the
+    largest shipped or imported case file is under 10 kB, nested under 10 deep); each is set by an
+    environment variable, read when a file is loaded."""
+
+    max_bytes: int = 1 << 20
+    """File size (EVALKIT_YAML_MAX_BYTES): the pure-Python parser reads about 0.2 MB/s."""
+    max_depth: int = 64
+    """Nesting of mappings and sequences (EVALKIT_YAML_MAX_DEPTH)."""
+    max_nodes: int = 200_000
+    """Nodes once every alias is expanded (EVALKIT_YAML_MAX_NODES): an alias counts the whole tree it names,
+    so nested aliases ("billion laughs") are refused while they are parsed, before they are expanded."""
+
+    @classmethod
+    def from_env(cls) -> YamlLimits:
+        d = cls()
+        values = {}
+        for field, var in (("max_bytes", "EVALKIT_YAML_MAX_BYTES"), ("max_depth", "EVALKIT_YAML_MAX_DEPTH"),
+                           ("max_nodes", "EVALKIT_YAML_MAX_NODES")):
+            raw = os.environ.get(var, "").strip()
+            try:
+                values[field] = int(raw) if raw else getattr(d, field)
+            except ValueError:
+                raise InputError(Problem(var, None, f"expected a whole number, got {raw!r}")) from None
+        return cls(**values)
+
+
+class LimitExceeded(Exception):
+    """A YAML file over one of its `YamlLimits`; ``line`` is 1-based."""
+
+    def __init__(self, line: int | None, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+class LimitedComposer(Composer):
+    """ruamel's composer counting the nodes a file stands for with every alias expanded.
+
+    Each node composed counts 1 and each alias counts the whole tree its anchor names (a node's weight:
+    1 + its children's weights, summed as it is composed): linear in the file, so ten nested levels of
+    nine aliases each are refused at the alias that passes the limit, without expanding anything. The
+    depth limit is ruamel's own (`YAML.max_depth`), reached long before Python's recursion limit.
+    """
+
+    max_nodes = YamlLimits.max_nodes
+
+    def __init__(self, loader: Any = None) -> None:
+        super().__init__(loader)
+        self._weights: dict[int, int] = {}
+        self._total = 0
+
+    def _count(self, weight: int, line: int) -> None:
+        self._total += weight
+        if self._total > self.max_nodes:
+            raise LimitExceeded(line, f"this file expands to more than {self.max_nodes:,} nodes once its aliases "
+                                      f"are expanded (limit EVALKIT_YAML_MAX_NODES); expected a case or config "
+                                      f"file without nested aliases")
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.parser.check_event(AliasEvent):
+            line = self.parser.peek_event().start_mark.line + 1
+            node = super().compose_node(parent, index)  # the anchor's node, composed before
+            self._count(self._weights.get(id(node), 1), line)
+            return node
+        line = self.parser.peek_event().start_mark.line + 1
+        self._count(1, line)
+        node = super().compose_node(parent, index)
+        value = node.value
+        if isinstance(value, list) and value:
+            weights = self._weights
+            weight = 1
+            for child in value:
+                if isinstance(child, tuple):
+                    weight += weights.get(id(child[0]), 1) + weights.get(id(child[1]), 1)
+                else:
+                    weight += weights.get(id(child), 1)
+            weights[id(node)] = weight
+        return node
+
+
+def _yaml(limits: YamlLimits | None = None) -> YAML:
     # A new instance per call: ruamel's YAML objects are not thread-safe.
+    limits = limits or YamlLimits()
     y = YAML(typ="rt", pure=True)
     y.allow_duplicate_keys = False
+    y.max_depth = limits.max_depth
+    y.Composer = type("Composer", (LimitedComposer,), {"max_nodes": limits.max_nodes})
     return y
 
 
@@ -49,9 +138,24 @@ def load_json(path: Path, shown: str) -> tuple[str, Any]:
 def load_yaml(path: Path, shown_as: str | None = None) -> Any:
     """Parse a YAML file (round-trip nodes, so line numbers survive); raise InputError on bad YAML."""
     shown = shown_as or str(path)
+    limits = YamlLimits.from_env()
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = 0  # read_input_text names the problem
+    if size > limits.max_bytes:
+        raise InputError(Problem(shown, 1, f"file is {size:,} bytes, over the limit of {limits.max_bytes:,} "
+                                           f"(EVALKIT_YAML_MAX_BYTES); expected a case or config file, not data"))
     text = read_input_text(path, shown)
     try:
-        return _yaml().load(text)
+        return _yaml(limits).load(text)
+    except LimitExceeded as exc:
+        raise InputError(Problem(shown, exc.line, exc.message)) from None
+    except MaxDepthExceededError as exc:
+        mark = exc.problem_mark
+        raise InputError(Problem(shown, mark.line + 1 if mark else None,
+                                 f"nested more than {limits.max_depth} deep (limit EVALKIT_YAML_MAX_DEPTH); "
+                                 f"expected a case or config file")) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None

@@ -65,6 +65,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                         "(they are redone anyway once it changes)")
     p.add_argument("--quiet", "-q", action="store_true",
                    help="no progress display and no summary table (failures are still reported)")
+    p.add_argument("--wait", action="store_true",
+                   help="when another run of this project is going, wait for it to end instead of refusing "
+                        "(exit 7)")
     p.add_argument("doit_args", nargs="*", help="extra arguments for doit (task names, ...)")
 
 
@@ -88,6 +91,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         mapped = parse_repo_map(args.repo)  # bad or missing folders: exit 2 naming the option
         os.environ["EVALKIT_REPOS"] = ",".join([*filter(None, [os.environ.get("EVALKIT_REPOS", "")]),
                                                 *(f"{k}={v}" for k, v in mapped.items())])
+    from evalkit.config import load_config
+    from evalkit.runlock import LOCKED_EXIT, ProjectLocked, project_lock
+
+    try:
+        work = load_config().work_path
+    except InputError:
+        return _run_locked(args)  # the graph's loading reports the problems (exit 2); nothing is written
+    try:
+        with project_lock(work, wait=args.wait, notify=lambda msg: print(f"evalkit: {msg}", file=sys.stderr)):
+            return _run_locked(args)
+    except ProjectLocked as exc:
+        print(f"evalkit: {exc}", file=sys.stderr)
+        print(f"evalkit: exit status {LOCKED_EXIT}: the project is locked by another run", file=sys.stderr)
+        return LOCKED_EXIT
+
+
+def _run_locked(args: argparse.Namespace) -> int:
+    """`evalkit run` once this process holds the project's lock (`evalkit.runlock`)."""
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 

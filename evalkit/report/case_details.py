@@ -14,15 +14,27 @@ from evalkit.fsutil import atomic_write_json, digest
 from evalkit.report.models import CaseDetail
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+STAGES = ("generate", "execute", "grade", "score")
+ARTIFACT_KEYS = {"generate": "output", "execute": "execution", "grade": "grades", "score": "scores"}
+
+
+def _read_bytes(path: Path) -> bytes | None:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return path.read_bytes()
     except FileNotFoundError:
         return None
 
 
-def case_detail(cfg: Config, case: Case, systems: list[Any]) -> CaseDetail:
-    """One case with its input and reference files and every system's four artifacts."""
+def read_artifacts(work: Path, system: str, case: Case) -> dict[str, bytes | None]:
+    """The bytes of one (system, case)'s four artifacts (None where a stage wrote none), by stage."""
+    return {stage: _read_bytes(artifact_path(work, stage, system, case.suite, case.id)) for stage in STAGES}
+
+
+def case_detail(cfg: Config, case: Case, systems: list[Any],
+                raw: dict[str, dict[str, bytes | None]] | None = None) -> CaseDetail:
+    """One case with its input and reference files and every system's four artifacts.
+
+    ``raw``: the artifacts' bytes per system (`read_artifacts`), when the caller has read them already."""
     work = cfg.work_path
     input_files, reference_files = {}, {}
     for dotted, path in sorted(case.refs.items()):
@@ -31,10 +43,9 @@ def case_detail(cfg: Config, case: Case, systems: list[Any]) -> CaseDetail:
             (input_files if dotted.startswith("inputs.") else reference_files)[dotted] = text
     per_system = {}
     for system in systems:
-        arts = {stage: _read_json(artifact_path(work, stage, system.name, case.suite, case.id))
-                for stage in ("generate", "execute", "grade", "score")}
-        per_system[system.name] = {"output": arts["generate"], "execution": arts["execute"],
-                                   "grades": arts["grade"], "scores": arts["score"]}
+        got = (raw or {}).get(system.name) or read_artifacts(work, system.name, case)
+        per_system[system.name] = {ARTIFACT_KEYS[stage]: json.loads(data) if data is not None else None
+                                   for stage, data in got.items()}
     from evalkit.stages.grade import main_file
 
     return CaseDetail(release=cfg.release, suite=case.suite, kind=case.kind, language=case.language, case_id=case.id,
@@ -44,12 +55,31 @@ def case_detail(cfg: Config, case: Case, systems: list[Any]) -> CaseDetail:
                       systems=per_system, reference=case.reference.model_dump(mode="json"), criteria=case.criteria)
 
 
+def detail_key(case: Case, raw: dict[str, dict[str, bytes | None]]) -> str:
+    """What a case's JSON is a function of: the case (its files and fields, `Case.digest`), the case's input
+    and reference files as they are now, and the bytes of every system's artifacts.
+
+    Not the artifacts' provenance: a verdict that heals (an infrastructure error re-graded once the
+    judge answers) changes the artifact's content while its inputs, and so its provenance, stay the same."""
+    refs = []
+    for dotted, path in sorted(case.refs.items()):
+        data = _read_bytes(Path(path)) if Path(path).is_file() else None
+        refs.append((dotted, digest(data) if data is not None else None))
+    return digest([CASE_DETAIL_VERSION, case.digest, case.key, refs,
+                   [(name, [(stage, digest(data) if data is not None else None) for stage, data in sorted(arts.items())])
+                    for name, arts in sorted(raw.items())]])
+
+
+CASE_DETAIL_VERSION = 2  # bump when case_detail shows something new, so every case JSON is written again
+
+
 def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[tuple[Any, Case]],
                                      scores: dict[tuple[str, str], ScoresArtifact], out_dir: Path) -> None:
     """Write site/<release>/cases/<suite>/<case>.json, skipping cases whose inputs did not change.
 
-    A case's detail is a function of the case and its systems' artifacts, whose provenance the
-    scores carry; an index of those digests lets a one-case edit rewrite one file, not a thousand.
+    A case's detail is a function of the case and its systems' artifacts: an index of the digests
+    of their content (`detail_key`) lets a one-case edit rewrite one file, not a thousand, and a
+    healed verdict rewrite its case. ``scores`` is kept for callers; the artifacts are read here.
     """
     index_path = cfg.work_path / "cache" / f"case-details-{cfg.release}.json"
     try:
@@ -62,12 +92,11 @@ def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[
     index = {}
     for case in project.cases:
         sys_here = systems_of[case.key]
-        key = digest([case.digest, [(s.name, prov.model_dump() if (sc := scores.get((s.name, case.key))) is not None
-                                     and (prov := sc.provenance) is not None else None)
-                                    for s in sys_here]])
+        raw = {s.name: read_artifacts(cfg.work_path, s.name, case) for s in sys_here}
+        key = detail_key(case, raw)
         index[case.key] = key
         path = out_dir / "cases" / case.suite / f"{case.id}.json"
         if old_index.get(case.key) == key and path.exists():
             continue
-        atomic_write_json(path, case_detail(cfg, case, sys_here), compact=True)
+        atomic_write_json(path, case_detail(cfg, case, sys_here, raw), compact=True)
     atomic_write_json(index_path, index, compact=True)

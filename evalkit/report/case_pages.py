@@ -121,7 +121,7 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
 
     ``parts``: `case_templates(env)`, fetched once for many cases (each fetch stats the template files).
 
-    A case page is a function of its case JSON, its report row, the templates, the report's
+    A case page is a function of its case JSON (its bytes), its report row, the templates, the report's
     systems and metric metadata, and whether the previous release has the case: ``index``
     records a digest of those per case, so a one-case change renders one case's pages.
     """
@@ -130,18 +130,20 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
     if not (is_valid_name(row.suite) and is_valid_name(row.case_id)):  # a report.json written before names were checked
         return []
     data_path = site / report.release / "cases" / row.suite / f"{row.case_id}.json"
-    if not data_path.exists():
+    try:
+        data = data_path.read_bytes()
+    except FileNotFoundError:
         return []
     prev = report.diff.previous_release
     has_prev = _exists_in(site, prev, row.suite, row.case_id)
-    st = data_path.stat()
-    key = digest([shared, st.st_mtime_ns, st.st_size, row.model_dump(mode="json"), has_prev])
+    # the case JSON's content, not its mtime: a page is a function of what it shows
+    key = digest([shared, digest(data), row.model_dump(mode="json"), has_prev])
     ident = f"{row.suite}/{row.case_id}"
     index[ident] = key
     page = data_path.with_suffix(".html")
     if old_index.get(ident) == key and page.exists():
         return []
-    detail = CaseDetail.model_validate_json(data_path.read_bytes())
+    detail = CaseDetail.model_validate_json(data)
     order = [s.name for s in report.systems if s.name in detail.systems] + \
         sorted(n for n in detail.systems if n not in {s.name for s in report.systems})
     views = [system_view(detail, n, detail.systems[n], report) for n in order]
