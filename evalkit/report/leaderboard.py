@@ -153,24 +153,38 @@ def _over(info: MetricInfo | None, values: list[float]) -> tuple[float | None, f
     return sum(values) / len(values), None, None
 
 
-def _alarm(info: MetricInfo | None, values: dict[str, float | None], canaries: set[str], gold: set[str]) -> str:
-    """The canaries at or above gold, or at or above a real system that scored above the metric's floor."""
+def _alarm(info: MetricInfo | None, values: dict[str, float | None], canaries: set[str], gold: set[str],
+           per: dict[str, dict[str, float]] | None = None, common: set[str] | None = None) -> str:
+    """The canaries at or above gold, or at or above a real system that scored above the metric's floor (0 for a
+    higher-is-better metric). Each pair is compared over the cases both have values on (a canary that skips a
+    case is not compared with what others did there); without per-case values, by the values given."""
     higher = info is None or info.higher_is_better is not False
 
     def at_or_above(a: float, b: float) -> bool:
         return a >= b - 1e-12 if higher else a <= b + 1e-12
 
+    def pair(c: str, s: str) -> tuple[float | None, float | None]:
+        if per is None or common is None:
+            return values.get(c), values.get(s)
+        shared = sorted(common & set(per.get(c, {})) & set(per.get(s, {})))
+        if not shared:
+            return None, None
+        return (_over(info, [per[c][k] for k in shared])[0], _over(info, [per[s][k] for k in shared])[0])
+
     found = []
-    real = {s: v for s, v in values.items() if s not in canaries and v is not None}
-    floor = 0.0
+    real = [s for s, v in sorted(values.items()) if s not in canaries and v is not None]
     for c in sorted(canaries):
-        v = values.get(c)
-        if v is None:
+        if values.get(c) is None:
             continue
-        beaten = [s for s, rv in sorted(real.items())
-                  if at_or_above(v, rv) and (s in gold or (rv != floor if higher else True))]
+        beaten = []
+        for s in real:
+            cv, sv = pair(c, s)
+            if cv is None or sv is None:
+                continue
+            if at_or_above(cv, sv) and (s in gold or not higher or sv > 0.0):
+                beaten.append(f"{s} {sv:.3f}")
         if beaten:
-            found.append(f"{c} ({v:.3f}) at or above {', '.join(beaten[:4])}{' ...' if len(beaten) > 4 else ''}")
+            found.append(f"{c} ({values[c]:.3f}) at or above {', '.join(beaten[:4])}{' ...' if len(beaten) > 4 else ''}")
     return "; ".join(found)
 
 
@@ -183,7 +197,8 @@ def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dic
     declared = LEADERBOARD_METRICS.get(suite.kind, ())
     fallback = primary_metric({m: 1.0 for m in present - set(uncalibrated)})
     candidates = [m for m in (*declared, *([fallback] if fallback else [])) if m in present and m not in uncalibrated]
-    contenders = [s for s in suite.systems if _coverage(suite, rows, s).attempted > 0]
+    # the real systems with an output decide the metric and the shared cases; canaries are valued over those
+    contenders = [s for s in suite.systems if s not in canaries and _coverage(suite, rows, s).attempted > 0]
     metric: str | None = None
     common: set[str] | None = None
     per: dict[str, dict[str, float]] = {}
@@ -210,13 +225,15 @@ def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dic
         own = per.get(s, {})
         if common is None or (a is not None and set(own) == common):
             values[s] = (a.value, a.low, a.high, a.n) if a else (None, None, None, 0)
-        elif metric is not None and common <= set(own):
-            values[s] = (*_over(info, [own[c] for c in sorted(common)]), len(common))
+        elif metric is not None and (common <= set(own) or (s in canaries and common & set(own))):
+            shared = sorted(common & set(own))  # a canary that skips a case is valued over the rest
+            values[s] = (*_over(info, [own[c] for c in shared]), len(shared))
         else:
             values[s] = (None, None, None, 0)
     higher = info.higher_is_better if info else True
     ranked = rank({s: v[0] for s, v in values.items() if s not in canaries}, higher)
-    ranked += [(s, None) for s, _ in rank({s: v[0] for s, v in values.items() if s in canaries}, higher)]
+    ranked += [(s, None) for s, _ in rank({s: v[0] for s, v in values.items() if s in canaries}, higher)
+               if _coverage(suite, rows, s).attempted > 0]  # a canary that means nothing for the kind: left out
     entries = []
     for name, r in ranked:
         value, low, high, n = values[name]
@@ -230,7 +247,8 @@ def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dic
             resolved=resolved, cost_per_resolved=cost / resolved if cost is not None and resolved else None,
             baseline=name == baseline, canary=name in canaries))
     before = declared[:declared.index(metric)] if metric in declared else declared
-    alarm = _alarm(info, {s: v[0] for s, v in values.items()}, set(canaries), set(gold)) if metric else ""
+    alarm = _alarm(info, {s: v[0] for s, v in values.items()}, set(canaries), set(gold), per if common else None,
+                   common) if metric else ""
     return Leaderboard(suite=suite.name, kind=suite.kind, n_cases=suite.n_cases, metric=metric,
                        has_resolved=has_resolved, entries=entries,
                        passed_over={m: uncalibrated[m] for m in before if m in uncalibrated},
