@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from evalkit.graders.degenerate import strip_comments_and_literals
+from evalkit.treesitter import PARSEABLE, canonical, syntax_errors
 
 VARIANTS = ("empty", "unchanged", "truncated", "truncated-elided", "placeholder", "lines-deleted")
 """Every canary, in the order the report lists them."""
@@ -51,10 +52,22 @@ def _closers(code: str, language: str) -> str:
 
 
 def truncated(text: str, language: str, elided: bool = False) -> str:
-    """The first half of ``text`` (by lines), brackets closed so that it still parses; with ``elided``, an
-    elision comment where the rest was."""
+    """The first half of ``text`` (by lines), brackets closed; cut a few lines earlier where that parses and the
+    half does not (e.g. a half ending on an annotation); with ``elided``, an elision comment where the rest was."""
     lines = text.splitlines()
-    head = "\n".join(lines[:max(1, len(lines) // 2)])
+    half = max(1, len(lines) // 2)
+    first = _cut(lines, half, language, elided)
+    if canonical(language) not in PARSEABLE or not syntax_errors(first, language):
+        return first
+    for n in range(half - 1, max(0, half - 20), -1):
+        candidate = _cut(lines, n, language, elided)
+        if not syntax_errors(candidate, language):
+            return candidate
+    return first
+
+
+def _cut(lines: list[str], n: int, language: str, elided: bool) -> str:
+    head = "\n".join(lines[:n])
     if language == "python":
         head = head.rstrip()
         if head.endswith(":"):  # a block opened on the last line kept: give it a body
