@@ -161,9 +161,14 @@ def test_a_headline_made_gameable_on_purpose_raises_the_alarm(demo: tuple[Path, 
     board = leaderboards(report)["migration"]
     assert board.metric == "incidents_resolved"
     assert "canary-lines-deleted" in board.alarm and "gold" in board.alarm, board.alarm
-    # patch's p2p pass rate counted an empty patch as keeping every test green: no longer
+    # patch's p2p pass rate: an empty patch no longer keeps every test green (the one n/a rule), but a patch
+    # that applies and changes nothing that matters still does: no headline, and the alarm says why
     monkeypatch.setattr(type(kind("patch")), "leaderboard", ("p2p_pass_rate",))
-    assert leaderboards(report)["patch"].alarm == ""
+    alarm = leaderboards(report)["patch"].alarm
+    assert "canary-placeholder" in alarm and "canary-empty" not in alarm and "canary-unchanged" not in alarm, alarm
+    # the real headlines stay silent
+    monkeypatch.undo()
+    assert all(not b.alarm for b in leaderboards(report).values())
 
 
 def test_the_alarm_in_report_json_and_the_exit_status(tmp_path: Path) -> None:

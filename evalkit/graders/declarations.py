@@ -206,6 +206,52 @@ def _go(text: str, out: Structure) -> None:
             struct = None
 
 
+_METHODS = {"method_declaration", "constructor_declaration", "method_definition", "function_declaration"}
+_TRIVIAL_RETURN = {"null_literal", "true", "false", "null", "undefined", "decimal_integer_literal", "number", "string",
+                   "string_literal", "this", "identifier", "character_literal", "decimal_floating_point_literal"}
+
+
+def _trivial(body: object) -> bool:
+    """A body that does nothing: empty, ``return <literal>;`` or ``throw ...;`` alone (comments aside)."""
+    statements = [c for c in body.named_children if "comment" not in c.type]  # type: ignore[attr-defined]
+    if not statements:
+        return True
+    if len(statements) > 1:
+        return False
+    only = statements[0]
+    if only.type == "throw_statement":
+        return True
+    if only.type == "return_statement":
+        values = [c for c in only.named_children if "comment" not in c.type]
+        return not values or (len(values) == 1 and values[0].type in _TRIVIAL_RETURN)
+    return False
+
+
+def stubbed_bodies(text: str, language: str) -> tuple[set[str], set[str]]:
+    """(methods whose body does nothing, methods whose body does something) of a Java/TypeScript/JavaScript file,
+    named as ``structure`` names them (``method Type.name``, ``function name``); empty sets for other languages."""
+    language = canonical(language)
+    if language not in PARSEABLE or language == "python" or not text.strip():
+        return set(), set()
+    trivial: set[str] = set()
+    real: set[str] = set()
+    stack: list[tuple[object, str]] = [(parse(text, language).root_node, "")]
+    while stack:
+        node, owner = stack.pop()
+        t = node.type  # type: ignore[attr-defined]
+        inner = owner
+        if t in _JAVA_TYPES or t in _JS_TYPES:
+            name = _name(node)
+            inner = f"{owner}.{name}" if owner and name else name or owner
+        elif t in _METHODS:
+            body = node.child_by_field_name("body")  # type: ignore[attr-defined]
+            if body is not None:
+                key = f"method {owner}.{_name(node)}" if owner else f"function {_name(node)}"
+                (trivial if _trivial(body) else real).add(key)
+        stack.extend((c, inner) for c in reversed(node.children))  # type: ignore[attr-defined]
+    return trivial, real
+
+
 def structure(text: str, language: str) -> Structure:
     """The declarations, imports and annotations of ``text`` (empty for a language not read)."""
     language = canonical(language)

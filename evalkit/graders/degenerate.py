@@ -24,7 +24,7 @@ import re
 import tokenize
 from typing import Any
 
-from evalkit.graders.declarations import structure, supported
+from evalkit.graders.declarations import structure, stubbed_bodies, supported
 from evalkit.models import Model
 
 BRACE_LANGUAGES = {"java", "javascript", "typescript", "c", "cpp", "csharp", "go", "kotlin", "scala", "rust"}
@@ -292,14 +292,29 @@ def structural_truncation(text: str, legacy: str | None, expected: str | None, l
     read (evalkit.graders.declarations: Java, Python, TypeScript/JavaScript with tree-sitter, Go by a line scan)."""
     if legacy is None or expected is None or not supported(language):
         return []
+    emptied = _emptied(text, legacy, expected, language)
     if _code_lines(text) >= TRUNCATED_SHARE * min(_code_lines(legacy), _code_lines(expected)):
-        return []
+        return emptied
     must = structure(legacy, language).declarations & structure(expected, language).declarations
     lost = sorted(must - structure(text, language).declarations)
     if not lost:
         return []
     more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
-    return [f"declares no {', '.join(lost[:3])}{more} (the legacy and expected files both do: cut off?)"]
+    return [f"declares no {', '.join(lost[:3])}{more} (the legacy and expected files both do: cut off?)", *emptied]
+
+
+def _emptied(text: str, legacy: str, expected: str, language: str) -> list[str]:
+    """Methods (Java, TypeScript, JavaScript) whose body does something in the legacy and the expected file and
+    nothing in ``text`` (empty, ``return null;``, ``throw ...``): a stub in place of the code."""
+    _, before = stubbed_bodies(legacy, language)
+    _, after = stubbed_bodies(expected, language)
+    now, _ = stubbed_bodies(text, language)
+    stubs = sorted(now & before & after)
+    if not stubs:
+        return []
+    more = f" and {len(stubs) - 3} more" if len(stubs) > 3 else ""
+    return [f"{', '.join(s.split(' ', 1)[1] for s in stubs[:3])}{more}: body reduced to a stub (the legacy and "
+            "expected files have its code)"]
 
 
 def elisions(text: str, language: str, legacy: str | None = None, expected: str | None = None) -> list[str]:

@@ -235,3 +235,17 @@ def test_elision_comments_in_other_words(comment: str) -> None:
 def test_ordinary_comments_are_not_elisions(comment: str) -> None:
     text = JAVA_EXPECTED.replace("    public int count() {", f"    {comment}\n    public int calls() {{")
     assert assess(text, JAVA_LEGACY, "java", JAVA_EXPECTED).complete, comment
+
+
+@pytest.mark.parametrize("language", ["java", "typescript", "javascript"])
+def test_method_bodies_reduced_to_stubs_are_incomplete(language: str) -> None:
+    legacy, expected = FILES[language]
+    stub = {"java": "        return null;", "typescript": "    return;", "javascript": "    throw new Error(\"todo\");"}[language]
+    lines = expected.splitlines()
+    # the body of the first method whose signature line ends with "{": every statement replaced by a stub
+    start = next(i for i, ln in enumerate(lines) if "find(" in ln and ln.rstrip().endswith("{"))
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].strip() == "}")
+    stubbed = "\n".join(lines[:start + 1] + [stub] + lines[end:]) + "\n"
+    found = assess(stubbed, legacy, language, expected)
+    assert not found.complete and any("body reduced to a stub" in e for e in found.elisions), found.elisions
+    assert assess(expected, legacy, language, expected).complete
