@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Discriminator, Field, PrivateAttr, Tag, field_validator, model_validator
 
 from evalkit.errors import InputError, Problem
+from evalkit.graders.canaries import VARIANTS, system_name
 from evalkit.llm.settings import FallbackSettings, JudgeSettings
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN, is_valid_name, name_problem
@@ -101,6 +102,15 @@ class EmptySystem(SystemBase):
     adapter: Literal["empty"]
 
 
+class CanarySystem(SystemBase):
+    """An answer doing no real work, made by evalkit from each case (added by `canaries:`; may be listed too)."""
+
+    adapter: Literal["canary"]
+    variant: Literal["empty", "unchanged", "truncated", "truncated-elided", "placeholder", "lines-deleted"]
+    """Which: no answer, the input as it is, the expected answer's first half (with `-elided`, an elision
+    comment where the rest was), a trivial stub, the input with its offending lines deleted."""
+
+
 class AnthropicSystem(SystemBase):
     """A prompt template sent to a model: the plain model as a baseline system."""
 
@@ -124,7 +134,7 @@ class OpenAISystem(AnthropicSystem):
     adapter: Literal["openai"]  # type: ignore[assignment]
 
 
-TYPED_ADAPTERS = ("command", "recorded", "gold", "empty", "anthropic", "openai")
+TYPED_ADAPTERS = ("command", "recorded", "gold", "empty", "canary", "anthropic", "openai")
 """evalkit's own adapters, each with its settings model here (TYPED_SYSTEMS); any other is a PluginSystem."""
 
 
@@ -151,6 +161,7 @@ def _system_tag(value: Any) -> str:
 System = Annotated[
     Union[Annotated[CommandSystem, Tag("command")], Annotated[RecordedSystem, Tag("recorded")],
           Annotated[GoldSystem, Tag("gold")], Annotated[EmptySystem, Tag("empty")],
+          Annotated[CanarySystem, Tag("canary")],
           Annotated[AnthropicSystem, Tag("anthropic")], Annotated[OpenAISystem, Tag("openai")],
           Annotated[PluginSystem, Tag("plugin")]],
     Discriminator(_system_tag),
@@ -254,6 +265,11 @@ class Config(Model):
     """Score stage settings."""
     report: ReportSettings = ReportSettings()
     """Summarize stage settings."""
+    canaries: bool | list[str] = False
+    """Run evalkit's canary systems beside the real ones (`canary-empty`, `-unchanged`, `-truncated`,
+    `-truncated-elided`, `-placeholder`, `-lines-deleted`: answers doing no real work, made from each case, free):
+    true for every suite, or a list of suite names. The report shows them apart and raises the metric-validity
+    alarm where one scores at or above gold or a real system on a suite's headline."""
     executor: str | dict[str, Any] = "local"
     """Where stage calls run (evalkit.executors): a registered executor's name (default ``local``, in-process),
     or a one-key mapping ``{NAME: SETTINGS}`` (a mapping of settings, or one value, e.g. an address)."""
@@ -289,6 +305,8 @@ class Config(Model):
     def _check(self) -> "Config":
         if any(s.matrix for s in self.systems):
             self.systems = [x for s in self.systems for x in expand_matrix(s)]
+        if self.canaries:
+            self.systems = [*self.systems, *canary_systems(self.canaries, {s.name for s in self.systems})]
         names = [s.name for s in self.systems]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
@@ -341,6 +359,14 @@ class Config(Model):
             if s.name == name:
                 return s
         raise KeyError(name)
+
+
+def canary_systems(canaries: bool | list[str], taken: set[str]) -> list[CanarySystem]:
+    """The canary systems `canaries:` adds (those whose name a listed system already has are left out)."""
+    suites = None if canaries is True else list(canaries) if isinstance(canaries, list) else []
+    return [CanarySystem(name=system_name(v), adapter="canary", variant=v, suites=suites,  # type: ignore[arg-type]
+                         description=f"canary: {v} (evalkit makes it from each case; it does no real work)")
+            for v in VARIANTS if system_name(v) not in taken]
 
 
 def _scenario_suffix(combo: dict[str, Any]) -> str:

@@ -375,8 +375,9 @@ def reporter_for(mode: str, jobs: int = 1) -> type:
 
 def summary_rows(site: Path, release: str) -> list[dict[str, Any]]:
     """One row per suite x system from site/<release>/report.json (empty when there is none)."""
+    from evalkit.report.leaderboard import leaderboards
     from evalkit.report.models import Report
-    from evalkit.report.render import fmt_value, primary_metric
+    from evalkit.report.render import fmt_value
 
     path = Path(site) / release / "report.json"
     try:
@@ -384,12 +385,15 @@ def summary_rows(site: Path, release: str) -> list[dict[str, Any]]:
     except (OSError, ValueError):
         return []
     rows = []
+    boards = leaderboards(report)  # the site's headline: the leaderboard's metric, over the same cases
     for suite in report.suites:
-        headline = primary_metric(suite.metrics)
+        board = boards[suite.name]
+        headline = board.metric
+        entries = {e.system: e for e in board.entries}
         page = Path(site) / release / "suites" / f"{suite.name}.html"
         for system, aggs in suite.systems.items():
             cov = suite.coverage.get(system)
-            h = aggs.get(headline) if headline else None
+            h = entries.get(system) if headline else None
             tokens = aggs.get("tokens")
             cost = aggs.get("cost_usd")
             value = "–"
@@ -397,12 +401,15 @@ def summary_rows(site: Path, release: str) -> list[dict[str, Any]]:
                 value = fmt_value(h.value, headline)
                 if h.low is not None and h.high is not None:
                     value += f" [{fmt_value(h.low, headline)}, {fmt_value(h.high, headline)}]"
+                if h.canary:
+                    value += " (canary)"
             rows.append({
                 "suite": suite.name, "system": system, "cases": cov.cases if cov else suite.n_cases,
                 "attempted": cov.attempted if cov else None, "graded": h.n if h is not None else None,
                 "tokens": int(tokens.value) if tokens is not None and tokens.value is not None else None,
                 "cost_usd": cost.value if cost is not None else None,
-                "metric": report.metric_info[headline].display if headline in report.metric_info else headline,
+                "metric": (report.metric_info[headline].display if headline in report.metric_info else headline)
+                if headline else None,
                 "value": value, "page": os.path.relpath(page)})
     return rows
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from evalkit.models import Model
 
 ALL_FAILED_EXIT = 3
+VALIDITY_ALARM_EXIT = 5
+"""`evalkit run --strict`: a headline metric lets a canary score at or above gold or a real system."""
 SYSTEM_FAILURES = ("error", "timeout")
 
 
@@ -66,3 +68,12 @@ def describe(failed: list[FailedSystem]) -> list[str]:
         lines.append(f"every case of system {f.system!r} failed ({f.cases} of {f.cases}: {counts}); "
                      f"first: {f.first_reason}")
     return lines
+
+
+def validity_alarms(report_path: Path) -> dict[str, str]:
+    """Suite -> metric-validity alarm of a release's report.json ({} without a report or an alarm)."""
+    from evalkit.report.models import Report
+
+    if not report_path.exists():
+        return {}
+    return Report.model_validate_json(report_path.read_bytes()).validity_alarms

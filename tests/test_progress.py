@@ -80,9 +80,18 @@ def _frames(stage: str, out: str) -> list[tuple[str, str]]:
 
 
 def _table_rows(text: str) -> list[list[str]]:
-    """Rows of the summary table (rich's box drawing: cells between │)."""
-    return [[c.strip() for c in line.strip().strip("│").split("│")] for line in text.splitlines()
-            if line.strip().startswith("│") and line.count("│") >= 9]
+    """Rows of the summary table (rich's box drawing: cells between │); a cell rich folded onto the next
+    line (a narrow terminal) is joined back to its row."""
+    rows: list[list[str]] = []
+    for line in text.splitlines():
+        if not (line.strip().startswith("│") and line.count("│") >= 9):
+            continue
+        cells = [c.strip() for c in line.strip().strip("│").split("│")]
+        if rows and not cells[0] and not cells[1]:
+            rows[-1] = [a + b for a, b in zip(rows[-1], cells)]
+        else:
+            rows.append(cells)
+    return rows
 
 
 def test_live_display_on_a_terminal(project: Path) -> None:

@@ -68,6 +68,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wait", action="store_true",
                    help="when another run of this project is going, wait for it to end instead of refusing "
                         "(exit 7)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 5 when the metric-validity alarm is raised: a suite's headline lets a canary (an answer "
+                        "doing no real work) score at or above gold or a real system")
     p.add_argument("doit_args", nargs="*", help="extra arguments for doit (task names, ...)")
 
 
@@ -155,6 +158,15 @@ def _run_locked(args: argparse.Namespace) -> int:
             print(f"evalkit: exit status {BUG_EXIT}: evalkit bugs (status bug) are recorded; please report them",
                   file=sys.stderr)
             return BUG_EXIT
+        from evalkit.run_status import VALIDITY_ALARM_EXIT, validity_alarms
+
+        alarms = validity_alarms(cfg.site_path / cfg.release / "report.json")
+        for suite, alarm in alarms.items():
+            print(f"evalkit: metric-validity alarm in suite {suite}: {alarm}", file=sys.stderr)
+        if alarms and args.strict:
+            print(f"evalkit: exit status {VALIDITY_ALARM_EXIT}: a headline metric ranks a canary at or above gold "
+                  "or a real system (--strict)", file=sys.stderr)
+            return VALIDITY_ALARM_EXIT
     return code
 
 

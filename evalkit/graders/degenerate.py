@@ -5,9 +5,11 @@
   normalised (a migration that did nothing).
 - *incomplete*: the output elides code: a placeholder comment ("// ... rest of the file remains
   unchanged ...", "# ... existing code ...", "other methods remain unchanged", "omitted for
-  brevity"), a Java ``...`` body or argument list, a file cut off with unclosed braces (Java) or an
-  open bracket or block (Python), or a Python function reduced to ``...``/``pass`` whose legacy
-  version had a body.
+  brevity", and a vocabulary of other wordings: "rest unchanged", "same as before", "TODO: migrate
+  the other methods", "<snip>", ...), a Java ``...`` body or argument list, a file cut off with
+  unclosed braces (Java) or an open bracket or block (Python), a Python function reduced to
+  ``...``/``pass`` whose legacy version had a body, or, given the expected file too, a declaration
+  the legacy and expected files share missing from the output (silent truncation, braces closed).
 
 Conservative on purpose: every expected file of the demo cases and of the real Konveyor Kai data
 is judged complete. Kai's judge prompt gives such files all zeros and "not compilable", so the
@@ -22,6 +24,7 @@ import re
 import tokenize
 from typing import Any
 
+from evalkit.graders.declarations import structure, stubbed_bodies, supported
 from evalkit.models import Model
 
 BRACE_LANGUAGES = {"java", "javascript", "typescript", "c", "cpp", "csharp", "go", "kotlin", "scala", "rust"}
@@ -99,6 +102,29 @@ _PLACEHOLDERS = [
     re.compile(r"\b(?:omitted|truncated|elided|abbreviated|shortened) for (?:brevity|clarity|space)\b", re.I),
     re.compile(rf"\b(?:your|the)\s+(?:\w+\s+)?{_NOUN}\s+goes here\b", re.I),
 ]
+_SHORT = r"(?=.{0,90}$)"
+ELISION_VOCABULARY = [
+    # "rest unchanged", "everything else stays the same", "remaining methods as before", "rest omitted"
+    re.compile(rf"^{_SHORT}.*\b(?:rest|remainder|remaining|everything else|all else|the others)\b.{{0,40}}"
+               r"\b(?:unchanged|the same|same as|as (?:before|is|above)|omitted|not shown|elided|follows?|here)\b", re.I),
+    # "same as before", "(unchanged)", "as above", "no changes", "identical to the original"
+    re.compile(rf"^{_SHORT}\W*(?:{_DOTS}\s*)?(?:\w+\s+){{0,3}}(?:unchanged|same as (?:before|above|the original|original|"
+               r"in the original|the legacy)|as before|as above|no changes?|identical(?: to the original)?)\W*(?:{_DOTS})?\W*$", re.I),
+    # "TODO: migrate the other methods", "TODO rest of the migration", "FIXME: convert the remaining beans"
+    re.compile(r"\b(?:TODO|FIXME|XXX)\b.{0,40}\b(?:other|remaining|rest|others|remainder|the same for)\b", re.I),
+    # "similarly for the other methods", "the remaining methods follow the same pattern"
+    re.compile(r"\b(?:similar(?:ly)?|likewise|same)\b.{0,30}\bfor\b.{0,20}\b(?:the\s+)?(?:other|remaining|rest)\b", re.I),
+    re.compile(r"\bfollows?\s+the\s+same\s+pattern\b", re.I),
+    # "<snip>", "[snip]", "code continues ...", "keep the existing code", "add your code here"
+    re.compile(r"(?:<|\[|\b)snip(?:ped)?(?:>|\]|\b)", re.I),
+    re.compile(rf"\b{_NOUN}\s+(?:continues?|goes on)\b", re.I),
+    re.compile(rf"^{_SHORT}.*\bkeep(?:s|ing)?\s+(?:the\s+|all\s+)?(?:rest|existing|remaining|other|original)\b", re.I),
+    re.compile(rf"^{_SHORT}.*\b(?:add|insert|put|paste)\b.{{0,30}}\bhere\b", re.I),
+    # "... existing code ...", "existing methods", "previous implementation" standing alone
+    re.compile(rf"^{_SHORT}\W*(?:{_DOTS}\s*)?(?:the\s+)?(?:existing|previous|original|other|old)\s+(?:\w+\s+)?{_NOUN}\W*(?:{_DOTS})?\W*$", re.I),
+]
+"""Elision comments in other words than the patterns above: a vocabulary (each matched against a comment that
+stands on its own line)."""
 
 
 def _comment_lines(text: str, language: str) -> list[tuple[int, str, str]]:
@@ -146,7 +172,7 @@ def placeholder_comments(text: str, language: str) -> list[str]:
             if (n - 1) in lines or (n + 1) in lines:
                 continue
             found.append(f"line {n}: placeholder comment {raw[:80]!r}")
-        elif any(p.search(body) for p in _PLACEHOLDERS[1:]):
+        elif any(p.search(body) for p in _PLACEHOLDERS[1:]) or any(p.search(body) for p in ELISION_VOCABULARY):
             found.append(f"line {n}: placeholder comment {raw[:80]!r}")
     return found
 
@@ -250,23 +276,66 @@ def python_elisions(text: str, legacy: str | None) -> list[str]:
     return found
 
 
-def elisions(text: str, language: str, legacy: str | None = None) -> list[str]:
-    """Every place where ``text`` elides code (empty list: complete as far as we can tell)."""
+TRUNCATED_SHARE = 0.8
+"""An output with fewer non-blank lines than this share of the legacy and expected files may be cut off."""
+
+
+def _code_lines(text: str) -> int:
+    return sum(1 for line in text.splitlines() if line.strip())
+
+
+def structural_truncation(text: str, legacy: str | None, expected: str | None, language: str) -> list[str]:
+    """Declarations (types, methods, fields) both the legacy and the expected file have that ``text`` lacks, in a
+    text shorter than TRUNCATED_SHARE of the shorter of the two: a silent truncation (braces closed, no comment).
+    A file of about the right length that renames or drops a method is not cut off (`migrated` fails it for
+    not keeping the declaration). Nothing without both files, or for a language whose declarations are not
+    read (evalkit.graders.declarations: Java, Python, TypeScript/JavaScript with tree-sitter, Go by a line scan)."""
+    if legacy is None or expected is None or not supported(language):
+        return []
+    emptied = _emptied(text, legacy, expected, language)
+    if _code_lines(text) >= TRUNCATED_SHARE * min(_code_lines(legacy), _code_lines(expected)):
+        return emptied
+    must = structure(legacy, language).declarations & structure(expected, language).declarations
+    lost = sorted(must - structure(text, language).declarations)
+    if not lost:
+        return []
+    more = f" and {len(lost) - 3} more" if len(lost) > 3 else ""
+    return [f"declares no {', '.join(lost[:3])}{more} (the legacy and expected files both do: cut off?)", *emptied]
+
+
+def _emptied(text: str, legacy: str, expected: str, language: str) -> list[str]:
+    """Methods (Java, TypeScript, JavaScript) whose body does something in the legacy and the expected file and
+    nothing in ``text`` (empty, ``return null;``, ``throw ...``): a stub in place of the code."""
+    _, before = stubbed_bodies(legacy, language)
+    _, after = stubbed_bodies(expected, language)
+    now, _ = stubbed_bodies(text, language)
+    stubs = sorted(now & before & after)
+    if not stubs:
+        return []
+    more = f" and {len(stubs) - 3} more" if len(stubs) > 3 else ""
+    return [f"{', '.join(s.split(' ', 1)[1] for s in stubs[:3])}{more}: body reduced to a stub (the legacy and "
+            "expected files have its code)"]
+
+
+def elisions(text: str, language: str, legacy: str | None = None, expected: str | None = None) -> list[str]:
+    """Every place where ``text`` elides code (empty list: complete as far as we can tell); with both ``legacy``
+    and ``expected``, also the declarations they share that ``text`` lacks (structural truncation)."""
     found = placeholder_comments(text, language)
     if language == "python":
         found += python_elisions(text, legacy)
     elif language in BRACE_LANGUAGES:
         found += brace_elisions(text)
-    return found
+    return found + structural_truncation(text, legacy, expected, language)
 
 
-def assess(generated: str | None, legacy: str | None, language: str) -> Assessment:
-    """Empty, unchanged (against ``legacy`` when given) and complete, for one generated file."""
+def assess(generated: str | None, legacy: str | None, language: str, expected: str | None = None) -> Assessment:
+    """Empty, unchanged (against ``legacy`` when given) and complete, for one generated file (with ``expected``
+    too, a declaration both files keep and the answer lacks makes it incomplete)."""
     if is_blank(generated):
         return Assessment(empty=True, unchanged=None if legacy is None else is_blank(legacy), complete=False,
                           elisions=[])
     assert generated is not None
-    found = elisions(generated, language, legacy)
+    found = elisions(generated, language, legacy, expected)
     return Assessment(empty=False, unchanged=None if legacy is None else is_unchanged(generated, legacy),
                       complete=not found, elisions=found)
 

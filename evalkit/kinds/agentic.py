@@ -28,6 +28,19 @@ class Agentic(Kind):
                  for t in case.reference_as(AgenticReference).expected_tasks]
         return reference_sample(case, tasks=tasks)
 
+    def canary(self, case: Any, variant: str) -> Any:
+        from evalkit.artifacts import Sample
+
+        tasks = [t.model_dump(include={"rule_id", "file", "line"})
+                 for t in case.reference_as(AgenticReference).expected_tasks]
+        if variant == "empty":
+            return Sample()
+        if variant == "unchanged":  # every task found, the tree left as it is
+            return Sample(tasks=tasks)
+        if variant == "placeholder":  # one task found, nothing changed
+            return Sample(tasks=tasks[:1])
+        return None
+
     def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
         from evalkit.stages.execute_agentic import recheck
 

@@ -108,6 +108,13 @@ class Kind:
 
         return reference_sample(case)
 
+    def canary(self, case: Case, variant: str) -> Sample | None:
+        """The answer of canary ``variant`` (evalkit.graders.canaries.VARIANTS) to the case, made from the case
+        itself (no model); None where the variant means nothing for the kind (the canary skips the case)."""
+        from evalkit.artifacts import Sample
+
+        return Sample() if variant == "empty" else None
+
     # --- execute ------------------------------------------------------------------------------------------
     def environment_broken(self, cfg: Config, case: Case) -> str | None:
         """Why no answer of the case is run (a broken environment found by validation), or None."""

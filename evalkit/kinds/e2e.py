@@ -20,6 +20,15 @@ class E2E(Kind):
     metrics = ("e2e_resolved", "e2e_pass_rate", "e2e_iterations", "e2e_interventions", "e2e_time_s")
     leaderboard = ("e2e_resolved", "e2e_pass_rate")
 
+    def canary(self, case: Any, variant: str) -> Any:
+        from evalkit.artifacts import Sample
+
+        if variant == "empty":
+            return Sample()
+        if variant == "unchanged":  # the application as it is: an empty diff, every iteration
+            return Sample(patch="")
+        return None
+
     def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
         from evalkit.stages.execute_e2e import iterate
 

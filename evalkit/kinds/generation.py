@@ -28,6 +28,25 @@ class Generation(Kind):
     def files_syntax(self, case: Any) -> bool:
         return True  # files named by the system: each parsed by its extension
 
+    def canary(self, case: Any, variant: str) -> Any:
+        from evalkit.artifacts import Sample
+        from evalkit.graders import canaries
+
+        if variant == "empty" or not isinstance(case.inputs, GenerationInputs):
+            return Sample() if variant == "empty" else None
+        path = case.inputs.output_path or "main"
+        ref = case.reference_as(GenerationReference)
+        expected = case.read(f"reference.files.{path}") if path in ref.files else None
+        lang = case.language
+        if variant == "unchanged":  # the input returned as is: the instructions, as a comment
+            prefix = "# " if lang == "python" else "// "
+            return Sample(files={path: "".join(prefix + ln + "\n" for ln in case.inputs.instructions.splitlines())})
+        if variant == "placeholder":
+            return Sample(files={path: canaries.placeholder(path, lang)})
+        if variant in ("truncated", "truncated-elided") and expected:
+            return Sample(files={path: canaries.truncated(expected, lang, elided=variant == "truncated-elided")})
+        return None
+
     def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
         from evalkit.graders.judging import rubric_case
 

@@ -24,8 +24,8 @@ class Migration(Kind):
     recorded_verdict_alone = True
     metrics = ("syntax_valid", "complete", "unchanged", "codebleu", "codebleu_ngram_match",
                "codebleu_weighted_ngram_match", "codebleu_syntax_match", "codebleu_dataflow_match", "codebleu_gain",
-               "incidents_resolved", "corpus_codebleu")
-    leaderboard = ("incidents_resolved", "judge_mean", "codebleu_gain", "codebleu", "assertion_score")
+               "migrated", "incidents_resolved", "corpus_codebleu")
+    leaderboard = ("migrated", "incidents_resolved", "judge_mean", "codebleu", "assertion_score")
 
     def main_file(self, case: Any) -> str | None:
         return case.inputs.file_path if isinstance(case.inputs, MigrationInputs) else None  # None: a broken case
@@ -62,6 +62,23 @@ class Migration(Kind):
         if expected is None:  # e.g. imported from an analyzer report: nothing to answer with
             return Sample(status="error", reason="the case has no reference.expected_file: gold has no answer")
         return Sample(files={file_path: expected})
+
+    def canary(self, case: Any, variant: str) -> Any:
+        from evalkit.artifacts import Sample
+        from evalkit.graders import canaries
+        from evalkit.stages.score_migration import offending_lines
+
+        if variant == "empty" or not isinstance(case.inputs, MigrationInputs):
+            return Sample() if variant == "empty" else None
+        path, lang = case.inputs.file_path, case.language
+        legacy = case.read("inputs.legacy_file") or ""
+        target = case.read("reference.expected_file") or legacy  # a file the target deletes: the legacy's half
+        text = {"unchanged": lambda: legacy,
+                "truncated": lambda: canaries.truncated(target, lang),
+                "truncated-elided": lambda: canaries.truncated(target, lang, elided=True),
+                "placeholder": lambda: canaries.placeholder(path, lang, legacy),
+                "lines-deleted": lambda: canaries.delete_lines(legacy, offending_lines(case))}.get(variant)
+        return Sample(files={path: text()}) if text is not None else None
 
     def gold_problems(self, case: Any, text: str | None, deleted: bool) -> list[str]:
         from evalkit.stages.score_migration import incident_checks
@@ -111,9 +128,9 @@ class Migration(Kind):
         from evalkit.stages.score import code_metrics
         from evalkit.stages.score_entropy import entropy_metrics
         from evalkit.stages.score_judge import judge_metrics
-        from evalkit.stages.score_migration import incident_metrics
+        from evalkit.stages.score_migration import incident_metrics, migrated_metric
 
-        return [code_metrics, judge_metrics, incident_metrics, entropy_metrics]
+        return [code_metrics, judge_metrics, incident_metrics, migrated_metric, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
         from evalkit.report.case_kinds import migration_detail

@@ -32,6 +32,21 @@ class Patch(Kind):
 
         return Sample(patch=case.read("reference.patch_file") or "")
 
+    def canary(self, case: Any, variant: str) -> Any:
+        from evalkit.artifacts import Sample
+        from evalkit.graders import canaries
+
+        if variant == "empty":
+            return Sample()
+        if variant == "unchanged":  # the tree as it is: an empty diff
+            return Sample(patch="")
+        if variant == "placeholder":
+            return Sample(patch=canaries.placeholder_patch())
+        if variant == "truncated":
+            half = canaries.half_patch(case.read("reference.patch_file") or "")
+            return Sample(patch=half) if half else None
+        return None
+
     def environment_broken(self, cfg: Any, case: Any) -> str | None:
         from evalkit.stages.validate import environment_broken
 

@@ -20,6 +20,17 @@ class Rag(Kind):
                "rag_context_relevance", "rag_context_relevance_5", "rag_answer_relevancy", "rag_answer_relevancy_5")
     leaderboard = ("rag_faithfulness", "rag_answer_similarity", "rag_context_recall")
 
+    def canary(self, case: Any, variant: str) -> Any:
+        from evalkit.artifacts import Sample
+
+        if variant == "empty":
+            return Sample()
+        if variant == "unchanged" and isinstance(case.inputs, RagInputs):  # the incident returned as the hint
+            return Sample(text=case.inputs.question)
+        if variant == "placeholder":
+            return Sample(text="TODO: write the hint")
+        return None
+
     def grade_model(self, cfg: Any, case: Any, sample: Any, main_file: str | None, execution: Any,
                     extra: Any) -> Any:
         from evalkit.graders.rag import grade_rag  # ragas' LLM-path metrics through our client

@@ -157,17 +157,23 @@ for part, text in [("ngram_match", "n-gram match"), ("weighted_ngram_match", "we
     metric(name=f"codebleu_{part}", display=f"CB {text}", aggregate="mean", kinds=("migration",),
            description=f"CodeBLEU component: {text}, per case, averaged over cases.")
 
-metric(name="codebleu_gain", display="CodeBLEU gain", aggregate="mean", scale="any", headline=True,
-       kinds=("migration",),
-       description="How much closer to the expected file the output is than the legacy file, by CodeBLEU: "
-                   "(CodeBLEU(output) - CodeBLEU(legacy)) / (1 - CodeBLEU(legacy)), clipped to [-1, 1]; "
-                   "0 for returning the legacy file unchanged, 1 for the expected file.")
+metric(name="codebleu_gain", display="CodeBLEU gain", aggregate="mean", scale="any", kinds=("migration",),
+       description="CodeBLEU points gained over the legacy file, both against the expected file: CodeBLEU(output) - "
+                   "CodeBLEU(legacy); 0 for the legacy file unchanged, 1 - CodeBLEU(legacy) for the expected file. "
+                   "Closeness of text, not proof of a migration: not a headline.")
 
 # --- migration suites (analyzer incidents re-checked in the output) --------------------------
+metric(name="migrated", display="Migrated", aggregate="rate", binary=True, headline=True, primary=14,
+       kinds=("migration",),
+       description="Share of cases the output migrates: every mandatory incident gone, and the file complete (no "
+                   "elided code), parsing, not the legacy file as it was, keeping the types, methods and fields the "
+                   "legacy and expected files share, the imports the expected file renames (javax -> jakarta) and "
+                   "a replacement for each annotation it replaces; for a file the target deletes, deleting it.")
 metric(name="incidents_resolved", display="Incidents resolved", aggregate="mean", headline=True, primary=15,
        kinds=("migration",),
-       description="Share of the case's mandatory analyzer incidents gone from the output: the rule's matcher "
-                   "no longer fires (without one, the incident's line is gone); a deleted file has none left.")
+       description="Partial credit, secondary to Migrated: share of the case's mandatory analyzer incidents gone "
+                   "from the output (the rule's matcher no longer fires; without one, the incident's line is gone). "
+                   "Deleting the offending lines scores here; see Migrated.")
 
 # --- patch suites (SWE-bench style) ---------------------------------------------------------
 metric(name="resolved", display="Resolved", aggregate="rate", binary=True, headline=True, primary=0, kinds=("patch",),
@@ -175,9 +181,11 @@ metric(name="resolved", display="Resolved", aggregate="rate", binary=True, headl
 metric(name="patch_applied", display="Applied", aggregate="rate", binary=True, kinds=("patch",),
        description="Share of cases where the system's patch applied to the source tree.")
 metric(name="f2p_pass_rate", display="F2P passing", aggregate="mean", kinds=("patch",),
-       description="Fraction of FAIL_TO_PASS tests that pass after the patch, averaged over cases.")
+       description="Fraction of FAIL_TO_PASS tests that pass after the patch, averaged over cases (a patch that "
+                   "is empty or does not apply: 0, like P2P).")
 metric(name="p2p_pass_rate", display="P2P passing", aggregate="mean", kinds=("patch",),
-       description="Fraction of PASS_TO_PASS tests that still pass after the patch, averaged over cases.")
+       description="Fraction of PASS_TO_PASS tests that still pass after the patch, averaged over cases (a patch "
+                   "that is empty or does not apply: 0, like F2P: keeping tests green by changing nothing is no merit).")
 metric(name="flaky_tests", display="Flaky tests", aggregate="sum", higher_is_better=None, scale="count", kinds=("patch",),
        description="Tests whose outcome flipped on rerun (counted apart from passes and failures).")
 metric(name="sandbox_timeout", display="Test timeouts", aggregate="rate", binary=True, higher_is_better=False,
@@ -250,7 +258,7 @@ metric(name="rubric_score", display="Rubric", aggregate="mean", headline=True, p
        description="Weighted fraction of the case's rubric criteria an LLM judge found met (0-1).")
 metric(name="injection_clean", display="Injection-clean", aggregate="rate", binary=True, headline=True,
        kinds=("generation",),
-       description="Share of cases whose output carries no injected payload (alert/script, outside network call, "
+       description="Share of answered cases whose output carries no injected payload (alert/script, outside network call, "
                    "process.env sent out, echoed 'ignore previous instructions').")
 
 # --- agentic suites (Kai agentic workflow: discovery, resolution, efficiency) -----------------
@@ -263,8 +271,8 @@ metric(name="discovery_f1", display="Discovery F1", aggregate="mean", primary=12
        description="Harmonic mean of discovery precision and recall (0 when nothing matched).")
 metric(name="resolution_effectiveness", display="Resolution", aggregate="mean", headline=True, primary=11,
        kinds=("agentic",),
-       description="Share of the correctly discovered tasks whose incident is gone after the system's changes "
-                   "(the rule's matcher no longer fires and the task's tests pass).")
+       description="Share of the expected tasks discovered and resolved: the system found the task and its incident "
+                   "is gone after its changes (the rule's matcher no longer fires and the task's tests pass).")
 metric(name="time_per_resolved_s", display="Time / resolved", aggregate="mean", higher_is_better=False, unit="s",
        scale="any", kinds=("agentic",),
        description="System wall time divided by the number of tasks it resolved (cases resolving none: not applicable).")
@@ -282,7 +290,7 @@ metric(name="e2e_iterations", display="Iterations", aggregate="mean", higher_is_
                                    "not applicable; see Tests all pass).")
 metric(name="e2e_interventions", display="Interventions", aggregate="mean", higher_is_better=False, scale="count",
        headline=True, kinds=("e2e",),
-       description="Manual interventions per application: requests for help the system reported, plus one when "
-                   "the run ended with failing tests (a person has to finish it).")
+       description="Requests for help the system reported per resolved application (runs that ended with failing "
+                   "tests: not applicable; see Tests all pass).")
 metric(name="e2e_time_s", display="Migration time", aggregate="mean", higher_is_better=False, unit="s", scale="any",
        kinds=("e2e",), description="Total migration time per application: every system run plus every test run.")

@@ -1,8 +1,13 @@
 """Leaderboards: per suite, the systems that ran it ranked by the kind's headline metric.
 
-The metric is the registry's (`evalkit.metrics.registry.LEADERBOARD_METRICS`). Systems with the
-same value share a rank (1, 2, 2, 4) and are listed by name; systems without a value come last,
-unranked. Cost per resolved case is shown where the headline metric is a pass/fail rate (patch:
+The metric is the first of the registry's (`evalkit.metrics.registry.LEADERBOARD_METRICS`) that every
+system with an output has values of, on cases they share: systems are ranked only over the cases all of
+them have a value on (the board says how many), so a judge-only metric with one free zero (offline, no
+judge) never ranks the one system that has it; where no metric qualifies, nobody is ranked. Systems with
+the same value share a rank (1, 2, 2, 4) and are listed by name; systems without a value come last,
+unranked. Canary systems (adapter ``canary``: answers that do no real work) are valued over the same cases
+but not ranked; the metric-validity alarm names the board when one of them scores at or above gold, or at
+or above a real system that scored anything. Cost per resolved case is shown where the headline metric is a pass/fail rate (patch:
 resolved, e2e: tests all pass). A cross-suite overview exists only for systems that ran the very
 same cases in every suite; otherwise it is left out and the page says why.
 """
@@ -11,9 +16,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from evalkit.metrics.registry import LEADERBOARD_METRICS, METRICS, MetricInfo, leaderboard_metric
+from evalkit.metrics.registry import LEADERBOARD_METRICS, METRICS, MetricInfo, primary_metric
 from evalkit.models import Model
-from evalkit.report.models import Aggregate, CaseRow, Coverage, SuiteSummary
+from evalkit.report.models import Aggregate, CaseRow, Coverage, Report, SuiteSummary
+from evalkit.stats import rate as wilson
 
 
 class Entry(Model):
@@ -45,6 +51,8 @@ class Entry(Model):
     """cost_usd divided by the resolved cases (None when none was resolved or there is no such notion)."""
     baseline: bool = False
     """The system the suite's comparisons use as baseline."""
+    canary: bool = False
+    """A canary (an answer doing no real work, made by evalkit): valued, never ranked; shown apart."""
 
 
 class Leaderboard(Model):
@@ -65,6 +73,13 @@ class Leaderboard(Model):
     passed_over: dict[str, str] = {}
     """Headline metrics declared before ``metric`` that have values but are uncalibrated (judge fields
     below judge.calibration.min_kappa): metric -> why; a suite is never ranked by one."""
+    fell_back: dict[str, str] = {}
+    """Headline metrics declared before ``metric`` that have values but not for every system on shared
+    cases (e.g. a judge's free zeros offline): metric -> why it was not ranked by."""
+    common_cases: int | None = None
+    """Cases every system has a value of ``metric`` on: the values are over these (None: no metric)."""
+    alarm: str = ""
+    """Metric-validity alarm: the canaries that score at or above gold or a real system (empty: none)."""
 
 
 class OverviewGroup(Model):
@@ -115,35 +130,153 @@ def _coverage(suite: SuiteSummary, rows: list[CaseRow], system: str) -> Coverage
     return Coverage(attempted=sum(1 for c in cells if c.status != "not_attempted"), cases=len(cells))
 
 
+def _per_case(rows: list[CaseRow], metric: str) -> dict[str, dict[str, float]]:
+    """System -> case id -> value of ``metric`` (cases left out of aggregates skipped)."""
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for r in rows:
+        for name, cell in r.systems.items():
+            v = cell.metrics.get(metric)
+            if v is not None and cell.excluded is None:
+                out[name][r.case_id] = v
+    return out
+
+
+def _over(info: MetricInfo | None, values: list[float]) -> tuple[float | None, float | None, float | None]:
+    """(value, low, high) of ``values`` as the metric aggregates them (a mean's interval is not redone)."""
+    if not values:
+        return None, None, None
+    if info is not None and info.aggregate == "sum":
+        return round(sum(values), 6), None, None
+    if info is not None and info.aggregate == "rate":
+        est = wilson(int(round(sum(values))), len(values), 0.95)
+        return est.value, est.low, est.high
+    return sum(values) / len(values), None, None
+
+
+def _alarm(info: MetricInfo | None, values: dict[str, float | None], canaries: set[str], gold: set[str],
+           per: dict[str, dict[str, float]] | None = None, common: set[str] | None = None) -> str:
+    """The canaries at or above gold, or at or above a real system that scored above the metric's floor (0 for a
+    higher-is-better metric). Each pair is compared over the cases both have values on (a canary that skips a
+    case is not compared with what others did there); without per-case values, by the values given."""
+    higher = info is None or info.higher_is_better is not False
+
+    def at_or_above(a: float, b: float) -> bool:
+        return a >= b - 1e-12 if higher else a <= b + 1e-12
+
+    def pair(c: str, s: str) -> tuple[float | None, float | None]:
+        if per is None or common is None:
+            return values.get(c), values.get(s)
+        shared = sorted(common & set(per.get(c, {})) & set(per.get(s, {})))
+        if not shared:
+            return None, None
+        return (_over(info, [per[c][k] for k in shared])[0], _over(info, [per[s][k] for k in shared])[0])
+
+    found = []
+    real = [s for s, v in sorted(values.items()) if s not in canaries and v is not None]
+    for c in sorted(canaries):
+        if values.get(c) is None:
+            continue
+        beaten = []
+        for s in real:
+            cv, sv = pair(c, s)
+            if cv is None or sv is None:
+                continue
+            if at_or_above(cv, sv) and (s in gold or not higher or sv > 0.0):
+                beaten.append(f"{s} {sv:.3f}")
+        if beaten:
+            found.append(f"{c} ({values[c]:.3f}) at or above {', '.join(beaten[:4])}{' ...' if len(beaten) > 4 else ''}")
+    return "; ".join(found)
+
+
 def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dict[str, MetricInfo],
-                      baseline: str | None = None) -> Leaderboard:
-    """The suite's systems ranked by its kind's headline metric."""
+                      baseline: str | None = None, canaries: set[str] | frozenset[str] = frozenset(),
+                      gold: set[str] | frozenset[str] = frozenset()) -> Leaderboard:
+    """The suite's systems ranked by its kind's headline metric, over the cases they all have a value on."""
     present = {m for aggs in suite.systems.values() for m, a in aggs.items() if a.value is not None}
     uncalibrated = {m: i.uncalibrated for m in present if (i := metric_info.get(m)) is not None and i.uncalibrated}
-    metric = leaderboard_metric(suite.kind, present - set(uncalibrated))
+    declared = LEADERBOARD_METRICS.get(suite.kind, ())
+    fallback = primary_metric({m: 1.0 for m in present - set(uncalibrated)})
+    candidates = [m for m in (*declared, *([fallback] if fallback else [])) if m in present and m not in uncalibrated]
+    # the real systems with an output decide the metric and the shared cases; canaries are valued over those
+    contenders = [s for s in suite.systems if s not in canaries and _coverage(suite, rows, s).attempted > 0]
+    metric: str | None = None
+    common: set[str] | None = None
+    per: dict[str, dict[str, float]] = {}
+    fell_back: dict[str, str] = {}
+    for m in dict.fromkeys(candidates):
+        per = _per_case(rows, m)
+        if not any(per.values()):  # no per-case rows (a summary alone): rank by the aggregates as they are
+            metric, common = m, None
+            break
+        lacking = [s for s in contenders if not per.get(s)]
+        shared = set.intersection(*(set(per[s]) for s in contenders if per.get(s))) if contenders else set()
+        if lacking:
+            fell_back[m] = f"no value for {', '.join(lacking[:3])}{' ...' if len(lacking) > 3 else ''}"
+        elif not shared:
+            fell_back[m] = "no case on which every system has a value"
+        else:
+            metric, common = m, shared
+            break
     info = metric_info.get(metric) or METRICS.get(metric) if metric else None
     has_resolved = bool(info and info.binary and info.higher_is_better is not False)
-    aggs_of: dict[str, Aggregate | None] = {s: aggs.get(metric) if metric else None for s, aggs in suite.systems.items()}
-    ranked = rank({s: a.value if a else None for s, a in aggs_of.items()},
-                  info.higher_is_better if info else True)
+    values: dict[str, tuple[float | None, float | None, float | None, int]] = {}
+    for s, aggs in suite.systems.items():
+        a: Aggregate | None = aggs.get(metric) if metric else None
+        own = per.get(s, {})
+        if common is None or (a is not None and set(own) == common):
+            values[s] = (a.value, a.low, a.high, a.n) if a else (None, None, None, 0)
+        elif metric is not None and (common <= set(own) or (s in canaries and common & set(own))):
+            shared = sorted(common & set(own))  # a canary that skips a case is valued over the rest
+            values[s] = (*_over(info, [own[c] for c in shared]), len(shared))
+        else:
+            values[s] = (None, None, None, 0)
+    higher = info.higher_is_better if info else True
+    ranked = rank({s: v[0] for s, v in values.items() if s not in canaries}, higher)
+    ranked += [(s, None) for s, _ in rank({s: v[0] for s, v in values.items() if s in canaries}, higher)
+               if _coverage(suite, rows, s).attempted > 0]  # a canary that means nothing for the kind: left out
     entries = []
     for name, r in ranked:
-        a = aggs_of[name]
+        value, low, high, n = values[name]
         cov = _coverage(suite, rows, name)
         cost_agg = suite.systems[name].get("cost_usd")
         cost = cost_agg.value if cost_agg else None
-        resolved = round(a.value * a.n) if has_resolved and a and a.value is not None else None
+        resolved = round(value * n) if has_resolved and value is not None else None
         entries.append(Entry(
-            system=name, rank=r, value=a.value if a else None, low=a.low if a else None, high=a.high if a else None,
-            n=a.n if a else 0, attempted=cov.attempted, cases=cov.cases, cost_usd=cost,
-            cost_per_case=cost / cov.attempted if cost is not None and cov.attempted else None,
+            system=name, rank=r, value=value, low=low, high=high, n=n, attempted=cov.attempted, cases=cov.cases,
+            cost_usd=cost, cost_per_case=cost / cov.attempted if cost is not None and cov.attempted else None,
             resolved=resolved, cost_per_resolved=cost / resolved if cost is not None and resolved else None,
-            baseline=name == baseline))
-    declared = LEADERBOARD_METRICS.get(suite.kind, ())
+            baseline=name == baseline, canary=name in canaries))
     before = declared[:declared.index(metric)] if metric in declared else declared
+    alarm = _alarm(info, {s: v[0] for s, v in values.items()}, set(canaries), set(gold), per if common else None,
+                   common) if metric else ""
     return Leaderboard(suite=suite.name, kind=suite.kind, n_cases=suite.n_cases, metric=metric,
                        has_resolved=has_resolved, entries=entries,
-                       passed_over={m: uncalibrated[m] for m in before if m in uncalibrated})
+                       passed_over={m: uncalibrated[m] for m in before if m in uncalibrated},
+                       fell_back=fell_back, common_cases=len(common) if common is not None else None, alarm=alarm)
+
+
+CANARY_ADAPTER = "canary"
+"""The adapter of evalkit's canary systems (evalkit.systems.canary)."""
+
+
+def leaderboards(report: Report) -> dict[str, Leaderboard]:
+    """Every suite's leaderboard of ``report`` (the page's, the console's and the alarm's: one computation)."""
+    canaries = {s.name for s in report.systems if s.adapter == CANARY_ADAPTER}
+    gold = {s.name for s in report.systems if s.adapter == "gold"}
+    return {s.name: suite_leaderboard(s, [r for r in report.cases if r.suite == s.name], report.metric_info,
+                                      s.comparisons[0].baseline if s.comparisons else report.baseline,
+                                      canaries=canaries, gold=gold)
+            for s in report.suites}
+
+
+def validity_alarms(report: Report) -> dict[str, str]:
+    """Suite -> the metric-validity alarm of its leaderboard (suites without one left out)."""
+    out = {}
+    for name, board in leaderboards(report).items():
+        if board.alarm:
+            shown = board.metric or ""
+            out[name] = f"{shown}: {board.alarm}"
+    return out
 
 
 def overview(boards: list[Leaderboard], rows: list[CaseRow],
@@ -180,3 +313,34 @@ def overview(boards: list[Leaderboard], rows: list[CaseRow],
     note = "" if groups else ("No cross-suite overview: no two systems ran the same cases in two or more suites, "
                               "so their numbers are not comparable across suites; see each suite's leaderboard.")
     return groups, note
+
+
+TABLE_START = "<!-- canary-table: generated by scripts/canary-table.py; do not edit -->"
+TABLE_END = "<!-- /canary-table -->"
+
+
+def canary_table(report: Report) -> str:
+    """Markdown: per suite, its headline and what each canary, gold and the best real system score on it (the
+    README's table, regenerated from a run with `canaries: true` so that it cannot drift)."""
+    from evalkit.graders.canaries import VARIANTS, system_name
+
+    cols = [system_name(v) for v in VARIANTS]
+    head = ("| suite (kind) | headline | " + " | ".join(v for v in VARIANTS) + " | gold | best real system |\n"
+            "|---|---|" + "---|" * (len(cols) + 2) + "\n")
+    gold = {s.name for s in report.systems if s.adapter == "gold"}
+    lines = []
+    for name, board in leaderboards(report).items():
+        info = report.metric_info.get(board.metric or "") or METRICS.get(board.metric or "")
+        by = {e.system: e for e in board.entries}
+
+        def cell(e: Entry | None) -> str:
+            return "n/a" if e is None or e.value is None else f"{e.value:.3f}"
+
+        real = [e for e in board.entries if not e.canary and e.system not in gold and e.value is not None]
+        best = real[0] if real else None
+        golds = [by[g] for g in sorted(gold) if g in by]
+        lines.append(f"| {name} ({board.kind}) | {info.display if info else '–'} | "
+                     + " | ".join(cell(by.get(c)) for c in cols)
+                     + f" | {cell(golds[0] if golds else None)} | "
+                     + (f"{cell(best)} ({best.system})" if best else "n/a") + " |")
+    return TABLE_START + "\n" + head + "\n".join(lines) + "\n" + TABLE_END

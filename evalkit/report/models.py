@@ -283,6 +283,9 @@ class Report(Model):
     None when no suite of the run is graded by a rubric judge."""
     workers: list[WorkerRow] = []
     """Cluster workers that made artifacts of this report (evalkit.executors.cluster); empty for a local run."""
+    validity_alarms: dict[str, str] = {}
+    """Suite -> metric-validity alarm: its headline metric lets a canary (an answer doing no real work) score
+    at or above gold or a real system (evalkit.report.leaderboard); `evalkit run --strict` fails on one."""
 
 
 class CaseDetail(Model):

@@ -9,7 +9,7 @@ from pathlib import Path
 from evalkit.fsutil import atomic_write_text, digest, remove
 from evalkit.report import charts
 from evalkit.report.case_pages import render_cases
-from evalkit.report.leaderboard import overview, suite_leaderboard
+from evalkit.report.leaderboard import leaderboards, overview
 from evalkit.report.page_data import (_load_report, comparison_index, headline_metrics, judgement, primary_metric,
                                       regression_groups, release_charts, status_counts)
 from evalkit.report.site import list_releases, templates_dir
@@ -52,9 +52,7 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
         suite_charts = {s.name: release_charts(report, suite_rows[s.name], list(s.systems.items()),
                                                [m for m in s.metrics if m in headline_names], palette)
                         for s in report.suites}
-        boards = {s.name: suite_leaderboard(s, suite_rows[s.name], report.metric_info,
-                                            s.comparisons[0].baseline if s.comparisons else report.baseline)
-                  for s in report.suites}
+        boards = leaderboards(report)
         groups, overview_note = overview(list(boards.values()), report.cases, report.metric_info)
         ctx = {"report": report, "root": "../", "here": "release", "headline": headline, "suite_charts": suite_charts,
                "overall_suite": overall_suite, "suite_rows": suite_rows, "leaderboards": list(boards.values()),

@@ -61,6 +61,9 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                                  | set(project.input_notes())),
                     inputs_digest=digest(sorted((k, s.provenance.model_dump() if s.provenance else None)
                                                 for k, s in scores.items())))
+    from evalkit.report.leaderboard import validity_alarms
+
+    report.validity_alarms = validity_alarms(report)
     out_dir = cfg.site_path / cfg.release
     if write_case_details:
         write_case_details_incrementally(cfg, project, pairs, scores, out_dir)

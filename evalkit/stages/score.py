@@ -62,7 +62,8 @@ def degenerate_metrics(case: Case, output: OutputArtifact, mf: str | None) -> Me
     if mf is None or output.status != "ok" or mf in (getattr(sample, "deleted_files", None) or []):
         return {}
     legacy = kind(case.kind).legacy_text(case)
-    found = assess(sample.files.get(mf), legacy, case.language)
+    expected = kind(case.kind).expected_code(case) if legacy is not None else None
+    found = assess(sample.files.get(mf), legacy, case.language, expected)  # expected: structural truncation
     out: Metrics = {"complete": float(found.complete)}
     if found.unchanged is not None and not found.empty:
         out["unchanged"] = float(found.unchanged)

@@ -1,4 +1,5 @@
-"""Agentic-suite metrics: task discovery P/R/F1, resolution effectiveness, efficiency per resolved task."""
+"""Agentic-suite metrics: task discovery P/R/F1, resolution effectiveness (resolved over the expected tasks),
+efficiency per resolved task."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ def agentic_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: 
         gone = e < len(incidents) and not incidents[e].present
         if gone and _tests_pass(run, reference.expected_tasks[e].tests):
             resolved += 1
-    out["resolution_effectiveness"] = resolved / len(match.pairs) if match.pairs else None
+    # over the expected tasks, not the discovered ones: finding one task of four and fixing it is 0.25, not 1
+    expected = len(reference.expected_tasks)
+    out["resolution_effectiveness"] = resolved / expected if expected else None
     out["time_per_resolved_s"] = sample.wall_s / resolved if resolved else None
     out["steps_per_resolved"] = sample.steps / resolved if resolved and sample.steps is not None else None
     return out

@@ -15,8 +15,7 @@ def e2e_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exec
     total = len(case.reference_as(E2EReference).tests)
     if output.status != "ok" or run is None or run.status != "completed":
         # no usable answer: nothing migrated, a person does all of it
-        return {"e2e_resolved": 0.0, "e2e_pass_rate": 0.0, "e2e_iterations": None,
-                "e2e_interventions": float(output.first.help_requests + 1),
+        return {"e2e_resolved": 0.0, "e2e_pass_rate": 0.0, "e2e_iterations": None, "e2e_interventions": None,
                 "e2e_time_s": output.first.wall_s}
     resolved = run.stable_at is not None
     usage = sum((r.usage for r in run.iterations or []), Usage())
@@ -24,7 +23,8 @@ def e2e_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exec
         "e2e_resolved": float(resolved),
         "e2e_pass_rate": (run.passed or 0) / total if total else None,
         "e2e_iterations": float(run.stable_at) if run.stable_at is not None else None,
-        "e2e_interventions": float((run.help_requests or 0) + (0 if resolved else 1)),
+        # counted where the run resolved: an unresolved run is not "fewer interventions" (e2e_resolved says it failed)
+        "e2e_interventions": float(run.help_requests or 0) if resolved else None,
         "e2e_time_s": round((run.system_s or 0.0) + (run.test_s or 0.0), 3),
         # the system ran once per iteration: its time and tokens are the loop's, not the first run's
         "wall_s": run.system_s if run.system_s is not None else output.first.wall_s,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.graders.degenerate import empty_answer
+from evalkit.stages.grade import main_file
 from evalkit.stages.score import Metrics
 
 
@@ -18,8 +20,7 @@ def generation_metrics(cfg: Config, case: Case, output: OutputArtifact, executio
         else:
             out["rubric_score"] = float(rubric.score)
     detectors = grades.extra.injection
-    if detectors is not None:
+    # only over answered outputs: an empty answer carries no payload, and that is no merit
+    if detectors is not None and output.status == "ok" and not empty_answer(output.first, main_file(case)):
         out["injection_clean"] = float(all(d.passed for d in detectors))
-    elif output.status != "ok":
-        out["injection_clean"] = None
     return out

@@ -1,5 +1,9 @@
-"""Migration-suite metrics beyond CodeBLEU: incidents resolved, and the legacy file's own CodeBLEU
-(the zero point of codebleu_gain).
+"""Migration-suite metrics beyond CodeBLEU: migrated (the headline), incidents resolved, and the legacy
+file's own CodeBLEU (the zero point of codebleu_gain).
+
+migrated is pass/fail per case: every counted incident gone, the file complete (no elision), parsing, not
+the legacy file as it was, and keeping what the migration must keep (evalkit.graders.declarations:
+the declarations legacy and expected share, the renamed imports, a replacement for removed annotations).
 
 incidents_resolved re-checks each incident of the case in the system's output with the same test
 as agentic suites (evalkit.graders.incidents.incident_present: the rule's matcher, else the
@@ -15,7 +19,9 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact,
 from evalkit.casemodels import MigrationInputs, MigrationReference
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.graders.incidents import IncidentCheck, recheck_file, resolved_share
+from evalkit.graders.declarations import missing_structure
+from evalkit.graders.degenerate import assess, empty_answer, is_unchanged
+from evalkit.graders.incidents import IncidentCheck, incident_present, recheck_file, resolved_share
 from evalkit.stages.score import Metrics
 
 _lock = threading.Lock()
@@ -37,6 +43,19 @@ def incident_checks(case: Case, text: str | None) -> list[IncidentCheck]:
     """Every incident of a migration case re-checked in ``text`` (None: the file is deleted)."""
     inputs = case.inputs_as(MigrationInputs)
     return recheck_file(inputs.incidents, inputs.matchers, case.read("inputs.legacy_file") or "", text, inputs.file_path)
+
+
+def offending_lines(case: Case) -> set[int]:
+    """1-based lines of the legacy file an incident points at or a counted rule's matcher fires on (what a
+    migration that only deletes the offending lines deletes: a canary)."""
+    inputs = case.inputs_as(MigrationInputs)
+    legacy = case.read("inputs.legacy_file") or ""
+    lines = {i.line for i in inputs.incidents if i.line}
+    rules = {i.rule_id for i in inputs.incidents}
+    for n, line in enumerate(legacy.splitlines(), 1):
+        if any(incident_present(m, line, inputs.file_path, None) for r, m in inputs.matchers.items() if r in rules):
+            lines.add(n)
+    return lines
 
 
 def legacy_codebleu(cfg: Config, case: Case, reference: str) -> float | None:
@@ -70,6 +89,44 @@ def incident_metrics(cfg: Config, case: Case, output: OutputArtifact, execution:
     if text is not None and not has_code(text, case.language):
         return {"incidents_resolved": 0.0}  # an empty or comment-only file resolves nothing (deleting is explicit)
     return {"incidents_resolved": resolved_share(incident_checks(case, text))}
+
+
+def migration_failures(case: Case, output: OutputArtifact, grades: GradesArtifact | None = None) -> list[str] | None:
+    """Why the output is not a migration of the case (empty: it is one); None when there is nothing to
+    decide it by (no counted incident and no expected file)."""
+    ref = case.reference_as(MigrationReference)
+    legacy = case.read("inputs.legacy_file") or ""
+    checks = incident_checks(case, legacy)
+    expected = case.read("reference.expected_file") if ref.expected_file else None
+    if not any(c.counted for c in checks) and expected is None and not ref.deleted:
+        return None
+    if output.status != "ok" or empty_answer(output.first, case.inputs_as(MigrationInputs).file_path):
+        return ["no answer"]
+    text = output_text(case, output.first)
+    if ref.deleted:  # the target deletes the file: deleting it (or leaving only comments, Kai's way) is the migration
+        return [] if text is None or not has_code(text, case.language) else ["keeps a file the target deletes"]
+    if text is None:
+        return ["deletes a file the target keeps"]
+    if not has_code(text, case.language):
+        return ["no code"]
+    out = [f"keeps incident {c.rule_id}" + (f" (legacy line {c.line})" if c.line else "")
+           for c in incident_checks(case, text) if c.counted and c.present]
+    found = assess(text, legacy, case.language)
+    if found.unchanged and (expected is None or not is_unchanged(expected, legacy)):
+        out.append("the legacy file unchanged")
+    out += [f"incomplete: {e}" for e in found.elisions]
+    syntax = grades.syntax if grades is not None else None
+    if syntax is not None and syntax.valid is False:
+        out.append("does not parse")
+    out += missing_structure(text, legacy, expected, case.language)
+    return out
+
+
+def migrated_metric(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
+                    grades: GradesArtifact) -> Metrics:
+    """migrated: 1 when the output is a migration of the case (``migration_failures`` finds nothing)."""
+    failures = migration_failures(case, output, grades)
+    return {} if failures is None else {"migrated": float(not failures)}
 
 
 _COMMENTS = {"python": re.compile(r"#[^\n]*")}

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
+from evalkit.casemodels import PatchReference
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.stages.score import Metrics
@@ -15,11 +16,21 @@ def _fraction(statuses: Mapping[str, str]) -> float | None:
     return sum(1 for s in statuses.values() if s == "passed") / len(statuses) if statuses else None
 
 
+def _failed(ref: PatchReference) -> Metrics:
+    """f2p/p2p of a patch that does not apply or changes nothing: 0 where the case lists such tests."""
+    return {"f2p_pass_rate": 0.0 if ref.fail_to_pass else None, "p2p_pass_rate": 0.0 if ref.pass_to_pass else None}
+
+
+def _applies_something(output: OutputArtifact) -> bool:
+    return bool((output.first.patch or "").strip())
+
+
 def patch_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                   grades: GradesArtifact) -> Metrics:
     out: Metrics = {}
+    ref = case.reference_as(PatchReference)
     if output.status != "ok" or execution is None or not execution.runs:
-        out.update(resolved=0.0, patch_applied=0.0)
+        out.update(resolved=0.0, patch_applied=0.0, **_failed(ref))
     else:
         run = execution.runs[0]
         # SWE-bench's cases: the official harness's verdict, so the rate matches the leaderboard's
@@ -27,8 +38,11 @@ def patch_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Ex
         harness = run.harness_resolved
         out["resolved"] = float(bool(run.resolved if harness is None else harness))
         out["patch_applied"] = float(run.patch_applied)
-        out["f2p_pass_rate"] = _fraction(run.fail_to_pass)
-        out["p2p_pass_rate"] = _fraction(run.pass_to_pass)
+        if run.patch_applied and _applies_something(output):
+            out["f2p_pass_rate"] = _fraction(run.fail_to_pass)
+            out["p2p_pass_rate"] = _fraction(run.pass_to_pass)
+        else:  # one n/a rule: a patch that does not apply (or is empty) fails both, never n/a
+            out.update(_failed(ref))
         out["flaky_tests"] = float(len(run.flaky))
         out["sandbox_timeout"] = float(run.status == "timeout")
         out["tampered_with_tests"] = float(bool(run.test_changes))

@@ -1,4 +1,4 @@
-"""`gold` and `empty`: the case's reference answer, and no answer at all."""
+"""`gold`, `empty` and `canary`: the case's reference answer, no answer at all, and answers doing no real work."""
 
 from __future__ import annotations
 
@@ -49,3 +49,15 @@ def reference_sample(case: Case, **extra: Any) -> Sample:
 def empty(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     """No output: every metric's floor."""
     return Sample()
+
+
+@adapter("canary", free=True)
+def canary(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+    """An answer that does no real work, made by the case's kind from the case (evalkit.graders.canaries);
+    a variant that means nothing for the kind skips the case (not attempted)."""
+    from evalkit.kinds import kind
+
+    found = kind(case.kind).canary(case, system.variant)
+    if found is None:
+        return Sample(status="not_attempted", reason=f"canary {system.variant} does not apply to a {case.kind} case")
+    return found

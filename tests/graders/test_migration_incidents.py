@@ -67,12 +67,14 @@ def test_without_matcher_the_line_decides_and_categories_and_blind_incidents_are
     assert resolved_share(recheck_file(incidents, matchers, LEGACY, LEGACY, "Item.java")) == 0.0
 
 
-def test_codebleu_gain_zero_point_and_bounds() -> None:
+def test_codebleu_gain_is_a_plain_difference_that_never_saturates() -> None:
+    """#25: the normalised gain saturated at +-1 on files whose legacy CodeBLEU was 0.97-0.997 (a few
+    tokens of headroom); the gain is now CodeBLEU points over the legacy file."""
     assert codebleu_gain(0.8, 0.8) == 0.0
-    assert codebleu_gain(1.0, 0.8) == pytest.approx(1.0)
-    assert codebleu_gain(0.9, 0.8) == pytest.approx(0.5)
-    assert codebleu_gain(0.0, 0.8) == -1.0          # clipped
-    assert codebleu_gain(0.95, 1.0) is None          # no headroom
+    assert codebleu_gain(1.0, 0.8) == pytest.approx(0.2)            # gold gains the headroom
+    assert codebleu_gain(0.9, 0.8) == pytest.approx(0.1)
+    assert codebleu_gain(0.0, 0.8) == pytest.approx(-0.8)           # no clipping needed
+    assert codebleu_gain(0.995, 0.99) == pytest.approx(0.005)       # tiny headroom: a tiny number, not 0.5
 
 
 def _project(root: Path) -> Path:

@@ -235,12 +235,12 @@ def test_leaderboard_passes_over_an_uncalibrated_headline() -> None:
         return Aggregate(metric=m, n=3, value=v, method="bca")
 
     suite = SuiteSummary(name="migration", kind="migration", language="java", description="", n_cases=3,
-                         metrics=["judge_mean", "codebleu_gain"], comparisons=[], broken=[],
-                         systems={"a": {"judge_mean": agg("judge_mean", 4.0), "codebleu_gain": agg("codebleu_gain", 0.1)},
-                                  "b": {"judge_mean": agg("judge_mean", 3.0), "codebleu_gain": agg("codebleu_gain", 0.5)}})
-    info = {m: METRICS[m] for m in ("judge_mean", "codebleu_gain")}
+                         metrics=["judge_mean", "codebleu"], comparisons=[], broken=[],
+                         systems={"a": {"judge_mean": agg("judge_mean", 4.0), "codebleu": agg("codebleu", 0.1)},
+                                  "b": {"judge_mean": agg("judge_mean", 3.0), "codebleu": agg("codebleu", 0.5)}})
+    info = {m: METRICS[m] for m in ("judge_mean", "codebleu")}
     assert suite_leaderboard(suite, [], info).metric == "judge_mean"
     marked = {**info, "judge_mean": info["judge_mean"].model_copy(update={"uncalibrated": "kappa 0.20 vs people"})}
     board = suite_leaderboard(suite, [], marked)
-    assert board.metric == "codebleu_gain" and [e.system for e in board.entries] == ["b", "a"]
+    assert board.metric == "codebleu" and [e.system for e in board.entries] == ["b", "a"]
     assert board.passed_over == {"judge_mean": "kappa 0.20 vs people"}
