@@ -1,21 +1,23 @@
 """Power of the report's paired tests: the smallest difference a comparison of n cases could detect,
-and how many cases would detect a given one.
+and how many cases would detect a given one, at the level the comparison was held to (Holm's, evalkit.stats.
+PairedComparison.alpha_holm; ALPHA when there is no family).
 
-Two approximations, both stated in the result's ``method``:
-
-- binary metrics (exact McNemar in the report): the normal approximation of McNemar's test with the
-  discordant proportion observed (Connor 1987): power = Phi((|d| sqrt(n) - z_a sqrt(p_d)) / sqrt(p_d - d^2)),
-  where d is the difference in rates and p_d the share of cases whose outcome differs;
+- binary metrics (exact McNemar in the report): the exact test's power by enumeration (`mcnemar_exact_power`:
+  the number of discordant pairs, then their split, with the test's own rejection region) with the discordant
+  proportion observed; when no case changed outcome, with every changed case changing the same way (the least
+  discordance a difference implies, stated in the note). The normal approximation (Connor 1987, power =
+  Phi((|d| sqrt(n) - z_a sqrt(p_d)) / sqrt(p_d - d^2))) stays as `mcnemar_power` / `mcnemar_n`, the start of the
+  exact search: at its own MDD the exact test has only 74-79% power;
 - score metrics (Wilcoxon signed-rank in the report): the paired t-test's power (noncentral t, as
   statsmodels' TTestPower) on the SD of the paired differences, with n scaled by the Wilcoxon test's
   asymptotic relative efficiency 3/pi (Lehmann).
 
 Both are floored by what the exact tests can reach at all: two-sided p < alpha needs at least
-``exact_floor(alpha)`` cases changing the same way (6 at alpha 0.05: 2 * 0.5^6 = 0.031), so with
-fewer pairs no difference, however large, can be significant.
+``exact_floor(alpha)`` cases changing the same way (6 at alpha 0.05: 2 * 0.5^6 = 0.031; 9 at 0.05 / 12), so
+with fewer pairs no difference, however large, can be significant.
 
-Like evalkit.stats, this never imports scipy.stats (only scipy.special, and only for score metrics);
-tests/test_power.py checks the figures against statsmodels.
+Like evalkit.stats, this never imports scipy.stats (only numpy and scipy.special, inside the functions);
+tests/test_power.py checks the figures against statsmodels and a brute-force enumeration.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class Detectability(Model):
     n: int
     """Pairs the comparison had."""
     alpha: float = ALPHA
-    """Two-sided significance level of one test (before the Holm correction)."""
+    """Two-sided significance level the figures are sized at: the level Holm held the comparison to."""
     power: float = POWER
     """Probability of detecting a true difference of the size given."""
     method: str
@@ -132,6 +134,99 @@ def mcnemar_mdd(n: float, p_disc: float, alpha: float = ALPHA, power: float = PO
     return d if d <= p_disc + 1e-12 else None
 
 
+# ---- binary: the exact McNemar test the report runs, power by enumeration ---------------------------------
+
+_THRESHOLDS: dict[float, list[int]] = {}
+
+
+def mcnemar_thresholds(n: int, alpha: float = ALPHA) -> list[int]:
+    """For D = 0..n discordant pairs, the largest k with the exact McNemar p (evalkit.stats.mcnemar_exact:
+    min(1, 2 * Binom(D, 1/2).cdf(k))) below alpha, so that the test rejects iff min(b, c) <= k; -1 when no
+    split of D rejects. Non-decreasing in D; kept per alpha for the life of the process."""
+    from scipy.special import bdtr
+
+    ks = _THRESHOLDS.setdefault(alpha, [-1])
+    k = ks[-1]
+    for d in range(len(ks), n + 1):
+        while 2 * (k + 1) < d and 2 * float(bdtr(k + 1, d, 0.5)) < alpha:
+            k += 1
+        ks.append(k)
+    return ks[:n + 1]
+
+
+def mcnemar_exact_power(n: int, p10: float, p01: float, alpha: float = ALPHA) -> float:
+    """Power of the two-sided exact McNemar test at level alpha, by enumeration: n pairs, each discordant
+    baseline-right (probability p10) or system-right (p01). D ~ Binom(n, p10 + p01) discordant pairs; given
+    D, the system-right count c ~ Binom(D, p01 / (p10 + p01)); the test rejects iff min(b, c) <= k_D."""
+    import numpy as np
+    from scipy.special import bdtr, gammaln, xlog1py, xlogy
+
+    pd = p10 + p01
+    if n <= 0 or pd <= 0:
+        return 0.0
+    if not (0 <= p10 and 0 <= p01 and pd <= 1 + 1e-12):
+        raise ValueError(f"need p10, p01 >= 0 and p10 + p01 <= 1, got {p10!r}, {p01!r}")
+    pd = min(pd, 1.0)
+    ks = np.asarray(mcnemar_thresholds(n, alpha), dtype=np.int64)
+    dn = np.arange(n + 1, dtype=np.int64)
+    d = dn.astype(float)
+    log_pmf = gammaln(n + 1) - gammaln(d + 1) - gammaln(n - d + 1) + xlogy(d, pd) + xlog1py(n - d, -pd)
+    q = p01 / pd
+    can = ks >= 0
+    low_tail = np.where(can, bdtr(np.maximum(ks, 0), dn, q), 0.0)  # c <= k
+    high_tail = np.where(can, 1.0 - bdtr(np.maximum(dn - ks - 1, 0), dn, q), 0.0)  # c >= D - k
+    return float(np.clip(np.sum(np.exp(log_pmf) * (low_tail + high_tail)), 0.0, 1.0))
+
+
+def _increasing_root(f, lo: float, hi: float) -> float | None:
+    """Smallest x in (lo, hi] with f(x) >= 0 for a non-decreasing f; None when f(hi) < 0."""
+    if f(hi) < 0:
+        return None
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if f(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-10:
+            break
+    return hi
+
+
+def mcnemar_exact_mdd(n: int, p_disc: float | None, alpha: float = ALPHA, power: float = POWER) -> float | None:
+    """Smallest difference in rates the exact McNemar test detects with ``power`` at n pairs: with the
+    discordant proportion ``p_disc`` when given, else (no case changed outcome) with every changed case
+    changing the same way (discordance = the difference, the least a difference implies); None when no
+    difference the discordance allows reaches that power."""
+    if n <= 0:
+        return None
+    if p_disc:
+        return _increasing_root(lambda d: mcnemar_exact_power(n, (p_disc - d) / 2, (p_disc + d) / 2, alpha) - power,
+                                0.0, p_disc)
+    return _increasing_root(lambda d: mcnemar_exact_power(n, 0.0, d, alpha) - power, 0.0, 1.0)
+
+
+def mcnemar_exact_n(diff: float, p_disc: float, alpha: float = ALPHA, power: float = POWER) -> int:
+    """Pairs for which the exact McNemar test reaches ``power`` for a difference ``diff`` at discordant
+    proportion ``p_disc``: the normal approximation's n as a start, then the exact power searched by bisection
+    (the exact power saw-tooths a little in n: the n found reaches the power, a neighbour may too)."""
+    d = abs(diff)
+    p10, p01 = (p_disc - d) / 2, (p_disc + d) / 2
+    start = max(1, math.ceil(mcnemar_n(d, p_disc, alpha, power)))
+    lo, hi = max(0, start // 2), start
+    while mcnemar_exact_power(hi, p10, p01, alpha) < power:
+        lo, hi = hi, hi * 2
+        if hi > 1_000_000:
+            raise ValueError(f"a difference of {diff!r} needs more than a million pairs")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if mcnemar_exact_power(mid, p10, p01, alpha) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 # ---- scores: paired t (noncentral t), Wilcoxon by its efficiency ----------------------------------------
 
 def ttest_power(effect: float, nobs: float, alpha: float = ALPHA) -> float:
@@ -189,29 +284,29 @@ def ttest_nobs(effect: float, alpha: float = ALPHA, power: float = POWER) -> flo
 def binary_detectability(n: int, b: int, c: int, target: float | None = None,
                          target_source: Literal["observed", "configured"] | None = None,
                          alpha: float = ALPHA, power: float = POWER) -> Detectability:
-    """Detectability of a paired binary comparison with discordant counts b, c out of n pairs."""
+    """Detectability of a paired binary comparison with discordant counts b, c out of n pairs, by the exact
+    McNemar test's power (enumeration) at ``alpha`` (the level Holm held the comparison to)."""
     floor = exact_floor(alpha)
-    method = (f"McNemar normal approximation with the observed discordant proportion, power {power:.0%}, "
-              f"two-sided alpha {alpha}; floored by the exact test ({floor} pairs changing one way)")
+    method = (f"exact McNemar power by enumeration with the observed discordant proportion, power {power:.0%}, "
+              f"two-sided alpha {alpha:.3g}; nothing below the exact test's floor ({floor} pairs changing one way)")
     base = {"kind": "binary", "n": n, "alpha": alpha, "power": power, "method": method, "floor": floor}
     p_disc = (b + c) / n if n else None
     notes = []
     reachable = n >= floor
     mdd = None
     if not reachable:
-        notes.append(f"with {n} pair{'s' if n != 1 else ''} no difference can reach p < {alpha}: the exact test "
+        notes.append(f"with {n} pair{'s' if n != 1 else ''} no difference can reach p < {alpha:.3g}: the exact test "
                      f"needs at least {floor} cases changing the same way")
     elif b + c == 0:
-        mdd = floor / n
-        notes.append(f"no case changed outcome, so there is no discordance to size by: the exact test's floor "
-                     f"({floor} of {n} cases changing the same way) is given")
+        mdd = mcnemar_exact_mdd(n, None, alpha, power)
+        notes.append("no case changed outcome, so there is no discordance to size by: sized as if every case that "
+                     "changed did so the same way (the least discordance a difference implies; with more discordance "
+                     "the minimum detectable difference is larger)")
     else:
-        approx = mcnemar_mdd(n, (b + c) / n, alpha, power)  # = p_disc: b + c > 0 pairs, so n > 0
-        if approx is None:
+        mdd = mcnemar_exact_mdd(n, p_disc, alpha, power)
+        if mdd is None:
             notes.append(f"at the observed discordance ({b + c} of {n} cases changed outcome) no difference "
                          f"reaches {power:.0%} power")
-        else:
-            mdd = max(approx, floor / n)
     n_req = more = None
     t = abs(target) if target else 0.0
     if t > 0:
@@ -222,7 +317,7 @@ def binary_detectability(n: int, b: int, c: int, target: float | None = None,
             pd_used = max(p_disc or 0.0, t)
             if pd_used > (p_disc or 0.0):
                 notes.append(f"sized with the least discordance a difference of {t:.3g} implies ({pd_used:.3g})")
-            n_req = max(math.ceil(mcnemar_n(t, pd_used, alpha, power) - 1e-9), math.ceil(floor / t - 1e-9))
+            n_req = mcnemar_exact_n(t, pd_used, alpha, power)
             more = max(0, n_req - n)
     return Detectability(**base, reachable=reachable, spread=p_disc, mdd=mdd, target=t or None,
                          target_source=target_source if t else None, n_required=n_req, more_cases=more,
@@ -235,7 +330,7 @@ def score_detectability(n: int, sd: float | None, target: float | None = None,
     """Detectability of a paired score comparison with n pairs whose differences have SD ``sd``."""
     floor = exact_floor(alpha)
     method = (f"paired t-test power (noncentral t) on the SD of the paired differences, n scaled by the "
-              f"Wilcoxon test's efficiency 3/pi; power {power:.0%}, two-sided alpha {alpha}; "
+              f"Wilcoxon test's efficiency 3/pi; power {power:.0%}, two-sided alpha {alpha:.3g}; "
               f"floored by the exact signed-rank test ({floor} pairs)")
     base = {"kind": "score", "n": n, "alpha": alpha, "power": power, "method": method, "floor": floor}
     notes = []
@@ -243,7 +338,7 @@ def score_detectability(n: int, sd: float | None, target: float | None = None,
     mdd = None
     usable_sd = sd if sd is not None and math.isfinite(sd) and sd > 0 else None  # the SD a difference is sized by
     if not reachable:
-        notes.append(f"with {n} pair{'s' if n != 1 else ''} no difference can reach p < {alpha}: the exact "
+        notes.append(f"with {n} pair{'s' if n != 1 else ''} no difference can reach p < {alpha:.3g}: the exact "
                      f"signed-rank test needs at least {floor} pairs")
     elif usable_sd is None:
         notes.append("the paired differences do not vary (SD 0): there is no spread to size a difference by")

@@ -373,6 +373,18 @@ def reporter_for(mode: str, jobs: int = 1) -> type:
 
 # ---- the table at the end -------------------------------------------------------------------
 
+def _verdict_words(c: Any) -> str:
+    """The headline comparison's verdict as the pages word it (evalkit.report.verdict)."""
+    from evalkit.report.verdict import untestable_reason, verdict
+
+    v = c.verdict or verdict(c)
+    if v == "not testable":
+        return f"not testable ({untestable_reason(c)})"
+    if v == "no detectable difference" and c.mdd is not None and c.alpha_holm is not None:
+        return f"no detectable difference (MDD {c.mdd:.3g} at α {c.alpha_holm:.3g})"
+    return v
+
+
 def summary_rows(site: Path, release: str) -> list[dict[str, Any]]:
     """One row per suite x system from site/<release>/report.json (empty when there is none)."""
     from evalkit.report.leaderboard import leaderboards
@@ -386,6 +398,7 @@ def summary_rows(site: Path, release: str) -> list[dict[str, Any]]:
         return []
     rows = []
     boards = leaderboards(report)  # the site's headline: the leaderboard's metric, over the same cases
+    baseline_of = {s.name: c.baseline for s in report.suites for c in s.comparisons}
     for suite in report.suites:
         board = boards[suite.name]
         headline = board.metric
@@ -397,6 +410,7 @@ def summary_rows(site: Path, release: str) -> list[dict[str, Any]]:
             tokens = aggs.get("tokens")
             cost = aggs.get("cost_usd")
             value = "–"
+            comp = next((c for c in suite.comparisons if c.system == system and c.metric == headline), None)
             if h is not None and h.value is not None:
                 value = fmt_value(h.value, headline)
                 if h.low is not None and h.high is not None:
@@ -410,7 +424,9 @@ def summary_rows(site: Path, release: str) -> list[dict[str, Any]]:
                 "cost_usd": cost.value if cost is not None else None,
                 "metric": (report.metric_info[headline].display if headline in report.metric_info else headline)
                 if headline else None,
-                "value": value, "page": os.path.relpath(page)})
+                "value": value, "page": os.path.relpath(page),
+                "verdict": "baseline" if comp is None and system == baseline_of.get(suite.name) else
+                           "–" if comp is None else _verdict_words(comp)})
     return rows
 
 
@@ -428,13 +444,13 @@ def print_summary(site: Path, release: str, console: Any = None) -> bool:
     table = Table(title=f"release {release}", title_justify="left")
     for name, justify in (("suite", "left"), ("system", "left"), ("cases", "right"), ("attempted", "right"),
                           ("graded", "right"), ("tokens", "right"), ("cost", "right"), ("headline (95% CI)", "left"),
-                          ("page", "left")):
+                          ("vs baseline", "left"), ("page", "left")):
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for r in rows:
         table.add_row(r["suite"], r["system"], str(r["cases"]), "–" if r["attempted"] is None else str(r["attempted"]),
                       "–" if r["graded"] is None else str(r["graded"]),
                       "–" if r["tokens"] is None else f"{r['tokens']:,}",
                       "–" if r["cost_usd"] is None else _money(r["cost_usd"]),
-                      f"{r['metric']} {r['value']}" if r["metric"] else "–", r["page"])
+                      f"{r['metric']} {r['value']}" if r["metric"] else "–", r["verdict"], r["page"])
     console.print(table)
     return True

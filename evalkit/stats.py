@@ -30,6 +30,11 @@ if TYPE_CHECKING:
 ALPHA = 0.05
 """Family-wise significance level applied to Holm-adjusted p-values."""
 
+Verdict = Literal["better", "worse", "no detectable difference", "not testable"]
+"""What a paired comparison says, in the one vocabulary of tables, decision summary, console and report.json:
+significantly better or worse after Holm; testable but not significant; or no outcome of these pairs could
+have been significant (too few changed cases or nonzero differences, or no test at all)."""
+
 MeanMethod = Literal["bca", "degenerate: all values equal", "n<3: no interval", "percentile (bca failed)"]
 
 
@@ -132,6 +137,21 @@ class PairedComparison(Model):
     """Number of comparisons (with a p-value) Holm adjusted over together; None before apply_holm."""
     sd_difference: float | None = None
     """Sample SD (n - 1) of the per-pair differences, for power (evalkit.power); None with fewer than 2 pairs."""
+    p_min: float | None = None
+    """The smallest p-value the test can give on these pairs (every changed case, or every nonzero difference,
+    going the same way, with the magnitudes observed); None when there is no test."""
+    alpha_holm: float | None = None
+    """The level Holm held this comparison to: ALPHA / (m - j) at its rank j (0-based) among the family's m
+    p-values; None without a p-value or before apply_holm."""
+    testable: bool | None = None
+    """Whether any outcome of these pairs could have been significant after Holm in this family (p_min in
+    place of p_value); False when there is no test; None before apply_holm."""
+    verdict: Verdict | None = None
+    """better / worse / no detectable difference / not testable (evalkit.report.verdict); None until the report
+    layer sets it."""
+    mdd: float | None = None
+    """No detectable difference only: the minimum detectable difference (80% power) at alpha_holm, in the
+    metric's units; None otherwise or when none can be given."""
 
 
 def wilson_interval(k: int, n: int, confidence: float = 0.95) -> tuple[float, float] | None:
@@ -499,6 +519,7 @@ def compare_binary(
         p_value=mcnemar_exact(b, c) if n else None,
         discordant=(b, c),
         sd_difference=_sd(diffs),
+        p_min=mcnemar_exact(b + c, 0) if n else None,
     )
 
 
@@ -511,6 +532,8 @@ def compare_scores(
     seed: int = 0,
 ) -> PairedComparison:
     """Paired comparison of continuous scores with the Wilcoxon signed-rank test (Pratt zeros)."""
+    import numpy as np
+
     _check_pairs(base, other, metric)
     x = _finite_array(base, f"{metric} baseline")
     y = _finite_array(other, f"{metric} system")
@@ -527,14 +550,42 @@ def compare_scores(
         test="wilcoxon-pratt",
         p_value=wilcoxon_pratt(x, y),
         sd_difference=_sd((y - x).tolist()),
+        p_min=wilcoxon_pratt(np.abs(y - x), np.zeros(n)),
     )
 
 
+def holm_levels(pvalues: Sequence[float | None], alpha: float = ALPHA) -> list[float | None]:
+    """The level Holm's step-down holds each p-value to: alpha / (m - j) at its rank j (0-based, ties in
+    input order, as `holm`) among the m non-None p-values; None entries pass through."""
+    order = sorted((p, i) for i, p in enumerate(pvalues) if p is not None)
+    m = len(order)
+    out: list[float | None] = [None] * len(pvalues)
+    for j, (_, i) in enumerate(order):
+        out[i] = alpha / (m - j)
+    return out
+
+
+def could_reject(pvalues: Sequence[float | None], i: int, p_min: float | None, alpha: float = ALPHA) -> bool:
+    """Whether comparison ``i`` of the family could have been significant after Holm had its test given
+    ``p_min`` (the smallest p-value its pairs allow) instead of its p-value, the others unchanged."""
+    p = pvalues[i]
+    if p is None or p_min is None:
+        return False
+    trial = list(pvalues)
+    trial[i] = min(p_min, p)
+    adjusted = holm(trial)[i]
+    return adjusted is not None and adjusted < alpha
+
+
 def apply_holm(comparisons: list[PairedComparison]) -> list[PairedComparison]:
-    """Copies of ``comparisons`` with p_holm and significant filled in, Holm over this family."""
-    adjusted = holm([c.p_value for c in comparisons])
+    """Copies of ``comparisons`` with p_holm, significant, holm_family, alpha_holm and testable filled in,
+    Holm over this family."""
+    pvalues = [c.p_value for c in comparisons]
+    adjusted = holm(pvalues)
+    levels = holm_levels(pvalues)
     family = sum(1 for c in comparisons if c.p_value is not None)
     return [
-        c.model_copy(update={"p_holm": p, "significant": None if p is None else p < ALPHA, "holm_family": family})
-        for c, p in zip(comparisons, adjusted)
+        c.model_copy(update={"p_holm": p, "significant": None if p is None else p < ALPHA, "holm_family": family,
+                             "alpha_holm": level, "testable": could_reject(pvalues, i, c.p_min)})
+        for i, (c, p, level) in enumerate(zip(comparisons, adjusted, levels))
     ]

@@ -10,8 +10,9 @@ import pytest
 from scipy import stats
 from statsmodels.stats.power import NormalIndPower, TTestPower
 
-from evalkit.power import (WILCOXON_ARE, binary_detectability, exact_floor, mcnemar_mdd, mcnemar_n, mcnemar_power,
-                           score_detectability, ttest_effect, ttest_nobs, ttest_power)
+from evalkit.power import (WILCOXON_ARE, binary_detectability, exact_floor, mcnemar_exact_mdd, mcnemar_exact_power,
+                           mcnemar_mdd, mcnemar_n, mcnemar_power, mcnemar_thresholds, score_detectability, ttest_effect,
+                           ttest_nobs, ttest_power)
 from evalkit.stats import mcnemar_exact, wilcoxon_pratt
 
 TT = TTestPower()
@@ -115,14 +116,65 @@ def test_exact_floor_is_where_the_exact_tests_can_first_reject() -> None:
     assert exact_floor(0.01) == 8
 
 
+def brute_force_exact_power(n: int, p10: float, p01: float, alpha: float) -> float:
+    """Every (b, c, rest) of the multinomial, statsmodels' exact McNemar p-value on each."""
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    total = 0.0
+    for b in range(n + 1):
+        for c in range(n + 1 - b):
+            prob = (math.factorial(n) / (math.factorial(b) * math.factorial(c) * math.factorial(n - b - c))
+                    * p10**b * p01**c * (1 - p10 - p01) ** (n - b - c))
+            if mcnemar([[0, b], [c, 0]], exact=True).pvalue < alpha:
+                total += prob
+    return total
+
+
+@pytest.mark.parametrize("n, p10, p01, alpha", [(6, 0.0, 0.5, 0.05), (12, 0.1, 0.3, 0.05), (20, 0.05, 0.35, 0.05 / 4),
+                                                (25, 0.2, 0.2, 0.05), (18, 0.0, 0.6, 0.01), (3, 0.1, 0.9, 0.05)])
+def test_exact_mcnemar_power_is_the_enumeration(n: int, p10: float, p01: float, alpha: float) -> None:
+    assert mcnemar_exact_power(n, p10, p01, alpha) == pytest.approx(brute_force_exact_power(n, p10, p01, alpha),
+                                                                    rel=1e-9, abs=1e-12)
+
+
+def test_thresholds_are_where_the_exact_p_first_drops_below_alpha() -> None:
+    for alpha in (0.05, 0.05 / 3, 0.01):
+        for d, k in enumerate(mcnemar_thresholds(60, alpha)):
+            if k >= 0:
+                assert mcnemar_exact(k, d - k) < alpha
+            assert mcnemar_exact(k + 1, d - k - 1) >= alpha or k + 1 > d - k - 1
+
+
+def test_normal_approximation_falls_short_of_exact_power() -> None:
+    """The issue's finding: the old MDD (normal approximation at 0.05) has 74-79% exact power, far less at the
+    Holm level of a family of 12; the exact MDD has 80% at the level it is sized for."""
+    for n, pd in ((100, 0.3), (60, 0.4), (200, 0.2)):
+        approx = mcnemar_mdd(n, pd)
+        assert approx is not None
+        assert 0.70 < mcnemar_exact_power(n, (pd - approx) / 2, (pd + approx) / 2) < 0.8
+        assert mcnemar_exact_power(n, (pd - approx) / 2, (pd + approx) / 2, 0.05 / 12) < 0.5
+        for alpha in (0.05, 0.05 / 12):
+            exact = mcnemar_exact_mdd(n, pd, alpha)
+            assert exact is not None and exact > approx
+            assert mcnemar_exact_power(n, (pd - exact) / 2, (pd + exact) / 2, alpha) == pytest.approx(0.8, abs=1e-6)
+
+
 def test_binary_detectability() -> None:
     tiny = binary_detectability(3, 0, 3, 1.0, "observed")
     assert not tiny.reachable and tiny.mdd is None and "3 pairs" in tiny.note
     assert tiny.n_required is not None and tiny.n_required >= 6  # even an all-way change needs the floor
+    # no case changed: not the floor 6/40 labelled "80% power", but the difference an all-one-way change
+    # detects with 80% exact power
     none_changed = binary_detectability(40, 0, 0)
-    assert none_changed.mdd == pytest.approx(6 / 40) and "no case changed" in none_changed.note.lower()
+    assert none_changed.mdd is not None and none_changed.mdd > 6 / 40 and "no case changed" in none_changed.note.lower()
+    assert mcnemar_exact_power(40, 0.0, none_changed.mdd) == pytest.approx(0.8, abs=1e-6)
     d = binary_detectability(100, 12, 18, 0.06, "observed")
     assert d.spread == pytest.approx(0.3)
-    assert d.mdd == pytest.approx(mcnemar_mdd(100, 0.3))
-    assert d.n_required == math.ceil(mcnemar_n(0.06, 0.3)) and d.more_cases == d.n_required - 100
-    assert connor(0.06, d.n_required, 0.3) >= 0.8 > connor(0.06, d.n_required - 1, 0.3)
+    assert d.mdd == pytest.approx(mcnemar_exact_mdd(100, 0.3))
+    p10, p01 = (0.3 - 0.06) / 2, (0.3 + 0.06) / 2
+    assert d.n_required is not None and d.more_cases == d.n_required - 100
+    assert mcnemar_exact_power(d.n_required, p10, p01) >= 0.8 > mcnemar_exact_power(d.n_required - 1, p10, p01)
+    # at the Holm level of a family of 12: a larger minimum detectable difference, more cases
+    holm = binary_detectability(100, 12, 18, 0.06, "observed", alpha=0.05 / 12)
+    assert holm.mdd is not None and d.mdd is not None and holm.mdd > d.mdd and holm.floor == exact_floor(0.05 / 12) == 9
+    assert holm.n_required is not None and holm.n_required > d.n_required

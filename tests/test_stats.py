@@ -396,3 +396,53 @@ def test_normal_cdf_and_quantile_equal_scipy_special():
         assert _ndtri(float(p)) == pytest.approx(float(ndtri(p)), rel=5e-15, abs=1e-300), p
     assert (_ndtri(0.0), _ndtri(1.0)) == (-math.inf, math.inf)
     assert math.isnan(_ndtri(1.5)) and math.isnan(_ndtri(-0.1)) and math.isnan(_ndtri(math.nan))
+
+
+def test_p_min_is_the_most_extreme_outcome_of_the_pairs():
+    """p_min: McNemar with every changed case one way (statsmodels), Wilcoxon with every sign positive (scipy)."""
+    from scipy.stats import wilcoxon
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(2, 40))
+        base = rng.random(n) < 0.5
+        other = rng.random(n) < 0.6
+        c = compare_binary("resolved", "a", "b", base.tolist(), other.tolist())
+        k = sum(c.discordant)
+        assert c.p_min == pytest.approx(mcnemar([[0, k], [0, 0]], exact=True).pvalue if k else 1.0, rel=1e-12)
+        assert c.p_min <= c.p_value
+        x = np.round(rng.normal(size=n), 1)
+        y = np.where(rng.random(n) < 0.3, x, np.round(x + rng.normal(size=n), 1))
+        s = compare_scores("codebleu", "a", "b", x.tolist(), y.tolist())
+        d = np.abs(y - x)
+        expected = 1.0 if np.all(d == 0) else wilcoxon(d, zero_method="pratt").pvalue
+        assert s.p_min == pytest.approx(expected, rel=1e-9, abs=1e-15) and s.p_min <= s.p_value + 1e-15
+
+
+def test_testable_is_whether_p_min_could_survive_holm():
+    """Brute force: testable iff Holm (statsmodels) of the family with this p-value replaced by p_min rejects;
+    alpha_holm is alpha / (m - rank)."""
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        m = int(rng.integers(1, 8))
+        comps = []
+        for _ in range(m):
+            n = int(rng.integers(1, 14))
+            base = (rng.random(n) < 0.4).tolist()
+            other = (rng.random(n) < 0.7).tolist()
+            comps.append(compare_binary("resolved", "a", "b", base, other))
+        out = apply_holm(comps)
+        ps = [c.p_value for c in comps]
+        order = sorted(range(m), key=lambda i: (ps[i], i))
+        for i, c in enumerate(out):
+            trial = [min(c.p_min, p) if j == i else p for j, p in enumerate(ps)]
+            reject = multipletests(trial, alpha=0.05, method="holm")[0][i]
+            assert c.testable == bool(reject)
+            assert c.alpha_holm == pytest.approx(0.05 / (m - order.index(i)))
+            if c.significant:
+                assert c.testable
+
+
+def test_no_test_is_not_testable():
+    out = apply_holm([compare_scores("codebleu", "a", "b", [0.1], [0.9])])
+    assert out[0].p_value is None and out[0].testable is False and out[0].alpha_holm is None

@@ -1,4 +1,4 @@
-"""Paired comparisons of each system against the baseline, Holm-adjusted per system."""
+"""Paired comparisons of each system against the baseline, Holm-adjusted per system, each with its verdict."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from evalkit.artifacts import ScoresArtifact
 from evalkit.config import Config
 from evalkit.metrics.registry import METRICS
 from evalkit.report.stats_cache import StatsCache, cached_call
-from evalkit.stats import PairedComparison, apply_holm, compare_binary, compare_scores
+from evalkit.report.verdict import settle
+from evalkit.stats import PairedComparison, compare_binary, compare_scores
 
 
 def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], ScoresArtifact], systems: list[str],
@@ -53,5 +54,5 @@ def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], S
             else:
                 group.append(cached_call(cache, PairedComparison, compare_scores, name, baseline, system, base_vals,
                                          other_vals, seed=cfg.report.seed))
-        out.extend(apply_holm(group))
+        out.extend(settle(group, lambda *a, **k: cached_call(cache, *a, **k)))
     return out

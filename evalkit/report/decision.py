@@ -1,15 +1,18 @@
 """The decision summary at the top of a release page: per suite and headline metric, each system
-better / worse / inconclusive against the baseline and against the previous release, with the
-power figures that say what an inconclusive comparison could have detected."""
+better / worse / no detectable difference / not testable (evalkit.report.verdict) against the baseline and
+against the previous release, with the power figures, at the level Holm held each comparison to, that say
+what a comparison that found nothing could have detected."""
 
 from __future__ import annotations
 
 from typing import Any, Callable, Literal
 
 from evalkit.metrics.registry import METRICS, MetricInfo
-from evalkit.power import Detectability, binary_detectability, score_detectability
+from evalkit.power import Detectability
 from evalkit.report.models import CaseRow, Decision, DecisionSummary, Report, SuiteSummary
-from evalkit.stats import ALPHA, PairedComparison, apply_holm, compare_binary, compare_scores
+from evalkit.report.verdict import detectability as at_level
+from evalkit.report.verdict import settle, verdict
+from evalkit.stats import ALPHA, PairedComparison, compare_binary, compare_scores
 
 Call = Callable[..., Any]
 """summarize's cached call: call(model, fn, *args, **kwargs)."""
@@ -21,34 +24,23 @@ def decision_metric(info: MetricInfo | None) -> bool:
             and info.name != "wall_s")
 
 
-def verdict(c: PairedComparison) -> Literal["better", "worse", "inconclusive"]:
-    """better / worse when significant after Holm (in the metric's direction), else inconclusive."""
-    info = METRICS.get(c.metric)
-    d = c.difference.value
-    if not c.significant or info is None or info.higher_is_better is None or not d:
-        return "inconclusive"
-    return "better" if (d > 0) == info.higher_is_better else "worse"
-
-
 def detectability(call: Call, c: PairedComparison, detect_difference: float | None) -> Detectability:
-    """Power figures of one inconclusive comparison (sized for the configured or the observed difference)."""
+    """Power figures of a comparison that found nothing, at the level Holm held it to (sized for the
+    configured or the observed difference)."""
     if detect_difference:
         target, source = float(detect_difference), "configured"
     else:
         d = c.difference.value
         target, source = (abs(d), "observed") if d else (None, None)
-    if c.kind == "binary":
-        b, k = c.discordant or (0, 0)
-        return call(Detectability, binary_detectability, c.n_pairs, b, k, target, source)
-    return call(Detectability, score_detectability, c.n_pairs, c.sd_difference, target, source)
+    return at_level(call, c, target, source)
 
 
 def _decide(call: Call, suite: str, against: Literal["baseline", "previous"], reference: str, c: PairedComparison,
             detect_difference: float | None) -> Decision:
-    v = verdict(c)
+    v = c.verdict or verdict(c)
     return Decision(suite=suite, system=c.system, against=against, reference=reference, metric=c.metric, verdict=v,
-                    comparison=c, detectability=detectability(call, c, detect_difference) if v == "inconclusive" else None,
-                    identical=identical(c))
+                    comparison=c, identical=identical(c),
+                    detectability=None if v in ("better", "worse") else detectability(call, c, detect_difference))
 
 
 def identical(c: PairedComparison) -> bool:
@@ -86,7 +78,7 @@ def against_previous(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev:
                                   [v >= 0.5 for v in old_v], [v >= 0.5 for v in new_v], seed=seed))
             else:
                 group.append(call(PairedComparison, compare_scores, name, prev.release, system, old_v, new_v, seed=seed))
-        out.extend(apply_holm(group))
+        out.extend(settle(group, call))
     return out
 
 

@@ -12,7 +12,7 @@ from evalkit.models import Model
 from evalkit.report.criteria import CriterionRate
 from evalkit.isolation import IsolationDecision
 from evalkit.power import Detectability
-from evalkit.stats import PairedComparison
+from evalkit.stats import PairedComparison, Verdict
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -197,7 +197,8 @@ class ScenarioGroup(Model):
 
 
 class Decision(Model):
-    """One headline metric of one system in one suite against a reference: better, worse or inconclusive."""
+    """One headline metric of one system in one suite against a reference: better, worse, no detectable
+    difference or not testable (evalkit.report.verdict)."""
 
     suite: str
     """Suite name."""
@@ -209,12 +210,14 @@ class Decision(Model):
     """The baseline system's name, or the previous release's label."""
     metric: str
     """Headline metric (evalkit.metrics.registry)."""
-    verdict: Literal["better", "worse", "inconclusive"]
-    """Significant after Holm in the metric's direction, or not (inconclusive)."""
+    verdict: Verdict
+    """Significant after Holm in the metric's direction (better / worse); testable but not significant (no
+    detectable difference); or no outcome of these pairs could have been significant (not testable)."""
     comparison: PairedComparison
     """The paired comparison: difference with its interval, p and Holm-adjusted p."""
     detectability: Detectability | None = None
-    """Inconclusive only: the minimum detectable difference at this n and the cases a difference needs."""
+    """Not better or worse only: the minimum detectable difference at this n and the level Holm held the
+    comparison to, and the cases a difference needs."""
     identical: bool = False
     """Every paired case has the same value on both sides: nothing to test (the page lists these in one line)."""
 
@@ -275,7 +278,8 @@ class Report(Model):
     inputs_digest: str = ""
     """Digest of every artifact the report was computed from (changes whenever any of them does)."""
     decision: DecisionSummary = DecisionSummary()
-    """Better / worse / inconclusive per suite and headline metric, with power for the inconclusive ones."""
+    """Better / worse / no detectable difference / not testable per suite and headline metric, with power for
+    the ones neither better nor worse."""
     judge_audit: JudgeAudit | None = None
     """The judge's consistency audit (judge.audit: repeats' spread, pairwise order flips); None when not configured."""
     calibration: CalibrationSummary | None = None

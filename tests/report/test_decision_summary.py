@@ -1,5 +1,6 @@
-"""The release page's decision summary: better / worse / inconclusive per suite and headline metric,
-against the baseline and the previous release, with the minimum detectable difference when inconclusive.
+"""The release page's decision summary: better / worse / no detectable difference / not testable per suite and
+headline metric, against the baseline and the previous release, with the minimum detectable difference (at the
+level Holm held each comparison to) when neither better nor worse.
 
 A real project (recorded systems, `evalkit run` twice) whose outcomes are designed case by case; the
 page is parsed as HTML and its rows compared with what the recorded outputs imply.
@@ -187,16 +188,22 @@ def test_verdicts_against_the_baseline(site: Path) -> None:
     assert shown == ("< 0.001" if comp["p_holm"] < 0.001 else f"{comp['p_holm']:.3f}")
 
 
-def test_inconclusive_shows_the_minimum_detectable_difference(site: Path) -> None:
+def test_no_detectable_difference_shows_the_minimum_detectable_difference(site: Path) -> None:
     rows = parse(site / "r2" / "index.html").rows
     mixed = find(rows, "mig", "mixed", "baseline", "assertion_score")
-    assert mixed["verdict"] == "inconclusive" and "inconclusive" in mixed["cells"][3]
+    assert mixed["verdict"] == "no detectable difference" and "no detectable difference" in mixed["cells"][3]
     text = mixed["cells"][6]
+    report = json.loads((site / "r2" / "report.json").read_text(encoding="utf-8"))
+    comp = next(c for s in report["suites"] if s["name"] == "mig" for c in s["comparisons"]
+                if c["system"] == "mixed" and c["metric"] == "assertion_score")
+    # sized at the level Holm held it to, not at 0.05 before Holm
+    assert comp["holm_family"] > 1 and comp["alpha_holm"] < 0.05 and comp["testable"]
     # 6 cases gained 1 and 6 lost 1, 12 unchanged: the SD of the differences is sqrt(12/23)
-    expected = score_detectability(N_BIG, (12 / 23) ** 0.5)
+    expected = score_detectability(N_BIG, (12 / 23) ** 0.5, alpha=comp["alpha_holm"])
     assert expected.reachable and expected.mdd is not None
+    assert expected.mdd > score_detectability(N_BIG, (12 / 23) ** 0.5).mdd  # a stricter level: a larger MDD
     assert f"Minimum detectable difference ±{expected.mdd:.3f}" in text, text
-    assert "80% power, 24 cases" in text
+    assert f"80% power at α {comp['alpha_holm']:.3g}, 24 cases" in text
     # observed difference 0: nothing to size "more cases" for (report.detect_difference not set)
     assert "more cases" not in text
 
@@ -215,20 +222,23 @@ def test_previous_release(site: Path) -> None:
 def test_three_cases_cannot_detect_anything(site: Path) -> None:
     rows = parse(site / "r2" / "index.html").rows
     tiny = [r for r in rows if r["suite"] == "tiny"]
-    assert tiny and all(r["verdict"] == "inconclusive" for r in tiny)
+    assert tiny and all(r["verdict"] == "not testable" for r in tiny)
     up = find(rows, "tiny", "up", "baseline", "assertion_score")
     # base holds the marker in cases 0 and 2: up gains case 1 only
+    assert "not testable" in up["cells"][3] and "too few nonzero differences" in up["cells"][3]
     text = up["cells"][6]
-    assert text.startswith("Nothing detectable with 3 cases (p < 0.05 needs at least 6)")
+    assert text.startswith("Nothing detectable with 3 cases (p < 0.0")
     # and the suite says it once, in words, above its table
     page = parse(site / "r2" / "index.html")
     assert page.power_notes.get("tiny", "").startswith(
-        f"No realistic difference could have been detected in {len(tiny) + len(tiny_same(page))} of these comparisons: "
-        "with 3 cases no difference, however large, reaches p < 0.05 (the exact test needs at least 6 cases "
-        "changing the same way)")
+        f"Not testable: in {len(tiny)} of these comparisons no outcome of the cases compared could have been "
+        "significant after Holm's correction")
     assert "mig" not in page.power_notes  # 24 cases: every comparison could detect something
     # the observed +0.333 would take more cases: the page says how many, and it is more than 3
-    expected = score_detectability(N_TINY, up_sd(), 1 / 3, "observed")
+    report = json.loads((site / "r2" / "report.json").read_text(encoding="utf-8"))
+    comp = next(c for s in report["suites"] if s["name"] == "tiny" for c in s["comparisons"]
+                if c["system"] == "up" and c["metric"] == "assertion_score")
+    expected = score_detectability(N_TINY, up_sd(), 1 / 3, "observed", alpha=comp["alpha_holm"])
     assert expected.n_required is not None and expected.n_required > N_TINY
     assert f"About {expected.n_required - N_TINY} more cases ({expected.n_required} in all) would detect" in text
 
@@ -247,9 +257,13 @@ def test_report_json_carries_the_decisions(site: Path) -> None:
     report = json.loads((site / "r2" / "report.json").read_text(encoding="utf-8"))
     dec = report["decision"]
     assert dec["previous_release"] == "r1"
-    inconclusive = [d for d in dec["decisions"] if d["verdict"] == "inconclusive"]
-    assert inconclusive and all(d["detectability"] is not None for d in inconclusive)
-    assert all(d["detectability"] is None for d in dec["decisions"] if d["verdict"] != "inconclusive")
+    undecided = [d for d in dec["decisions"] if d["verdict"] in ("no detectable difference", "not testable")]
+    assert undecided and all(d["detectability"] is not None for d in undecided)
+    assert all(d["detectability"] is None for d in dec["decisions"] if d["verdict"] in ("better", "worse"))
+    assert {d["verdict"] for d in dec["decisions"]} == {"better", "no detectable difference", "not testable"}
+    # the decision's verdict is the one the comparison carries in the suite's table
+    for d in dec["decisions"]:
+        assert d["verdict"] == d["comparison"]["verdict"]
     page = parse(site / "r2" / "index.html")
     assert [(r["suite"], r["system"], r["against"], r["metric"], r["verdict"]) for r in page.rows] == [
         (d["suite"], d["system"], d["against"], d["metric"], d["verdict"]) for d in dec["decisions"] if not d["identical"]]
@@ -259,7 +273,7 @@ def test_report_json_carries_the_decisions(site: Path) -> None:
     for d in dec["decisions"]:
         c = d["comparison"]
         if d["identical"]:
-            assert c["difference"]["value"] == 0 and (c["discordant"] in ([0, 0], None)) and d["verdict"] == "inconclusive"
+            assert c["difference"]["value"] == 0 and (c["discordant"] in ([0, 0], None)) and d["verdict"] == "not testable"
 
 
 def test_configured_difference_is_what_cases_needed_are_sized_for() -> None:

@@ -1,35 +1,114 @@
-"""A paired difference whose interval excludes 0 but does not survive Holm says so, with the family size."""
+"""Say only what was tested: each comparison is better / worse / no detectable difference (with the minimum
+detectable difference at the level Holm held it to) / not testable (and why), in the comparison tables, and
+never "no significant difference"."""
 
 from __future__ import annotations
 
+import html as html_lib
+import re
+
 from evalkit.metrics.registry import METRICS
 from evalkit.report.render import environment, judgement
-from evalkit.stats import apply_holm, compare_scores
+from evalkit.report.verdict import settle, untestable_reason, verdict
+from evalkit.stats import ALPHA, PairedComparison, compare_binary, compare_scores
 
 TEMPLATE = '{% from "macros.html.j2" import comparison_table with context %}{{ comparison_table(comps, "cap") }}'
 
 
 def render(comps: list) -> str:
     report = {"metric_info": METRICS}
-    return environment().from_string(TEMPLATE).render(comps=comps, report=report, judgement=judgement)
+    html = environment().from_string(TEMPLATE).render(comps=comps, report=report, judgement=judgement)
+    assert "no significant difference" not in html and "significant difference" not in html
+    return html
 
 
-def test_nominal_difference_not_significant_after_holm() -> None:
-    base = [0.50, 0.52, 0.40, 0.61, 0.45, 0.58, 0.47, 0.53]
-    better = [b + d for b, d in zip(base, [0.10, 0.12, 0.08, 0.15, 0.09, 0.11, 0.13, 0.07])]
-    nominal = compare_scores("codebleu", "base", "sys", base, better)
-    assert nominal.p_value is not None and nominal.p_value < 0.05 and nominal.difference.low > 0
-    # eleven more metrics where nothing differs (p = 1): Holm over 12 comparisons
+def cells(html: str) -> list[str]:
+    """The text of each row's verdict cell."""
+    return [" ".join(html_lib.unescape(re.sub(r"<[^>]+>", " ", m)).split())
+            for m in re.findall(r'<td class="verdict">(.*?)</td></tr>', html, re.S)]
+
+
+BASE = [0.50, 0.52, 0.40, 0.61, 0.45, 0.58, 0.47, 0.53]
+UP = [0.10, 0.12, 0.08, 0.15, 0.09, 0.11, 0.13, 0.07]
+
+
+def twelve(first: PairedComparison, n: int) -> list[PairedComparison]:
+    """``first`` and eleven metrics on n pairs where nothing differs much: a Holm family of 12."""
+    base = [0.4 + 0.01 * i for i in range(n)]
     jitter = [b + (0.01 if i % 2 else -0.01) for i, b in enumerate(base)]
-    same = [compare_scores("assertion_score", "base", "sys", base, jitter) for _ in range(11)]
-    family = apply_holm([nominal, *same])
-    assert family[0].holm_family == 12 and family[0].p_holm >= 0.05 and family[0].significant is False
-    html = render(family)
-    assert "nominal difference, not significant after Holm correction over 12 comparisons" in html
-    # the metrics whose interval straddles 0 keep the plain wording
-    assert html.count("no significant difference") == sum(
-        1 for c in family[1:] if not (c.difference.low > 0 or c.difference.high < 0))
-    # alone (a family of one), the same difference is significant and shown as better
-    alone = apply_holm([nominal])
-    assert alone[0].significant and alone[0].holm_family == 1
-    assert "▲ better" in render(alone) and "nominal difference" not in render(alone)
+    return [first, *(compare_scores("assertion_score", "base", "sys", base, jitter) for _ in range(11))]
+
+
+def test_better_alone() -> None:
+    nominal = compare_scores("codebleu", "base", "sys", BASE, [b + d for b, d in zip(BASE, UP)])
+    (c,) = settle([nominal])
+    assert c.significant and c.holm_family == 1 and c.alpha_holm == ALPHA and c.testable
+    assert c.verdict == "better" and c.mdd is None
+    assert cells(render([c])) == ["▲ better"]
+
+
+def test_worse_alone() -> None:
+    c = settle([compare_binary("resolved", "base", "sys", [True] * 10, [False] * 10)])[0]
+    assert c.verdict == "worse" and cells(render([c])) == ["▼ worse"]
+
+
+def test_eight_pairs_in_a_family_of_twelve_are_not_testable() -> None:
+    """8 pairs all up: p = 2 / 2^8 = 0.0078 is the smallest possible; times 12 it cannot reach 0.05."""
+    nominal = compare_scores("codebleu", "base", "sys", BASE, [b + d for b, d in zip(BASE, UP)])
+    assert nominal.p_value is not None and nominal.p_value < ALPHA and nominal.p_min == nominal.p_value
+    family = settle(twelve(nominal, 8))
+    c = family[0]
+    assert c.holm_family == 12 and c.p_holm is not None and c.p_holm >= ALPHA and c.testable is False
+    assert c.verdict == "not testable" and verdict(c) == "not testable" and c.mdd is None
+    text = cells(render(family))[0]
+    assert text == ("not testable: too few nonzero differences: the smallest p these pairs allow is 0.00781, "
+                    "which cannot reach p < 0.05 after Holm over 12 comparisons"), text
+
+
+def test_nominal_difference_that_could_have_survived_holm() -> None:
+    """20 pairs could reach p < 0.05 / 12, 15 up and 5 down (p ≈ 0.008) do not: no detectable difference, with
+    the minimum detectable difference at the Holm level and the nominal note."""
+    base = [0.4 + 0.013 * i for i in range(20)]
+    d = [0.05 + 0.003 * i for i in range(15)] + [-0.06, -0.07, -0.065, -0.052, -0.055]
+    nominal = compare_scores("codebleu", "base", "sys", base, [b + x for b, x in zip(base, d)])
+    assert nominal.p_value is not None and nominal.p_value < ALPHA and nominal.difference.low is not None
+    assert nominal.difference.low > 0
+    family = settle(twelve(nominal, 20))
+    c = family[0]
+    assert c.testable and not c.significant and c.verdict == "no detectable difference"
+    assert c.alpha_holm == ALPHA / 12 and c.mdd is not None and c.mdd > 0
+    text = cells(render(family))[0]
+    assert text.startswith(f"no detectable difference (smallest detectable ±{c.mdd:.3f} at 80% power, α 0.00417)"), text
+    assert text.endswith("nominal difference, not significant after Holm correction over 12 comparisons"), text
+
+
+def test_no_test_with_one_pair() -> None:
+    (c,) = settle([compare_scores("codebleu", "base", "sys", [0.3], [0.9])])
+    assert c.p_value is None and c.testable is False and c.verdict == "not testable"
+    assert cells(render([c])) == ["not testable: no test with 1 pair"]
+
+
+def test_too_few_cases_changed_outcome() -> None:
+    """30 pairs, 3 changed (all one way): p_min = 0.25, nothing could be significant."""
+    base = [True] * 15 + [False] * 15
+    other = [True] * 15 + [True] * 3 + [False] * 12
+    (c,) = settle([compare_binary("resolved", "base", "sys", base, other)])
+    assert c.discordant == (0, 3) and c.p_min == 0.25 and c.verdict == "not testable"
+    assert cells(render([c])) == ["not testable: only 3 cases changed outcome: the smallest p these pairs allow "
+                                  "is 0.25, which cannot reach p < 0.05 after Holm over 1 comparison"]
+
+
+def test_no_case_changed_outcome() -> None:
+    (c,) = settle([compare_binary("resolved", "base", "sys", [True, False] * 11, [True, False] * 11)])
+    assert c.p_value == 1.0 and c.p_min == 1.0 and c.verdict == "not testable"
+    assert untestable_reason(c) == "no case changed outcome: no outcome of these pairs could be significant"
+    assert cells(render([c])) == ["not testable: no case changed outcome: no outcome of these pairs could be significant"]
+
+
+def test_enough_changes_but_balanced_is_no_detectable_difference() -> None:
+    """10 changed, 5 each way: p_min = 2 / 2^10 < 0.05, p = 1: no detectable difference with its MDD."""
+    base = [True] * 5 + [False] * 5 + [True] * 10
+    other = [False] * 5 + [True] * 5 + [True] * 10
+    (c,) = settle([compare_binary("resolved", "base", "sys", base, other)])
+    assert c.testable and c.verdict == "no detectable difference" and c.mdd is not None
+    assert cells(render([c]))[0].startswith("no detectable difference (smallest detectable ±")
