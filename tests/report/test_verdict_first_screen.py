@@ -1,0 +1,57 @@
+"""The release page answers "is this release better than the last one" in its first screen: one verdict
+line per suite, against the previous release first and then the baseline, above every table; checked
+in real headless Chromium on a desktop and a phone viewport, on a project `evalkit init` made (two
+releases, v2 against v1)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def release_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} missing: .ci/run installs Debian's chromium")
+        pytest.skip(f"{CHROMIUM} not installed (apt-get install chromium)")
+    tmp = tmp_path_factory.mktemp("verdict")
+    env = {k: v for k, v in os.environ.items() if k not in ("EVALKIT_CONFIG", "EVALKIT_RELEASE", "EVALKIT_SELECT")}
+    env.update(ANTHROPIC_API_KEY="", ANTHROPIC_API_KEYS="")
+    for args, cwd in ((["init", "p", "--kind", "migration", "--kind", "generation"], tmp), (["run", "-q"], tmp / "p")):
+        proc = subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=cwd, env=env, capture_output=True,
+                              text=True, timeout=600)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    return tmp / "p" / "site" / "v2" / "index.html"
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1280, "height": 800}, {"width": 390, "height": 844}])
+def test_the_verdict_is_in_the_first_screen(release_page: Path, viewport: dict[str, int]) -> None:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport=viewport)  # type: ignore[arg-type]
+        page.goto(release_page.as_uri())
+        heading = page.locator("#h-verdict")
+        assert heading.inner_text() == "Verdict: v2 against v1"
+        box = heading.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= viewport["height"]
+        suites = page.locator("#verdict ul.verdicts > li")
+        assert suites.count() == 2
+        first = suites.nth(0).bounding_box()
+        assert first is not None and first["y"] < viewport["height"]  # the first suite's verdict shows too
+        for i in range(2):
+            lines = suites.nth(i).locator(".verdict-line")
+            assert [lines.nth(j).get_attribute("data-against") for j in range(lines.count())] == ["previous", "baseline"]
+            assert lines.nth(0).inner_text().startswith("against v1:")
+        # every comparison is still there, folded below the verdict
+        assert page.locator("details#decision-details table.decision").count() >= 1
+        assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
+        browser.close()
