@@ -143,10 +143,12 @@ class Registry:
             obj: Any = importlib.import_module(module_name)
             for part in attr.split(".") if attr else []:
                 obj = getattr(obj, part)
-        except (ImportError, AttributeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever an outside part raises while it loads is its author's
+            if entry.dist == OWN and not isinstance(exc, (ImportError, AttributeError)):
+                raise  # evalkit's own part failing is evalkit's bug, reported as one
             raise InputError(Problem(f"entry point {self.group} {name!r}", None,
                                      f"{entry.target} (from {entry.dist}) does not load: "
-                                     f"{type(exc).__name__}: {exc}")) from exc
+                                     f"{type(exc).__name__}: {_first_line(exc)}")) from exc
         self._loaded[name] = obj
         return obj
 
@@ -166,6 +168,12 @@ class Registry:
     def source(self, name: str) -> str:
         """The distribution that registered ``name``."""
         return self.entries()[name].dist
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message without a pydantic error's URL lines and the like (the first 3 lines)."""
+    lines = [line for line in str(exc).splitlines() if line.strip() and "errors.pydantic.dev" not in line]
+    return " ".join(line.strip() for line in lines[:3])
 
 
 _REGISTRIES: dict[str, Registry] = {}
