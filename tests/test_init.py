@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
-from evalkit.cli.init import KINDS
+from evalkit.cli.init import demo_suites
 
 
 def evalkit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -52,7 +52,7 @@ def test_every_kind_gives_a_project_check_accepts(tmp_path: Path) -> None:
     made = evalkit(tmp_path, "init", "all", "--no-history")
     assert made.returncode == 0, made.stdout + made.stderr
     root = tmp_path / "all"
-    assert sorted(p.name for p in (root / "cases").iterdir()) == sorted(KINDS)
+    assert sorted(p.name for p in (root / "cases").iterdir()) == demo_suites()
     checked = evalkit(root, "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     names = {s["name"] for s in YAML(typ="safe").load((root / "evalkit.yaml").read_text())["systems"]}

@@ -393,3 +393,21 @@ def test_shipped_case_schema_per_kind_types_inputs() -> None:
         assert schema["$defs"][ref].get("additionalProperties") is False  # a misspelled key is refused
     suite = json.loads((SCHEMA_DIR / "suite.schema.json").read_text())
     assert set(OWN_KINDS) <= set(suite["properties"]["kind"]["enum"])
+
+
+def test_an_outside_kind_whose_inputs_accept_unknown_keys_is_refused(tmp_path: Path) -> None:
+    """A plain pydantic BaseModel ignores a misspelled case key in silence: the kind is refused when it loads,
+    at `evalkit check` (exit 2, naming the entry point, its distribution and the model)."""
+    loose = ECHO_MODULE.replace("class EchoInputs(Model):", "class EchoInputs(BaseModel):").replace(
+        "from evalkit.models import Model\n", "from evalkit.models import Model\nfrom pydantic import BaseModel\n")
+    dist = plugin_dist(tmp_path / "dist", "evalkit-loose", {"evalkit.kinds": {"echo": "evalkit_loose:KIND"}},
+                       {"evalkit_loose.py": loose})
+    project = tmp_path / "proj"
+    (project / "cases" / "say").mkdir(parents=True)
+    (project / "cases" / "say" / "suite.yaml").write_text("kind: echo\n")
+    (project / "cases" / "say" / "hi.yaml").write_text("id: hi\ninputs:\n  promt: hi\nreference:\n  text: hi\n")
+    (project / "evalkit.yaml").write_text("release: r1\nsystems:\n  - {name: gold, adapter: gold}\n")
+    proc = evalkit(project, "check", env={"PYTHONPATH": os.pathsep.join([str(dist), str(REPO)])}, check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "entry point evalkit.kinds 'echo' (from evalkit-loose)" in proc.stderr
+    assert "Echo.inputs is EchoInputs, which accepts unknown keys" in proc.stderr and "Traceback" not in proc.stderr

@@ -14,8 +14,10 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
 
 from evalkit import __version__
 from evalkit.cli import command
@@ -26,40 +28,20 @@ from evalkit.report.site import PACKAGE_TEMPLATES
 DEMO_CASES = Path(__file__).resolve().parents[1] / "demo_cases"
 
 
-@dataclass(frozen=True)
-class Starter:
-    """An example assistant of one kind: how it runs in release v1, and in v2 (improved, or unchanged)."""
-
-    name: str
-    description: str
-    v1: str
-    v2: str
-    settings_v1: dict[str, object] = field(default_factory=dict)
-    settings_v2: dict[str, object] = field(default_factory=dict)
+def demo_suites() -> list[str]:
+    """The demo's suites that `init` can copy (one per kind, named for it)."""
+    return sorted(p.name for p in DEMO_CASES.iterdir() if (p / "suite.yaml").is_file())
 
 
-#: kind -> the example assistants that answer its suite (one suite per kind: cases/<kind>/).
-STARTERS: dict[str, list[Starter]] = {
-    "migration": [Starter("migrator", "Java EE to Quarkus file migrator: v1 renames javax packages, v2 knows EJB and "
-                          "persistence rules", "naive_rewriter", "rule_rewriter")],
-    "patch": [Starter("fixer", "Rule-based bug fixer for invlib (unchanged between releases)", "patch_bot",
-                      "patch_bot")],
-    "generation": [Starter("codegen", "OpenAPI to TypeScript generator: v1 copies descriptions verbatim, v2 "
-                           "sanitises them", "codegen_bot", "codegen_bot", {"naive": True}, {})],
-    "rag": [Starter("hinter", "Migration hints from retrieved contexts (unchanged between releases)", "hint_bot",
-                    "hint_bot")],
-    "agentic": [],
-    "e2e": [],
-}
-_KAI = Starter("kai", "Kai-like application migrator: v2 turns its agents on", "migrator", "migrator",
-               {"agents": False, "solution_server": False}, {"agents": True, "solution_server": False})
-KINDS = tuple(STARTERS)
+def assistants() -> list[dict[str, Any]]:
+    """The example assistants (templates/starter/assistants.yaml)."""
+    return YAML(typ="safe").load((PACKAGE_TEMPLATES / "starter" / "assistants.yaml").read_text(encoding="utf-8"))
 
 
 def _init_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("dir", nargs="?", default=".", help="the project folder (created; must be empty if it exists)")
-    p.add_argument("--kind", action="append", choices=KINDS, metavar="KIND",
-                   help=f"an example suite of this kind (repeatable; default all: {', '.join(KINDS)})")
+    p.add_argument("--kind", action="append", choices=demo_suites(), metavar="KIND",
+                   help=f"an example suite of this kind (repeatable; default all: {', '.join(demo_suites())})")
     p.add_argument("--no-history", action="store_true",
                    help="do not evaluate the first release v1 (the first run then has nothing to compare with)")
 
@@ -74,23 +56,20 @@ def _template(name: str, **values: object) -> str:
 
 def config_text(kinds: list[str], release: str) -> str:
     """The commented evalkit.yaml of a starter project at ``release`` (v1 or v2)."""
-    v2 = release == "v2"
     systems = []
-    starters = [s for k in kinds for s in STARTERS[k]]
-    suites_of = {s.name: [k for k in kinds if s in STARTERS[k]] for s in starters}
-    if {"agentic", "e2e"} & set(kinds):
-        starters.append(_KAI)
-        suites_of[_KAI.name] = [k for k in kinds if k in ("agentic", "e2e")]
-    for s in starters:
-        module = s.v2 if v2 else s.v1
-        settings = s.settings_v2 if v2 else s.settings_v1
-        systems.append({"name": s.name, "adapter": "command", "description": json.dumps(s.description),
-                        "command": json.dumps(["{python}", "-m", f"evalkit.demo_systems.{module}"]),
-                        "settings": json.dumps(settings) if settings else "", "suites": suites_of[s.name]})
+    for a in assistants():
+        suites = [k for k in kinds if k in a["suites"]]
+        if not suites:
+            continue
+        version = a[release]
+        systems.append({"name": a["name"], "adapter": "command", "description": json.dumps(a["description"]),
+                        "command": json.dumps(["{python}", "-m", f"evalkit.demo_systems.{version['module']}"]),
+                        "settings": json.dumps(version["settings"]) if version.get("settings") else "",
+                        "suites": suites})
     systems.append({"name": "gold", "adapter": "gold", "description": json.dumps("The cases' reference answers (the ceiling)"),
                     "command": "", "settings": "", "suites": []})
     return _template(
-        "evalkit.yaml.j2", kinds=kinds, release=release, previous="v1" if v2 else None, baseline="gold", systems=systems,
+        "evalkit.yaml.j2", kinds=kinds, release=release, previous="v1" if release == "v2" else None, baseline="gold", systems=systems,
         title="My assistant's evaluation")
 
 
@@ -101,7 +80,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     if root.exists() and any(root.iterdir()):
         raise InputError(Problem(str(root), None, "the folder is not empty: `evalkit init` writes a new project "
                                  "(give another DIR)"))
-    kinds = list(dict.fromkeys(args.kind or KINDS))
+    kinds = list(dict.fromkeys(args.kind or demo_suites()))
     root.mkdir(parents=True, exist_ok=True)
     for kind in kinds:
         shutil.copytree(DEMO_CASES / kind, root / "cases" / kind, ignore=shutil.ignore_patterns("__pycache__"))

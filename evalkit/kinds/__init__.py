@@ -5,6 +5,7 @@ kind does."""
 
 from __future__ import annotations
 
+from evalkit.errors import InputError, Problem
 from evalkit.kinds.base import Kind
 
 __all__ = ["UNKNOWN", "Kind", "kind", "kinds", "known", "names", "template_dirs", "code_stamp"]
@@ -27,8 +28,16 @@ def kind(name: str) -> Kind:
     if name == UNKNOWN and name not in registry("kinds"):
         return _Unknown()
     found = registry("kinds").get(name)
+    where = f"entry point evalkit.kinds {name!r} (from {registry('kinds').source(name)})"
     if not isinstance(found, Kind):
-        raise TypeError(f"entry point evalkit.kinds {name!r} is {found!r}; expected an evalkit.kinds.base.Kind")
+        raise InputError(Problem(where, None, f"{found!r} is not a suite kind; expected an evalkit.kinds.base.Kind"))
+    for role in ("inputs", "reference"):
+        model = getattr(found, role)
+        if model is not None and model.model_config.get("extra") != "forbid":
+            raise InputError(Problem(where, None, (
+                f"{type(found).__name__}.{role} is {model.__name__}, which accepts unknown keys: a misspelled key "
+                "in a case file would be ignored in silence; expected a model that refuses them (subclass "
+                "evalkit.models.Model, or set model_config = ConfigDict(extra='forbid'))")))
     return found
 
 
