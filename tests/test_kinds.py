@@ -411,3 +411,41 @@ def test_an_outside_kind_whose_inputs_accept_unknown_keys_is_refused(tmp_path: P
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "entry point evalkit.kinds 'echo' (from evalkit-loose)" in proc.stderr
     assert "Echo.inputs is EchoInputs, which accepts unknown keys" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_editing_an_outside_kinds_scorer_rescores(tmp_path: Path) -> None:
+    """A plug-in's code is part of the stages' keys: edit the outside kind's scorer and the next run rescores its
+    cases (the report does not mix old and new values); a run with nothing edited redoes nothing."""
+    dist = plugin_dist(tmp_path / "dist", "evalkit-echo", {"evalkit.kinds": {"echo": "evalkit_echo:KIND"}},
+                       {"evalkit_echo.py": ECHO_MODULE, "echo_system.py": ECHO_SYSTEM})
+    (dist / "echo_templates").mkdir()
+    (dist / "echo_templates" / "case_echo.html.j2").write_text(ECHO_PARTIAL)
+    project = tmp_path / "proj"
+    suite = project / "cases" / "say"
+    suite.mkdir(parents=True)
+    (suite / "suite.yaml").write_text("kind: echo\n")
+    (suite / "hello.yaml").write_text("id: hello\ninputs:\n  prompt: hello there\nreference:\n  text: hello there\n")
+    (suite / "loud.yaml").write_text("id: loud\ninputs:\n  prompt: shout this\nreference:\n  text: shout this\n")
+    (project / "evalkit.yaml").write_text(textwrap.dedent(f"""\
+        release: r1
+        systems:
+          - name: echoer
+            adapter: command
+            command: ["{sys.executable}", "{dist / 'echo_system.py'}"]
+        """))
+    env = {"PYTHONPATH": os.pathsep.join([str(dist), str(REPO)])}
+
+    def echo_match() -> float:
+        evalkit(project, "run", "-q", env=env, timeout=600)
+        report = json.loads(next((project / "site").glob("*/report.json")).read_text())
+        (summary,) = [s for s in report["suites"] if s["name"] == "say"]
+        return summary["systems"]["echoer"]["echo_match"]["value"]
+
+    assert echo_match() == pytest.approx(0.5)
+    scores = project / ".evalkit" / "artifacts" / "echoer" / "say" / "hello" / "scores.json"
+    before = scores.stat().st_mtime_ns
+    assert echo_match() == pytest.approx(0.5) and scores.stat().st_mtime_ns == before  # nothing edited: no rescore
+    module = dist / "evalkit_echo.py"
+    module.write_text(module.read_text().replace("(answer or \"\").strip() == case.reference.text.strip()",
+                                                 "(answer or \"\").strip().lower() == case.reference.text.strip().lower()"))
+    assert echo_match() == pytest.approx(1.0)  # case-blind now: 'SHOUT THIS' matches too

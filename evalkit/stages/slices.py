@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import hashlib
+import importlib.util
+from pathlib import Path
+
 from evalkit.config import Config
 from evalkit.fsutil import atomic_write_text, digest, pretty_json
+from evalkit.plugins import OWN, registry
 
 
 def system_slice(system: Any) -> dict[str, Any]:
@@ -13,8 +18,34 @@ def system_slice(system: Any) -> dict[str, Any]:
     return system.model_dump(mode="json", exclude={"name", "description", "suites", "matrix", "names", "scenario_of"})
 
 
+def plugin_code(*points: str) -> dict[str, Any]:
+    """The code of the outside parts (other distributions' entry points) of ``points``: a digest of each one's
+    module source (every ``.py`` of its package when it is one), found without importing it. An edited outside
+    scorer, kind, assertion or adapter reruns the stages that use it; nothing when there is none (slices stay)."""
+    found: dict[str, str] = {}
+    for point in points:
+        for name, entry in sorted(registry(point).entries().items()):
+            if entry.dist in (OWN, "<in-process>"):
+                continue
+            module = entry.target.partition(":")[0]
+            try:
+                spec = importlib.util.find_spec(module)
+            except (ImportError, ValueError):
+                spec = None
+            origin = Path(spec.origin) if spec is not None and spec.origin else None
+            if origin is None or not origin.is_file():
+                found[f"{point}:{name}"] = "not found"
+                continue
+            files = sorted(origin.parent.rglob("*.py")) if origin.name == "__init__.py" else [origin]
+            h = hashlib.sha256()
+            for f in files:
+                h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+            found[f"{point}:{name}"] = h.hexdigest()
+    return {"plugin_code": found} if found else {}
+
+
 def generate_slice(cfg: Config, system: Any) -> dict[str, Any]:
-    return {"system": system_slice(system)}
+    return {"system": system_slice(system), **plugin_code("adapters")}
 
 
 def execute_slice(cfg: Config) -> dict[str, Any]:
@@ -23,7 +54,7 @@ def execute_slice(cfg: Config) -> dict[str, Any]:
     from evalkit.isolation import for_run
 
     return {"sandbox": cfg.sandbox.model_dump(mode="json"),
-            "isolation": for_run(cfg.sandbox.backend).model_dump(mode="json")}
+            "isolation": for_run(cfg.sandbox.backend).model_dump(mode="json"), **plugin_code("kinds", "sandbox_backends")}
 
 
 def grade_slice(cfg: Config) -> dict[str, Any]:
@@ -49,7 +80,8 @@ def grade_slice(cfg: Config) -> dict[str, Any]:
 
     rubrics = rubric_versions(cfg)  # the rubrics the project names: their fields and templates
     return {"judge": judge, "judge_configured": configured(cfg.judge), "prompts": digest(prompts),
-            "pass_threshold": cfg.metrics.pass_threshold, **({"rubrics": rubrics} if rubrics else {})}
+            "pass_threshold": cfg.metrics.pass_threshold, **({"rubrics": rubrics} if rubrics else {}),
+            **plugin_code("kinds", "assertions", "providers")}
 
 
 def score_slice(cfg: Config) -> dict[str, Any]:
@@ -57,7 +89,7 @@ def score_slice(cfg: Config) -> dict[str, Any]:
 
     rubrics = rubric_versions(cfg)  # a rubric's weights and decided values change judge metrics
     return {"metrics": cfg.metrics.model_dump(mode="json"), **({"rubrics": rubrics} if rubrics else {}),
-            **_added_metrics()}
+            **_added_metrics(), **plugin_code("kinds")}
 
 
 def _added_metrics() -> dict[str, Any]:
