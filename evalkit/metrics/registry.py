@@ -115,8 +115,16 @@ def leaderboard_metric(kind: str, present: set[str] | dict[str, object]) -> str 
     return primary_metric({m: 1.0 for m in present})
 
 
-def metric(**kw: object) -> MetricInfo:
-    info = MetricInfo(**kw)  # type: ignore[arg-type]
+def metric(*, name: str, display: str, description: str, aggregate: Literal["rate", "mean", "sum"],
+           higher_is_better: bool | None = True, unit: str = "", scale: str = "0-1", kinds: tuple[str, ...] = (),
+           headline: bool = False, binary: bool = False, primary: int | None = None) -> MetricInfo:
+    """Declare a metric (the fields of ``MetricInfo``, each explained there) and register it by ``name``.
+
+    A kind's module calls it at import for the metrics its scorers write; a missing or misspelled argument is a
+    TypeError naming it at the call (an outside kind's is then exit 2 naming its entry point)."""
+    info = MetricInfo(name=name, display=display, description=description, aggregate=aggregate,
+                      higher_is_better=higher_is_better, unit=unit, scale=scale, kinds=tuple(kinds), headline=headline,
+                      binary=binary, primary=primary)
     METRICS[info.name] = info
     return info
 
