@@ -125,6 +125,9 @@ class AnthropicSystem(SystemBase):
     """API base URL; None means the judge's when the judge uses the same provider, else the provider's default."""
     fallback: FallbackSettings | None = None
     """Model asked when this one keeps failing; its answers are marked with its model (a different system)."""
+    api_key: Literal["env", "none"] = "env"
+    """env: the provider's key from the environment (OPENAI_API_KEY...); none: the endpoint takes no key (a local
+    vLLM or Ollama without auth): no key is needed or sent."""
 
 
 class OpenAISystem(AnthropicSystem):

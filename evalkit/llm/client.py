@@ -43,7 +43,7 @@ from evalkit.llm.calls import (
     system_blocks,
 )
 from evalkit.llm.circuit import Circuit, circuit_for
-from evalkit.llm.keys import NoKeyLeft, ring_for
+from evalkit.llm.keys import KeyRing, NoKeyLeft, ring_for
 from evalkit.llm.pricing import Usage, cost_usd, price_for
 from evalkit.llm.providers import cache_scope, make_provider
 from evalkit.llm.providers.base import ProviderReply
@@ -168,7 +168,8 @@ class ModelClient:
     ) -> None:
         self.settings = settings.with_env()
         self.provider = make_provider(self.settings)
-        self.keys = ring_for(self.settings.provider, self.provider.endpoint)
+        self.keys = (KeyRing(self.settings.provider, [""]) if self.settings.api_key == "none"  # sends no key
+                     else ring_for(self.settings.provider, self.provider.endpoint))
         if not self.keys.all:
             raise LLMError("auth", f"{self.keys.source} is not set")
         self.cache = ResponseCache(cache_root)

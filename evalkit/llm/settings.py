@@ -81,6 +81,9 @@ class JudgeSettings(Model):
     """Requests in flight at once, per client."""
     base_url: str | None = None
     """API base URL; None means the provider's default (for openai, e.g. http://localhost:8000/v1 for vLLM)."""
+    api_key: Literal["env", "none"] = "env"
+    """env: the provider's keys from the environment (<PROVIDER>_API_KEY[S]); none: the endpoint takes no key
+    (a local vLLM or Ollama without auth): the judge is configured without one and sends none."""
     samples: int = Field(default=1, ge=1)
     """Self-consistency: ask this many times per item and report the spread."""
     mode: Literal["sync", "batch"] = "sync"
@@ -141,7 +144,10 @@ def missing_key(settings: JudgeSettings | None = None) -> str:
 
 
 def configured(settings: JudgeSettings | None = None) -> bool:
-    """True when a key of the settings' provider (Anthropic by default) is present in the environment."""
+    """True when a key of the settings' provider (Anthropic by default) is present in the environment, or the
+    endpoint takes none (``api_key: none``)."""
     from evalkit.llm.keys import env_keys
 
+    if settings is not None and settings.api_key == "none":
+        return True
     return bool(env_keys(settings.provider if settings is not None else "anthropic"))

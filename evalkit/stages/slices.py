@@ -15,7 +15,8 @@ from evalkit.plugins import OWN, registry
 
 def system_slice(system: Any) -> dict[str, Any]:
     """What changes a system's answers (not its name or description)."""
-    return system.model_dump(mode="json", exclude={"name", "description", "suites", "matrix", "names", "scenario_of"})
+    return system.model_dump(mode="json", exclude={"name", "description", "suites", "matrix", "names", "scenario_of",
+                                                      "api_key"})
 
 
 def plugin_code(*points: str) -> dict[str, Any]:
@@ -68,7 +69,7 @@ def grade_slice(cfg: Config) -> dict[str, Any]:
     from evalkit.report.site import PACKAGE_TEMPLATES
 
     judge = cfg.judge.with_env().model_dump(
-        mode="json", exclude={"use_cache", "base_url", "mode", "concurrency", "budget_usd", "batch_poll_s",
+        mode="json", exclude={"use_cache", "base_url", "api_key", "mode", "concurrency", "budget_usd", "batch_poll_s",
                               "timeout_s", "max_retries", "circuit_after", "audit", "calibration",
                               "rate_limits", "fallback"})
     if judge.get("provider") == "anthropic":

@@ -39,7 +39,8 @@ def settings_for(system: Any, judge: Any) -> Any:
     base_url = getattr(system, "base_url", None) or (base.base_url if base.provider == provider else None)
     return base.model_copy(update={"provider": provider, "model": system.model, "max_tokens": system.max_tokens,
                                    "samples": 1, "budget_usd": None, "mode": "sync", "base_url": base_url,
-                                   "fallback": getattr(system, "fallback", None)})
+                                   "fallback": getattr(system, "fallback", None),
+                                   "api_key": getattr(system, "api_key", "env")})
 
 
 def _client(system: Any, ctx: RunContext) -> Any:

@@ -196,3 +196,34 @@ def test_model_missing_from_a_users_price_table_is_an_unknown_cost_not_a_bug(tmp
         assert out["samples"][0]["status"] == "ok" and out["samples"][0]["usage"]["cost_usd"] == 0
         grades = json.loads((root / ".evalkit/artifacts/llama/migration/jpa-entity/grades.json").read_text())
         assert grades["judge"]["status"] == "judged" and grades["judge"]["cost_usd"] > 0, grades["judge"]
+
+
+def test_an_endpoint_without_auth_needs_no_key(tmp_path: Path) -> None:
+    """`api_key: none` (a local vLLM or Ollama without auth): with no OPENAI_API_KEY anywhere, the system and the
+    judge are asked, no Authorization header is sent, and the verdicts count; without it the same run has no key
+    and judges nothing."""
+    with FakeOpenAI(responder=answer) as server:
+        root = project(tmp_path, f"""\
+            systems:
+              - name: local
+                adapter: openai
+                model: llama-sut
+                base_url: {server.base_url}
+                api_key: none
+              - name: gold
+                adapter: gold
+            """, f"""\
+            judge:
+              provider: openai
+              model: llama-judge
+              base_url: {server.base_url}
+              api_key: none
+            """)
+        env = {"OPENAI_API_KEY": "", "OPENAI_API_KEYS": "", "ANTHROPIC_API_KEY": "", "ANTHROPIC_API_KEYS": ""}
+        proc = evalkit(root, "run", env=env, check=False)
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert server.requests and all(not r["key"] for r in server.requests)
+        sent = [r["body"]["model"] for r in server.requests]
+        assert sent.count("llama-sut") == 2 and sent.count("llama-judge") == 4
+        report = json.loads((root / "site/r1/report.json").read_text())
+        assert report["suites"][0]["systems"]["local"]["judge_mean"]["n"] == 2

@@ -119,7 +119,7 @@ class OpenAIProvider:
 
     def send(self, request: LLMRequest, key: str) -> ProviderReply:
         response = self.http.post(f"{self.endpoint}/chat/completions", json=chat_body(request),
-                                  headers={"authorization": f"Bearer {key}"})
+                                  headers={"authorization": f"Bearer {key}"} if key else {})
         if response.status_code != 200:
             raise StatusError(response.status_code, _detail(response), response.headers)
         try:
