@@ -22,15 +22,22 @@ from helpers import evalkit, patch_project
 from evalkit import fsutil
 from evalkit.llm import keys
 
-LEAK = '''import glob as _g
-import os as _o
+# Appended to invlib/money.py: the failing FAIL_TO_PASS test calls it, so what it prints is in the log.
+LEAK = '''
 
-for _p in _g.glob("/proc/*/environ"):
-    try:
-        print("ENVIRON", _p, open(_p, "rb").read().replace(bytes(1), b" ").decode("latin-1"))
-    except OSError as _e:
-        print("ENVIRON", _p, _e)
-print("MYENV", dict(_o.environ))
+_parse_amount = parse_amount
+
+
+def parse_amount(text):
+    import glob
+    import os
+    for path in glob.glob("/proc/*/environ"):
+        try:
+            print("ENVIRON", path, open(path, "rb").read().replace(bytes(1), b" ").decode("latin-1"))
+        except OSError as exc:
+            print("ENVIRON", path, exc)
+    print("MYENV", dict(os.environ))
+    return _parse_amount(text)
 '''
 
 LEAKER = '''import difflib
@@ -41,10 +48,10 @@ from evalkit.demo_systems.protocol import answer, read_case
 
 case, work = read_case()
 tree = work / case["files"]["inputs.source_dir"]
-path = "invlib/__init__.py"
+path = "invlib/money.py"
 before = (tree / path).read_text(encoding="utf-8")
 leak = {leak!r}
-patch = "".join(difflib.unified_diff(before.splitlines(True), (leak + before).splitlines(True), "a/" + path, "b/" + path))
+patch = "".join(difflib.unified_diff(before.splitlines(True), (before + leak).splitlines(True), "a/" + path, "b/" + path))
 answer({{"patch": patch, "steps": 1, "usage": {{"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}}}})
 '''
 
@@ -111,3 +118,19 @@ def test_a_system_reading_every_environ_leaks_no_key_into_work_or_site(request, 
                     leaked.append(str(path))
     assert leaked == []
     assert (root / "site").is_dir()
+
+
+def test_a_key_the_tests_print_is_redacted_in_what_evalkit_writes(tmp_path, spec_for, calc_source, make_diff,
+                                                                  sealed_state):
+    # the worst case: the code under test knows a key (here it is in the patch itself) and prints it
+    key = "sk-leaked-" + secrets.token_hex(12)
+    fsutil.register_secrets([key])
+    printing = calc_source.replace("    return a - b\n", f"    print({key!r})\n    return a - b\n")
+    from evalkit.sandbox import run_tests
+
+    r = run_tests(spec_for(patch=make_diff("calc/__init__.py", calc_source, printing)), "local")
+    assert key in r.log  # it got out of the sandbox...
+    fsutil.confine_writes(tmp_path)
+    fsutil.atomic_write_json(tmp_path / "execution.json", r)
+    written = (tmp_path / "execution.json").read_text()
+    assert key not in written and "[redacted]" in written  # ...and into no file
