@@ -25,6 +25,7 @@ after the nonce file is deleted) cannot read, so a test that overwrites a marker
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,9 +185,14 @@ def sentinel_source() -> str:
     return (Path(__file__).with_name("sentinel_plugin.py")).read_text(encoding="utf-8")
 
 
+#: A shell line that starts pytest (``pytest``, ``python -m pytest``, ``py.test``), not one that merely names it.
+_RUNS_PYTEST = re.compile(r"(?:^|[\s;&|(`])(?:\S*python[\d.]*\s+-m\s+)?(?:\S*/)?(?:pytest|py\.test)(?:\s|$)")
+
+
 def sentinel_expected(spec: TestRunSpec) -> bool:
-    """Whether the run's tests are pytest's (its command or eval script names pytest)."""
-    return "pytest" in spec.test_command or "pytest" in (spec.eval_script or "")
+    """Whether the run's tests are pytest's (its command, or a line of its eval script, starts pytest):
+    then evalkit's pytest plugin runs and its results are required."""
+    return any(_RUNS_PYTEST.search(line) for line in [spec.test_command, *(spec.eval_script or "").splitlines()])
 
 
 def sentinel_secret(results_prefix: str, tree: str, changed: tuple[str, ...]) -> str:
