@@ -8,6 +8,10 @@ Layout under a root (``/work`` in a container, a temporary folder locally)::
       patch.diff, patch.paths (what its headers name), test_patch.diff, restore.paths (files put
       back to base after the system patch: the test patch's, and reverted test infrastructure)
       secret/nonce    per-phase random token; the runner reads and deletes it before tests run
+      evalkit_sentinel.py, secret/sentinel: evalkit's pytest plugin (loaded first with -p) and where it
+                      writes (read and deleted by the plugin before any file of the tree runs)
+    res/              the plugin's results (a random name per phase and process): owned by nobody,
+                      writable and not listable by the tests' user
     out/<phase>/      results: status, method, testpatch (each "<nonce> <value>"), runner.txt (the
                       runner's own messages), log and tail (first and last half of the capped test output), rest (bytes after log,
                       tail included), junit/<i>/
