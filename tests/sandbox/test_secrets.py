@@ -21,6 +21,7 @@ from helpers import evalkit, patch_project
 
 from evalkit import fsutil
 from evalkit.llm import keys
+from evalkit.sandbox import run_tests
 
 # Appended to invlib/money.py: the failing FAIL_TO_PASS test calls it, so what it prints is in the log.
 LEAK = '''
@@ -126,8 +127,6 @@ def test_a_key_the_tests_print_is_redacted_in_what_evalkit_writes(tmp_path, spec
     key = "sk-leaked-" + secrets.token_hex(12)
     fsutil.register_secrets([key])
     printing = calc_source.replace("    return a - b\n", f"    print({key!r})\n    return a - b\n")
-    from evalkit.sandbox import run_tests
-
     r = run_tests(spec_for(patch=make_diff("calc/__init__.py", calc_source, printing)), "local")
     assert key in r.log  # it got out of the sandbox...
     fsutil.confine_writes(tmp_path)
