@@ -59,13 +59,8 @@ answer({{"patch": patch, "steps": 1, "usage": {{"input_tokens": 0, "output_token
 
 @pytest.fixture
 def sealed_state():
-    """seal() changes this process: put its keys, the redactor and dumpability back afterwards."""
-    saved, saved_secrets = dict(keys._sealed), set(fsutil._secrets)
+    """seal() makes this process non-dumpable: put that back afterwards (tests/conftest.py puts the keys back)."""
     yield
-    keys._sealed.clear()
-    keys._sealed.update(saved)
-    fsutil._secrets.clear()
-    fsutil._secrets.update(saved_secrets)
     libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
     libc.prctl(keys.PR_SET_DUMPABLE, 1, 0, 0, 0)
 
