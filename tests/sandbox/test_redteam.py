@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from sandbox.conftest import CALC, TESTS, unified_diff
 
-from evalkit.sandbox import guards, run_tests
+from evalkit.sandbox import guards, local_user, run_tests
 from evalkit.sandbox.worktree import ChangeRejected, apply_changes
 
 
@@ -302,3 +302,20 @@ def test_a_patch_the_sandbox_cannot_apply_is_patch_failed(request, spec_for, bac
         request.getfixturevalue("docker_engine")
     r = run_tests(spec_for(patch=X_THEN_X_Y), backend)
     assert r.status == "patch_failed" and r.resolved is not True, r.reason
+
+
+# ---- 4. the local backend runs a system's patch only as a user of its own --------------------------
+
+def test_the_local_backend_refuses_a_systems_patch_when_it_cannot_drop_to_its_own_user(monkeypatch, spec_for,
+                                                                                      fix_patch):
+    stay = local_user.Identity(stay_reason="the tests ran as root: the test command's program is out of reach")
+    monkeypatch.setattr(local_user, "choose", lambda *_a, **_k: stay)
+    refused = run_tests(spec_for(patch=fix_patch), "local")
+    assert refused.status == "infra_error" and "only as a user of its own" in refused.reason, refused.reason
+    assert "out of reach" in refused.reason and "Docker" in refused.reason
+    # the case's own reference patch and a run without any patch are not a system's code
+    trusted = run_tests(spec_for(patch=fix_patch, patch_trusted=True), "local")
+    assert trusted.status == "completed" and trusted.resolved is True, trusted.reason
+    assert run_tests(spec_for(patch=None), "local").status == "completed"
+    with guards.disabled("local_uid"):  # what the guard stops: the system's code running as root
+        assert run_tests(spec_for(patch=fix_patch), "local").status == "completed"
