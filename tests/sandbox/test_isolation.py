@@ -177,7 +177,7 @@ def test_local_backend_runs_unprivileged_with_its_limits_and_names_them(spec_for
     assert "1 MiB per file" in r.reason
     if os.geteuid() == 0:
         assert 0 < int(out["FORKS"]) < 40 + 5, out["FORKS"]  # 2000 asked for
-        assert f"uid {out['UID']}" in r.reason and "40 processes" in r.reason
+        assert "a uid of its own" in r.reason and "40 processes" in r.reason
     else:  # RLIMIT_NPROC counts the user's other processes too
         assert 0 < int(out["FORKS"]) < 2000, out["FORKS"]
     assert "not applied: " in r.reason and "CPU quota" in r.reason
