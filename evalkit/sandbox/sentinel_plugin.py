@@ -143,12 +143,19 @@ class _Sentinel(object):
             rel = rel[:-1]
         return rel in self.state["changed"]
 
+    def _rel(self, filename):
+        """``filename`` relative to the tree when it lies there (messages stay the same from run to run)."""
+        real = os.path.realpath(filename or "")
+        tree = self.state["tree"]
+        return os.path.relpath(real, tree).replace(os.sep, "/") if real.startswith(tree + os.sep) else filename
+
     def _loaded_early(self):
         """Modules of files the system's patch changed that were imported before this plugin."""
         found = []
         for name, module in list(sys.modules.items()):
             if self._in_changed(getattr(module, "__file__", None)):
-                found.append("module %s (%s) was imported before evalkit's pytest plugin" % (name, module.__file__))
+                found.append("module %s (%s) was imported before evalkit's pytest plugin"
+                             % (name, self._rel(module.__file__)))
         return found
 
     def _note(self, what):
@@ -177,7 +184,7 @@ class _Sentinel(object):
                     if key not in self.seen and (self._in_changed(filename) or not os.path.isfile(filename or "")):
                         self.seen.add(key)
                         self._note("a %s implementation from %s, which the system's patch wrote (seen %s)"
-                                   % (hook, filename, when))
+                                   % (hook, self._rel(filename), when))
 
     def _hook_impls(self):
         out = {}
