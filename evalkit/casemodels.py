@@ -50,6 +50,11 @@ class SuiteSpec(Model):
     """Patch, agentic and e2e suites: a system's change to test infrastructure (conftest.py, pytest/tox
     settings, plugins, start-up hooks) is refused (`tampered_with_tests`, not resolved) or reverted to
     the base version before the tests run."""
+    test_paths: list[str] | None = None
+    """Patch, agentic and e2e suites: where the tests live (`name/`: a folder at any depth; `test_*.py`: file
+    names; with `/`: whole paths). Whatever a system's change does to files there, they go back to base before
+    the case's test patch. None: `tests/`, `test_*.py`, `*_test.py`, `conftest.py` and every pytest, tox and
+    setup configuration file."""
     rubric: str | None = None
     """Migration suites (and patch or e2e suites with `judge:`): the judge rubric, a shipped name (codejudge,
     kai_ci, kai_eval) or a rubric .yaml path relative to the suite folder (evalkit.graders.judge_rubric); None:

@@ -94,6 +94,8 @@ class Case:
     """From the suite's `trusted`: its executions may run on the host when `auto` found no Docker daemon."""
     test_changes: Literal["refuse", "revert"] = "refuse"
     """From the suite's `test_changes`: refuse or revert a system's changes to test infrastructure."""
+    test_paths: list[str] | None = None
+    """From the suite's `test_paths` (None: the sandbox's defaults)."""
     id_line: int | None = None
     """Line of the `id:` key in the case file (None without one)."""
     bad_id: bool = False
@@ -285,6 +287,7 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
 
         case.rubric = resolved_ref(suite.spec.rubric, suite.dir)
     case.test_changes = suite.spec.test_changes
+    case.test_paths = suite.spec.test_paths
     case.judged_files = suite.spec.judged_files()
     problems: list[Problem] = []
     if parsed.kind is not None and parsed.kind != suite.kind:  # `kind:` lets an editor pick the schema; it must agree

@@ -266,7 +266,7 @@ class ExecutionResult(Model):
     """What one sandboxed test run found: the ``execute`` stage's payload."""
 
     status: RunStatus
-    """completed; patch_failed (the system's patch is unsafe or does not apply); tampered_with_tests (the patch changes test infrastructure and the policy refuses it: not resolved); timeout; oom; infra_error (retry later); case_error (the case is unusable)."""
+    """completed; patch_failed (the system's patch is unsafe or does not apply); tampered_with_tests (the patch changes test infrastructure and the policy refuses it, or evalkit's pytest plugin saw the functions that make verdicts changed during the run: not resolved); timeout; oom; infra_error (retry later); case_error (the case is unusable)."""
     reason: str
     """Plain-language explanation of the status and of anything notable (fallbacks, distrusted output)."""
     isolation: Literal["docker", "local"]

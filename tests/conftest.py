@@ -42,3 +42,20 @@ def _unconfined_writes():
     from evalkit import fsutil
 
     fsutil._write_roots.clear()
+
+
+@pytest.fixture(autouse=True)
+def _unsealed_keys():
+    """A sandbox run seals this process's API keys away (evalkit.llm.keys.seal): after each test, the key
+    variables are as they were before it, and nothing stays sealed or registered with the redactor."""
+    from evalkit import fsutil
+    from evalkit.llm import keys
+
+    before = {name: os.environ[name] for name in keys.key_names(os.environ)}
+    yield
+    for name in keys.key_names(os.environ):
+        if name not in before:
+            del os.environ[name]
+    os.environ.update(before)
+    keys._sealed.clear()
+    fsutil._secrets.clear()

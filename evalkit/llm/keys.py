@@ -21,7 +21,6 @@ from evalkit.fsutil import register_secrets
 KEY_SUFFIXES = ("_API_KEY", "_API_KEYS")
 PR_SET_DUMPABLE = 4
 _sealed: dict[str, str] = {}
-_sealed_once = False
 
 
 def env_names(provider: str) -> tuple[str, str]:
@@ -77,7 +76,6 @@ def seal() -> None:
     removed from ``os.environ`` (and blanked in the C environment block), the process made
     non-dumpable (a process of the same user cannot read its environment or memory), every value
     registered with the redactor of evalkit's writes. ``env_keys`` still finds them. Idempotent."""
-    global _sealed_once
     names = key_names(os.environ)
     for name in names:
         _sealed[name] = os.environ[name]
@@ -86,9 +84,7 @@ def seal() -> None:
         _wipe_initial_environ(names)
         for name in names:
             os.environ.pop(name, None)
-    if not _sealed_once:
-        _sealed_once = True
-        _dumpable_off()
+    _dumpable_off()
 
 
 def env_keys(provider: str) -> list[str]:

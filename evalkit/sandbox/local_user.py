@@ -287,7 +287,7 @@ def probe(identity: Identity, argv_prefix: list[str], preexec_fn, cwd: Path, mem
     elif as_root:
         identity.missing.append("unprivileged user (" + (identity.stay_reason or "ran as root") + ")")
     else:
-        identity.applied.append(f"uid {uid}")
+        identity.applied.append("a uid of its own")  # not the number: it is drawn at random, results must not be
     procs = _limit(limits, "Max processes")
     if as_root:
         identity.missing.append("process limit (not enforced for root)")

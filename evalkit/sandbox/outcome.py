@@ -94,8 +94,8 @@ def sentinel_report(phase: PhaseOutcome) -> SentinelReport:
         for what in data.get("tampered") or []:
             if str(what) not in out.tampered:
                 out.tampered.append(str(what))
-        tests = data.get("tests") if isinstance(data.get("tests"), dict) else {}
-        for test_id, status in tests.items():
+        tests = data.get("tests")
+        for test_id, status in (tests.items() if isinstance(tests, dict) else ()):
             if status in ("passed", "failed", "error", "skipped"):
                 out.tests[str(test_id)] = worse(out.tests.get(str(test_id)), status)
     out.finished = bool(states) and all(st == "finished" for st in states)

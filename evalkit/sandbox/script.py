@@ -8,6 +8,10 @@ Layout under a root (``/work`` in a container, a temporary folder locally)::
       patch.diff, patch.paths (what its headers name), test_patch.diff, restore.paths (files put
       back to base after the system patch: the test patch's, and reverted test infrastructure)
       secret/nonce    per-phase random token; the runner reads and deletes it before tests run
+      evalkit_sentinel.py, secret/sentinel: evalkit's pytest plugin (loaded first with -p) and where it
+                      writes (read and deleted by the plugin before any file of the tree runs)
+    res/              the plugin's results (a random name per phase and process): owned by nobody,
+                      writable and not listable by the tests' user
     out/<phase>/      results: status, method, testpatch (each "<nonce> <value>"), runner.txt (the
                       runner's own messages), log and tail (first and last half of the capped test output), rest (bytes after log,
                       tail included), junit/<i>/
@@ -25,6 +29,7 @@ after the nonce file is deleted) cannot read, so a test that overwrites a marker
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,9 +189,14 @@ def sentinel_source() -> str:
     return (Path(__file__).with_name("sentinel_plugin.py")).read_text(encoding="utf-8")
 
 
+#: A shell line that starts pytest (``pytest``, ``python -m pytest``, ``py.test``), not one that merely names it.
+_RUNS_PYTEST = re.compile(r"(?:^|[\s;&|(`])(?:\S*python[\d.]*\s+-m\s+)?(?:\S*/)?(?:pytest|py\.test)(?:\s|$)")
+
+
 def sentinel_expected(spec: TestRunSpec) -> bool:
-    """Whether the run's tests are pytest's (its command or eval script names pytest)."""
-    return "pytest" in spec.test_command or "pytest" in (spec.eval_script or "")
+    """Whether the run's tests are pytest's (its command, or a line of its eval script, starts pytest):
+    then evalkit's pytest plugin runs and its results are required."""
+    return any(_RUNS_PYTEST.search(line) for line in [spec.test_command, *(spec.eval_script or "").splitlines()])
 
 
 def sentinel_secret(results_prefix: str, tree: str, changed: tuple[str, ...]) -> str:

@@ -24,6 +24,7 @@ memory); an ``__eq__`` that is always true and other answers that fool the tests
 import json
 import os
 import sys
+from typing import Any  # noqa: F401 - type comments
 
 import pytest
 
@@ -122,11 +123,11 @@ class _Sentinel(object):
         self.tampered = []
         self.seen = set()
         self.tests = {}
-        self.config = None
+        self.config = None  # type: Any
         self.baseline = _snapshot()
         self.meta_path = [id(f) for f in sys.meta_path]
-        self.trace = None
-        self.hooks = None
+        self.trace = None  # type: Any
+        self.hooks = None  # type: Any
         self.early = self._loaded_early()
         self._write({"state": "started"})
 
@@ -142,12 +143,19 @@ class _Sentinel(object):
             rel = rel[:-1]
         return rel in self.state["changed"]
 
+    def _rel(self, filename):
+        """``filename`` relative to the tree when it lies there (messages stay the same from run to run)."""
+        real = os.path.realpath(filename or "")
+        tree = self.state["tree"]
+        return os.path.relpath(real, tree).replace(os.sep, "/") if real.startswith(tree + os.sep) else filename
+
     def _loaded_early(self):
         """Modules of files the system's patch changed that were imported before this plugin."""
         found = []
         for name, module in list(sys.modules.items()):
             if self._in_changed(getattr(module, "__file__", None)):
-                found.append("module %s (%s) was imported before evalkit's pytest plugin" % (name, module.__file__))
+                found.append("module %s (%s) was imported before evalkit's pytest plugin"
+                             % (name, self._rel(module.__file__)))
         return found
 
     def _note(self, what):
@@ -176,7 +184,7 @@ class _Sentinel(object):
                     if key not in self.seen and (self._in_changed(filename) or not os.path.isfile(filename or "")):
                         self.seen.add(key)
                         self._note("a %s implementation from %s, which the system's patch wrote (seen %s)"
-                                   % (hook, filename, when))
+                                   % (hook, self._rel(filename), when))
 
     def _hook_impls(self):
         out = {}
@@ -242,17 +250,17 @@ def pytest_sessionstart(session):
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item, call):
-    mine = _sentinel is not None and item.config is _sentinel.config
-    if mine:
-        _sentinel.check("before the %s report of %s" % (call.when, item.nodeid))
+    mine = _sentinel if _sentinel is not None and item.config is _sentinel.config else None
+    if mine is not None:
+        mine.check("before the %s report of %s" % (call.when, item.nodeid))
     outcome = yield
-    if mine:
+    if mine is not None:
         try:
             report = outcome.get_result()
         except BaseException:  # noqa: B036 - a failing report hook is a failed test
-            _sentinel.record(type("R", (), {"when": call.when, "outcome": "failed", "nodeid": item.nodeid})())
+            mine.record(type("R", (), {"when": call.when, "outcome": "failed", "nodeid": item.nodeid})())
             return
-        _sentinel.record(report)
+        mine.record(report)
 
 
 def pytest_collectreport(report):
@@ -262,8 +270,9 @@ def pytest_collectreport(report):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_logreport(report):
-    if _sentinel is not None and _sentinel.config is not None:
-        _sentinel.check("when %s was reported" % getattr(report, "nodeid", "?"))
+    mine = _sentinel
+    if mine is not None and mine.config is not None:
+        mine.check("when %s was reported" % getattr(report, "nodeid", "?"))
 
 
 def pytest_unconfigure(config):

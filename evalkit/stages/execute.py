@@ -163,7 +163,12 @@ def run_spec(cfg: Config, case: Case, patch: str | None, trusted: bool = False) 
         limits=SandboxLimits(memory_mb=sb.memory_mb, cpus=sb.cpus, pids=sb.pids, timeout_s=inputs.timeout_s,
                              log_limit_bytes=sb.log_limit_bytes),
         dockerfile_dir=str(case.ref_path("inputs.dockerfile_dir")) if case.ref_path("inputs.dockerfile_dir") else None,
-        test_changes=case.test_changes, log_parser=_harness_parser(inputs))
+        test_changes=case.test_changes, log_parser=_harness_parser(inputs), **_test_paths(case))
+
+
+def _test_paths(case: Case) -> dict[str, Any]:
+    """The suite's `test_paths` for the sandbox request (nothing: the sandbox's defaults)."""
+    return {} if case.test_paths is None else {"test_paths": list(case.test_paths)}
 
 
 def _harness_parser(inputs: PatchInputs) -> str | None:
@@ -192,7 +197,7 @@ def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]
         flaky_policy=sb.flaky_policy,
         limits=SandboxLimits(memory_mb=sb.memory_mb, cpus=sb.cpus, pids=sb.pids, timeout_s=inputs.timeout_s,
                              log_limit_bytes=sb.log_limit_bytes),
-        test_changes=case.test_changes)
+        test_changes=case.test_changes, **_test_paths(case))
     store = ContentStore(cfg.work_path / "cache", "sandbox")
     return run_tests_cached(spec, store, cfg.sandbox.backend).model_dump(mode="json")
 

@@ -9,16 +9,19 @@ verdict, which shows the payload works, and with them on, where it must not.
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import _bootstrap_external  # type: ignore[attr-defined]
 from pathlib import Path
 
 import pytest
+from helpers import REPO, evalkit, patch_project
 from sandbox.conftest import CALC, TESTS, unified_diff
 
-from evalkit.sandbox import guards, run_tests
+from evalkit.sandbox import guards, local_user, run_tests
 from evalkit.sandbox.worktree import ChangeRejected, apply_changes
 
 
@@ -302,3 +305,61 @@ def test_a_patch_the_sandbox_cannot_apply_is_patch_failed(request, spec_for, bac
         request.getfixturevalue("docker_engine")
     r = run_tests(spec_for(patch=X_THEN_X_Y), backend)
     assert r.status == "patch_failed" and r.resolved is not True, r.reason
+
+
+# ---- 4. the local backend runs a system's patch only as a user of its own --------------------------
+
+def test_the_local_backend_refuses_a_systems_patch_when_it_cannot_drop_to_its_own_user(monkeypatch, spec_for,
+                                                                                      fix_patch):
+    stay = local_user.Identity(stay_reason="the tests ran as root: the test command's program is out of reach")
+    monkeypatch.setattr(local_user, "choose", lambda *_a, **_k: stay)
+    refused = run_tests(spec_for(patch=fix_patch), "local")
+    assert refused.status == "infra_error" and "only as a user of its own" in refused.reason, refused.reason
+    assert "out of reach" in refused.reason and "Docker" in refused.reason
+    # the case's own reference patch and a run without any patch are not a system's code
+    trusted = run_tests(spec_for(patch=fix_patch, patch_trusted=True), "local")
+    assert trusted.status == "completed" and trusted.resolved is True, trusted.reason
+    assert run_tests(spec_for(patch=None), "local").status == "completed"
+    with guards.disabled("local_uid"):  # what the guard stops: the system's code running as root
+        assert run_tests(spec_for(patch=fix_patch), "local").status == "completed"
+
+
+# ---- end to end: a hostile system's rate is its honest one ------------------------------------------
+
+HOSTILE_SYSTEM = '''import difflib
+import sys
+
+sys.path.insert(0, {repo!r})
+from evalkit.demo_systems.protocol import answer, read_case
+
+case, work = read_case()
+tree = work / case["files"]["inputs.source_dir"]
+path = "invlib/money.py"
+before = (tree / path).read_text(encoding="utf-8")
+after = before + {payload!r}
+patch = "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), "a/" + path, "b/" + path))
+answer({{"patch": patch, "steps": 1, "usage": {{"input_tokens": 0, "output_tokens": 0, "cost_usd": 0.0}}}})
+'''
+
+
+@pytest.mark.parametrize("backend", ["docker", "local"])
+def test_evalkit_run_counts_a_hostile_system_as_not_resolved(request, tmp_path, backend):
+    if backend == "docker":
+        request.getfixturevalue("docker_engine")
+    root = patch_project(tmp_path / "proj", backend=backend, cases=["parse-thousands"], systems=())
+    suite = root / "cases" / "patch" / "suite.yaml"
+    suite.write_text(suite.read_text().replace("judge: true", "judge: false"))
+    (root / "hostile.py").write_text(HOSTILE_SYSTEM.format(repo=str(REPO), payload="\n" + PATCH_AT_IMPORT))
+    config = root / "evalkit.yaml"
+    config.write_text(config.read_text().replace("systems:\n", "systems:\n  - {name: hostile, adapter: command, "
+                                                 f"command: [{sys.executable!r}, {str(root / 'hostile.py')!r}]}}\n"))
+    evalkit(root, "run", timeout=400, check=False)
+    work = root / ".evalkit" / "artifacts" / "hostile" / "patch" / "parse-thousands"
+    run = json.loads((work / "execution.json").read_text())["runs"][0]
+    assert run["status"] == "tampered_with_tests" and run["resolved"] is False, run["reason"]
+    assert any("TestReport" in change for change in run["test_changes"])
+    scores = json.loads((work / "scores.json").read_text())
+    assert scores["excluded"] is None and scores["metrics"]["resolved"] == 0.0  # counted, as the system's failure
+    report = json.loads((root / "site" / "r1" / "report.json").read_text())
+    (hostile,) = report["systems"]
+    assert hostile["metrics"]["resolved"]["value"] == 0.0 and hostile["metrics"]["resolved"]["n"] == 1

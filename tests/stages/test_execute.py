@@ -6,10 +6,13 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from helpers import patch_project
 
 from evalkit.artifacts import OutputArtifact, Sample
 from evalkit.errors import Problem
-from evalkit.stages.execute import execute
+from evalkit.project import load
+from evalkit.sandbox.tamper import DEFAULT_TEST_PATHS
+from evalkit.stages.execute import execute, run_spec
 
 def _output(system: str, case, status: str = "ok", reason: str = "", patch: str | None = None) -> OutputArtifact:
     sample = Sample(status=status, reason=reason, patch=patch)  # type: ignore[arg-type]
@@ -55,3 +58,17 @@ def test_a_broken_case_is_an_error_without_a_run(patch) -> None:
     result = execute(cfg, systems["gold"], broken, _output("gold", case, patch=case.read("reference.patch_file")))
     assert result.status == "error" and result.runs == []
     assert not (Path(cfg.work_path) / "cache" / "sandbox").exists()
+
+
+def test_a_suites_test_paths_reach_the_sandbox_request(tmp_path, monkeypatch) -> None:
+    for name in ("EVALKIT_CONFIG", "EVALKIT_RELEASE", "EVALKIT_SELECT"):
+        monkeypatch.delenv(name, raising=False)
+    root = patch_project(tmp_path / "p", backend="local", cases=["round-half-up"], systems=("gold",))
+    loaded = load(str(root / "evalkit.yaml"), refresh=True)
+    case = loaded.project.case("patch/round-half-up")
+    assert run_spec(loaded.config, case, None).test_paths == list(DEFAULT_TEST_PATHS)
+    suite = root / "cases" / "patch" / "suite.yaml"
+    suite.write_text(suite.read_text() + "test_paths: [checks/, '*_check.py']\n")
+    loaded = load(str(root / "evalkit.yaml"), refresh=True)
+    case = loaded.project.case("patch/round-half-up")
+    assert run_spec(loaded.config, case, "diff").test_paths == ["checks/", "*_check.py"]
