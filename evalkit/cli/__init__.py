@@ -9,7 +9,12 @@ import sys
 from pathlib import Path
 from typing import Callable, NoReturn
 
+from evalkit import envfail
 from evalkit.errors import InputError, Problem
+from evalkit.run_status import (ALL_FAILED_EXIT, DOIT_FAILED_EXIT, ENVIRONMENT_EXIT, after_run, describe,
+                                failed_systems, pending_retries, run_cells)
+from evalkit.runlock import LOCKED_EXIT, ProjectLocked, project_lock
+from evalkit.termtext import terminal_safe
 
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
 
@@ -91,7 +96,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.environ["EVALKIT_REPOS"] = ",".join([*filter(None, [os.environ.get("EVALKIT_REPOS", "")]),
                                                 *(f"{k}={v}" for k, v in mapped.items())])
     from evalkit.config import load_config
-    from evalkit.runlock import LOCKED_EXIT, ProjectLocked, project_lock
 
     try:
         work = load_config().work_path
@@ -131,30 +135,49 @@ def _run_locked(args: argparse.Namespace) -> int:
     mode = progress.mode_for(args.quiet)  # live on a terminal, doit's lines otherwise, nothing with -q
     module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"], "reporter": progress.reporter_for(mode, args.jobs)}
     cfg = tasks.graph().cfg
+    envfail.clear()
     with run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
         code = DoitMain(ModuleTaskLoader(module)).run(argv)
-    if mode != "quiet":
-        progress.print_summary(cfg.site_path, cfg.release)  # one row per suite x system, from report.json
-    if code == 0:  # doit succeeded; a system that failed on every case still fails the run (exit 3)
-        from evalkit.run_status import ALL_FAILED_EXIT, describe, failed_systems
+    retries = pending_retries(cfg.work_path, ((s.name, c.suite, c.id) for s, c in tasks.graph().pairs))
+    if mode != "quiet":  # one row per suite x system, from report.json
+        progress.print_summary(cfg.site_path, cfg.release, retries=retries)
 
-        failed = failed_systems(cfg.site_path / cfg.release / "report.json")
-        for line in describe(failed):
-            print(f"evalkit: {line}", file=sys.stderr)
-        if failed:
-            print(f"evalkit: exit status {ALL_FAILED_EXIT}: {len(failed)} system(s) failed on every case",
-                  file=sys.stderr)
-            return ALL_FAILED_EXIT
-        from evalkit.bugs import BUG_EXIT, describe_bugs
+    def say(line: str) -> None:
+        print(f"evalkit: {terminal_safe(line)}", file=sys.stderr)
 
-        found = describe_bugs(cfg.work_path, {(s.name, c.key) for s, c in tasks.graph().pairs})
-        for line in found:
-            print(f"evalkit: {line}", file=sys.stderr)
-        if found:
-            print(f"evalkit: exit status {BUG_EXIT}: evalkit bugs (status bug) are recorded; please report them",
-                  file=sys.stderr)
-            return BUG_EXIT
-    return code
+    failures = envfail.recorded()
+    if failures:  # the machine failed the run (disk full, ...): said plainly, whatever doit made of it
+        for line in failures[:5]:
+            say(f"environment failure: {line}")
+        say(f"exit status {ENVIRONMENT_EXIT}: the machine failed the run ({len(failures)} task(s)); free the "
+            f"resource and run again")
+        return ENVIRONMENT_EXIT
+    if code != 0:  # doit's own failure or a failed task (doit printed which): one code for all of them
+        say(f"exit status {DOIT_FAILED_EXIT}: doit failed (status {code})")
+        return DOIT_FAILED_EXIT
+    report_path = cfg.site_path / cfg.release / "report.json"
+    failed = failed_systems(report_path)  # a system that failed on every case fails the run (exit 3)
+    for line in describe(failed):
+        say(line)
+    if failed:
+        say(f"exit status {ALL_FAILED_EXIT}: {len(failed)} system(s) failed on every case")
+        return ALL_FAILED_EXIT
+    from evalkit.bugs import BUG_EXIT, describe_bugs
+
+    found = describe_bugs(cfg.work_path, {(s.name, c.key) for s, c in tasks.graph().pairs})
+    for line in found:
+        say(line)
+    if found:
+        say(f"exit status {BUG_EXIT}: evalkit bugs (status bug) are recorded; please report them")
+        return BUG_EXIT
+    if args.doit_args:  # some tasks only (`evalkit run generate`): the report need not be this run's
+        return 0
+    status, lines = after_run(run_cells(report_path, retries))
+    for line in lines:
+        say(line)
+    if status:
+        say(f"exit status {status}")
+    return status
 
 
 def _schema_args(p: argparse.ArgumentParser) -> None:

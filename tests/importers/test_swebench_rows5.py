@@ -190,6 +190,8 @@ def test_imported_suite_runs_from_another_folder(tmp_path: Path) -> None:
     env = {"EVALKIT_CONFIG": str(b / "evalkit.yaml")}
     # not mapped: an infrastructure error that says how to map it (and is retried next run)
     proc = evalkit("run", cwd=tmp_path, env=env)
+    assert proc.returncode == 5, proc.stdout + proc.stderr  # was exit 0 with "–" and no word of why (issue 27)
+    assert "infrastructure error" in proc.stderr and "not mapped" in proc.stderr
     validation = json.loads((b / ".evalkit" / "validation" / "swe" / "acme__mylib-1.json").read_text())
     assert validation["status"] == "infra_error", validation
     assert "repository acme/mylib is not mapped on this machine: give `--repo acme/mylib=DIR`" in validation["reason"]
