@@ -6,6 +6,7 @@ import argparse
 import atexit
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Callable, NoReturn
 
@@ -136,6 +137,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"], "reporter": progress.reporter_for(mode, args.jobs)}
     cfg = tasks.graph().cfg
     envfail.clear()
+    os.environ["EVALKIT_RUN_ID"] = f"{os.getpid()}.{time.time_ns()}"  # evalkit.llm.client: in-run de-dup
     with run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
         code = DoitMain(ModuleTaskLoader(module)).run(argv)
     retries = pending_retries(cfg.work_path, ((s.name, c.suite, c.id) for s, c in tasks.graph().pairs))
