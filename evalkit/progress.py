@@ -319,7 +319,7 @@ def reporter_for(mode: str, jobs: int = 1) -> type:
 
 ERROR_STATUSES = ("error", "timeout", "infra_error", "bug", "broken")
 """Cell statuses the summary table counts as errors (with the first one's reason)."""
-FIRST_ERROR_CHARS = 80
+FIRST_ERROR_CHARS = 160
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -389,18 +389,23 @@ def print_summary(site: Path, release: str, console: Any = None,
         tty = sys.stdout.isatty()
         console = Console(file=sys.stdout, width=None if tty else 200)
     table = Table(title=f"release {release}", title_justify="left")
+    errors = any(r["errors"] for r in rows)  # the column is there when some row has one (else the table keeps its width)
     for name, justify in (("suite", "left"), ("system", "left"), ("cases", "right"), ("attempted", "right"),
-                          ("graded", "right"), ("errors", "right"), ("tokens", "right"), ("cost", "right"),
-                          ("headline (95% CI)", "left"), ("page", "left"), ("first error", "left")):
+                          ("graded", "right"), *([("errors", "right")] if errors else []), ("tokens", "right"),
+                          ("cost", "right"), ("headline (95% CI)", "left"), ("page", "left")):
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for r in rows:
         cells = [r["suite"], r["system"], str(r["cases"]), "–" if r["attempted"] is None else str(r["attempted"]),
-                 "–" if r["graded"] is None else str(r["graded"]), str(r["errors"]),
+                 "–" if r["graded"] is None else str(r["graded"]), *([str(r["errors"])] if errors else []),
                  "–" if r["tokens"] is None else f"{r['tokens']:,}",
                  "–" if r["cost_usd"] is None else _money(r["cost_usd"]),
-                 f"{r['metric']} {r['value']}" if r["metric"] else "–", r["page"],
-                 _shorten(r["first_error"], FIRST_ERROR_CHARS)]
+                 f"{r['metric']} {r['value']}" if r["metric"] else "–", r["page"]]
         # names and reasons come from cases and systems: no escape sequence, no rich markup reaches the terminal
         table.add_row(*(escape(terminal_safe(c)) for c in cells))
     console.print(table)
+    for r in rows:  # why a row has errors: its first one, one line each, under the table
+        if r["errors"]:
+            console.print(escape(terminal_safe(f"first error of {r['suite']} × {r['system']} ({r['errors']}): "
+                                               f"{_shorten(r['first_error'], FIRST_ERROR_CHARS)}")),
+                          overflow="fold", highlight=False)
     return True
