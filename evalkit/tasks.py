@@ -386,9 +386,9 @@ def doit_config() -> dict[str, Any]:
         for p in exc.problems:
             print(f"evalkit: {p}", file=sys.stderr)
         raise SystemExit(2) from None
-    except WriteOutsideRoots as exc:
+    except WriteOutsideRoots as exc:  # "evalkit bug: refused to write ...": exit 4, as other evalkit bugs (3 is "all failed")
         print(f"evalkit: {exc}", file=sys.stderr)
-        raise SystemExit(3) from None
+        raise SystemExit(4) from None
     for note in g.loaded.project.input_notes():  # said on every run, and on the release page
         print(f"evalkit: warning: {note}", file=sys.stderr)
     db = g.cfg.work_path / "doit.sqlite3"
