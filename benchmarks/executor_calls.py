@@ -26,7 +26,10 @@ sys.path.insert(0, str(REPO))
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--repeat", type=int, default=200)
+    ap.add_argument("--smoke", action="store_true", help="a small run that takes seconds (CI runs it: the benchmark still works and prints its JSON)")
     args = ap.parse_args()
+    if args.smoke:
+        args.repeat = 3
     from evalkit.executors import build_call, run_call
     from evalkit.executors.call import view
     from evalkit.project import load

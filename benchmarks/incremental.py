@@ -98,7 +98,10 @@ def main() -> None:
     ap.add_argument("--keep", help="leave the generated project in this folder")
     ap.add_argument("--repeat", type=int, default=3,
                     help="no-op reruns, and one-case edits (each of another case), timed; their medians are reported")
+    ap.add_argument("--smoke", action="store_true", help="a small run that takes seconds (CI runs it: the benchmark still works and prints its JSON)")
     args = ap.parse_args()
+    if args.smoke:
+        args.cases, args.systems, args.repeat = 4, 2, 1
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="evalkit-bench-"))
     if root.exists() and any(root.iterdir()):
         shutil.rmtree(root)

@@ -58,7 +58,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--fault", choices=["dead", "hang", "both"], default="both")
     parser.add_argument("--timeout-s", type=float, default=None, help="judge.timeout_s (default: evalkit's)")
+    parser.add_argument("--smoke", action="store_true", help="a small run that takes seconds (CI runs it: the benchmark still works and prints its JSON)")
     args = parser.parse_args()
+    if args.smoke:
+        args.cases, args.timeout_s = 1, 0.5
     extra = f"  timeout_s: {args.timeout_s}\n" if args.timeout_s else ""
     result: dict[str, object] = {"cases": args.cases, "systems": 3, "jobs": args.jobs}
     with tempfile.TemporaryDirectory() as tmp:

@@ -211,7 +211,10 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=None,
                     help="processes rendering the case pages (default: one per CPU, at most 4)")
     ap.add_argument("--keep", default=None, help="write the site here and keep it")
+    ap.add_argument("--smoke", action="store_true", help="a small run that takes seconds (CI runs it: the benchmark still works and prints its JSON)")
     args = ap.parse_args()
+    if args.smoke:
+        args.cases, args.systems = 12, 2
     from evalkit.report.render import case_workers, render_site
     from evalkit.report.site import update_manifest
 

@@ -1,6 +1,6 @@
 """Benchmark: score and summarize 1,000 cases x 4 systems, bootstrap intervals of 2,000 resamples.
 
-    python benchmarks/summarize.py [--cases 1000] [--systems 4]
+    python benchmarks/summarize.py [--cases 1000] [--systems 4] [--smoke]
 
 Builds a synthetic patch suite and synthetic upstream artifacts (output, execution, grades) with
 realistic values, then times the score stage for every (system, case) and the summarize stage
@@ -40,7 +40,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=int, default=1000)
     ap.add_argument("--systems", type=int, default=4)
+    ap.add_argument("--smoke", action="store_true", help="a small run that takes seconds (CI runs it: the benchmark still works and prints its JSON)")
     args = ap.parse_args()
+    if args.smoke:
+        args.cases, args.systems = 20, 2
     root = Path(tempfile.mkdtemp(prefix="evalkit-sumbench-"))
     build(root, args.cases, args.systems)
     os.environ["EVALKIT_CONFIG"] = str(root / "evalkit.yaml")
@@ -60,7 +63,7 @@ def main() -> None:
             base = {"system": system.name, "suite": case.suite, "case_id": case.id}
             prov = Provenance(inputs=f"{system.name}/{case.key}", config="bench")
             resolved = rng.random() < skill
-            tid = case.reference["fail_to_pass"][0]
+            tid = next(iter(case.reference.fail_to_pass))  # a typed reference (the patch kind's model)
             out = OutputArtifact(**base, provenance=prov, samples=[Sample(
                 patch="diff", wall_s=rng.uniform(0.5, 30), usage=Usage(input_tokens=rng.randint(500, 9000),
                                                                      output_tokens=rng.randint(50, 900),

@@ -60,7 +60,8 @@ __all__ = [
 #: Suite name of the one-case project evaluate() writes (a SWE-bench import).
 EVALUATE_SUITE = "swebench"
 #: Environment variables `evalkit run` reads its options from; an in-process run() restores them after.
-RUN_ENV = ("EVALKIT_CONFIG", "EVALKIT_SELECT", "EVALKIT_RELEASE", "EVALKIT_RETRY_JUDGE_ERRORS", "EVALKIT_REPOS")
+RUN_ENV = ("EVALKIT_CONFIG", "EVALKIT_SELECT", "EVALKIT_RELEASE", "EVALKIT_RETRY_JUDGE_ERRORS", "EVALKIT_REPOS",
+           "EVALKIT_RUN_ID")
 
 
 # --- load ------------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from evalkit.kinds import kind
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_bytes, digest, file_digest
 from evalkit.models import OpenModel
-from evalkit.names import is_valid_name, name_problem
+from evalkit.names import case_id_problem, is_valid_name, name_problem, suite_name_problem
 from evalkit.yamlio import describe_error, line_of, load_yaml, validate
 
 CACHE_VERSION = 8
@@ -401,7 +401,7 @@ def discover(cases_dir: Path, only_suites: list[str] | None = None, cache_dir: P
         if only_suites is not None and name not in only_suites:
             continue
         sdir = cases_dir / name
-        bad_name = name_problem(name, "suite folder name")
+        bad_name = suite_name_problem(name)
         if bad_name:
             left_out.append(LeftOut(None, Problem(show(sdir), None, f"{bad_name}; the suite is left out of the run")))
             continue
@@ -442,6 +442,10 @@ def discover(cases_dir: Path, only_suites: list[str] | None = None, cache_dir: P
                 left_out.append(LeftOut(name, Problem(show(cpath), case.id_line, (
                     f"{name_problem(case.id, 'case file name')} and the case has no valid id; "
                     f"the case is left out of the run{_first_problem(case)}"))))
+                continue
+            if (clash := case_id_problem(case.id)) is not None:  # a name the site's pages use
+                left_out.append(LeftOut(name, Problem(show(cpath), case.id_line or 1,
+                                                      f"{clash}; the case is left out of the run")))
                 continue
             if case.id in seen_ids:
                 left_out.append(LeftOut(name, Problem(show(cpath), case.id_line or 1, (

@@ -12,7 +12,7 @@ from evalkit.errors import InputError, Problem
 from evalkit.graders.canaries import VARIANTS, system_name
 from evalkit.llm.settings import FallbackSettings, JudgeSettings
 from evalkit.models import Model
-from evalkit.names import NAME_MAX, NAME_PATTERN, is_valid_name, name_problem
+from evalkit.names import NAME_MAX, NAME_PATTERN, is_valid_name, name_problem, release_problem
 from evalkit.plugins import registry
 from evalkit.yamlio import load_yaml, validate
 
@@ -423,7 +423,7 @@ def name_problems(node: dict[str, Any], shown: str) -> list[tuple[int | None, Pr
     from evalkit.yamlio import line_of
 
     out: list[tuple[int | None, Problem]] = []
-    if isinstance(node.get("release"), str) and (why := name_problem(node["release"], "release label")):
+    if isinstance(node.get("release"), str) and (why := release_problem(node["release"])):
         out.append((None, Problem(shown, line_of(node, ("release",)), why)))
     systems = node.get("systems")
     for i, raw in enumerate(systems if isinstance(systems, list) else []):
@@ -505,8 +505,8 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         cfg = cfg.model_copy(update={"systems": kept})
     release = os.environ.get("EVALKIT_RELEASE")
     if release:
-        if not is_valid_name(release):
-            raise InputError(Problem("EVALKIT_RELEASE (or --release)", None, str(name_problem(release, "release label"))))
+        if (why := release_problem(release)) is not None:
+            raise InputError(Problem("EVALKIT_RELEASE (or --release)", None, why))
         cfg = cfg.model_copy(update={"release": release})
     if os.environ.get("EVALKIT_CLUSTER"):  # `evalkit run --cluster ADDRESS`: stage calls on that Dask cluster
         cfg = cfg.model_copy(update={"executor": {"cluster": {"address": os.environ["EVALKIT_CLUSTER"]}}})

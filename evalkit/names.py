@@ -32,3 +32,54 @@ def name_problem(name: object, what: str) -> str | None:
         return None
     shown = repr(name) if not isinstance(name, str) or len(name) <= 200 else repr(name[:200] + "...")
     return f"{what} {shown} is not a valid name ({NAME_RULE})"
+
+
+# ---- names the report site uses itself (evalkit.report.render lists its pages) ----------------------
+
+SITE_FOLDERS = ("assets", "compare", "schemas")
+"""Folders of site/ shared by every release: a release label may not be one of them."""
+SITE_FILES = ("index.html", "manifest.json")
+"""Files at the top of site/: a release label may not be one of them either."""
+COMPARE_PAGE = "compare"
+"""A case's compare page is `<case>.compare.html`, beside its own `<case>.html`."""
+_SUITE_PAGE = re.compile(r"\.cases-[0-9]+$", re.IGNORECASE)
+"""A large suite's k-th page of cases is `suites/<suite>.cases-<k>.html`, beside `suites/<suite>.html`."""
+
+
+def release_problem(label: object, what: str = "release label") -> str | None:
+    """None when ``label`` may name a release's folder of the site, else why not (the name rule, or a
+    name the site uses for its shared folders and files; compared case-insensitively, as some file
+    systems do)."""
+    if (why := name_problem(label, what)) is not None:
+        return why
+    assert isinstance(label, str)
+    if label.lower() in SITE_FOLDERS + SITE_FILES:
+        used = "folder" if label.lower() in SITE_FOLDERS else "file"
+        return (f"{what} {label!r} is a name the report site uses for its shared {used} site/{label.lower()}; "
+                f"expected another label")
+    return None
+
+
+def case_id_problem(case_id: object, what: str = "case id") -> str | None:
+    """None when ``case_id`` may name a case's pages, else why not (the name rule, or an id ending in
+    `.compare`, whose page would overwrite another case's compare page)."""
+    if (why := name_problem(case_id, what)) is not None:
+        return why
+    assert isinstance(case_id, str)
+    if case_id.lower().rsplit(".", 1)[-1] == COMPARE_PAGE and "." in case_id:
+        base = case_id.rsplit(".", 1)[0]
+        return (f"{what} {case_id!r} ends in '.{COMPARE_PAGE}': its page would overwrite the compare page of case "
+                f"{base!r} ({case_id}.html); expected an id that does not end in '.{COMPARE_PAGE}'")
+    return None
+
+
+def suite_name_problem(name: object, what: str = "suite folder name") -> str | None:
+    """None when ``name`` may name a suite's pages, else why not (the name rule, or a name ending in
+    `.cases-<k>`, which would be another suite's k-th page of cases)."""
+    if (why := name_problem(name, what)) is not None:
+        return why
+    assert isinstance(name, str)
+    if _SUITE_PAGE.search(name):
+        return (f"{what} {name!r} ends in '.cases-<k>': its page would be another suite's page of cases; "
+                f"expected a name that does not")
+    return None

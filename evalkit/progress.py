@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from evalkit.doitplus import ExecutedOnlyReporter
+from evalkit.termtext import terminal_safe
 
 MODES = ("live", "plain", "quiet")
 
@@ -385,8 +386,21 @@ def _verdict_words(c: Any) -> str:
     return v
 
 
-def summary_rows(site: Path, release: str) -> list[dict[str, Any]]:
-    """One row per suite x system from site/<release>/report.json (empty when there is none)."""
+ERROR_STATUSES = ("error", "timeout", "infra_error", "bug", "broken")
+"""Cell statuses the summary table counts as errors (with the first one's reason)."""
+FIRST_ERROR_CHARS = 160
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] | None = None) -> list[dict[str, Any]]:
+    """One row per suite x system from site/<release>/report.json (empty when there is none).
+
+    ``retries``: (suite/case, system) -> reason of pairs left with an infrastructure error to retry
+    (`evalkit.run_status.pending_retries`; a judge API failure leaves the report's cell ok): errors too."""
     from evalkit.report.leaderboard import leaderboards
     from evalkit.report.models import Report
     from evalkit.report.render import fmt_value
@@ -396,6 +410,15 @@ def summary_rows(site: Path, release: str) -> list[dict[str, Any]]:
         report = Report.model_validate_json(path.read_bytes())
     except (OSError, ValueError):
         return []
+    problems: dict[tuple[str, str], list[str]] = {}  # (suite, system) -> reasons of cells that are not results
+    for row in report.cases:
+        for name, cell in sorted(row.systems.items()):
+            retry = (retries or {}).get((f"{row.suite}/{row.case_id}", name))
+            if cell.status in ERROR_STATUSES or cell.excluded == "broken":
+                problems.setdefault((row.suite, name), []).append(
+                    f"{row.case_id}: {cell.status}" + (f": {cell.reason}" if cell.reason else ""))
+            elif retry is not None:
+                problems.setdefault((row.suite, name), []).append(f"{row.case_id}: infra_error: {retry}")
     rows = []
     boards = leaderboards(report)  # the site's headline: the leaderboard's metric, over the same cases
     baseline_of = {s.name: c.baseline for s in report.suites for c in s.comparisons}
@@ -426,31 +449,43 @@ def summary_rows(site: Path, release: str) -> list[dict[str, Any]]:
                 if headline else None,
                 "value": value, "page": os.path.relpath(page),
                 "verdict": "baseline" if comp is None and system == baseline_of.get(suite.name) else
-                           "–" if comp is None else _verdict_words(comp)})
+                           "–" if comp is None else _verdict_words(comp),
+                "errors": len(problems.get((suite.name, system), [])),
+                "first_error": (problems.get((suite.name, system)) or [""])[0]})
     return rows
 
 
-def print_summary(site: Path, release: str, console: Any = None) -> bool:
-    """Print the table; False when the release has no report.json."""
+def print_summary(site: Path, release: str, console: Any = None,
+                  retries: dict[tuple[str, str], str] | None = None) -> bool:
+    """Print the table (``retries``: see `summary_rows`); False when the release has no report.json."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    rows = summary_rows(site, release)
+    rows = summary_rows(site, release, retries)
     if not rows:
         return False
     if console is None:
         tty = sys.stdout.isatty()
         console = Console(file=sys.stdout, width=None if tty else 200)
     table = Table(title=f"release {release}", title_justify="left")
+    errors = any(r["errors"] for r in rows)  # the column is there when some row has one (else the table keeps its width)
     for name, justify in (("suite", "left"), ("system", "left"), ("cases", "right"), ("attempted", "right"),
-                          ("graded", "right"), ("tokens", "right"), ("cost", "right"), ("headline (95% CI)", "left"),
-                          ("vs baseline", "left"), ("page", "left")):
+                          ("graded", "right"), *([("errors", "right")] if errors else []), ("tokens", "right"),
+                          ("cost", "right"), ("headline (95% CI)", "left"), ("vs baseline", "left"), ("page", "left")):
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for r in rows:
-        table.add_row(r["suite"], r["system"], str(r["cases"]), "–" if r["attempted"] is None else str(r["attempted"]),
-                      "–" if r["graded"] is None else str(r["graded"]),
-                      "–" if r["tokens"] is None else f"{r['tokens']:,}",
-                      "–" if r["cost_usd"] is None else _money(r["cost_usd"]),
-                      f"{r['metric']} {r['value']}" if r["metric"] else "–", r["verdict"], r["page"])
+        cells = [r["suite"], r["system"], str(r["cases"]), "–" if r["attempted"] is None else str(r["attempted"]),
+                 "–" if r["graded"] is None else str(r["graded"]), *([str(r["errors"])] if errors else []),
+                 "–" if r["tokens"] is None else f"{r['tokens']:,}",
+                 "–" if r["cost_usd"] is None else _money(r["cost_usd"]),
+                 f"{r['metric']} {r['value']}" if r["metric"] else "–", r["verdict"], r["page"]]
+        # names and reasons come from cases and systems: no escape sequence, no rich markup reaches the terminal
+        table.add_row(*(escape(terminal_safe(c)) for c in cells))
     console.print(table)
+    for r in rows:  # why a row has errors: its first one, one line each, under the table
+        if r["errors"]:
+            console.print(escape(terminal_safe(f"first error of {r['suite']} × {r['system']} ({r['errors']}): "
+                                               f"{_shorten(r['first_error'], FIRST_ERROR_CHARS)}")),
+                          overflow="fold", highlight=False)
     return True

@@ -1,4 +1,13 @@
-"""The exit status of `evalkit run` beyond doit's own: 3 when every case of some system failed.
+"""The exit status of `evalkit run`: one code per outcome (the README's table), and what decides them.
+
+    0 done            every counted (system, case) pair evaluated, nothing left to retry
+    1 doit failure    doit itself or a task failed (other than below)
+    2 bad input       check's problems, file:line (before anything runs); or every case broken
+    3 all failed      every counted case of some system failed; or nothing was evaluated
+    4 evalkit bug     a stage raised (status `bug`; evalkit.bugs)
+    5 infra errors    infrastructure errors remain (judge API, sandbox, repository not mapped...): rerun
+    6 environment     the machine failed the run: disk full, read-only, out of memory, no Docker daemon
+    7 locked          another run of the project holds its lock (evalkit.runlock; `--wait` waits)
 
 A system whose every attempted case ended in its own failure (its command failed or timed out,
 its output was unusable) produced nothing to evaluate: the report is written, but the run must not
@@ -9,14 +18,29 @@ infrastructure errors (retried next run).
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
+from evalkit.artifacts import RETRY_SUFFIX, artifact_path
 from evalkit.models import Model
 
+DONE_EXIT = 0
+DOIT_FAILED_EXIT = 1
+BAD_INPUT_EXIT = 2
 ALL_FAILED_EXIT = 3
-VALIDITY_ALARM_EXIT = 5
+INFRA_EXIT = 5
+ENVIRONMENT_EXIT = 6
+VALIDITY_ALARM_EXIT = 8
 """`evalkit run --strict`: a headline metric lets a canary score at or above gold or a real system."""
 SYSTEM_FAILURES = ("error", "timeout")
+EVALUATED = ("ok", "error", "timeout")
+"""Cell statuses that are a result about the system (its answer graded, or its own failure)."""
+NO_DOCKER = re.compile(r"no Docker daemon|Cannot connect to the Docker daemon|Docker daemon (?:is )?not "
+                       r"(?:running|reachable|answering)|docker daemon .*(?:refused|unavailable)", re.IGNORECASE)
+"""Infrastructure errors that say the machine has no Docker to run sandboxes: an environment failure."""
 
 
 class FailedSystem(Model):
@@ -70,6 +94,108 @@ def describe(failed: list[FailedSystem]) -> list[str]:
     return lines
 
 
+class RunCells(Model):
+    """What a release's report.json says about its (system, case) cells, for the exit status."""
+
+    total: int = 0
+    """Cells of the report."""
+    evaluated: int = 0
+    """Cells with a result about the system (ok, or the system's own error or timeout)."""
+    broken: int = 0
+    """Cells of broken cases (bad input)."""
+    infra: int = 0
+    """Cells whose last run ended in an infrastructure error (redone by the next run)."""
+    infra_first: str = ""
+    """The first infrastructure error: suite/case system: reason."""
+    no_docker: int = 0
+    """Infrastructure errors saying no Docker daemon answered."""
+
+
+def _retry_reason(raw: Any) -> str | None:
+    """Why an artifact marked for retry is still an infrastructure error (None: it holds a usable
+    result, e.g. the fallback judge's verdict while the primary is asked again)."""
+    if not isinstance(raw, dict):
+        return None
+    if raw.get("status") == "infra_error":
+        return str(raw.get("reason") or "infrastructure error")
+    for part in ("rubric", "judge"):
+        judged = raw.get(part)
+        if isinstance(judged, dict) and judged.get("status") == "infra_error":
+            return f"judge: {judged.get('error') or 'infrastructure error'}"
+    return None
+
+
+def pending_retries(work: Path, pairs: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], str]:
+    """(suite/case, system) -> 'stage: reason' for this run's pairs whose artifacts are marked for retry
+    (`.retry`: an infrastructure error, a judge API failure), ``pairs`` as (system, suite, case id)."""
+    out: dict[tuple[str, str], str] = {}
+    for system, suite, case_id in pairs:
+        for stage in ("generate", "execute", "grade", "score"):
+            path = artifact_path(work, stage, system, suite, case_id)
+            if not Path(f"{path}{RETRY_SUFFIX}").exists():
+                continue
+            try:
+                reason = _retry_reason(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                reason = None
+            if reason is not None:
+                out.setdefault((f"{suite}/{case_id}", system), f"{stage}: {reason}")
+                break
+    return out
+
+
+def run_cells(report_path: Path, retries: dict[tuple[str, str], str] | None = None) -> RunCells | None:
+    """The cells of a release's report.json by outcome; None without a report. ``retries``
+    (`pending_retries`): pairs whose artifacts are marked for retry, counted as infrastructure errors
+    too (a judge call that failed leaves the cell ok without a verdict)."""
+    from evalkit.report.models import Report
+
+    if not report_path.exists():
+        return None
+    report = Report.model_validate_json(report_path.read_bytes())
+    retries = retries or {}
+    out = RunCells()
+    infra: dict[tuple[str, str], str] = {}
+    for row in report.cases:
+        for name, cell in sorted(row.systems.items()):
+            out.total += 1
+            key = (f"{row.suite}/{row.case_id}", name)
+            if cell.excluded == "broken" or cell.status == "broken":
+                out.broken += 1
+                continue
+            if cell.status == "infra_error":
+                infra[key] = cell.reason
+            elif key in retries:
+                infra[key] = retries[key]
+            if cell.status in EVALUATED:
+                out.evaluated += 1
+    out.infra = len(infra)
+    out.no_docker = sum(bool(NO_DOCKER.search(r)) for r in infra.values())
+    if infra:
+        (where, system), reason = next(iter(infra.items()))
+        out.infra_first = f"{where} {system}: {reason}"[:300]
+    return out
+
+
+def after_run(cells: RunCells | None) -> tuple[int, list[str]]:
+    """The exit status of a run doit completed, from its report (after 3 and 4, which the caller decides
+    first), and the lines saying why: 6 when the infrastructure errors are all "no Docker daemon", 5 when
+    other infrastructure errors remain, 2 when every case is broken, 3 when nothing was evaluated."""
+    if cells is None:
+        return ALL_FAILED_EXIT, ["no report was written: nothing was evaluated"]
+    if cells.infra and cells.no_docker == cells.infra:
+        return ENVIRONMENT_EXIT, [f"environment failure: no Docker daemon for {cells.infra} (system, case) pair(s); "
+                                  f"first: {cells.infra_first}"]
+    if cells.infra:
+        return INFRA_EXIT, [f"{cells.infra} (system, case) pair(s) ended in an infrastructure error (redone by the "
+                            f"next run); first: {cells.infra_first}"]
+    if cells.evaluated == 0:
+        if cells.total and cells.broken == cells.total:
+            return BAD_INPUT_EXIT, [f"nothing was evaluated: every case is broken ({cells.total} pair(s)); "
+                                    f"`evalkit check` names each problem"]
+        return ALL_FAILED_EXIT, [f"nothing was evaluated ({cells.total} pair(s), {cells.broken} broken, none with a "
+                                 f"result)"]
+    return DONE_EXIT, []
 def validity_alarms(report_path: Path) -> dict[str, str]:
     """Suite -> metric-validity alarm of a release's report.json ({} without a report or an alarm)."""
     from evalkit.report.models import Report

@@ -21,6 +21,7 @@ from typing import Any, Iterator
 
 from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, ArtifactBase, artifact_path, read_optional,
                                write_artifact, write_with_retry_mark)
+from evalkit import envfail
 from evalkit.errors import InputError
 from evalkit.project import Loaded, load, participating
 from evalkit.stages import slices
@@ -74,7 +75,9 @@ def marked_for_retry(path: str) -> bool:
 # ---- actions (plain functions; they load the project once per process) -------------------------
 
 def _refuse_escapes(action: Any) -> Any:
-    """A write refused by the write guard (evalkit.fsutil.guarded) fails the task with one plain line."""
+    """A write refused by the write guard (evalkit.fsutil.guarded) fails the task with one plain line; so does
+    a failure of the machine (disk full, read-only, out of memory: evalkit.envfail), recorded for the exit
+    status (6), never a traceback."""
     import functools
 
     from evalkit.fsutil import WriteOutsideRoots
@@ -85,6 +88,14 @@ def _refuse_escapes(action: Any) -> Any:
             return action(*args)
         except WriteOutsideRoots as exc:
             print(f"evalkit: {exc}", file=sys.stderr)
+            return False
+        except (OSError, MemoryError) as exc:
+            cause = envfail.environment_cause(exc)
+            if cause is None:
+                raise
+            named = [str(a) for a in args if not os.path.isfile(str(a))]  # not the config file's path
+            line = envfail.record(cause, f"{action.__name__}({', '.join(named)})")
+            print(f"evalkit: environment failure: {line}", file=sys.stderr)
             return False
 
     return wrapper
@@ -114,6 +125,8 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
         result = model(system=system.name, suite=case.suite, case_id=case.id, status="infra_error",
                        reason=f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000])
     except Exception as exc:  # an evalkit bug: said as one, kept apart, not retried on every run
+        if envfail.environment_cause(exc) is not None:
+            raise  # the machine's failure (disk full, ...), not evalkit's: `_refuse_escapes` says it
         bug_trace = bugs.report(stage, system.name, case.key, exc)
         result = model(system=system.name, suite=case.suite, case_id=case.id, status="bug",
                        reason=bugs.reason_of(stage, exc))
@@ -373,9 +386,9 @@ def doit_config() -> dict[str, Any]:
         for p in exc.problems:
             print(f"evalkit: {p}", file=sys.stderr)
         raise SystemExit(2) from None
-    except WriteOutsideRoots as exc:
+    except WriteOutsideRoots as exc:  # "evalkit bug: refused to write ...": exit 4, as other evalkit bugs (3 is "all failed")
         print(f"evalkit: {exc}", file=sys.stderr)
-        raise SystemExit(3) from None
+        raise SystemExit(4) from None
     for note in g.loaded.project.input_notes():  # said on every run, and on the release page
         print(f"evalkit: warning: {note}", file=sys.stderr)
     db = g.cfg.work_path / "doit.sqlite3"

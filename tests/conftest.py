@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import realdata
+
 IMAGE = os.environ.get("EVALKIT_SANDBOX_IMAGE", "evalkit/python-pytest:bookworm")
 REPO = Path(__file__).resolve().parents[1]
 
@@ -59,3 +61,16 @@ def _unsealed_keys():
     os.environ.update(before)
     keys._sealed.clear()
     fsutil._secrets.clear()
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """``@pytest.mark.realdata(*parts)``: the test reads ../shared/realdata/<parts> (`helpers.realdata`:
+    fails in CI when absent, skips elsewhere)."""
+    for mark in item.iter_markers("realdata"):
+        realdata(*mark.args)
+
+
+@pytest.fixture
+def realdata_dir() -> Path:
+    """../shared/realdata (`helpers.realdata`: fails in CI when absent, skips elsewhere)."""
+    return realdata()

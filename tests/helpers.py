@@ -12,6 +12,30 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+REALDATA = Path(os.environ.get("EVALKIT_REALDATA") or REPO.parent / "shared" / "realdata")
+"""The real public data (SWE-bench rows, Kai's cases and grades, LLMService datasets, CodeBLEU values):
+``../shared/realdata`` beside the repository, as CI has it, or $EVALKIT_REALDATA."""
+
+
+def in_ci() -> bool:
+    """Whether the tests run in CI (``CI=true``, as GitHub Actions and most CI services set it)."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def realdata(*parts: str) -> Path:
+    """``REALDATA/<parts>``, for a test that reads the real data: the one way tests reach it.
+
+    When it is absent the test fails in CI (CI has the data: a skip there would hide a test that never
+    runs) and skips elsewhere (a machine without ../shared). Tests call it, or carry the marker
+    ``@pytest.mark.realdata(*parts)`` (tests/conftest.py calls it before the test)."""
+    import pytest
+
+    path = REALDATA.joinpath(*parts)
+    if not path.exists():
+        if in_ci():
+            pytest.fail(f"the real data {path} is absent, and CI=true: CI must have ../shared/realdata")
+        pytest.skip(f"the real data {path} is absent (../shared/realdata beside the repository, or $EVALKIT_REALDATA)")
+    return path
 
 
 def make_project(root: Path, cases: list[str] | None = None, systems: str | None = None, extra: str = "") -> Path:

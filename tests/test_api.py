@@ -11,7 +11,7 @@ import pytest
 
 from evalkit import api
 from evalkit.errors import InputError
-from helpers import make_project
+from helpers import REALDATA, make_project, realdata
 
 IMAGE = "evalkit/python-pytest:bookworm"
 
@@ -235,15 +235,14 @@ def test_evaluate_an_unmapped_repository_says_why(instance, tmp_path: Path) -> N
     assert res.status == "infra_error" and not res.resolved and "not mapped" in res.error
 
 
-REAL = Path(__file__).resolve().parents[1].parent / "shared" / "realdata" / "swebench" / "sweagent_test_data"
+REAL = REALDATA / "swebench" / "sweagent_test_data"
 
 
 def test_evaluate_a_real_prediction_without_its_repository(tmp_path: Path) -> None:
     """SWE-agent's real prediction for pydicom-1458 against the real row: the repository is not on this
     machine, so the tests cannot run (said, not counted as a failure of the patch); the patch's files are
     still compared with the gold patch's."""
-    if not REAL.is_dir():
-        pytest.skip(f"{REAL} absent (real data is read from ../shared beside the repository)")
+    realdata("swebench", "sweagent_test_data")
     rows = {r["instance_id"]: r for r in json.loads((REAL / "swe-bench-dev-easy.json").read_text())}
     pred = json.loads((REAL / "all_preds.jsonl").read_text().splitlines()[0])
     row = rows[pred["instance_id"]]

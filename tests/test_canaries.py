@@ -1,7 +1,7 @@
 """#25: canaries, built in. Each kind makes its canaries from real-shaped cases (the demo's); on the demo run
 no headline lets a canary tie or beat gold or a real system (no alarm, `--strict` exits 0), the pages show them
 apart, README's table is what scripts/canary-table.py makes of the run; a headline made gameable on purpose raises
-the metric-validity alarm (in report.json, on the page, exit status 5 with `--strict`)."""
+the metric-validity alarm (in report.json, on the page, exit status 8 with `--strict`)."""
 
 from __future__ import annotations
 
@@ -173,7 +173,7 @@ def test_a_headline_made_gameable_on_purpose_raises_the_alarm(demo: tuple[Path, 
 
 def test_the_alarm_in_report_json_and_the_exit_status(tmp_path: Path) -> None:
     """A rag project with a recorded system that echoes the incident as its hint: hint similarity cannot tell it
-    from the unchanged canary (the same echo), so the alarm names it; `--strict` turns it into exit status 5."""
+    from the unchanged canary (the same echo), so the alarm names it; `--strict` turns it into exit status 8."""
     project = tmp_path / "proj"
     shutil.copytree(REPO / "cases" / "rag", project / "cases" / "rag")
     y = YAML(typ="safe")
@@ -195,4 +195,4 @@ def test_the_alarm_in_report_json_and_the_exit_status(tmp_path: Path) -> None:
     assert "canary-unchanged" in report["validity_alarms"]["rag"] and "parrot" in report["validity_alarms"]["rag"]
     assert "Metric-validity alarm" in (project / "site" / "r1" / "index.html").read_text(encoding="utf-8")
     strict = evalkit(project, "run", "-q", "--strict", check=False)
-    assert strict.returncode == 5 and "(--strict)" in strict.stderr
+    assert strict.returncode == 8 and "(--strict)" in strict.stderr

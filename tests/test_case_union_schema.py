@@ -9,7 +9,6 @@ same union (evalkit.schemas.case_file_union) is the oracle the schema must agree
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,11 @@ from evalkit.casemodels import CaseFile
 from evalkit.kinds import kind
 from evalkit.schemas import SCHEMA_DIR, case_file_union, kind_case_models
 from evalkit.yamlio import line_of, load_yaml, plain
-from helpers import REPO, evalkit
+from helpers import REALDATA, REPO, evalkit
 
-REAL = REPO.parent / "shared" / "realdata"
+REAL = REALDATA
 KONVEYOR = REPO / "tests" / "importers" / "data" / "konveyor"
-needs_real = pytest.mark.skipif(not REAL.is_dir() and not os.environ.get("CI"),
-                                reason="../shared/realdata (the real public data) is absent")
+needs_real = pytest.mark.realdata()
 OWN_KINDS = ("agentic", "e2e", "generation", "migration", "patch", "rag")
 
 

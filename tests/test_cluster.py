@@ -221,7 +221,8 @@ def test_no_scheduler_is_an_infra_error_and_no_address_is_exit_2(tmp_path: Path)
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     project = make_project(tmp_path / "p", cases=["jpa-entity"])
-    evalkit(project, "run", "-q", "--cluster", f"tcp://127.0.0.1:{port}", timeout=300)
+    lost = evalkit(project, "run", "-q", "--cluster", f"tcp://127.0.0.1:{port}", timeout=300, check=False)
+    assert lost.returncode == 5, lost.stderr  # infrastructure errors remain (issue 27: never exit 0)
     output = json.loads((project / ".evalkit/artifacts/naive/migration/jpa-entity/output.json").read_text())
     assert output["status"] == "infra_error" and f"no Dask scheduler at tcp://127.0.0.1:{port}" in output["reason"]
     with open(project / "evalkit.yaml", "a", encoding="utf-8") as fh:

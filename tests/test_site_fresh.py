@@ -40,6 +40,20 @@ def site_files(project: Path) -> dict[str, bytes]:
             if p.is_file() and not any(part.startswith(".") for part in p.relative_to(site).parts)}
 
 
+def test_a_case_that_leaves_the_project_leaves_the_site(tmp_path: Path) -> None:
+    with FakeAnthropic(responder=healthy) as server:
+        project = project_with_judge(tmp_path / "inc" / "p", server.base_url)
+        evalkit(project, "run", env=ENV, check=False)
+        pages = project / "site/r1/cases/migration"
+        assert (pages / "cdi-inject.html").exists() and (pages / "cdi-inject.compare.html").exists()
+        apply(project, "drop:cdi-inject")
+        evalkit(project, "run", env=ENV, check=False)
+        assert not list(pages.glob("cdi-inject.*")), sorted(p.name for p in pages.iterdir())
+        manifest = json.loads((project / "site/manifest.json").read_text())
+        assert not any("cdi-inject" in f for r in manifest["releases"] for f in r["files"])
+        assert_same_site(project, tmp_path, "dropped")
+
+
 def fresh_copy(project: Path, dest: Path) -> Path:
     """The project's inputs only (config, cases, templates): no artifacts, caches, doit database or site."""
     dest.mkdir(parents=True)
@@ -58,13 +72,22 @@ def assert_same_site(project: Path, tmp: Path, label: str) -> None:
     assert not differ, (label, differ)
 
 
+def case_dir(project: Path, name: str) -> Path:
+    """The case's folder, in the project or set aside (`drop:`)."""
+    inside = project / f"cases/migration/{name}"
+    return inside if inside.exists() else project / f"aside-{name}"
+
+
 def apply(project: Path, step: str) -> None:
     if step.startswith("tag:"):
-        case = project / f"cases/migration/{step[4:]}/case.yaml"
+        case = case_dir(project, step[4:]) / "case.yaml"
         case.write_text(case.read_text().replace("tags: [", "tags: [e, ", 1))
     elif step.startswith("legacy:"):
-        legacy = next((project / f"cases/migration/{step[7:]}/legacy").iterdir())
+        legacy = next((case_dir(project, step[7:]) / "legacy").iterdir())
         legacy.write_text(legacy.read_text() + "\n// edited\n")
+    elif step.startswith("drop:"):  # the case leaves the project (kept aside), or comes back
+        case, aside = project / f"cases/migration/{step[5:]}", project / f"aside-{step[5:]}"
+        (case if case.exists() else aside).rename(aside if case.exists() else case)
     elif step == "samples":
         cfg = project / "evalkit.yaml"
         text = cfg.read_text()
@@ -98,7 +121,7 @@ def test_healed_judge_fault_leaves_no_stale_case_page(tmp_path: Path) -> None:
         assert_same_site(project, tmp_path, "healed")
 
 
-STEPS = ["tag:jpa-entity", "tag:cdi-inject", "legacy:jpa-entity", "legacy:cdi-inject", "samples",
+STEPS = ["tag:jpa-entity", "tag:cdi-inject", "legacy:jpa-entity", "legacy:cdi-inject", "samples", "drop:cdi-inject",
          "fault429", "fault500", "heal"]
 
 

@@ -10,7 +10,6 @@ and line.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -18,15 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO, evalkit, make_project
+from helpers import REALDATA, REPO, evalkit, make_project
 
 from evalkit.cases import discover
 from evalkit.solved_store import file_similarity, message_similarity
 
-DATA = REPO.parent / "shared" / "realdata"
+DATA = REALDATA
 STORE = DATA / "kai_migration_cases" / "kai_solved_incidents_index.json"
-needs_data = pytest.mark.skipif(not STORE.exists() and not os.environ.get("CI"),
-                                reason="the real Kai data (../shared/realdata) is not on this machine")
+needs_data = pytest.mark.realdata("kai_migration_cases", "kai_solved_incidents_index.json")
 
 
 def _same_file(a: str, b: str) -> bool:

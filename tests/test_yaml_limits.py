@@ -5,7 +5,6 @@ in a case file or evalkit.yaml end in that file's error at file:line, fast and s
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 import textwrap

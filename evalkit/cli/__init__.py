@@ -6,11 +6,17 @@ import argparse
 import atexit
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Callable, NoReturn
 
+from evalkit import envfail
 from evalkit.errors import InputError, Problem
 from evalkit.llm.keys import seal
+from evalkit.run_status import (ALL_FAILED_EXIT, DOIT_FAILED_EXIT, ENVIRONMENT_EXIT, VALIDITY_ALARM_EXIT, after_run,
+                                describe, failed_systems, pending_retries, run_cells, validity_alarms)
+from evalkit.runlock import LOCKED_EXIT, ProjectLocked, project_lock
+from evalkit.termtext import terminal_safe
 
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
 
@@ -69,7 +75,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="when another run of this project is going, wait for it to end instead of refusing "
                         "(exit 7)")
     p.add_argument("--strict", action="store_true",
-                   help="exit 5 when the metric-validity alarm is raised: a suite's headline lets a canary (an answer "
+                   help="exit 8 when the metric-validity alarm is raised: a suite's headline lets a canary (an answer "
                         "doing no real work) score at or above gold or a real system")
     p.add_argument("doit_args", nargs="*", help="extra arguments for doit (task names, ...)")
 
@@ -95,7 +101,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         os.environ["EVALKIT_REPOS"] = ",".join([*filter(None, [os.environ.get("EVALKIT_REPOS", "")]),
                                                 *(f"{k}={v}" for k, v in mapped.items())])
     from evalkit.config import load_config
-    from evalkit.runlock import LOCKED_EXIT, ProjectLocked, project_lock
 
     try:
         work = load_config().work_path
@@ -135,39 +140,57 @@ def _run_locked(args: argparse.Namespace) -> int:
     mode = progress.mode_for(args.quiet)  # live on a terminal, doit's lines otherwise, nothing with -q
     module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"], "reporter": progress.reporter_for(mode, args.jobs)}
     cfg = tasks.graph().cfg
+    envfail.clear()
+    os.environ["EVALKIT_RUN_ID"] = f"{os.getpid()}.{time.time_ns()}"  # evalkit.llm.client: in-run de-dup
     with run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
         code = DoitMain(ModuleTaskLoader(module)).run(argv)
-    if mode != "quiet":
-        progress.print_summary(cfg.site_path, cfg.release)  # one row per suite x system, from report.json
-    if code == 0:  # doit succeeded; a system that failed on every case still fails the run (exit 3)
-        from evalkit.run_status import ALL_FAILED_EXIT, describe, failed_systems
+    retries = pending_retries(cfg.work_path, ((s.name, c.suite, c.id) for s, c in tasks.graph().pairs))
+    if mode != "quiet":  # one row per suite x system, from report.json
+        progress.print_summary(cfg.site_path, cfg.release, retries=retries)
 
-        failed = failed_systems(cfg.site_path / cfg.release / "report.json")
-        for line in describe(failed):
-            print(f"evalkit: {line}", file=sys.stderr)
-        if failed:
-            print(f"evalkit: exit status {ALL_FAILED_EXIT}: {len(failed)} system(s) failed on every case",
-                  file=sys.stderr)
-            return ALL_FAILED_EXIT
-        from evalkit.bugs import BUG_EXIT, describe_bugs
+    def say(line: str) -> None:
+        print(f"evalkit: {terminal_safe(line)}", file=sys.stderr)
 
-        found = describe_bugs(cfg.work_path, {(s.name, c.key) for s, c in tasks.graph().pairs})
-        for line in found:
-            print(f"evalkit: {line}", file=sys.stderr)
-        if found:
-            print(f"evalkit: exit status {BUG_EXIT}: evalkit bugs (status bug) are recorded; please report them",
-                  file=sys.stderr)
-            return BUG_EXIT
-        from evalkit.run_status import VALIDITY_ALARM_EXIT, validity_alarms
+    failures = envfail.recorded()
+    if failures:  # the machine failed the run (disk full, ...): said plainly, whatever doit made of it
+        for line in failures[:5]:
+            say(f"environment failure: {line}")
+        say(f"exit status {ENVIRONMENT_EXIT}: the machine failed the run ({len(failures)} task(s)); free the "
+            f"resource and run again")
+        return ENVIRONMENT_EXIT
+    if code != 0:  # doit's own failure or a failed task (doit printed which): one code for all of them
+        say(f"exit status {DOIT_FAILED_EXIT}: doit failed (status {code})")
+        return DOIT_FAILED_EXIT
+    report_path = cfg.site_path / cfg.release / "report.json"
+    failed = failed_systems(report_path)  # a system that failed on every case fails the run (exit 3)
+    for line in describe(failed):
+        say(line)
+    if failed:
+        say(f"exit status {ALL_FAILED_EXIT}: {len(failed)} system(s) failed on every case")
+        return ALL_FAILED_EXIT
+    from evalkit.bugs import BUG_EXIT, describe_bugs
 
-        alarms = validity_alarms(cfg.site_path / cfg.release / "report.json")
-        for suite, alarm in alarms.items():
-            print(f"evalkit: metric-validity alarm in suite {suite}: {alarm}", file=sys.stderr)
-        if alarms and args.strict:
-            print(f"evalkit: exit status {VALIDITY_ALARM_EXIT}: a headline metric ranks a canary at or above gold "
-                  "or a real system (--strict)", file=sys.stderr)
-            return VALIDITY_ALARM_EXIT
-    return code
+    found = describe_bugs(cfg.work_path, {(s.name, c.key) for s, c in tasks.graph().pairs})
+    for line in found:
+        say(line)
+    if found:
+        say(f"exit status {BUG_EXIT}: evalkit bugs (status bug) are recorded; please report them")
+        return BUG_EXIT
+    alarms = validity_alarms(report_path)
+    for suite, alarm in alarms.items():
+        say(f"metric-validity alarm in suite {suite}: {alarm}")
+    if alarms and args.strict:
+        say(f"exit status {VALIDITY_ALARM_EXIT}: a headline metric ranks a canary at or above gold or a real "
+            "system (--strict)")
+        return VALIDITY_ALARM_EXIT
+    if args.doit_args:  # some tasks only (`evalkit run generate`): the report need not be this run's
+        return 0
+    status, lines = after_run(run_cells(report_path, retries))
+    for line in lines:
+        say(line)
+    if status:
+        say(f"exit status {status}")
+    return status
 
 
 def _schema_args(p: argparse.ArgumentParser) -> None:

@@ -3,6 +3,12 @@
 Beside the answers (namespace ``llm``) a small index (namespace ``llm-index``) remembers, per
 logical item and sample, the part digests of the last request stored, so a miss can be explained
 ("system prompt changed") instead of silently paying again.
+
+An answer that was paid for but could not be used (the judge's verdict stayed unparseable after the
+repair request) is not replayed as an answer, but it is kept, with its raw text, under
+``llm-unusable``: a rerun of the same grading (after a kill, a lost doit database) gets it back
+instead of paying again and records the same ``judge_error``; only ``--retry-judge-errors`` drops
+it (``drop_unusable``) so that the model is asked anew.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ class ResponseCache:
         self.root = Path(root)
         self.store = ContentStore(root, "llm")
         self.index = ContentStore(root, "llm-index")
+        self.unusable_store = ContentStore(root, "llm-unusable")
 
     def key(self, request: LLMRequest, scope: dict[str, str] | None = None) -> str:
         """The digest of ``request`` and, when given, the ``scope`` its answer also depends on (the provider
@@ -58,8 +65,35 @@ class ResponseCache:
             self.index.put(self._index_key(request), {"key": response.request_key, "parts": parts})
 
     def forget(self, key: str) -> None:
-        """Drop the answer stored under ``key`` (an unusable answer is never kept as one to replay)."""
+        """Drop the answer stored under ``key``."""
         self.store.delete(key)
+
+    def set_aside(self, key: str) -> None:
+        """Move the answer under ``key`` from the answers to the unusable ones: never replayed as an answer,
+        still never paid for twice (`unusable`)."""
+        value = self.store.get(key)
+        if value is not None:
+            self.unusable_store.put(key, value)
+            self.store.delete(key)
+
+    def unusable(self, key: str) -> LLMResponse | None:
+        """The unusable answer kept under ``key`` (marked ``cached``), or None."""
+        value = self.unusable_store.get(key)
+        if value is None:
+            return None
+        try:
+            return LLMResponse.model_validate(value).model_copy(update={"cached": True})
+        except ValidationError:
+            return None
+
+    def drop_unusable(self, keys: list[str]) -> int:
+        """Forget the unusable answers under ``keys`` (the model is to be asked again); how many there were."""
+        dropped = 0
+        for key in keys:
+            if key in self.unusable_store:
+                self.unusable_store.delete(key)
+                dropped += 1
+        return dropped
 
     def _index_key(self, request: LLMRequest) -> str:
         return self.index.key({"item_id": request.item_id, "sample_index": request.sample_index})

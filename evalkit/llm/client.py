@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import math
+import os
 import random
 import sys
 import threading
@@ -72,6 +73,9 @@ CHARS_PER_TOKEN_ESTIMATE = 3.5
 FALLBACK_KINDS = frozenset({"circuit_open", "auth", "rate_limited", "server_error", "timeout", "connection",
                             "bad_response"})
 """Failures after which the fallback is asked: the primary keeps failing (never budget or a bad request)."""
+
+RUN_ID_ENV = "EVALKIT_RUN_ID"
+"""Set by `evalkit run` for the length of one run: a request that failed in it is not sent again in it."""
 
 T = TypeVar("T")
 
@@ -179,6 +183,7 @@ class ModelClient:
         self.scope = cache_scope(self.settings)
         self._inflight: dict[str, threading.Lock] = {}
         self._inflight_lock = threading.Lock()
+        self._failed: dict[tuple[str, str], LLMError] = {}  # (run id, request key) -> how it failed in that run
         self.circuit: Circuit = circuit_for(self.provider.endpoint, self.settings.circuit_after)
         self.limiter = limiter_for(self.settings.provider, self.provider.endpoint,
                                    self.settings.rate_limits.get(self.settings.provider))
@@ -357,9 +362,22 @@ class ModelClient:
             hit = self.cached(request)
             if hit is not None:
                 return self._with_notices(hit)
+            kept = self.cache.unusable(key) if self.settings.use_cache else None
+            if kept is not None:  # paid before, unusable: the same answer again, not a second payment
+                return self._with_notices(kept)
+            run = os.environ.get(RUN_ID_ENV, "")
+            failed = self._failed.get((run, key)) if run else None
+            if failed is not None:  # the same request failed in this run: not sent again (its next run retries)
+                raise LLMError(failed.kind, f"{failed.message} (the identical request failed earlier in this run)",
+                               status=failed.status)
             self.budget.check()
-            reply = self._attempts(lambda api_key: self.provider.send(request, api_key),
-                                   tokens=self.reserve_tokens(request))
+            try:
+                reply = self._attempts(lambda api_key: self.provider.send(request, api_key),
+                                       tokens=self.reserve_tokens(request))
+            except LLMError as exc:
+                if run and not isinstance(exc, BudgetExceeded):
+                    self._failed[(run, key)] = exc
+                raise
             response = self.response_of(reply, key)
             self.budget.charge(response.cost_usd)
             self.cache.put(request, response)

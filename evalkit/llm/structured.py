@@ -124,10 +124,11 @@ def ask_structured(
         value, reasoning = parse(second.text)
         return StructuredAnswer(value=value, reasoning=reasoning, responses=[first, second])
     except AnswerError as exc:
-        # judge_error: the raw answers go to the outcome, never into the cache as something to
-        # replay; the next ask (`evalkit run --retry-judge-errors`) asks the model again.
+        # judge_error: the raw answers go to the outcome, never into the cache as something to replay
+        # as an answer; they are set aside (paid for, kept: a rerun of this grading gets them back
+        # instead of paying again) until `evalkit run --retry-judge-errors` drops them and asks anew.
         for response in (first, second):
-            client.cache.forget(response.request_key)
+            client.cache.set_aside(response.request_key)
         return StructuredAnswer(value=None, responses=[first, second], error=str(exc))
 
 

@@ -10,7 +10,8 @@ from typing import Any
 from evalkit.artifacts import ScoresArtifact, artifact_path
 from evalkit.cases import Case, Project
 from evalkit.config import Config
-from evalkit.fsutil import atomic_write_json, digest
+from evalkit.fsutil import atomic_write_json, digest, remove
+from evalkit.names import is_valid_name
 from evalkit.report.models import CaseDetail
 
 
@@ -99,4 +100,8 @@ def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[
         if old_index.get(case.key) == key and path.exists():
             continue
         atomic_write_json(path, case_detail(cfg, case, sys_here, raw), compact=True)
+    for gone in sorted(set(old_index) - set(index)):  # a case no longer in the project: its JSON goes too
+        suite, _, case_id = gone.partition("/")
+        if is_valid_name(suite) and is_valid_name(case_id):
+            remove(out_dir / "cases" / suite / f"{case_id}.json")
     atomic_write_json(index_path, index, compact=True)

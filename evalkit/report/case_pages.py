@@ -22,6 +22,7 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact,
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
 from evalkit.metrics.registry import METRICS
 from evalkit.models import Model
+from evalkit.names import is_valid_name
 from evalkit.report.models import CaseDetail, CaseRow, Report
 from evalkit.report.page_data import _exists_in, headline_metrics
 from evalkit.report.site_env import diff_lines, line_class, truncate_log
@@ -125,8 +126,6 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
     systems and metric metadata, and whether the previous release has the case: ``index``
     records a digest of those per case, so a one-case change renders one case's pages.
     """
-    from evalkit.names import is_valid_name
-
     if not (is_valid_name(row.suite) and is_valid_name(row.case_id)):  # a report.json written before names were checked
         return []
     data_path = site / report.release / "cases" / row.suite / f"{row.case_id}.json"
@@ -165,6 +164,30 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
         atomic_write_text(page, compare_t.render(**ctx, here="compare"))
         written.append(page)
     return written
+
+
+def remove_gone_cases(site: Path, report: Report, old_index: dict[str, str], index: dict[str, str]) -> list[Path]:
+    """Remove the pages of cases rendered before but not now (the case left the project, so summarize removed
+    its JSON): its page, its compare page and its systems' test logs. The files removed."""
+    names = {s.name for s in report.systems}
+    removed = []
+    for ident in sorted(set(old_index) - set(index)):
+        suite, _, case_id = ident.partition("/")
+        folder = site / report.release / "cases" / suite
+        if not (is_valid_name(suite) and is_valid_name(case_id)) or (folder / f"{case_id}.json").exists():
+            continue
+        gone = [folder / f"{case_id}.html", folder / f"{case_id}.compare.html"]
+        prefix = f"{case_id}."
+        for path in folder.glob(f"{case_id}.*.txt") if folder.is_dir() else []:
+            system, _, rest = path.name[len(prefix):].partition(".log")
+            if system in names and (rest == ".txt" or (rest.startswith(".") and rest[1:-4].isdigit()
+                                                       and rest.endswith(".txt"))):
+                gone.append(path)
+        for path in gone:
+            if path.exists():
+                fsutil.remove(path)
+                removed.append(path)
+    return removed
 
 
 def case_templates(env: Environment) -> tuple[Any, Any, Any]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from evalkit.fsutil import atomic_write_text, digest, remove
 from evalkit.report import charts
-from evalkit.report.case_pages import render_cases
+from evalkit.report.case_pages import remove_gone_cases, render_cases
 from evalkit.report.leaderboard import leaderboards, overview
 from evalkit.report.page_data import (_load_report, comparison_index, headline_metrics, judgement, primary_metric,
                                       regression_groups, release_charts, status_counts)
@@ -109,5 +109,6 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
                       for f in ("case_pages.py", "site_env.py", "case_kinds.py", "panel.py")],
                      kinds_code_stamp()])  # the suite kinds' modules and partials
     index, pages = render_cases(env, site, report, nav, shared, old_index, workers, meanwhile=other_pages)
+    remove_gone_cases(site, report, old_index, index)  # pages of cases no longer in the project
     atomic_write_text(index_path, json.dumps(index, sort_keys=True))
     return pages

@@ -4,8 +4,10 @@
   task that recorded it leaves a ``.retry`` marker beside ``grades.json`` (``mark_after_grade``).
 - A ``judge_error`` (the answer stayed unusable after the repair request) is *not* re-asked by a
   plain rerun: the same question would most often get the same answer. ``evalkit run
-  --retry-judge-errors`` marks those grade artifacts for retry (``mark_grades``); their unusable
-  answers were never cached (``evalkit.llm.structured.ask_structured``), so the model is asked anew.
+  --retry-judge-errors`` marks those grade artifacts for retry (``mark_grades``) and drops their
+  unusable answers, which were set aside rather than cached (``evalkit.llm.structured.ask_structured``),
+  so the model is asked anew. A plain rerun of such a grading (a killed run, a lost doit database)
+  gets the set-aside answers back and pays nothing.
 - Changing how the judge is reached (``judge.base_url``, ``judge.use_cache``) does not touch a
   verdict already given; it reruns the grading of every output that has none (``endpoint_changed``).
 """
@@ -19,6 +21,7 @@ from typing import Any
 
 from evalkit.artifacts import ARTIFACT_FILES, RETRY_SUFFIX
 from evalkit.fsutil import touch
+from evalkit.llm.cache import ResponseCache
 
 NO_VERDICT = frozenset({"infra_error", "not_judged_budget", "judge_error", "not_configured"})
 """Judge statuses of an output that has no model-graded verdict."""
@@ -51,12 +54,16 @@ def mark_grades(work: Path, statuses: Iterable[str]) -> int:
     marked = 0
     for path in grade_files(work):
         try:
-            status = judge_status(json.loads(path.read_text(encoding="utf-8")))
+            grades = json.loads(path.read_text(encoding="utf-8"))
+            status = judge_status(grades)
         except (OSError, json.JSONDecodeError):
             continue  # a missing or broken artifact is rebuilt by doit anyway
         if status in wanted:
             touch(f"{path}{RETRY_SUFFIX}")  # via the write guard
             marked += 1
+            keys = [k for part in ("rubric", "judge") if isinstance(judged := grades.get(part), dict)
+                    for k in judged.get("request_keys") or []]
+            ResponseCache(work / "cache").drop_unusable(keys)  # asked anew, not answered from what was set aside
     return marked
 
 

@@ -18,10 +18,11 @@ from evalkit.llm.client import ModelClient
 from fake_server import FakeAnthropic, Reply
 from evalkit.llm.settings import JudgeSettings
 from tests.fake_anthropic import fake_anthropic, judge_env  # noqa: F401 - fixtures
+from helpers import REALDATA
 
 REPO = Path(__file__).resolve().parents[2]
-KAI = Path("/work/shared/realdata/kai_migration_cases/cases.json")  # real public data, outside the project
-needs_kai = pytest.mark.skipif(not KAI.exists(), reason="the real Kai data (../shared/realdata) is not on this machine")
+KAI = REALDATA / "kai_migration_cases" / "cases.json"  # real public data, outside the project
+needs_kai = pytest.mark.realdata("kai_migration_cases", "cases.json")
 
 LEGACY_JAVA = """package com.acme.orders;
 

@@ -18,8 +18,8 @@ from evalkit.graders.judge_rubric import (
     shipped_names,
     verdict_model,
 )
+from helpers import realdata
 
-REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 
 
 def test_three_rubrics_ship() -> None:
@@ -44,13 +44,8 @@ def test_codejudge_declares_todays_judge() -> None:
 
 
 def _real(*parts: str) -> Path:
-    """A file of ../shared/realdata; the test skips only when ../shared is absent, and never in CI."""
-    path = REALDATA.joinpath(*parts)
-    if not path.exists():
-        if REALDATA.parent.exists() or os.environ.get("CI"):
-            raise AssertionError(f"{path} is missing")
-        pytest.skip("../shared is absent")
-    return path
+    """A file of ../shared/realdata (`helpers.realdata`: fails in CI when absent, skips elsewhere)."""
+    return realdata(*parts)
 
 
 def _kai_ci_rows() -> list[dict]:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
 from evalkit.artifacts import Sample
@@ -12,8 +9,9 @@ from evalkit.casemodels import AssertionSpec
 from evalkit.graders.assertions import run_assertions
 from evalkit.graders.syntax import check_files, check_syntax
 from evalkit.treesitter import EXTENSIONS, PARSEABLE, functions_at_lines, language_of_path, syntax_errors
+from helpers import REALDATA
 
-REAL = Path(__file__).resolve().parents[3] / "shared" / "realdata" / "api_automation_agent_evals" / "evaluations" / "data"
+REAL = REALDATA / "api_automation_agent_evals" / "evaluations" / "data"
 
 VALID_TS = """\
 import { UserService } from "../../models/services/UserService.js";
@@ -108,7 +106,7 @@ def test_enclosing_functions_in_typescript() -> None:
     assert functions_at_lines(src, "typescript", [3, 7]) == ["UserService.getUser", "helper"]
 
 
-@pytest.mark.skipif(not REAL.is_dir() and not os.environ.get("CI"), reason="../shared (the real data) is absent")
+@pytest.mark.realdata("api_automation_agent_evals", "evaluations", "data")
 def test_every_real_llmservice_typescript_file_parses() -> None:
     files = {str(p.relative_to(REAL)): p.read_text(encoding="utf-8") for p in sorted(REAL.rglob("*.ts"))}
     assert len(files) >= 50

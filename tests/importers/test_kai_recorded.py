@@ -18,14 +18,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REALDATA
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO.parent / "shared" / "realdata"
+DATA = REALDATA
 KAI_CI = DATA / "kai_judge" / "kai-ci_report.json"
 KAI_CI_CSV = DATA / "kai_judge" / "kai-ci_kai_eval_report.csv"
 KAI_EVAL = DATA / "kai_eval_pranavgaikwad"
-needs_data = pytest.mark.skipif(not KAI_CI.exists() and not os.environ.get("CI"),
-                                reason="the real Kai data (../shared/realdata) is not on this machine")
+needs_data = pytest.mark.realdata("kai_judge", "kai-ci_report.json")
 FOUR = ("effectiveness", "specificity", "reasoning", "competency")
 
 

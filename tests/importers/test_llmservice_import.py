@@ -24,11 +24,10 @@ from evalkit.importers.llmservice import (CASE_FILE, SNIPPET_FILE, STUB, import_
                                           load_json_lines, strip_prefix)
 from fake_server import FakeAnthropic, Reply
 from evalkit.yamlio import load_yaml, plain
-from helpers import REPO, evalkit
+from helpers import REALDATA, REPO, evalkit
 
-DATA = REPO.parent / "shared" / "realdata" / "api_automation_agent_evals" / "evaluations" / "data"
-needs_data = pytest.mark.skipif(not DATA.is_dir() and not os.environ.get("CI"),
-                                reason="../shared/realdata (the real LLMService datasets) is absent")
+DATA = REALDATA / "api_automation_agent_evals" / "evaluations" / "data"
+needs_data = pytest.mark.realdata("api_automation_agent_evals", "evaluations", "data")
 PAYLOAD = "</pre><script>window.__pwned=1</script>"
 
 

@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 from evalkit.cases import discover
+from helpers import REALDATA
 from evalkit.importers.swebench import command_for, load_rows, normalize_text, touched_test_files
 from evalkit.yamlio import load_yaml, plain
 
 REPO = Path(__file__).resolve().parents[2]
-REAL = Path("/work/shared/realdata/swebench")
+REAL = REALDATA / "swebench"
 LITE_DEV = REAL / "offline_candidates_lite_dev.json"
-needs_real = pytest.mark.skipif(not LITE_DEV.exists(), reason=f"{LITE_DEV} not present")
+needs_real = pytest.mark.realdata("swebench", "offline_candidates_lite_dev.json")
 
 
 def evalkit(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -179,7 +180,7 @@ def _case(case_id: str):
     return Case(suite="swe", id=case_id, kind="patch", language="python", path="x", dir="x", files=[])
 
 
-@pytest.mark.skipif(not (REAL / "sweagent_test_data" / "all_preds.jsonl").exists(), reason="no real predictions")
+@pytest.mark.realdata("swebench", "sweagent_test_data", "all_preds.jsonl")
 def test_real_sweagent_predictions_load_as_recorded(tmp_path: Path) -> None:
     from evalkit.config import RecordedSystem
     from evalkit.systems.base import RunContext

@@ -17,9 +17,10 @@ import pytest
 from evalkit.casemodels import PatchInputs
 from evalkit.cases import discover
 from evalkit.importers.swebench import load_rows
+from helpers import REALDATA, realdata
 
 REPO = Path(__file__).resolve().parents[2]
-LITE_DEV = Path("/work/shared/realdata/swebench/offline_candidates_lite_dev.json")
+LITE_DEV = REALDATA / "swebench" / "offline_candidates_lite_dev.json"
 
 LIB = "def clamp(x, lo, hi):\n    return max(lo, x)\n"
 FIX = """diff --git a/mylib/__init__.py b/mylib/__init__.py
@@ -133,8 +134,7 @@ def test_duplicates_identical_warn_conflicting_fail_naming_both_lines(tmp_path: 
 
 
 def test_real_duplicate_row_is_a_warning(tmp_path: Path) -> None:
-    if not LITE_DEV.exists():
-        pytest.skip(f"{LITE_DEV} not present")
+    realdata("swebench", "offline_candidates_lite_dev.json")
     rows = json.loads(LITE_DEV.read_text())
     src = tmp_path / "lite.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in [*rows, rows[2]]))
@@ -190,6 +190,8 @@ def test_imported_suite_runs_from_another_folder(tmp_path: Path) -> None:
     env = {"EVALKIT_CONFIG": str(b / "evalkit.yaml")}
     # not mapped: an infrastructure error that says how to map it (and is retried next run)
     proc = evalkit("run", cwd=tmp_path, env=env)
+    assert proc.returncode == 5, proc.stdout + proc.stderr  # was exit 0 with "–" and no word of why (issue 27)
+    assert "infrastructure error" in proc.stderr and "not mapped" in proc.stderr
     validation = json.loads((b / ".evalkit" / "validation" / "swe" / "acme__mylib-1.json").read_text())
     assert validation["status"] == "infra_error", validation
     assert "repository acme/mylib is not mapped on this machine: give `--repo acme/mylib=DIR`" in validation["reason"]

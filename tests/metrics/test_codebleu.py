@@ -7,14 +7,14 @@ import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
 from evalkit.metrics.codebleu import CodeBleuResult, codebleu, corpus_codebleu, tokenize_source
 from evalkit.treesitter import SUPPORTED
+from helpers import REALDATA, realdata
 
-REFERENCE_FILE = Path("/work/shared/realdata/codebleu/codebleu_reference_cases.json")
+REFERENCE_FILE = REALDATA / "codebleu" / "codebleu_reference_cases.json"
 FIELDS = {
     "codebleu": "codebleu",
     "ngram_match_score": "ngram_match",
@@ -25,13 +25,15 @@ FIELDS = {
 
 
 def _reference_cases() -> list[dict]:
+    if not REFERENCE_FILE.exists():  # test_reference_file_is_covered says so (a failure in CI)
+        return []
     cases = json.loads(REFERENCE_FILE.read_text())["cases"]
     # only java and python grammars are installed; every case in the file is one of them today
     return [c for c in cases if c["lang"] in SUPPORTED]
 
 
 def test_reference_file_is_covered():
-    cases = json.loads(REFERENCE_FILE.read_text())["cases"]
+    cases = json.loads(realdata("codebleu", "codebleu_reference_cases.json").read_text())["cases"]
     assert len(_reference_cases()) == len(cases) >= 8
 
 

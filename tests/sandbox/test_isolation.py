@@ -119,7 +119,9 @@ def test_auto_without_a_daemon_runs_only_trusted_suites_and_a_daemon_later_rerun
         tmp_path: Path, docker_engine) -> None:
     root = _two_suites(tmp_path / "p")
     no_daemon = {"DOCKER_HOST": f"unix://{tmp_path}/no-daemon.sock"}
-    evalkit(root, "run", env=no_daemon, timeout=600)
+    first = evalkit(root, "run", env=no_daemon, timeout=600, check=False)
+    assert first.returncode == 6, first.stderr  # an environment failure: no Docker daemon (issue 27)
+    assert "environment failure: no Docker daemon" in first.stderr
     trusted, untrusted = _execution(root, "trusted"), _execution(root, "untrusted")
     assert trusted["status"] == "ok" and trusted["isolation"] == "local", trusted["reason"]
     assert trusted["runs"][0]["resolved"] is True

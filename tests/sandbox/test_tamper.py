@@ -20,7 +20,7 @@ from evalkit.sandbox import run_tests
 from evalkit.sandbox.tamper import findings
 
 F2P = "tests/test_calc.py::test_add"
-REAL_ROWS = Path("/work/shared/realdata/swebench")
+REAL_ROWS = Path(__file__).resolve().parents[3] / "shared" / "realdata" / "swebench"  # = helpers.REALDATA
 
 # A conftest hook that turns every failed report into a passed one (pytest's -rA lines and its
 # JUnit XML then really say passed: the nonce cross-check cannot see through it).

@@ -11,13 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REALDATA
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO.parent / "shared" / "realdata"
-if not (DATA / "kai_migration_cases" / "cases.json").exists():  # pragma: no cover - this machine has it
-    DATA = Path("/work/shared/realdata")
-needs_data = pytest.mark.skipif(not (DATA / "kai_migration_cases" / "cases.json").exists() and not os.environ.get("CI"),
-                                reason="the real Kai data (../shared/realdata) is not on this machine")
+DATA = REALDATA
+needs_data = pytest.mark.realdata("kai_migration_cases", "cases.json")
 SUBSET = ("coolstore/InventoryEntity,coolstore/Producers,coolstore/Resources,coolstore/StartupListener,"
           "coolstore/ProductEndpoint,coolstore/OrderItem,quickstarts/*KVPair,quickstarts/*TransactionServlet")
 
