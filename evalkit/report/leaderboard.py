@@ -209,7 +209,7 @@ def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dic
             metric, common = m, None
             break
         lacking = [s for s in contenders if not per.get(s)]
-        shared = set.intersection(*(set(per[s]) for s in contenders if per.get(s))) if contenders else set()
+        shared = set.intersection(*(set(per[s]) for s in contenders)) if contenders and not lacking else set()
         if lacking:
             fell_back[m] = f"no value for {', '.join(lacking[:3])}{' ...' if len(lacking) > 3 else ''}"
         elif not shared:
