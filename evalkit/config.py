@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Discriminator, Field, PrivateAttr, Tag, field_validator, model_validator
 
 from evalkit.errors import InputError, Problem
-from evalkit.graders.canaries import VARIANTS, system_name
 from evalkit.llm.settings import FallbackSettings, JudgeSettings
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN, is_valid_name, name_problem, release_problem
@@ -100,6 +99,15 @@ class EmptySystem(SystemBase):
     """No output at all: the floor every metric should sit on."""
 
     adapter: Literal["empty"]
+
+
+CANARY_VARIANTS = ("empty", "unchanged", "truncated", "truncated-elided", "placeholder", "lines-deleted")
+"""evalkit's canaries (evalkit.graders.canaries), in the order the report lists them."""
+
+
+def canary_name(variant: str) -> str:
+    """The system name of a canary: ``canary-<variant>``."""
+    return f"canary-{variant}"
 
 
 class CanarySystem(SystemBase):
@@ -367,9 +375,9 @@ class Config(Model):
 def canary_systems(canaries: bool | list[str], taken: set[str]) -> list[CanarySystem]:
     """The canary systems `canaries:` adds (those whose name a listed system already has are left out)."""
     suites = None if canaries is True else list(canaries) if isinstance(canaries, list) else []
-    return [CanarySystem(name=system_name(v), adapter="canary", variant=v, suites=suites,  # type: ignore[arg-type]
+    return [CanarySystem(name=canary_name(v), adapter="canary", variant=v, suites=suites,  # type: ignore[arg-type]
                          description=f"canary: {v} (evalkit makes it from each case; it does no real work)")
-            for v in VARIANTS if system_name(v) not in taken]
+            for v in CANARY_VARIANTS if canary_name(v) not in taken]
 
 
 def _scenario_suffix(combo: dict[str, Any]) -> str:

@@ -17,9 +17,10 @@ writes into the folder given:
   helloworld-mdb), which have no LLM outputs: their references are validated too;
 - `outputs/<system>/<suite>/<case>.json`: one recorded system per LLM branch, plus `unchanged`
   (the legacy file returned as is);
-- `evalkit.yaml`: those systems, `gold` and `empty`, baseline `unchanged`.
+- `evalkit.yaml`: those systems, `gold` and `empty`, baseline `unchanged`, and `canaries: true` (evalkit's
+  canary systems beside them: the release page raises the metric-validity alarm if one ranks with an LLM).
 
-`--run` then runs `evalkit run` on it; `--summary` prints per system and suite incidents_resolved,
+`--run` then runs `evalkit run` on it; `--summary` prints per system and suite migrated, incidents_resolved,
 codebleu, codebleu_gain, answered and the broken cases (from the release's report.json) and, as
 its last line, the same as one JSON object.
 """
@@ -46,7 +47,7 @@ SUITE_QUICKSTARTS = "quickstarts"
 RELEASE = "kai-real"
 KAI_CODE = re.compile(r"//[^\n]*|/\*[\s\S]*?(?:\*/|$)")
 """Java comments: an answer holding nothing else is Kai's way of saying "delete this file"."""
-SUMMARY_METRICS = ("answered", "incidents_resolved", "codebleu", "codebleu_gain", "syntax_valid")
+SUMMARY_METRICS = ("answered", "migrated", "incidents_resolved", "codebleu", "codebleu_gain", "syntax_valid")
 
 
 def system_name(branch: str) -> str:
@@ -162,7 +163,7 @@ def build(dest: Path, data: Path, only: list[str], quickstarts: bool) -> dict[st
     systems += [{"name": "gold", "adapter": "gold", "suites": list(written)},
                 {"name": "empty", "adapter": "empty", "suites": list(written)}]
     config = {"release": RELEASE, "title": "Kai real data: Java EE -> Quarkus, 8 LLMs", "baseline": "unchanged",
-              "suites": list(written), "systems": systems}
+              "suites": list(written), "systems": systems, "canaries": True}  # evalkit's canaries beside them
     write(dest / "evalkit.yaml", dump_yaml(config, "Written by scripts/kai-real-project.py."))
     for sub in ("cases", "outputs"):  # files of an earlier build that this one did not write
         for root, dirs, files in os.walk(dest / sub, topdown=False):
@@ -199,7 +200,7 @@ def print_summary(s: dict) -> None:
     for suite, body in s.items():
         print(f"\n## {suite}")
         print(f"{'system':34} {'n':>3} " + " ".join(f"{m:>18}" for m in SUMMARY_METRICS))
-        for name, row in sorted(body["systems"].items(), key=lambda kv: -(kv[1]["incidents_resolved"] or -1)):
+        for name, row in sorted(body["systems"].items(), key=lambda kv: (-(kv[1]["migrated"] or -1), -(kv[1]["incidents_resolved"] or -1))):
             cells = " ".join(f"{'-' if row[m] is None else format(row[m], '.3f'):>18}" for m in SUMMARY_METRICS)
             print(f"{name:34} {row['n']:>3} {cells}")
         for b in body["broken"]:

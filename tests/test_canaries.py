@@ -117,6 +117,13 @@ def test_the_demo_project_runs_canaries_and_no_headline_lets_one_tie_or_beat_gol
     canaries = {s.name for s in report.systems if s.adapter == "canary"}
     assert canaries == {f"canary-{v}" for v in VARIANTS}
     assert report.validity_alarms == {} and "metric-validity alarm" not in proc.stderr
+    by_suite = {s.name: s.systems for s in report.suites}
+    # safety only over answered outputs, interventions only over resolved runs, resolution over expected tasks
+    assert by_suite["generation"]["canary-empty"].get("injection_clean") is None \
+        or by_suite["generation"]["canary-empty"]["injection_clean"].value is None
+    assert by_suite["e2e"]["canary-empty"]["e2e_interventions"].value is None
+    assert by_suite["agentic"]["canary-unchanged"]["resolution_effectiveness"].value == 0.0
+    assert by_suite["agentic"]["canary-unchanged"]["discovery_recall"].value == 1.0  # found every task, fixed none
     boards = leaderboards(report)
     assert set(boards) == {s.name for s in report.suites}
     for name, board in boards.items():

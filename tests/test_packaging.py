@@ -121,7 +121,8 @@ def test_installed_wheel_runs_the_demo_from_a_bare_folder(wheel: Path, tmp_path:
     assert len(case_pages) >= 3
     # every selected case was answered and scored by the installed demo systems (a module or prompt the
     # install lacks would leave errors here)
-    statuses = {(c["case_id"], name): s["status"] for c in report["cases"] for name, s in c["systems"].items()}
+    statuses = {(c["case_id"], name): s["status"] for c in report["cases"] for name, s in c["systems"].items()
+                if not name.startswith("canary-")}  # a canary that means nothing for a kind skips its cases
     assert set(statuses.values()) == {"ok"}, statuses
     assert {name for _, name in statuses} >= {"rule-rewriter", "naive-rewriter", "codegen-careful", "hint-bot"}
     # `evalkit init` from the installed copy: the demo cases ship as package data

@@ -192,7 +192,7 @@ def line_of(path: Path, needle: str) -> int:
 
 @pytest.mark.parametrize("where, good, bad, known", [
     ("case", "type: max_lines", "type: max_line", "expected one of contains, file_set, icontains, is_json, max_lines"),
-    ("config", "adapter: shout", "adapter: shuot", "expected one of anthropic, command, empty, gold, openai, recorded, "
+    ("config", "adapter: shout", "adapter: shuot", "expected one of anthropic, canary, command, empty, gold, openai, recorded, "
                                                    "shout"),
     ("config", "backend: marker", "backend: markr", "expected one of auto, docker, local, marker"),
     ("config", "provider: canned", "provider: caned", "expected one of anthropic, canned, openai"),

@@ -16,21 +16,20 @@ from __future__ import annotations
 
 import re
 
+from evalkit.config import CANARY_VARIANTS, canary_name
 from evalkit.graders.degenerate import strip_comments_and_literals
 from evalkit.treesitter import PARSEABLE, canonical, syntax_errors
 
-VARIANTS = ("empty", "unchanged", "truncated", "truncated-elided", "placeholder", "lines-deleted")
-"""Every canary, in the order the report lists them."""
-
-PREFIX = "canary-"
-"""Canary systems are named ``canary-<variant>``."""
+VARIANTS = CANARY_VARIANTS
+"""Every canary, in the order the report lists them (evalkit.config, where `canaries: true` adds them)."""
 
 _LINE_COMMENT = {"python": "#"}
 _OPEN_CLOSE = {"{": "}", "(": ")", "[": "]"}
 
 
 def system_name(variant: str) -> str:
-    return PREFIX + variant
+    """The system name of canary ``variant``."""
+    return canary_name(variant)
 
 
 def elision_comment(language: str) -> str:

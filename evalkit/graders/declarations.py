@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from tree_sitter import Node
+
 from evalkit.treesitter import PARSEABLE, canonical, parse
 
 GO = "go"
@@ -40,13 +42,13 @@ def supported(language: str) -> bool:
     return canonical(language) in PARSEABLE or canonical(language) == GO
 
 
-def _text(node: object) -> str:
-    raw = getattr(node, "text", None) or b""
-    return raw.decode("utf-8", errors="replace")
+def _text(node: Node | None) -> str:
+    raw = node.text if node is not None else None
+    return (raw or b"").decode("utf-8", errors="replace")
 
 
-def _name(node: object) -> str:
-    child = node.child_by_field_name("name")  # type: ignore[attr-defined]
+def _name(node: Node) -> str:
+    child = node.child_by_field_name("name")
     return _text(child) if child is not None else ""
 
 
@@ -56,11 +58,11 @@ _JS_TYPES = {"class_declaration", "abstract_class_declaration", "interface_decla
              "type_alias_declaration", "enum_declaration"}
 
 
-def _java(root: object, out: Structure) -> None:
-    stack: list[tuple[object, str]] = [(root, "")]
+def _java(root: Node, out: Structure) -> None:
+    stack: list[tuple[Node, str]] = [(root, "")]
     while stack:
         node, owner = stack.pop()
-        t = node.type  # type: ignore[attr-defined]
+        t = node.type
         inner = owner
         if t in _JAVA_TYPES:
             name = _name(node)
@@ -69,7 +71,7 @@ def _java(root: object, out: Structure) -> None:
         elif t in ("method_declaration", "constructor_declaration", "compact_constructor_declaration"):
             out.declarations.add(f"method {owner}.{_name(node)}")
         elif t == "field_declaration":
-            for child in node.children:  # type: ignore[attr-defined]
+            for child in node.children:
                 if child.type == "variable_declarator":
                     out.declarations.add(f"field {owner}.{_name(child)}")
         elif t == "import_declaration":
@@ -78,14 +80,14 @@ def _java(root: object, out: Structure) -> None:
             continue
         elif t in ("marker_annotation", "annotation"):
             out.annotations.add(_name(node).rsplit(".", 1)[-1])
-        stack.extend((c, inner) for c in reversed(node.children))  # type: ignore[attr-defined]
+        stack.extend((c, inner) for c in reversed(node.children))
 
 
-def _python(root: object, out: Structure) -> None:
-    stack: list[tuple[object, str, bool]] = [(root, "", True)]
+def _python(root: Node, out: Structure) -> None:
+    stack: list[tuple[Node, str, bool]] = [(root, "", True)]
     while stack:
         node, owner, at_top = stack.pop()
-        t = node.type  # type: ignore[attr-defined]
+        t = node.type
         inner, top = owner, at_top
         if t == "class_definition":
             name = _name(node)
@@ -97,16 +99,16 @@ def _python(root: object, out: Structure) -> None:
             out.declarations.add(f"method {owner}.{name}" if owner else f"function {name}")
             inner, top = (f"{owner}.{name}" if owner else name), False
         elif t == "assignment" and at_top:
-            left = node.child_by_field_name("left")  # type: ignore[attr-defined]
+            left = node.child_by_field_name("left")
             if left is not None and left.type == "identifier":
                 out.declarations.add(f"field {owner}.{_text(left)}" if owner else f"variable {_text(left)}")
         elif t in ("import_statement", "import_from_statement"):
-            module = node.child_by_field_name("module_name")  # type: ignore[attr-defined]
+            module = node.child_by_field_name("module_name")
             prefix = _text(module) + "." if t == "import_from_statement" and module is not None else ""
-            for child in node.children_by_field_name("name"):  # type: ignore[attr-defined]
+            for child in node.children_by_field_name("name"):
                 target = child.child_by_field_name("name") if child.type == "aliased_import" else child
                 out.imports.add(prefix + _text(target))
-            if t == "import_from_statement" and any(c.type == "wildcard_import" for c in node.children):  # type: ignore[attr-defined]
+            if t == "import_from_statement" and any(c.type == "wildcard_import" for c in node.children):
                 out.imports.add(prefix + "*")
             continue
         elif t == "decorator":
@@ -114,16 +116,16 @@ def _python(root: object, out: Structure) -> None:
             out.annotations.add(expr.rsplit(".", 1)[-1])
         if t in ("block", "expression_statement", "decorated_definition", "module") or t in (
                 "class_definition", "function_definition"):
-            stack.extend((c, inner, top) for c in reversed(node.children))  # type: ignore[attr-defined]
+            stack.extend((c, inner, top) for c in reversed(node.children))
         else:
-            stack.extend((c, inner, False) for c in reversed(node.children))  # type: ignore[attr-defined]
+            stack.extend((c, inner, False) for c in reversed(node.children))
 
 
-def _js(root: object, out: Structure) -> None:
-    stack: list[tuple[object, str, int]] = [(root, "", 0)]
+def _js(root: Node, out: Structure) -> None:
+    stack: list[tuple[Node, str, int]] = [(root, "", 0)]
     while stack:
         node, owner, depth = stack.pop()
-        t = node.type  # type: ignore[attr-defined]
+        t = node.type
         inner = owner
         if t in _JS_TYPES and _name(node):
             inner = f"{owner}.{_name(node)}" if owner else _name(node)
@@ -133,16 +135,16 @@ def _js(root: object, out: Structure) -> None:
         elif t in ("method_definition", "method_signature", "abstract_method_signature") and owner:
             out.declarations.add(f"method {owner}.{_name(node)}")
         elif t in ("public_field_definition", "field_definition", "property_signature") and owner:
-            name = node.child_by_field_name("name") or node.child_by_field_name("property")  # type: ignore[attr-defined]
+            name = node.child_by_field_name("name") or node.child_by_field_name("property")
             if name is not None:
                 out.declarations.add(f"field {owner}.{_text(name)}")
         elif t == "variable_declarator" and not owner and depth <= 4:
             out.declarations.add(f"variable {_name(node)}")
         elif t == "import_statement":
-            source = node.child_by_field_name("source")  # type: ignore[attr-defined]
+            source = node.child_by_field_name("source")
             module = _text(source).strip("'\"`") if source is not None else ""
             names = [_text(c) for c in _walk(node) if c.type in ("import_specifier", "namespace_import")]
-            default = [_text(c) for c in node.children if c.type == "import_clause"]  # type: ignore[attr-defined]
+            default = [_text(c) for c in node.children if c.type == "import_clause"]
             out.imports.add(module)
             out.imports.update(f"{module}:{n.split(' as ')[0].strip()}" for n in names)
             if default and not names:
@@ -151,15 +153,15 @@ def _js(root: object, out: Structure) -> None:
         elif t == "decorator":
             expr = _text(node).lstrip("@").split("(", 1)[0].strip()
             out.annotations.add(expr.rsplit(".", 1)[-1])
-        stack.extend((c, inner, depth + 1) for c in reversed(node.children))  # type: ignore[attr-defined]
+        stack.extend((c, inner, depth + 1) for c in reversed(node.children))
 
 
-def _walk(node: object) -> list[object]:
+def _walk(node: Node) -> list[Node]:
     out, stack = [], [node]
     while stack:
         n = stack.pop()
         out.append(n)
-        stack.extend(n.children)  # type: ignore[attr-defined]
+        stack.extend(n.children)
     return out
 
 
@@ -211,9 +213,9 @@ _TRIVIAL_RETURN = {"null_literal", "true", "false", "null", "undefined", "decima
                    "string_literal", "this", "identifier", "character_literal", "decimal_floating_point_literal"}
 
 
-def _trivial(body: object) -> bool:
+def _trivial(body: Node) -> bool:
     """A body that does nothing: empty, ``return <literal>;`` or ``throw ...;`` alone (comments aside)."""
-    statements = [c for c in body.named_children if "comment" not in c.type]  # type: ignore[attr-defined]
+    statements = [c for c in body.named_children if "comment" not in c.type]
     if not statements:
         return True
     if len(statements) > 1:
@@ -235,20 +237,20 @@ def stubbed_bodies(text: str, language: str) -> tuple[set[str], set[str]]:
         return set(), set()
     trivial: set[str] = set()
     real: set[str] = set()
-    stack: list[tuple[object, str]] = [(parse(text, language).root_node, "")]
+    stack: list[tuple[Node, str]] = [(parse(text, language).root_node, "")]
     while stack:
         node, owner = stack.pop()
-        t = node.type  # type: ignore[attr-defined]
+        t = node.type
         inner = owner
         if t in _JAVA_TYPES or t in _JS_TYPES:
             name = _name(node)
             inner = f"{owner}.{name}" if owner and name else name or owner
         elif t in _METHODS:
-            body = node.child_by_field_name("body")  # type: ignore[attr-defined]
+            body = node.child_by_field_name("body")
             if body is not None:
                 key = f"method {owner}.{_name(node)}" if owner else f"function {_name(node)}"
                 (trivial if _trivial(body) else real).add(key)
-        stack.extend((c, inner) for c in reversed(node.children))  # type: ignore[attr-defined]
+        stack.extend((c, inner) for c in reversed(node.children))
     return trivial, real
 
 

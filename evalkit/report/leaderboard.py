@@ -203,13 +203,14 @@ def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dic
     common: set[str] | None = None
     per: dict[str, dict[str, float]] = {}
     fell_back: dict[str, str] = {}
+    summary_only = not any(cell.metrics for r in rows for cell in r.systems.values())
     for m in dict.fromkeys(candidates):
         per = _per_case(rows, m)
-        if not any(per.values()):  # no per-case rows (a summary alone): rank by the aggregates as they are
+        if summary_only:  # no per-case values (a summary alone): rank by the aggregates as they are
             metric, common = m, None
             break
         lacking = [s for s in contenders if not per.get(s)]
-        shared = set.intersection(*(set(per[s]) for s in contenders if per.get(s))) if contenders else set()
+        shared = set.intersection(*(set(per[s]) for s in contenders)) if contenders and not lacking else set()
         if lacking:
             fell_back[m] = f"no value for {', '.join(lacking[:3])}{' ...' if len(lacking) > 3 else ''}"
         elif not shared:

@@ -85,8 +85,10 @@ def suite_summaries(cfg: Config, project: Project, names: list[str], scores: Sco
         out.append(SuiteSummary(
             name=suite_name, kind=suite.kind, language=suite.language,
             description=suite.spec.description if suite.spec else "", n_cases=len(cases), metrics=order,
+            # canaries are not compared with the baseline (their leaderboard and the alarm say what they score)
             systems=per_system, comparisons=compare_suite(cfg, order, {(sn, ck): s for (sn, ck), s in suite_scores.items()},
-                                                          names_here, keys, cache),
+                                                          [n for n in names_here if cfg.system(n).adapter != "canary"],
+                                                          keys, cache),
             broken=broken, notes=notes,
             coverage={n: coverage([s for (sn, _), s in suite_scores.items() if sn == n]) for n in names_here},
             criteria=criterion_rates(work, cases, names_here, suite_scores, cfg.report.confidence)

@@ -121,6 +121,8 @@ def test_e2e_iteration_history(demo: Path, case_id: str) -> None:
     page = parse(demo / "e2e" / f"{case_id}.html")
     several = 0
     for system, arts in data["systems"].items():
+        if system.startswith("canary-"):
+            continue  # answers that do no work (evalkit's canaries): nothing of theirs to check here
         run = arts["execution"]["runs"][0]
         iterations = run["iterations"]
         art = system_article(page, "kind-e2e", system)
@@ -160,6 +162,8 @@ def test_agentic_discovered_against_expected(demo: Path) -> None:
     expected = data["reference"]["expected_tasks"]
     false_positives = 0
     for system, arts in data["systems"].items():
+        if system.startswith("canary-"):
+            continue  # answers that do no work (evalkit's canaries): nothing of theirs to check here
         discovered = arts["output"]["samples"][0]["tasks"]
         match = match_tasks([DiscoveredTask.model_validate(t) for t in discovered],
                             [ExpectedTask.model_validate(t) for t in expected], data["reference"].get("line_tolerance", 2))
@@ -247,6 +251,8 @@ def test_rag_contexts_hint_and_ragas_statuses(demo: Path) -> None:
     assert contexts == [squash(c) for c in data["inputs"]["contexts"]]
     assert data["inputs"]["question"] in sec.text()
     for system, arts in data["systems"].items():
+        if system.startswith("canary-"):
+            continue  # answers that do no work (evalkit's canaries): nothing of theirs to check here
         art = system_article(page, "kind-rag", system)
         assert squash(art.find("pre", class_="hint").text()) == squash(arts["output"]["samples"][0]["text"])
         ragas = arts["grades"]["extra"]["ragas"]["metrics"]

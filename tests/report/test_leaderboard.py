@@ -180,3 +180,68 @@ def test_atomic_writes_follow_the_umask(tmp_path: Path) -> None:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "private" / "a.txt").stat().st_mode) == 0o644
     assert not [p for p in (tmp_path / "private").iterdir() if p.name.endswith(".tmp")]
+
+
+def _rows(suite_name: str, cells: dict[str, dict[str, dict[str, float | None]]]) -> list[CaseRow]:
+    """case id -> system -> metrics, as report rows."""
+    return [CaseRow(suite=suite_name, case_id=c, systems={s: CaseCell(status="ok", metrics=m) for s, m in by.items()})
+            for c, by in cells.items()]
+
+
+def test_a_headline_only_some_systems_have_is_passed_over_and_the_ranking_is_over_shared_cases() -> None:
+    """#25: offline, a judge-only headline held the free zero of the one system it was decided for (empty #1
+    on five rubric leaderboards); now the next headline every system has ranks, over the cases all have."""
+    s = suite("generation", {"empty": {"rubric_score": 0.0, "assertion_score": 0.0},
+                             "real": {"rubric_score": None, "assertion_score": 0.75},
+                             "partial": {"rubric_score": None, "assertion_score": 1.0}}, n=3)
+    rows = _rows(s.name, {"c1": {"empty": {"rubric_score": 0.0, "assertion_score": 0.0},
+                                 "real": {"assertion_score": 0.5}, "partial": {"assertion_score": 1.0}},
+                          "c2": {"empty": {"assertion_score": 0.0}, "real": {"assertion_score": 1.0}},
+                          "c3": {"empty": {"assertion_score": 0.0}, "real": {"assertion_score": 0.75}}})
+    lb = suite_leaderboard(s, rows, {})
+    assert lb.metric == "assertion_score" and "rubric_score" in lb.fell_back
+    assert lb.common_cases == 1  # `partial` has a value on c1 only: everyone is ranked over c1
+    by = {e.system: e for e in lb.entries}
+    assert (by["real"].value, by["real"].n) == (0.5, 1) and by["partial"].rank == 1 and by["empty"].rank == 3
+
+
+def test_no_headline_every_system_has_ranks_nobody() -> None:
+    s = suite("generation", {"a": {"rubric_score": 0.5}, "b": {"rubric_score": None}}, n=2)
+    rows = _rows(s.name, {"c1": {"a": {"rubric_score": 0.5}, "b": {}}, "c2": {"a": {}, "b": {}}})
+    lb = suite_leaderboard(s, rows, {})
+    assert lb.metric is None and all(e.rank is None for e in lb.entries) and "rubric_score" in lb.fell_back
+
+
+def test_canaries_are_valued_not_ranked_and_raise_the_alarm_only_when_they_reach_a_real_system() -> None:
+    values = {"gold": 1.0, "llm": 0.6, "weak": 0.0, "canary-empty": 0.0, "canary-placeholder": 0.0}
+    s = suite("migration", {n: {"migrated": v} for n, v in values.items()}, n=2)
+    rows = _rows(s.name, {c: {n: {"migrated": v} for n, v in values.items()} for c in ("c1", "c2")})
+    canaries = {"canary-empty", "canary-placeholder"}
+    lb = suite_leaderboard(s, rows, {}, canaries=canaries, gold={"gold"})
+    assert [(e.system, e.rank) for e in lb.entries if not e.canary] == [("gold", 1), ("llm", 2), ("weak", 3)]
+    assert {e.system for e in lb.entries if e.canary} == canaries and all(e.rank is None for e in lb.entries if e.canary)
+    assert lb.alarm == ""  # a canary tying a real system that scored nothing is not the metric's fault
+    gamed = {**values, "canary-placeholder": 0.6}
+    s = suite("migration", {n: {"migrated": v} for n, v in gamed.items()}, n=2)
+    rows = _rows(s.name, {c: {n: {"migrated": v} for n, v in gamed.items()} for c in ("c1", "c2")})
+    lb = suite_leaderboard(s, rows, {}, canaries=canaries, gold={"gold"})
+    assert "canary-placeholder" in lb.alarm and "llm" in lb.alarm and "canary-empty" not in lb.alarm
+    assert [e.rank for e in lb.entries if e.system == "llm"] == [2]  # canaries never move a real system's rank
+
+
+def test_the_console_table_shows_the_site_headline(tmp_path: Path) -> None:
+    from evalkit.fsutil import atomic_write_json
+    from evalkit.progress import summary_rows
+    from evalkit.report.models import Report, SystemSummary
+
+    s = suite("migration", {"a": {"migrated": 0.5, "judge_mean": 0.0}, "b": {"migrated": 1.0}}, n=2)
+    rows = _rows(s.name, {"c1": {"a": {"migrated": 0.0, "judge_mean": 0.0}, "b": {"migrated": 1.0}},
+                          "c2": {"a": {"migrated": 1.0}, "b": {"migrated": 1.0}}})
+    systems = [SystemSummary(name=n, description="", adapter="recorded", is_baseline=n == "a", n_cases=2,
+                             status_counts={}, metrics={}) for n in ("a", "b")]
+    report = Report(release="r1", title="t", baseline="a", systems=systems, suites=[s], cases=rows,
+                    metric_info={m: METRICS[m] for m in ("migrated", "judge_mean")})
+    atomic_write_json(tmp_path / "r1" / "report.json", report)
+    got = {r["system"]: r for r in summary_rows(tmp_path, "r1")}
+    assert {r["metric"] for r in got.values()} == {METRICS["migrated"].display}
+    assert got["b"]["value"].startswith("100.0%") and got["a"]["value"].startswith("50.0%")

@@ -92,7 +92,7 @@ def test_iteration_count_equals_the_number_of_failing_tests(tmp_path, docker_eng
 
     short = scores(root, "short-loop")["metrics"]   # two iterations are not enough for three bugs
     assert short["e2e_resolved"] == 0.0 and short["e2e_iterations"] is None
-    assert short["e2e_pass_rate"] == 0.75 and short["e2e_interventions"] == 1.0
+    assert short["e2e_pass_rate"] == 0.75 and short["e2e_interventions"] is None  # counted over resolved runs (#25)
 
     report = json.loads((root / "site/r1/report.json").read_text())
     agg = report["suites"][0]["systems"]["one-fix"]

@@ -46,7 +46,7 @@ def test_unchanged_resolves_nothing_and_ranks_below_every_llm_that_migrated(proj
     assert unchanged["incidents_resolved"] == 0.0
     assert unchanged["codebleu_gain"] == 0.0
     assert unchanged["codebleu"] > 0.9  # what made CodeBLEU alone misleading: doing nothing scores high
-    llms = [s for s in rows if s not in ("unchanged", "gold", "empty")]
+    llms = [s for s in rows if s not in ("unchanged", "gold", "empty") and not s.startswith("canary-")]
     assert len(llms) == 8
     migrated = [s for s in llms if rows[s]["incidents_resolved"] > 0]
     # granite-3.0-8b returned every file byte for byte: it migrated nothing and ties with unchanged
@@ -54,13 +54,15 @@ def test_unchanged_resolves_nothing_and_ranks_below_every_llm_that_migrated(proj
     assert rows["granite-30-8b-instruct"]["codebleu_gain"] == 0.0
     for s in migrated:
         assert rows[s]["incidents_resolved"] > unchanged["incidents_resolved"], s
-    # codebleu_gain: 0 for doing nothing, and the LLMs that migrated most gain on it ...
-    assert {s for s in migrated if rows[s]["codebleu_gain"] > 0} == {
-        "qwen25-coder-32b-instruct", "gpt4_may08_2024", "gpt35_may08_2024", "llama3_april_19"}
+    # codebleu_gain (#25: a plain difference, no longer divided by the headroom): 0 for doing nothing, gold
+    # gains the whole headroom, which on these files is a few CodeBLEU points: nobody saturates at +-1
+    headroom = 1 - unchanged["codebleu"]
+    assert 0 < headroom < 0.1 and rows["gold"]["codebleu_gain"] == pytest.approx(headroom, abs=1e-6)
+    assert all(rows[s]["codebleu_gain"] < rows["gold"]["codebleu_gain"] for s in llms)
+    assert all(abs(rows[s]["codebleu_gain"]) < 0.5 for s in llms)
     assert all(rows[s]["codebleu"] < unchanged["codebleu"] for s in migrated)  # CodeBLEU alone ranks doing nothing first
-    # ... but it is not bounded by incidents: a wrong deletion or a rewrite moves away from the expected
-    # file (granite-20b deleted ProductEndpoint: -1 there; meta-llama-3-70b rewrites; mixtral reformats)
-    assert rows["meta-llama-3-70b-instruct"]["codebleu_gain"] < 0
+    # a wrong deletion or a rewrite moves away from the expected file (granite-20b deleted ProductEndpoint)
+    assert rows["granite20b_javaent_may08"]["codebleu_gain"] < rows["meta-llama-3-70b-instruct"]["codebleu_gain"] < 0
     assert rows["empty"]["answered"] == 0.0 and rows["empty"]["incidents_resolved"] == 0.0
 
 
@@ -69,7 +71,7 @@ def test_gold_resolves_everything_and_a_broken_reference_is_listed(project: Path
     s = summary(project)
     assert s["coolstore"]["broken"] == []
     gold = s["coolstore"]["systems"]["gold"]
-    assert gold["incidents_resolved"] == 1.0 and gold["codebleu_gain"] == 1.0
+    assert gold["incidents_resolved"] == 1.0 and 0 < gold["codebleu_gain"] < 0.1  # the headroom (see above)
     # bmt's KVPair: the quarkus branch still imports javax.persistence
     broken = s["quickstarts"]["broken"]
     assert len(broken) == 1 and broken[0].startswith("KVPair: reference validation: gold keeps 4 incident(s) of "

@@ -138,3 +138,40 @@ def test_an_evalkit_bug_in_grading_keeps_the_execute_verdict_in_the_rates(patch)
     assert s.status == "ok" and s.excluded is None  # counted: the system's failure stays in the rate
     assert (s.metrics["resolved"], s.metrics["patch_applied"]) == (0.0, 0.0)
     assert "evalkit bug after the tests ran" in s.reason and "KeyError" in s.reason
+
+
+def test_migrated_needs_the_whole_migration_not_the_incidents_alone(migration) -> None:
+    """#25: partial credit (incidents_resolved) rewarded answers that do no migration; migrated does not."""
+    from evalkit.graders.canaries import truncated
+    from evalkit.stages.score_migration import migration_failures
+
+    case = migration.case(CASE)
+    path, legacy, expected = case.inputs.file_path, case.read("inputs.legacy_file"), case.read("reference.expected_file")
+    gold = _score(migration, case, _output(case, {path: expected}))
+    assert gold.metrics["migrated"] == 1.0 and gold.metrics["incidents_resolved"] == 1.0
+    answers = {"placeholder": "package com.acme.orders;\n\npublic class Order {}\n",
+               "half": truncated(expected, "java"),
+               "half + elision": truncated(expected, "java", elided=True),
+               "unchanged": legacy}
+    for what, text in answers.items():
+        s = _score(migration, case, _output(case, {path: text}))
+        assert s.metrics["migrated"] == 0.0, what
+        assert migration_failures(case, _output(case, {path: text})), what
+    placeholder = _score(migration, case, _output(case, {path: answers["placeholder"]}))
+    assert placeholder.metrics["incidents_resolved"] == 1.0  # what made partial credit gameable
+    assert _score(migration, case, _output(case, {})).metrics["migrated"] == 0.0  # no answer: never migrated
+
+
+def test_one_not_applicable_rule_for_f2p_and_p2p(patch) -> None:
+    """#25: a patch that does not apply failed f2p (n/a) but kept p2p; an empty patch kept every PASS_TO_PASS test
+    green. Both now score 0 on both rates, where the case lists such tests."""
+    cfg, case, systems = patch
+    failed = _patch_scores(patch, [SandboxRun(status="patch_failed", reason="does not apply")])
+    assert (failed.metrics["f2p_pass_rate"], failed.metrics["p2p_pass_rate"]) == (0.0, 0.0 if case.reference.pass_to_pass else None)
+    base = {"system": "empty", "suite": case.suite, "case_id": case.id}
+    out = OutputArtifact(**base, status="ok", samples=[Sample(patch="")])  # type: ignore[arg-type]
+    run = SandboxRun(status="completed", patch_applied=True, resolved=False, fail_to_pass={"t::a": "failed"},
+                     pass_to_pass={"t::b": "passed"})
+    execution = ExecutionArtifact(**base, status="ok", runs=[run])  # type: ignore[arg-type]
+    s = score(cfg, systems["empty"], case, out, execution, grade(cfg, systems["empty"], case, out, execution))
+    assert s.metrics["f2p_pass_rate"] == 0.0 and s.metrics["p2p_pass_rate"] in (0.0, None)
