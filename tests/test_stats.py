@@ -84,16 +84,16 @@ def test_mean_ci_fallbacks():
     assert mean_ci([]) == MeanEstimate(n=0, value=None, low=None, high=None, method="n<3: no interval")
     two = mean_ci([1.0, 2.0])
     assert (two.value, two.low, two.high, two.method) == (1.5, None, None, "n<3: no interval")
-    same = mean_ci([0.4] * 7)
-    assert (same.value, same.low, same.high, same.method) == (0.4, 0.4, 0.4, "degenerate: all values equal")
+    same = mean_ci([0.4] * 7)  # no zero-width interval: none at all
+    assert (same.value, same.low, same.high, same.method) == (0.4, None, None, "degenerate: all values equal")
 
 
 def test_mean_ci_bca_and_percentile_fallback_are_finite():
-    r = mean_ci([0.1, 0.5, 0.2, 0.9, 0.4, 0.3, 0.8])
+    r = mean_ci([0.1, 0.5, 0.2, 0.9, 0.4, 0.3, 0.8], method="bca")
     assert r.method == "bca"
     assert r.low < r.value < r.high
     # with a single resample BCa's bias correction is infinite: the fallback says so
-    bad = mean_ci([1.0, 2.0, 3.0, 4.0], n_resamples=1, seed=0)
+    bad = mean_ci([1.0, 2.0, 3.0, 4.0], n_resamples=1, seed=0, method="bca")
     assert bad.method == "percentile (bca failed)"
     assert bad.low is not None and math.isfinite(bad.low) and math.isfinite(bad.high)
     assert "NaN" not in bad.model_dump_json()
@@ -210,7 +210,7 @@ def _mean_ci_cases():
 def test_mean_ci_equals_scipy_bootstrap_bca():
     methods = set()
     for x, resamples, seed, confidence in _mean_ci_cases():
-        got = mean_ci(x, n_resamples=resamples, seed=seed, confidence=confidence)
+        got = mean_ci(x, n_resamples=resamples, seed=seed, confidence=confidence, method="bca")
         low, high, method = _scipy_mean_ci(x, resamples, seed, confidence)
         assert got.method == method, (len(x), resamples, seed)
         assert got.low == pytest.approx(low, rel=1e-12, abs=1e-12), (len(x), resamples, seed)
@@ -239,7 +239,7 @@ def test_mean_ci_fallback_where_scipy_bca_is_nan_at_default_resamples(x):
         res = stats.bootstrap((np.asarray(x),), np.mean, method="BCa", n_resamples=2000,
                               random_state=np.random.default_rng(0), vectorized=True)
     assert math.isnan(res.confidence_interval.low)
-    got = mean_ci(x)
+    got = mean_ci(x, method="bca")
     assert got.method == "percentile (bca failed)"
     assert (got.low, got.high) == (float(np.percentile(res.bootstrap_distribution, 2.5)),
                                    float(np.percentile(res.bootstrap_distribution, 97.5)))
@@ -446,3 +446,72 @@ def test_testable_is_whether_p_min_could_survive_holm():
 def test_no_test_is_not_testable():
     out = apply_holm([compare_scores("codebleu", "a", "b", [0.1], [0.9])])
     assert out[0].p_value is None and out[0].testable is False and out[0].alpha_holm is None
+
+
+def _studentized_reference(x, resamples, seed, confidence):
+    """The bootstrap-t interval written out resample by resample (the same seeded indices)."""
+    x = np.asarray(x, dtype=float)
+    n = x.size
+    idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n), dtype="int64", endpoint=False)
+    m, se = x.mean(), x.std(ddof=1) / math.sqrt(n)
+    ts = []
+    for row in idx:
+        xb = x[row]
+        sb = xb.std(ddof=1) / math.sqrt(n)
+        if sb > 0:
+            ts.append((xb.mean() - m) / sb)
+    a = (1 - confidence) / 2
+    lo_q, hi_q = np.quantile(np.asarray(ts), [a, 1 - a], method="linear")
+    return m - hi_q * se, m - lo_q * se
+
+
+def test_studentized_bootstrap_equals_a_written_out_reference():
+    rng = np.random.default_rng(3)
+    for i in range(40):
+        n = int(rng.integers(3, 40))
+        x = np.round(rng.lognormal(size=n), int(rng.integers(0, 3))).tolist()
+        if len(set(x)) < 2:
+            continue
+        resamples, seed, confidence = [2000, 500, 999][i % 3], int(rng.integers(0, 1000)), [0.95, 0.9][i % 2]
+        got = mean_ci(x, n_resamples=resamples, seed=seed, confidence=confidence, method="studentized")
+        if got.method != "studentized bootstrap":
+            continue
+        low, high = _studentized_reference(x, resamples, seed, confidence)
+        assert got.low == pytest.approx(low, rel=1e-10, abs=1e-12)
+        assert got.high == pytest.approx(high, rel=1e-10, abs=1e-12)
+        assert got.low < got.value < got.high
+
+
+def test_t_interval_equals_scipy():
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        n = int(rng.integers(3, 60))
+        x = rng.exponential(size=n)
+        got = mean_ci(x.tolist(), method="t")
+        low, high = stats.t.interval(0.95, n - 1, loc=x.mean(), scale=stats.sem(x))
+        assert (got.method, got.low, got.high) == ("t", pytest.approx(low, rel=1e-12), pytest.approx(high, rel=1e-12))
+
+
+def test_no_zero_width_interval_and_approximate_below_ten():
+    from evalkit.stats import APPROXIMATE_BELOW
+
+    for method in ("studentized-or-t", "studentized", "bca", "t"):
+        same = mean_ci([3.0] * 12, method=method)
+        assert same.low is None and same.high is None and same.method == "degenerate: all values equal"
+    small = mean_ci([1.0, 2.0, 4.0, 8.0, 3.0] * 5)
+    big = mean_ci([1.0, 2.0, 4.0, 8.0, 3.0] * 6)
+    assert small.approximate and not big.approximate and APPROXIMATE_BELOW == 30
+    assert small.method == "studentized bootstrap or t, the wider"
+    assert small.low < small.high and big.low < big.high
+
+
+def test_the_default_interval_is_the_wider_of_studentized_and_t():
+    rng = np.random.default_rng(9)
+    for _ in range(30):
+        x = rng.lognormal(size=int(rng.integers(3, 40))).tolist()
+        both = mean_ci(x)
+        s, t = mean_ci(x, method="studentized"), mean_ci(x, method="t")
+        assert both.method == "studentized bootstrap or t, the wider"
+        assert both.low == min(s.low, t.low) and both.high == max(s.high, t.high)

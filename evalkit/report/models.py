@@ -31,7 +31,11 @@ class Aggregate(Model):
     high: float | None = None
     """Upper end of the interval."""
     method: str
-    """How the interval was made: wilson, bca, a stated fallback, or total."""
+    """How the interval was made: wilson (also for a mean of 0/1 values), the wider of the studentized bootstrap
+    and t, a stated fallback (no interval when all values are equal), or total."""
+    approximate: bool = False
+    """A bootstrap interval from fewer than evalkit.stats.APPROXIMATE_BELOW values: its coverage was measured
+    short of nominal by more than 2.5 points at such n (benchmarks/coverage.py), so the page marks it approximate."""
     not_applicable: int = 0
     """Cases where the metric does not apply (left out, not counted as 0)."""
     excluded: dict[str, int] = {}
