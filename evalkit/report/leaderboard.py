@@ -13,7 +13,7 @@ from collections import defaultdict
 
 from evalkit.metrics.registry import LEADERBOARD_METRICS, METRICS, MetricInfo, leaderboard_metric
 from evalkit.models import Model
-from evalkit.report.models import Aggregate, CaseRow, Coverage, SuiteSummary
+from evalkit.report.models import Aggregate, CaseRow, Coverage, SuiteSummary, TieGroups
 
 
 class Entry(Model):
@@ -31,6 +31,10 @@ class Entry(Model):
     """Upper end of its 95% interval."""
     n: int = 0
     """Cases the value is computed from."""
+    method: str = ""
+    """How the interval was made (the aggregate's method; "degenerate: all values equal": no interval)."""
+    approximate: bool = False
+    """The interval is approximate (a bootstrap from fewer than evalkit.stats.APPROXIMATE_BELOW values)."""
     attempted: int = 0
     """Cases with an output of the system."""
     cases: int = 0
@@ -45,6 +49,9 @@ class Entry(Model):
     """cost_usd divided by the resolved cases (None when none was resolved or there is no such notion)."""
     baseline: bool = False
     """The system the suite's comparisons use as baseline."""
+    tie_group: str = ""
+    """Its tie group letters (evalkit.report.ties): systems sharing a letter are not told apart by a paired
+    test; "a" is the leader's group. Empty without a value or tie groups."""
 
 
 class Leaderboard(Model):
@@ -62,6 +69,8 @@ class Leaderboard(Model):
     """The metric is a pass/fail rate, so cost per resolved case is shown."""
     entries: list[Entry]
     """Ranked entries, unranked ones last."""
+    tie_note: str = ""
+    """What the tie groups rest on (the test, Holm) and any not-testable ties; empty without tie groups."""
     passed_over: dict[str, str] = {}
     """Headline metrics declared before ``metric`` that have values but are uncalibrated (judge fields
     below judge.calibration.min_kappa): metric -> why; a suite is never ranked by one."""
@@ -116,8 +125,9 @@ def _coverage(suite: SuiteSummary, rows: list[CaseRow], system: str) -> Coverage
 
 
 def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dict[str, MetricInfo],
-                      baseline: str | None = None) -> Leaderboard:
-    """The suite's systems ranked by its kind's headline metric."""
+                      baseline: str | None = None, ties: TieGroups | None = None) -> Leaderboard:
+    """The suite's systems ranked by its kind's headline metric, with its tie groups when given (report.json's
+    tie_groups, computed by summarize on the same metric)."""
     present = {m for aggs in suite.systems.values() for m, a in aggs.items() if a.value is not None}
     uncalibrated = {m: i.uncalibrated for m in present if (i := metric_info.get(m)) is not None and i.uncalibrated}
     metric = leaderboard_metric(suite.kind, present - set(uncalibrated))
@@ -135,14 +145,21 @@ def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dic
         resolved = round(a.value * a.n) if has_resolved and a and a.value is not None else None
         entries.append(Entry(
             system=name, rank=r, value=a.value if a else None, low=a.low if a else None, high=a.high if a else None,
-            n=a.n if a else 0, attempted=cov.attempted, cases=cov.cases, cost_usd=cost,
+            n=a.n if a else 0, method=a.method if a else "", approximate=a.approximate if a else False,
+            attempted=cov.attempted, cases=cov.cases, cost_usd=cost,
             cost_per_case=cost / cov.attempted if cost is not None and cov.attempted else None,
             resolved=resolved, cost_per_resolved=cost / resolved if cost is not None and resolved else None,
-            baseline=name == baseline))
+            baseline=name == baseline,
+            tie_group=ties.letters.get(name, "") if ties is not None and ties.metric == metric else ""))
     declared = LEADERBOARD_METRICS.get(suite.kind, ())
     before = declared[:declared.index(metric)] if metric in declared else declared
+    tie_note = ""
+    if ties is not None and ties.metric == metric and ties.letters:
+        tie_note = (f"Systems sharing a letter are not told apart: no significant paired difference ({ties.test}, "
+                    f"same cases, Holm over each group leader's comparisons, p < 0.05); \"a\" is the leader's "
+                    f"group.{' ' + ties.note[:1].upper() + ties.note[1:] + '.' if ties.note else ''}")
     return Leaderboard(suite=suite.name, kind=suite.kind, n_cases=suite.n_cases, metric=metric,
-                       has_resolved=has_resolved, entries=entries,
+                       has_resolved=has_resolved, entries=entries, tie_note=tie_note,
                        passed_over={m: uncalibrated[m] for m in before if m in uncalibrated})
 
 

@@ -53,7 +53,8 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
                                                [m for m in s.metrics if m in headline_names], palette)
                         for s in report.suites}
         boards = {s.name: suite_leaderboard(s, suite_rows[s.name], report.metric_info,
-                                            s.comparisons[0].baseline if s.comparisons else report.baseline)
+                                            s.comparisons[0].baseline if s.comparisons else report.baseline,
+                                            report.tie_groups.get(s.name))
                   for s in report.suites}
         groups, overview_note = overview(list(boards.values()), report.cases, report.metric_info)
         ctx = {"report": report, "root": "../", "here": "release", "headline": headline, "suite_charts": suite_charts,
