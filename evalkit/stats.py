@@ -674,3 +674,34 @@ def apply_holm(comparisons: list[PairedComparison]) -> list[PairedComparison]:
                              "alpha_holm": level, "testable": could_reject(pvalues, i, c.p_min)})
         for i, (c, p, level) in enumerate(zip(comparisons, adjusted, levels))
     ]
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased estimate of pass@k from n samples of which c are correct (Chen et al. 2021, "Evaluating Large
+    Language Models Trained on Code", eq. 1): 1 - C(n - c, k) / C(n, k), the chance that k samples drawn
+    without replacement from the n hold at least one correct one. Computed as their numerically stable
+    product 1 - prod_{i = n - c + 1}^{n} (1 - k / i)."""
+    n, c, k = operator.index(n), operator.index(c), operator.index(k)
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
+    if n - c < k:
+        return 1.0
+    prod = 1.0
+    for i in range(n - c + 1, n + 1):
+        prod *= 1.0 - k / i
+    return 1.0 - prod
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """Unbiased estimate of pass^k (every one of k attempts correct; Yao et al. 2024, tau-bench) from n samples
+    of which c are correct: C(c, k) / C(n, k), the chance that k samples drawn without replacement from the n
+    are all correct."""
+    n, c, k = operator.index(n), operator.index(c), operator.index(k)
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
+    if c < k:
+        return 0.0
+    prod = 1.0
+    for i in range(k):
+        prod *= (c - i) / (n - i)
+    return prod

@@ -507,6 +507,32 @@ def test_no_zero_width_interval_and_approximate_below_ten():
     assert small.low < small.high and big.low < big.high
 
 
+def test_pass_at_k_and_pass_hat_k_against_the_closed_form_and_enumeration():
+    """pass@k = 1 - C(n-c, k) / C(n, k), pass^k = C(c, k) / C(n, k) (closed forms, math.comb), and both the
+    chance over every k-subset of the n samples (itertools.combinations) that one / all are correct."""
+    from itertools import combinations
+
+    from evalkit.stats import pass_at_k, pass_hat_k
+
+    for n in range(1, 11):
+        for c in range(n + 1):
+            correct = [True] * c + [False] * (n - c)
+            for k in range(1, n + 1):
+                subsets = list(combinations(correct, k))
+                any_rate = sum(any(s) for s in subsets) / len(subsets)
+                all_rate = sum(all(s) for s in subsets) / len(subsets)
+                assert pass_at_k(n, c, k) == pytest.approx(1 - math.comb(n - c, k) / math.comb(n, k), abs=1e-12)
+                assert pass_at_k(n, c, k) == pytest.approx(any_rate, abs=1e-12)
+                assert pass_hat_k(n, c, k) == pytest.approx(math.comb(c, k) / math.comb(n, k), abs=1e-12)
+                assert pass_hat_k(n, c, k) == pytest.approx(all_rate, abs=1e-12)
+    assert pass_at_k(200, 13, 1) == pytest.approx(13 / 200)  # pass@1 is the share correct
+    assert pass_at_k(200, 13, 100) == pytest.approx(1 - math.comb(187, 100) / math.comb(200, 100), rel=1e-10)
+    with pytest.raises(ValueError):
+        pass_at_k(5, 6, 1)
+    with pytest.raises(ValueError):
+        pass_hat_k(5, 2, 0)
+
+
 def test_the_default_interval_is_the_wider_of_studentized_and_t():
     rng = np.random.default_rng(9)
     for _ in range(30):
