@@ -541,3 +541,23 @@ def test_the_default_interval_is_the_wider_of_studentized_and_t():
         s, t = mean_ci(x, method="studentized"), mean_ci(x, method="t")
         assert both.method == "studentized bootstrap or t, the wider"
         assert both.low == min(s.low, t.low) and both.high == max(s.high, t.high)
+
+
+def test_patch_scorer_counts_resolving_samples_for_pass_k():
+    """The patch scorer: k samples, c of them resolved (the harness's verdict first), into pass@1 / pass@k / pass^k."""
+    from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Sample
+    from evalkit.outcomes import SandboxRun
+    from evalkit.stages.score_patch import pass_k_metrics
+    from evalkit.stats import pass_at_k, pass_hat_k
+
+    def run(resolved, harness=None):
+        return SandboxRun(status="completed", reason="", isolation="local", resolved=resolved, harness_resolved=harness)
+
+    out = OutputArtifact(system="s", suite="p", case_id="c",
+                         samples=[Sample(), Sample(), Sample(status="error"), Sample()])
+    ex = ExecutionArtifact(system="s", suite="p", case_id="c",
+                           runs=[run(True), run(False, harness=True), run(True), run(True, harness=False)])
+    m = pass_k_metrics(out, ex)  # resolving: 0 and 1 (harness); 2 failed; 3 not (harness)
+    assert m == {"pass_at_1": 0.5, "pass_at_k": pass_at_k(4, 2, 4), "pass_hat_k": pass_hat_k(4, 2, 4)}
+    assert (m["pass_at_k"], m["pass_hat_k"]) == (1.0, 0.0)
+    assert pass_k_metrics(OutputArtifact(system="s", suite="p", case_id="c", samples=[Sample()]), ex) == {}
