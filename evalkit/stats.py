@@ -47,6 +47,10 @@ measured smallest on the Kai per-case judge scores and synthetic skewed sets (5.
 16.1 for the studentized bootstrap alone and 21.4 for BCa; README, "Intervals that cover"). No method kept
 within 2.5 points everywhere."""
 
+STUDENTIZED_FROM = 5
+"""With fewer values the default interval is t alone: the bootstrap-t's t* has no usable distribution with 3 or 4
+values (near-ties give t* of 1e13 and bounds to match), and the coverage benchmark starts at n = 5."""
+
 APPROXIMATE_BELOW = 30
 """Below this many values the chosen method's coverage fell more than 2.5 points short of nominal on some
 real-shaped population in benchmarks/coverage.py (lognormal: 89-93% at n 5-25; the Kai effectiveness scores:
@@ -306,7 +310,8 @@ def _studentized_bootstrap(x: np.ndarray, n_resamples: int, seed: int, confidenc
     sb = np.std(xb, axis=-1, ddof=1) / math.sqrt(n)
     m = float(np.mean(x))
     se = float(np.std(x, ddof=1)) / math.sqrt(n)
-    t = (mb - m)[sb > 0] / sb[sb > 0]
+    keep = sb > 1e-9 * se  # all equal, or equal but for rounding (0.8 and 0.8 + 1 ulp): no usable t*
+    t = (mb - m)[keep] / sb[keep]
     if 2 * t.size < n_resamples:
         return math.nan, math.nan, mb
     alpha = (1 - confidence) / 2
@@ -338,7 +343,8 @@ def mean_ci(
     each bound the wider of the two; the method whose worst under-coverage benchmarks/coverage.py measured
     smallest on real-shaped data), "studentized" (bootstrap-t), "bca" (the bias-corrected and accelerated
     bootstrap, scipy.stats ``bootstrap(method="BCa")`` computed without scipy.stats) or "t" (Student's t).
-    A studentized bootstrap that fails falls back to t in the union.
+    A studentized bootstrap that fails falls back to t in the union, and below STUDENTIZED_FROM values the
+    default is t alone.
 
     - n < 3: no interval (low/high None); with n == 0 the value is None too.
     - all values equal: no interval either (low/high None): every method would print [v, v], a zero-width
@@ -364,6 +370,10 @@ def mean_ci(
         raise ValueError(f"mean_ci: n_resamples must be a positive integer, got {n_resamples!r}")
     approximate = n < APPROXIMATE_BELOW
     if method == "t":
+        low, high = _t_interval(x, float(confidence))
+        return MeanEstimate(n=n, value=value, low=low, high=high, confidence=confidence, method="t",
+                            approximate=approximate)
+    if method == "studentized-or-t" and n < STUDENTIZED_FROM:
         low, high = _t_interval(x, float(confidence))
         return MeanEstimate(n=n, value=value, low=low, high=high, confidence=confidence, method="t",
                             approximate=approximate)

@@ -458,7 +458,7 @@ def _studentized_reference(x, resamples, seed, confidence):
     for row in idx:
         xb = x[row]
         sb = xb.std(ddof=1) / math.sqrt(n)
-        if sb > 0:
+        if sb > 1e-9 * se:
             ts.append((xb.mean() - m) / sb)
     a = (1 - confidence) / 2
     lo_q, hi_q = np.quantile(np.asarray(ts), [a, 1 - a], method="linear")
@@ -536,7 +536,7 @@ def test_pass_at_k_and_pass_hat_k_against_the_closed_form_and_enumeration():
 def test_the_default_interval_is_the_wider_of_studentized_and_t():
     rng = np.random.default_rng(9)
     for _ in range(30):
-        x = rng.lognormal(size=int(rng.integers(3, 40))).tolist()
+        x = rng.lognormal(size=int(rng.integers(5, 40))).tolist()
         both = mean_ci(x)
         s, t = mean_ci(x, method="studentized"), mean_ci(x, method="t")
         assert both.method == "studentized bootstrap or t, the wider"
@@ -561,3 +561,17 @@ def test_patch_scorer_counts_resolving_samples_for_pass_k():
     assert m == {"pass_at_1": 0.5, "pass_at_k": pass_at_k(4, 2, 4), "pass_hat_k": pass_hat_k(4, 2, 4)}
     assert (m["pass_at_k"], m["pass_hat_k"]) == (1.0, 0.0)
     assert pass_k_metrics(OutputArtifact(system="s", suite="p", case_id="c", samples=[Sample()]), ex) == {}
+
+
+def test_near_ties_and_tiny_n_do_not_blow_up_the_default_interval():
+    """0.8 and 0.8 + 1 ulp are equal for the bootstrap-t; with 3 values the default is t alone (the demo printed
+    [-4.1e13, 0.5] for three values before)."""
+    from scipy import stats
+
+    x = [0.8, 0.8 + 2**-52, 0.7]
+    got = mean_ci(x)
+    low, high = stats.t.interval(0.95, 2, loc=np.mean(x), scale=stats.sem(x))
+    assert got.method == "t" and got.low == pytest.approx(low) and got.high == pytest.approx(high)
+    y = [0.8, 0.8 + 2**-52, 0.8, 0.8 + 2**-53, 0.7, 0.8]
+    s = mean_ci(y, method="studentized")
+    assert s.low is not None and s.high is not None and -1 < s.low < s.high < 2
