@@ -322,7 +322,7 @@ def _verdict_words(c: Any) -> str:
 
     v = c.verdict or verdict(c)
     if v == "not testable":
-        return f"not testable ({untestable_reason(c)})"
+        return f"not testable ({untestable_reason(c).split(':')[0]})"
     if v == "no detectable difference" and c.mdd is not None and c.alpha_holm is not None:
         return f"no detectable difference (MDD {c.mdd:.3g} at α {c.alpha_holm:.3g})"
     return v
@@ -353,7 +353,7 @@ def summary_rows(site: Path, release: str) -> list[dict[str, Any]]:
             if h is not None and h.value is not None:
                 value = fmt_value(h.value, headline)
                 if h.low is not None and h.high is not None:
-                    value += f" [{fmt_value(h.low, headline)}, {fmt_value(h.high, headline)}]"
+                    value += f" {'≈' if h.approximate else ''}[{fmt_value(h.low, headline)}, {fmt_value(h.high, headline)}]"
             rows.append({
                 "suite": suite.name, "system": system, "cases": cov.cases if cov else suite.n_cases,
                 "attempted": cov.attempted if cov else None, "graded": h.n if h is not None else None,

@@ -13,6 +13,10 @@ from evalkit.report.stats_cache import StatsCache, cached_call
 from evalkit.stats import MeanEstimate, RateEstimate, mean_ci, rate
 
 
+SCALE_BOUNDS = {"0-1": (0.0, 1.0), "1-5": (1.0, 5.0)}
+"""The range a mean of a metric on this scale lies in (MetricInfo.scale): intervals are cut to it."""
+
+
 def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: dict[str, int], cfg: Config,
               cache: StatsCache | None = None) -> Aggregate:
     """Rate with a Wilson interval, mean with a bootstrap interval (evalkit.stats.mean_ci), or a total.
@@ -28,7 +32,13 @@ def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: dict[s
                          method="wilson" if info.aggregate == "rate" else "wilson (0/1 values)")
     m = cached_call(cache, MeanEstimate, mean_ci, values, n_resamples=cfg.report.bootstrap_resamples,
                     seed=cfg.report.seed, confidence=cfg.report.confidence)
-    return Aggregate(**base, value=m.value, low=m.low, high=m.high, method=m.method, approximate=m.approximate)
+    low, high = m.low, m.high
+    bounds = SCALE_BOUNDS.get(info.scale)
+    if bounds is not None and low is not None and high is not None:
+        # a t bound past the scale's end (0.667 [-0.161, 1.495] on a 0-1 score from 3 cases): the mean cannot be
+        # there, so the interval stops at the end; it covers the mean exactly as often
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return Aggregate(**base, value=m.value, low=low, high=high, method=m.method, approximate=m.approximate)
 
 
 def aggregate_scores(scores: Iterable[ScoresArtifact], metric_names: list[str], cfg: Config,

@@ -47,3 +47,11 @@ def test_small_n_bootstrap_is_marked_approximate() -> None:
     assert small.method == big.method == "studentized bootstrap or t, the wider"
     assert "≈[" in tpl.render(a=small, info=info) and "≈" not in tpl.render(a=big, info=info)
     assert small.low is not None and small.high is not None and small.low < small.high
+
+
+def test_interval_stops_at_the_ends_of_the_scale() -> None:
+    """A t interval of three 0-1 scores reaches below 0 and above 1; the page's stops at 0 and 1."""
+    info = METRICS["assertion_score"]
+    assert info.scale == "0-1"
+    a = aggregate(info, [0.3, 1.0, 1.0], 0, {}, CFG)  # type: ignore[arg-type]
+    assert a.method == "t" and a.low is not None and a.high == 1.0 and 0.0 <= a.low < a.value
