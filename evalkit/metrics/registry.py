@@ -115,6 +115,11 @@ def leaderboard_metric(kind: str, present: set[str] | dict[str, object]) -> str 
     return primary_metric({m: 1.0 for m in present})
 
 
+SCALE_BOUNDS = {"0-1": (0.0, 1.0), "1-5": (1.0, 5.0)}
+"""The range a value on this scale (MetricInfo.scale) lies in: a mean's interval is cut to it, a paired
+difference's to plus or minus its width."""
+
+
 def metric(**kw: object) -> MetricInfo:
     info = MetricInfo(**kw)  # type: ignore[arg-type]
     METRICS[info.name] = info

@@ -7,14 +7,10 @@ from typing import Iterable
 
 from evalkit.artifacts import ScoresArtifact
 from evalkit.config import Config
-from evalkit.metrics.registry import METRICS, MetricInfo
+from evalkit.metrics.registry import METRICS, SCALE_BOUNDS, MetricInfo
 from evalkit.report.models import Aggregate, Coverage
 from evalkit.report.stats_cache import StatsCache, cached_call
 from evalkit.stats import MeanEstimate, RateEstimate, mean_ci, rate
-
-
-SCALE_BOUNDS = {"0-1": (0.0, 1.0), "1-5": (1.0, 5.0)}
-"""The range a mean of a metric on this scale lies in (MetricInfo.scale): intervals are cut to it."""
 
 
 def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: dict[str, int], cfg: Config,

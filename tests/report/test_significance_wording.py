@@ -112,3 +112,13 @@ def test_enough_changes_but_balanced_is_no_detectable_difference() -> None:
     (c,) = settle([compare_binary("resolved", "base", "sys", base, other)])
     assert c.testable and c.verdict == "no detectable difference" and c.mdd is not None
     assert cells(render([c]))[0].startswith("no detectable difference (smallest detectable ±")
+
+
+def test_difference_interval_stops_at_the_scale() -> None:
+    """6 pairs, 4 gained: the t bound passes +100 points; the report's stops there."""
+    from evalkit.stats import compare_binary
+
+    c = compare_binary("resolved", "base", "sys", [False] * 4 + [True, False], [True] * 4 + [True, False])
+    assert c.difference.high is not None and c.difference.high > 1
+    (s,) = settle([c])
+    assert s.difference.high == 1.0 and s.difference.low == c.difference.low
