@@ -672,15 +672,21 @@ def could_reject(pvalues: Sequence[float | None], i: int, p_min: float | None, a
     return adjusted is not None and adjusted < alpha
 
 
-def apply_holm(comparisons: list[PairedComparison]) -> list[PairedComparison]:
+def apply_holm(comparisons: list[PairedComparison], family: int | None = None) -> list[PairedComparison]:
     """Copies of ``comparisons`` with p_holm, significant, holm_family, alpha_holm and testable filled in,
-    Holm over this family."""
-    pvalues = [c.p_value for c in comparisons]
-    adjusted = holm(pvalues)
-    levels = holm_levels(pvalues)
-    family = sum(1 for c in comparisons if c.p_value is not None)
+    Holm over this family.
+
+    ``family``: the size of the family fixed in advance (e.g. every comparable metric of a suite), when some of
+    its members have no p-value here (no pairs, too few pairs): they count as p = 1, so the correction does not
+    shrink with how many values a system happened to have. Never below the comparisons with a p-value."""
+    n = len(comparisons)
+    with_p = sum(1 for c in comparisons if c.p_value is not None)
+    pad = max(0, (family or 0) - with_p)
+    pvalues: list[float | None] = [c.p_value for c in comparisons] + [1.0] * pad
+    adjusted = holm(pvalues)[:n]
+    levels = holm_levels(pvalues)[:n]
     return [
-        c.model_copy(update={"p_holm": p, "significant": None if p is None else p < ALPHA, "holm_family": family,
+        c.model_copy(update={"p_holm": p, "significant": None if p is None else p < ALPHA, "holm_family": with_p + pad,
                              "alpha_holm": level, "testable": could_reject(pvalues, i, c.p_min)})
         for i, (c, p, level) in enumerate(zip(comparisons, adjusted, levels))
     ]

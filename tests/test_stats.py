@@ -359,14 +359,15 @@ def test_stats_never_import_scipy_stats():
     code = (
         "import sys\n"
         "from evalkit.stats import mean_ci, wilcoxon_pratt, rate, mcnemar_exact, wilson_interval\n"
-        "assert mean_ci([1.0, 2.0, 3.0, 5.0, 8.0]).method == 'bca'\n"
-        "assert mean_ci([1.0, 1.0, 1.0 + 2**-52]).method == 'percentile (bca failed)'\n"
+        "assert mean_ci([1.0, 2.0, 3.0, 5.0, 8.0], method='bca').method == 'bca'\n"
+        "assert mean_ci([1.0, 1.0, 1.0 + 2**-52], method='bca').method == 'percentile (bca failed)'\n"
         "wilcoxon_pratt([1, 2, 3, 4.0], [2, 2, 5, 1.0])\n"  # ties and a zero: permutation
         "wilcoxon_pratt([1, 2, 3, 4.5], [2, 4, 6, 1.0])\n"  # exact
         "wilcoxon_pratt(list(range(60)), [v * 1.1 for v in range(60)])\n"  # normal approximation
         "rate(3, 10); wilson_interval(0, 1)\n"
-        "assert 'numpy' in sys.modules and 'scipy' not in sys.modules, 'means and rates need no scipy'\n"
+        "assert 'numpy' in sys.modules and 'scipy' not in sys.modules, 'BCa means and rates need no scipy'\n"
         "mcnemar_exact(3, 50)\n"
+        "assert mean_ci([1.0, 2.0, 3.0, 5.0, 8.0]).method == 'studentized bootstrap or t, the wider'\n"
         "assert 'scipy.special' in sys.modules\n"
         "heavy = [m for m in ('scipy.stats', 'scipy.optimize', 'scipy.sparse', 'scipy.spatial',\n"
         "                     'scipy.linalg') if m in sys.modules]\n"
@@ -575,3 +576,19 @@ def test_near_ties_and_tiny_n_do_not_blow_up_the_default_interval():
     y = [0.8, 0.8 + 2**-52, 0.8, 0.8 + 2**-53, 0.7, 0.8]
     s = mean_ci(y, method="studentized")
     assert s.low is not None and s.high is not None and -1 < s.low < s.high < 2
+
+
+def test_a_fixed_family_counts_members_without_a_p_value_as_one():
+    """apply_holm(family=m): Holm as statsmodels' over the p-values padded with ones to m members."""
+    rng = np.random.default_rng(13)
+    for _ in range(100):
+        k = int(rng.integers(1, 6))
+        comps = [compare_binary("resolved", "a", "b", (rng.random(30) < 0.3).tolist(), (rng.random(30) < 0.7).tolist())
+                 for _ in range(k)]
+        m = k + int(rng.integers(0, 6))
+        out = apply_holm(comps, family=m)
+        ps = [c.p_value for c in comps] + [1.0] * (m - k)
+        reject, adjusted, _, _ = multipletests(ps, alpha=0.05, method="holm")
+        for c, a in zip(out, adjusted[:k]):
+            assert c.holm_family == m and c.p_holm == pytest.approx(a, rel=1e-12)
+    assert apply_holm(comps, family=1)[0].holm_family == len(comps)  # never below the comparisons with a p

@@ -78,7 +78,7 @@ def against_previous(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev:
                                   [v >= 0.5 for v in old_v], [v >= 0.5 for v in new_v], seed=seed))
             else:
                 group.append(call(PairedComparison, compare_scores, name, prev.release, system, old_v, new_v, seed=seed))
-        out.extend(settle(group, call))
+        out.extend(settle(group, call, family=len(metrics)))  # fixed: every decision metric of the suite
     return out
 
 

@@ -69,12 +69,13 @@ def untestable_reason(c: PairedComparison) -> str:
             f"{what}: no outcome of these pairs could be significant")
 
 
-def settle(group: list[PairedComparison], call: Call | None = None) -> list[PairedComparison]:
-    """One Holm family: apply_holm, then each comparison's verdict and, for no detectable difference, its
-    minimum detectable difference at the level Holm held it to."""
+def settle(group: list[PairedComparison], call: Call | None = None, family: int | None = None) -> list[PairedComparison]:
+    """One Holm family (of ``family`` members fixed in advance when given: see apply_holm): apply_holm, then each
+    comparison's verdict and, for no detectable difference, its minimum detectable difference at the level
+    Holm held it to."""
     call = call or _direct
     out = []
-    for c in apply_holm(group):
+    for c in apply_holm(group, family):
         v = verdict(c)
         mdd = detectability(call, c).mdd if v == "no detectable difference" else None
         out.append(c.model_copy(update={"verdict": v, "mdd": mdd, "difference": within_scale(c)}))
