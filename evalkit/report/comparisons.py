@@ -26,7 +26,7 @@ def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], S
 
     base_scored = scored(baseline)
     comparable = [n for n in names if METRICS[n].aggregate != "sum" and METRICS[n].higher_is_better is not None]
-    out = []
+    groups = []
     for system in systems:
         if system == baseline:
             continue
@@ -53,8 +53,12 @@ def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], S
             else:
                 group.append(cached_call(cache, PairedComparison, compare_scores, name, baseline, system, base_vals,
                                          other_vals, seed=cfg.report.seed))
-        # one family per system of every comparable metric of the suite, whether or not this system has pairs
-        # on it: the correction does not shrink with the values a system happened to have (e.g. files decided
-        # without the judge)
-        out.extend(settle(group, lambda *a, **k: cached_call(cache, *a, **k), family=len(comparable)))
+        groups.append(group)
+    # one Holm family per system, of the same size for every system of the suite: each metric some system was
+    # tested on (has a p-value), whether or not this system has pairs on it (counted as p = 1), so the
+    # correction does not shrink with the values a system happened to have (e.g. files decided without the judge)
+    family = len({c.metric for g in groups for c in g if c.p_value is not None})
+    out = []
+    for group in groups:
+        out.extend(settle(group, lambda *a, **k: cached_call(cache, *a, **k), family=family))
     return out
