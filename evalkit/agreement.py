@@ -231,5 +231,8 @@ def agreement(field: str, scale: Scale, items: Sequence[Hashable], first: Sequen
     alpha = 1.0 - confidence
     low = float(np.percentile(finite, 100 * alpha / 2))
     high = float(np.percentile(finite, 100 * (1 - alpha / 2)))
+    if low == high:  # e.g. perfect agreement on every item: no zero-width "interval"
+        return Agreement(**base, kappa=value, method="percentile bootstrap over items: every resample gives the "
+                         "same kappa, no interval", resamples_undefined=undefined)
     return Agreement(**base, kappa=value, low=low, high=high, method="percentile bootstrap over items",
                      resamples_undefined=undefined)

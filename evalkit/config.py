@@ -243,7 +243,7 @@ class ReportSettings(Model):
     """Confidence level of every interval."""
     detect_difference: float | None = Field(default=None, gt=0)
     """Difference (in the metric's units) the release page's decision summary sizes "cases needed" for,
-    for inconclusive comparisons; None: the comparison's observed difference."""
+    for comparisons neither better nor worse; None: the comparison's observed difference."""
 
 
 class Config(Model):

@@ -380,7 +380,7 @@ def _verdict_words(c: Any) -> str:
 
     v = c.verdict or verdict(c)
     if v == "not testable":
-        return f"not testable ({untestable_reason(c)})"
+        return f"not testable ({untestable_reason(c).split(':')[0]})"
     if v == "no detectable difference" and c.mdd is not None and c.alpha_holm is not None:
         return f"no detectable difference (MDD {c.mdd:.3g} at α {c.alpha_holm:.3g})"
     return v
@@ -437,7 +437,8 @@ def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] |
             if h is not None and h.value is not None:
                 value = fmt_value(h.value, headline)
                 if h.low is not None and h.high is not None:
-                    value += f" [{fmt_value(h.low, headline)}, {fmt_value(h.high, headline)}]"
+                    approx = "≈" if getattr(aggs.get(headline) if headline else None, "approximate", False) else ""
+                    value += f" {approx}[{fmt_value(h.low, headline)}, {fmt_value(h.high, headline)}]"
                 if h.canary:
                     value += " (canary)"
             rows.append({

@@ -142,3 +142,13 @@ def test_agreement_boolean_base_rate_and_undefined():
     assert few.kappa is not None and few.low is None and "no interval" in few.method
     none = agreement("x", "boolean", [], [], [], [False, True])
     assert none.n == 0 and none.kappa is None and none.undefined == "no pairs to compare"
+
+
+def test_perfect_agreement_has_no_zero_width_interval() -> None:
+    """Every resample of perfectly agreeing items has kappa 1: no [1.00, 1.00] "interval", the method says why."""
+    from evalkit.agreement import agreement
+
+    items = [f"o{i}" for i in range(8)]
+    ratings = [True, False, True, False, True, True, False, False]
+    a = agreement("f", "boolean", items, ratings, ratings, [False, True])
+    assert a.kappa == 1.0 and a.low is None and a.high is None and "no interval" in a.method

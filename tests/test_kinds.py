@@ -177,6 +177,8 @@ NOT_IN_DEMO = {
     "e2e_time_s": "time-like: left out of the golden numbers",
     "corpus_codebleu": "a suite-level figure (report corpus), not a per-case metric",
     "rubric_fallback_score": "needs a fallback judge",
+    **{m: "needs a patch system with samples: k > 1 (the demo's have one sample)"
+       for m in ("pass_at_1", "pass_at_k", "pass_hat_k")},
     **{f"{unit}_{what}@20": "metrics.ks is 1, 3, 5, 10 by default" for unit in ("file", "function")
        for what in ("recall", "hit")},
     **{f"rag_{m}{sfx}": "needs an LLM judge" for m in ("faithfulness", "context_relevance", "answer_relevancy")

@@ -84,16 +84,16 @@ def test_mean_ci_fallbacks():
     assert mean_ci([]) == MeanEstimate(n=0, value=None, low=None, high=None, method="n<3: no interval")
     two = mean_ci([1.0, 2.0])
     assert (two.value, two.low, two.high, two.method) == (1.5, None, None, "n<3: no interval")
-    same = mean_ci([0.4] * 7)
-    assert (same.value, same.low, same.high, same.method) == (0.4, 0.4, 0.4, "degenerate: all values equal")
+    same = mean_ci([0.4] * 7)  # no zero-width interval: none at all
+    assert (same.value, same.low, same.high, same.method) == (0.4, None, None, "degenerate: all values equal")
 
 
 def test_mean_ci_bca_and_percentile_fallback_are_finite():
-    r = mean_ci([0.1, 0.5, 0.2, 0.9, 0.4, 0.3, 0.8])
+    r = mean_ci([0.1, 0.5, 0.2, 0.9, 0.4, 0.3, 0.8], method="bca")
     assert r.method == "bca"
     assert r.low < r.value < r.high
     # with a single resample BCa's bias correction is infinite: the fallback says so
-    bad = mean_ci([1.0, 2.0, 3.0, 4.0], n_resamples=1, seed=0)
+    bad = mean_ci([1.0, 2.0, 3.0, 4.0], n_resamples=1, seed=0, method="bca")
     assert bad.method == "percentile (bca failed)"
     assert bad.low is not None and math.isfinite(bad.low) and math.isfinite(bad.high)
     assert "NaN" not in bad.model_dump_json()
@@ -210,7 +210,7 @@ def _mean_ci_cases():
 def test_mean_ci_equals_scipy_bootstrap_bca():
     methods = set()
     for x, resamples, seed, confidence in _mean_ci_cases():
-        got = mean_ci(x, n_resamples=resamples, seed=seed, confidence=confidence)
+        got = mean_ci(x, n_resamples=resamples, seed=seed, confidence=confidence, method="bca")
         low, high, method = _scipy_mean_ci(x, resamples, seed, confidence)
         assert got.method == method, (len(x), resamples, seed)
         assert got.low == pytest.approx(low, rel=1e-12, abs=1e-12), (len(x), resamples, seed)
@@ -239,7 +239,7 @@ def test_mean_ci_fallback_where_scipy_bca_is_nan_at_default_resamples(x):
         res = stats.bootstrap((np.asarray(x),), np.mean, method="BCa", n_resamples=2000,
                               random_state=np.random.default_rng(0), vectorized=True)
     assert math.isnan(res.confidence_interval.low)
-    got = mean_ci(x)
+    got = mean_ci(x, method="bca")
     assert got.method == "percentile (bca failed)"
     assert (got.low, got.high) == (float(np.percentile(res.bootstrap_distribution, 2.5)),
                                    float(np.percentile(res.bootstrap_distribution, 97.5)))
@@ -359,14 +359,15 @@ def test_stats_never_import_scipy_stats():
     code = (
         "import sys\n"
         "from evalkit.stats import mean_ci, wilcoxon_pratt, rate, mcnemar_exact, wilson_interval\n"
-        "assert mean_ci([1.0, 2.0, 3.0, 5.0, 8.0]).method == 'bca'\n"
-        "assert mean_ci([1.0, 1.0, 1.0 + 2**-52]).method == 'percentile (bca failed)'\n"
+        "assert mean_ci([1.0, 2.0, 3.0, 5.0, 8.0], method='bca').method == 'bca'\n"
+        "assert mean_ci([1.0, 1.0, 1.0 + 2**-52], method='bca').method == 'percentile (bca failed)'\n"
         "wilcoxon_pratt([1, 2, 3, 4.0], [2, 2, 5, 1.0])\n"  # ties and a zero: permutation
         "wilcoxon_pratt([1, 2, 3, 4.5], [2, 4, 6, 1.0])\n"  # exact
         "wilcoxon_pratt(list(range(60)), [v * 1.1 for v in range(60)])\n"  # normal approximation
         "rate(3, 10); wilson_interval(0, 1)\n"
-        "assert 'numpy' in sys.modules and 'scipy' not in sys.modules, 'means and rates need no scipy'\n"
+        "assert 'numpy' in sys.modules and 'scipy' not in sys.modules, 'BCa means and rates need no scipy'\n"
         "mcnemar_exact(3, 50)\n"
+        "assert mean_ci([1.0, 2.0, 3.0, 5.0, 8.0]).method == 'studentized bootstrap or t, the wider'\n"
         "assert 'scipy.special' in sys.modules\n"
         "heavy = [m for m in ('scipy.stats', 'scipy.optimize', 'scipy.sparse', 'scipy.spatial',\n"
         "                     'scipy.linalg') if m in sys.modules]\n"
@@ -446,3 +447,148 @@ def test_testable_is_whether_p_min_could_survive_holm():
 def test_no_test_is_not_testable():
     out = apply_holm([compare_scores("codebleu", "a", "b", [0.1], [0.9])])
     assert out[0].p_value is None and out[0].testable is False and out[0].alpha_holm is None
+
+
+def _studentized_reference(x, resamples, seed, confidence):
+    """The bootstrap-t interval written out resample by resample (the same seeded indices)."""
+    x = np.asarray(x, dtype=float)
+    n = x.size
+    idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n), dtype="int64", endpoint=False)
+    m, se = x.mean(), x.std(ddof=1) / math.sqrt(n)
+    ts = []
+    for row in idx:
+        xb = x[row]
+        sb = xb.std(ddof=1) / math.sqrt(n)
+        if sb > 1e-9 * se:
+            ts.append((xb.mean() - m) / sb)
+    a = (1 - confidence) / 2
+    lo_q, hi_q = np.quantile(np.asarray(ts), [a, 1 - a], method="linear")
+    return m - hi_q * se, m - lo_q * se
+
+
+def test_studentized_bootstrap_equals_a_written_out_reference():
+    rng = np.random.default_rng(3)
+    for i in range(40):
+        n = int(rng.integers(3, 40))
+        x = np.round(rng.lognormal(size=n), int(rng.integers(0, 3))).tolist()
+        if len(set(x)) < 2:
+            continue
+        resamples, seed, confidence = [2000, 500, 999][i % 3], int(rng.integers(0, 1000)), [0.95, 0.9][i % 2]
+        got = mean_ci(x, n_resamples=resamples, seed=seed, confidence=confidence, method="studentized")
+        if got.method != "studentized bootstrap":
+            continue
+        low, high = _studentized_reference(x, resamples, seed, confidence)
+        assert got.low == pytest.approx(low, rel=1e-10, abs=1e-12)
+        assert got.high == pytest.approx(high, rel=1e-10, abs=1e-12)
+        assert got.low < got.value < got.high
+
+
+def test_t_interval_equals_scipy():
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    for _ in range(50):
+        n = int(rng.integers(3, 60))
+        x = rng.exponential(size=n)
+        got = mean_ci(x.tolist(), method="t")
+        low, high = stats.t.interval(0.95, n - 1, loc=x.mean(), scale=stats.sem(x))
+        assert (got.method, got.low, got.high) == ("t", pytest.approx(low, rel=1e-12), pytest.approx(high, rel=1e-12))
+
+
+def test_no_zero_width_interval_and_approximate_below_ten():
+    from evalkit.stats import APPROXIMATE_BELOW
+
+    for method in ("studentized-or-t", "studentized", "bca", "t"):
+        same = mean_ci([3.0] * 12, method=method)
+        assert same.low is None and same.high is None and same.method == "degenerate: all values equal"
+    small = mean_ci([1.0, 2.0, 4.0, 8.0, 3.0] * 5)
+    big = mean_ci([1.0, 2.0, 4.0, 8.0, 3.0] * 6)
+    assert small.approximate and not big.approximate and APPROXIMATE_BELOW == 30
+    assert small.method == "studentized bootstrap or t, the wider"
+    assert small.low < small.high and big.low < big.high
+
+
+def test_pass_at_k_and_pass_hat_k_against_the_closed_form_and_enumeration():
+    """pass@k = 1 - C(n-c, k) / C(n, k), pass^k = C(c, k) / C(n, k) (closed forms, math.comb), and both the
+    chance over every k-subset of the n samples (itertools.combinations) that one / all are correct."""
+    from itertools import combinations
+
+    from evalkit.stats import pass_at_k, pass_hat_k
+
+    for n in range(1, 11):
+        for c in range(n + 1):
+            correct = [True] * c + [False] * (n - c)
+            for k in range(1, n + 1):
+                subsets = list(combinations(correct, k))
+                any_rate = sum(any(s) for s in subsets) / len(subsets)
+                all_rate = sum(all(s) for s in subsets) / len(subsets)
+                assert pass_at_k(n, c, k) == pytest.approx(1 - math.comb(n - c, k) / math.comb(n, k), abs=1e-12)
+                assert pass_at_k(n, c, k) == pytest.approx(any_rate, abs=1e-12)
+                assert pass_hat_k(n, c, k) == pytest.approx(math.comb(c, k) / math.comb(n, k), abs=1e-12)
+                assert pass_hat_k(n, c, k) == pytest.approx(all_rate, abs=1e-12)
+    assert pass_at_k(200, 13, 1) == pytest.approx(13 / 200)  # pass@1 is the share correct
+    assert pass_at_k(200, 13, 100) == pytest.approx(1 - math.comb(187, 100) / math.comb(200, 100), rel=1e-10)
+    with pytest.raises(ValueError):
+        pass_at_k(5, 6, 1)
+    with pytest.raises(ValueError):
+        pass_hat_k(5, 2, 0)
+
+
+def test_the_default_interval_is_the_wider_of_studentized_and_t():
+    rng = np.random.default_rng(9)
+    for _ in range(30):
+        x = rng.lognormal(size=int(rng.integers(5, 40))).tolist()
+        both = mean_ci(x)
+        s, t = mean_ci(x, method="studentized"), mean_ci(x, method="t")
+        assert both.method == "studentized bootstrap or t, the wider"
+        assert both.low == min(s.low, t.low) and both.high == max(s.high, t.high)
+
+
+def test_patch_scorer_counts_resolving_samples_for_pass_k():
+    """The patch scorer: k samples, c of them resolved (the harness's verdict first), into pass@1 / pass@k / pass^k."""
+    from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Sample
+    from evalkit.outcomes import SandboxRun
+    from evalkit.stages.score_patch import pass_k_metrics
+    from evalkit.stats import pass_at_k, pass_hat_k
+
+    def run(resolved, harness=None):
+        return SandboxRun(status="completed", reason="", isolation="local", resolved=resolved, harness_resolved=harness)
+
+    out = OutputArtifact(system="s", suite="p", case_id="c",
+                         samples=[Sample(), Sample(), Sample(status="error"), Sample()])
+    ex = ExecutionArtifact(system="s", suite="p", case_id="c",
+                           runs=[run(True), run(False, harness=True), run(True), run(True, harness=False)])
+    m = pass_k_metrics(out, ex)  # resolving: 0 and 1 (harness); 2 failed; 3 not (harness)
+    assert m == {"pass_at_1": 0.5, "pass_at_k": pass_at_k(4, 2, 4), "pass_hat_k": pass_hat_k(4, 2, 4)}
+    assert (m["pass_at_k"], m["pass_hat_k"]) == (1.0, 0.0)
+    assert pass_k_metrics(OutputArtifact(system="s", suite="p", case_id="c", samples=[Sample()]), ex) == {}
+
+
+def test_near_ties_and_tiny_n_do_not_blow_up_the_default_interval():
+    """0.8 and 0.8 + 1 ulp are equal for the bootstrap-t; with 3 values the default is t alone (the demo printed
+    [-4.1e13, 0.5] for three values before)."""
+    from scipy import stats
+
+    x = [0.8, 0.8 + 2**-52, 0.7]
+    got = mean_ci(x)
+    low, high = stats.t.interval(0.95, 2, loc=np.mean(x), scale=stats.sem(x))
+    assert got.method == "t" and got.low == pytest.approx(low) and got.high == pytest.approx(high)
+    y = [0.8, 0.8 + 2**-52, 0.8, 0.8 + 2**-53, 0.7, 0.8]
+    s = mean_ci(y, method="studentized")
+    assert s.low is not None and s.high is not None and -1 < s.low < s.high < 2
+
+
+def test_a_fixed_family_counts_members_without_a_p_value_as_one():
+    """apply_holm(family=m): Holm as statsmodels' over the p-values padded with ones to m members."""
+    rng = np.random.default_rng(13)
+    for _ in range(100):
+        k = int(rng.integers(1, 6))
+        comps = [compare_binary("resolved", "a", "b", (rng.random(30) < 0.3).tolist(), (rng.random(30) < 0.7).tolist())
+                 for _ in range(k)]
+        m = k + int(rng.integers(0, 6))
+        out = apply_holm(comps, family=m)
+        ps = [c.p_value for c in comps] + [1.0] * (m - k)
+        reject, adjusted, _, _ = multipletests(ps, alpha=0.05, method="holm")
+        for c, a in zip(out, adjusted[:k]):
+            assert c.holm_family == m and c.p_holm == pytest.approx(a, rel=1e-12)
+    assert apply_holm(comps, family=1)[0].holm_family == len(comps)  # never below the comparisons with a p

@@ -23,7 +23,7 @@ class Patch(Kind):
     execute_reads_validation = True
     validation_label = "harness validation"
     changes_judge = True
-    metrics = ("resolved", "patch_applied", "f2p_pass_rate", "p2p_pass_rate", "flaky_tests", "sandbox_timeout",
+    metrics = ("resolved", "pass_at_1", "pass_at_k", "pass_hat_k", "patch_applied", "f2p_pass_rate", "p2p_pass_rate", "flaky_tests", "sandbox_timeout",
                "tampered_with_tests", *LOCALIZATION)
     leaderboard = ("resolved", "f2p_pass_rate")
 

@@ -115,6 +115,11 @@ def leaderboard_metric(kind: str, present: set[str] | dict[str, object]) -> str 
     return primary_metric({m: 1.0 for m in present})
 
 
+SCALE_BOUNDS = {"0-1": (0.0, 1.0), "1-5": (1.0, 5.0)}
+"""The range a value on this scale (MetricInfo.scale) lies in: a mean's interval is cut to it, a paired
+difference's to plus or minus its width."""
+
+
 def metric(*, name: str, display: str, description: str, aggregate: Literal["rate", "mean", "sum"],
            higher_is_better: bool | None = True, unit: str = "", scale: str = "0-1", kinds: tuple[str, ...] = (),
            headline: bool = False, binary: bool = False, primary: int | None = None) -> MetricInfo:
@@ -186,6 +191,15 @@ metric(name="incidents_resolved", display="Incidents resolved", aggregate="mean"
 # --- patch suites (SWE-bench style) ---------------------------------------------------------
 metric(name="resolved", display="Resolved", aggregate="rate", binary=True, headline=True, primary=0, kinds=("patch",),
        description="Share of cases where every FAIL_TO_PASS test passes and every PASS_TO_PASS test still passes.")
+metric(name="pass_at_1", display="pass@1", aggregate="mean", scale="0-1", kinds=("patch",),
+       description="Systems with `samples: k > 1`: per case the share of the k samples that resolve it (the unbiased "
+                   "pass@1 of Chen et al. 2021), averaged over cases.")
+metric(name="pass_at_k", display="pass@k", aggregate="mean", scale="0-1", kinds=("patch",),
+       description="Systems with `samples: k > 1`: share of cases that at least one of the k samples resolves (the "
+                   "unbiased pass@k estimator of Chen et al. 2021 with k = the samples drawn).")
+metric(name="pass_hat_k", display="pass^k", aggregate="mean", scale="0-1", kinds=("patch",),
+       description="Systems with `samples: k > 1`: share of cases that every one of the k samples resolves "
+                   "(pass^k, reliability across repeats: C(c, k) / C(n, k) with k = the samples drawn).")
 metric(name="patch_applied", display="Applied", aggregate="rate", binary=True, kinds=("patch",),
        description="Share of cases where the system's patch applied to the source tree.")
 metric(name="f2p_pass_rate", display="F2P passing", aggregate="mean", kinds=("patch",),

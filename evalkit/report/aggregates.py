@@ -7,7 +7,7 @@ from typing import Iterable
 
 from evalkit.artifacts import ScoresArtifact
 from evalkit.config import Config
-from evalkit.metrics.registry import METRICS, MetricInfo
+from evalkit.metrics.registry import METRICS, SCALE_BOUNDS, MetricInfo
 from evalkit.report.models import Aggregate, Coverage
 from evalkit.report.stats_cache import StatsCache, cached_call
 from evalkit.stats import MeanEstimate, RateEstimate, mean_ci, rate
@@ -15,16 +15,26 @@ from evalkit.stats import MeanEstimate, RateEstimate, mean_ci, rate
 
 def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: dict[str, int], cfg: Config,
               cache: StatsCache | None = None) -> Aggregate:
-    """Rate with a Wilson interval, mean with a bootstrap BCa interval, or a total."""
+    """Rate with a Wilson interval, mean with a bootstrap interval (evalkit.stats.mean_ci), or a total.
+
+    A mean whose per-case values are all 0 or 1 is a rate: it gets the Wilson interval too (a bootstrap of
+    22 ones is the zero-width [1, 1]; Wilson gives [0.851, 1])."""
     base = {"metric": info.name, "n": len(values), "not_applicable": n_na, "excluded": dict(sorted(excluded.items()))}
     if info.aggregate == "sum":
         return Aggregate(**base, value=round(sum(values), 6) if values else None, method="total")
-    if info.aggregate == "rate":
+    if info.aggregate == "rate" or (values and all(v in (0.0, 1.0) for v in values)):
         est = cached_call(cache, RateEstimate, rate, int(round(sum(values))), len(values), cfg.report.confidence)
-        return Aggregate(**base, value=est.value, low=est.low, high=est.high, method="wilson")
+        return Aggregate(**base, value=est.value, low=est.low, high=est.high,
+                         method="wilson" if info.aggregate == "rate" else "wilson (0/1 values)")
     m = cached_call(cache, MeanEstimate, mean_ci, values, n_resamples=cfg.report.bootstrap_resamples,
                     seed=cfg.report.seed, confidence=cfg.report.confidence)
-    return Aggregate(**base, value=m.value, low=m.low, high=m.high, method=m.method)
+    low, high = m.low, m.high
+    bounds = SCALE_BOUNDS.get(info.scale)
+    if bounds is not None and low is not None and high is not None:
+        # a t bound past the scale's end (0.667 [-0.161, 1.495] on a 0-1 score from 3 cases): the mean cannot be
+        # there, so the interval stops at the end; it covers the mean exactly as often
+        low, high = max(low, bounds[0]), min(high, bounds[1])
+    return Aggregate(**base, value=m.value, low=low, high=high, method=m.method, approximate=m.approximate)
 
 
 def aggregate_scores(scores: Iterable[ScoresArtifact], metric_names: list[str], cfg: Config,

@@ -25,7 +25,8 @@ def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], S
         return {cid: s.metrics for cid in case_ids if (s := scores.get((system, cid))) is not None and not s.excluded}
 
     base_scored = scored(baseline)
-    out = []
+    comparable = [n for n in names if METRICS[n].aggregate != "sum" and METRICS[n].higher_is_better is not None]
+    groups = []
     for system in systems:
         if system == baseline:
             continue
@@ -34,10 +35,8 @@ def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], S
         both = [(a, b) for cid in case_ids
                 if (b := other_scored.get(cid)) is not None and (a := base_scored.get(cid)) is not None]
         group = []
-        for name in names:
+        for name in comparable:
             info = METRICS[name]
-            if info.aggregate == "sum" or info.higher_is_better is None:
-                continue
             base_vals, other_vals = [], []
             for a, b in both:
                 va, vb = a.get(name), b.get(name)
@@ -54,5 +53,12 @@ def compare_suite(cfg: Config, names: list[str], scores: dict[tuple[str, str], S
             else:
                 group.append(cached_call(cache, PairedComparison, compare_scores, name, baseline, system, base_vals,
                                          other_vals, seed=cfg.report.seed))
-        out.extend(settle(group, lambda *a, **k: cached_call(cache, *a, **k)))
+        groups.append(group)
+    # one Holm family per system, of the same size for every system of the suite: each metric some system was
+    # tested on (has a p-value), whether or not this system has pairs on it (counted as p = 1), so the
+    # correction does not shrink with the values a system happened to have (e.g. files decided without the judge)
+    family = len({c.metric for g in groups for c in g if c.p_value is not None})
+    out = []
+    for group in groups:
+        out.extend(settle(group, lambda *a, **k: cached_call(cache, *a, **k), family=family))
     return out

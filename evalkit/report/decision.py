@@ -54,10 +54,12 @@ def identical(c: PairedComparison) -> bool:
 
 def against_previous(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev: Report, seed: int) -> list[PairedComparison]:
     """Each system of the suite against itself in ``prev`` on the cases both releases scored (not
-    excluded in either), one Holm family per system over the suite's decision metrics."""
+    excluded in either), one Holm family per system over the suite's decision metrics (of the same size for
+    every system: see comparisons.compare_suite)."""
     before = {r.case_id: r for r in prev.cases if r.suite == suite.name}
     metrics = [m for m in suite.metrics if decision_metric(METRICS.get(m))]
     out: list[PairedComparison] = []
+    groups: list[list[PairedComparison]] = []
     for system in suite.systems:
         pairs = []
         for row in rows:
@@ -78,7 +80,11 @@ def against_previous(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev:
                                   [v >= 0.5 for v in old_v], [v >= 0.5 for v in new_v], seed=seed))
             else:
                 group.append(call(PairedComparison, compare_scores, name, prev.release, system, old_v, new_v, seed=seed))
-        out.extend(settle(group, call))
+        groups.append(group)
+    # the same family size for every system of the suite: each decision metric some system has a p-value on
+    family = len({c.metric for g in groups for c in g if c.p_value is not None})
+    for group in groups:
+        out.extend(settle(group, call, family=family))
     return out
 
 

@@ -18,7 +18,7 @@ from collections import defaultdict
 
 from evalkit.metrics.registry import LEADERBOARD_METRICS, METRICS, MetricInfo, primary_metric
 from evalkit.models import Model
-from evalkit.report.models import Aggregate, CaseRow, Coverage, Report, SuiteSummary
+from evalkit.report.models import Aggregate, CaseRow, Coverage, Report, SuiteSummary, TieGroups
 from evalkit.stats import rate as wilson
 
 
@@ -37,6 +37,10 @@ class Entry(Model):
     """Upper end of its 95% interval."""
     n: int = 0
     """Cases the value is computed from."""
+    method: str = ""
+    """How the interval was made (the aggregate's method; "degenerate: all values equal": no interval)."""
+    approximate: bool = False
+    """The interval is approximate (a bootstrap from fewer than evalkit.stats.APPROXIMATE_BELOW values)."""
     attempted: int = 0
     """Cases with an output of the system."""
     cases: int = 0
@@ -53,6 +57,9 @@ class Entry(Model):
     """The system the suite's comparisons use as baseline."""
     canary: bool = False
     """A canary (an answer doing no real work, made by evalkit): valued, never ranked; shown apart."""
+    tie_group: str = ""
+    """Its tie group letters (evalkit.report.ties): systems sharing a letter are not told apart by a paired
+    test; "a" is the leader's group. Empty without a value or tie groups."""
 
 
 class Leaderboard(Model):
@@ -70,6 +77,8 @@ class Leaderboard(Model):
     """The metric is a pass/fail rate, so cost per resolved case is shown."""
     entries: list[Entry]
     """Ranked entries, unranked ones last."""
+    tie_note: str = ""
+    """What the tie groups rest on (the test, Holm) and any not-testable ties; empty without tie groups."""
     passed_over: dict[str, str] = {}
     """Headline metrics declared before ``metric`` that have values but are uncalibrated (judge fields
     below judge.calibration.min_kappa): metric -> why; a suite is never ranked by one."""
@@ -190,8 +199,9 @@ def _alarm(info: MetricInfo | None, values: dict[str, float | None], canaries: s
 
 def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dict[str, MetricInfo],
                       baseline: str | None = None, canaries: set[str] | frozenset[str] = frozenset(),
-                      gold: set[str] | frozenset[str] = frozenset()) -> Leaderboard:
-    """The suite's systems ranked by its kind's headline metric, over the cases they all have a value on."""
+                      gold: set[str] | frozenset[str] = frozenset(), ties: TieGroups | None = None) -> Leaderboard:
+    """The suite's systems ranked by its kind's headline metric, over the cases they all have a value on, with its
+    tie groups when given (report.json's tie_groups, computed by summarize on the same metric)."""
     present = {m for aggs in suite.systems.values() for m, a in aggs.items() if a.value is not None}
     uncalibrated = {m: i.uncalibrated for m in present if (i := metric_info.get(m)) is not None and i.uncalibrated}
     declared = LEADERBOARD_METRICS.get(suite.kind, ())
@@ -235,6 +245,12 @@ def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dic
     ranked = rank({s: v[0] for s, v in values.items() if s not in canaries}, higher)
     ranked += [(s, None) for s, _ in rank({s: v[0] for s, v in values.items() if s in canaries}, higher)
                if _coverage(suite, rows, s).attempted > 0]  # a canary that means nothing for the kind: left out
+    aggs_method: dict[str, str] = {}
+    aggs_approx: dict[str, bool] = {}
+    for s_name, aggs in suite.systems.items():
+        a_ = aggs.get(metric) if metric else None
+        if a_ is not None and values.get(s_name, (None,))[0] == a_.value:  # the aggregate's own interval
+            aggs_method[s_name], aggs_approx[s_name] = a_.method, a_.approximate
     entries = []
     for name, r in ranked:
         value, low, high, n = values[name]
@@ -246,12 +262,19 @@ def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dic
             system=name, rank=r, value=value, low=low, high=high, n=n, attempted=cov.attempted, cases=cov.cases,
             cost_usd=cost, cost_per_case=cost / cov.attempted if cost is not None and cov.attempted else None,
             resolved=resolved, cost_per_resolved=cost / resolved if cost is not None and resolved else None,
-            baseline=name == baseline, canary=name in canaries))
+            baseline=name == baseline, canary=name in canaries,
+            method=aggs_method.get(name, ""), approximate=aggs_approx.get(name, False),
+            tie_group=ties.letters.get(name, "") if ties is not None and ties.metric == metric else ""))
     before = declared[:declared.index(metric)] if metric in declared else declared
+    tie_note = ""
+    if ties is not None and ties.metric == metric and ties.letters:
+        tie_note = (f"Systems sharing a letter are not told apart: no significant paired difference ({ties.test}, "
+                    f"same cases, Holm over each group leader's comparisons, p < 0.05); \"a\" is the leader's "
+                    f"group.{' ' + ties.note[:1].upper() + ties.note[1:] + '.' if ties.note else ''}")
     alarm = _alarm(info, {s: v[0] for s, v in values.items()}, set(canaries), set(gold), per if common else None,
                    common) if metric else ""
     return Leaderboard(suite=suite.name, kind=suite.kind, n_cases=suite.n_cases, metric=metric,
-                       has_resolved=has_resolved, entries=entries,
+                       has_resolved=has_resolved, entries=entries, tie_note=tie_note,
                        passed_over={m: uncalibrated[m] for m in before if m in uncalibrated},
                        fell_back=fell_back, common_cases=len(common) if common is not None else None, alarm=alarm)
 
@@ -266,7 +289,7 @@ def leaderboards(report: Report) -> dict[str, Leaderboard]:
     gold = {s.name for s in report.systems if s.adapter == "gold"}
     return {s.name: suite_leaderboard(s, [r for r in report.cases if r.suite == s.name], report.metric_info,
                                       s.comparisons[0].baseline if s.comparisons else report.baseline,
-                                      canaries=canaries, gold=gold)
+                                      canaries=canaries, gold=gold, ties=report.tie_groups.get(s.name))
             for s in report.suites}
 
 

@@ -31,7 +31,11 @@ class Aggregate(Model):
     high: float | None = None
     """Upper end of the interval."""
     method: str
-    """How the interval was made: wilson, bca, a stated fallback, or total."""
+    """How the interval was made: wilson (also for a mean of 0/1 values), the wider of the studentized bootstrap
+    and t, a stated fallback (no interval when all values are equal), or total."""
+    approximate: bool = False
+    """A bootstrap interval from fewer than evalkit.stats.APPROXIMATE_BELOW values: its coverage was measured
+    short of nominal by more than 2.5 points at such n (benchmarks/coverage.py), so the page marks it approximate."""
     not_applicable: int = 0
     """Cases where the metric does not apply (left out, not counted as 0)."""
     excluded: dict[str, int] = {}
@@ -222,6 +226,24 @@ class Decision(Model):
     """Every paired case has the same value on both sides: nothing to test (the page lists these in one line)."""
 
 
+class TieGroups(Model):
+    """A suite leaderboard's tie groups (evalkit.report.ties): systems whose headline values no paired test
+    told apart share a letter."""
+
+    metric: str | None = None
+    """The headline metric ranked by."""
+    test: str = ""
+    """The paired test: mcnemar-exact (pass/fail headline) or wilcoxon-pratt (scores)."""
+    letters: dict[str, str] = {}
+    """System -> its group letters ("a": tied with the leader; "ab": with the leaders of a and b)."""
+    groups: list[list[str]] = []
+    """Per letter, its leader first, then the systems ranked below it not significantly different from it."""
+    comparisons: list[PairedComparison] = []
+    """Every comparison made: baseline = the group's leader, Holm over each leader's comparisons."""
+    note: str = ""
+    """What a reader should know (ties that are not testable, or why there are no groups)."""
+
+
 class DecisionSummary(Model):
     """The top of the release page: per suite, each system against the baseline and the previous release."""
 
@@ -277,6 +299,8 @@ class Report(Model):
     """Where this run's tests executed (decided once when it started); None when no suite executes tests."""
     inputs_digest: str = ""
     """Digest of every artifact the report was computed from (changes whenever any of them does)."""
+    tie_groups: dict[str, TieGroups] = {}
+    """Suite -> its leaderboard's tie groups (evalkit.report.ties)."""
     decision: DecisionSummary = DecisionSummary()
     """Better / worse / no detectable difference / not testable per suite and headline metric, with power for
     the ones neither better nor worse."""

@@ -20,6 +20,7 @@ from evalkit.fsutil import ensure_dir
 from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.report.site import templates_dir
 from evalkit.report.verdict import untestable_reason, verdict
+from evalkit.stats import APPROXIMATE_BELOW
 
 LOG_PREVIEW = 4000
 """Characters of a test log shown on the case page (the whole log is a .txt beside it)."""
@@ -62,6 +63,7 @@ def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Envi
     env.globals["metric_rows_html"] = metric_rows_html
     env.globals["uncal"] = uncalibrated_mark
     env.globals["verdict_of"] = verdict
+    env.globals["APPROXIMATE_BELOW"] = APPROXIMATE_BELOW
     env.globals["untestable_reason"] = untestable_reason
     _ENVIRONMENTS[key] = env
     return env

@@ -65,11 +65,13 @@ def _stats_salt() -> str:
     """What else a cached statistic depends on: the code computing it and the numerical libraries."""
     import importlib.util
 
+    import evalkit.agreement
     import evalkit.power
     import evalkit.stats
 
     parts: list[Any] = [STATS_CACHE_VERSION, Path(evalkit.stats.__file__).read_text(encoding="utf-8"),
-                        Path(evalkit.power.__file__).read_text(encoding="utf-8")]
+                        Path(evalkit.power.__file__).read_text(encoding="utf-8"),
+                        Path(evalkit.agreement.__file__).read_text(encoding="utf-8")]
     for name in ("numpy", "scipy"):
         spec = importlib.util.find_spec(name)
         origin = Path(spec.origin) if spec and spec.origin else None

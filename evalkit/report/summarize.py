@@ -20,6 +20,8 @@ from evalkit.report.scenarios import scenario_groups
 from evalkit.report.score_files import read_scores
 from evalkit.report.stats_cache import StatsCache, cached_call
 from evalkit.report.summaries import case_rows, suite_summaries, system_summaries, tag_breakdowns
+from evalkit.report.leaderboard import CANARY_ADAPTER
+from evalkit.report.ties import suite_ties
 
 
 def summarize(cfg: Config, project: Project, write_case_details: bool = True) -> Report:
@@ -45,15 +47,20 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
     from evalkit.report.calibration import calibration_summary, mark_uncalibrated
 
     calibration = calibration_summary(cfg, project, scores, lambda *a, **k: cached_call(cache, *a, **k))
-    cache.save()
 
     present = {m for s in scores.values() for m in s.metrics}
     present |= {m for su in suites for c in su.corpus.values() for m in c}
+    metric_info = mark_uncalibrated({m: METRICS[m] for m in METRICS if m in present}, calibration)
+    ties = suite_ties(suites, rows, metric_info, cfg.baseline_name, cfg.report.seed,
+                      lambda *a, **k: cached_call(cache, *a, **k),
+                      canaries=frozenset(s.name for s in cfg.systems if s.adapter == CANARY_ADAPTER),
+                      gold=frozenset(s.name for s in cfg.systems if s.adapter == "gold"))
+    cache.save()
     report = Report(release=cfg.release, title=cfg.title, baseline=cfg.baseline_name, systems=systems,
                     suites=suites, breakdowns=breakdowns, cases=rows,
                     diff=release_diff(prev, rows), decision=decision, judge_audit=read_audit(cfg),
                     scenarios=scenario_groups(cfg, project, scores),
-                    metric_info=mark_uncalibrated({m: METRICS[m] for m in METRICS if m in present}, calibration),
+                    metric_info=metric_info, tie_groups=ties,
                     calibration=calibration,
                     sandbox=run_isolation(cfg, pairs),
                     workers=cluster_workers(cfg, pairs),

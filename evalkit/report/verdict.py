@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from evalkit.metrics.registry import METRICS, MetricInfo
+from evalkit.metrics.registry import METRICS, SCALE_BOUNDS, MetricInfo
 from evalkit.power import Detectability, binary_detectability, score_detectability
-from evalkit.stats import ALPHA, PairedComparison, Verdict, apply_holm
+from evalkit.stats import ALPHA, MeanEstimate, PairedComparison, Verdict, apply_holm
 
 Call = Callable[..., Any]
 """A cached call: call(model, fn, *args, **kwargs) (evalkit.report.stats_cache.cached_call bound to a cache)."""
@@ -69,13 +69,26 @@ def untestable_reason(c: PairedComparison) -> str:
             f"{what}: no outcome of these pairs could be significant")
 
 
-def settle(group: list[PairedComparison], call: Call | None = None) -> list[PairedComparison]:
-    """One Holm family: apply_holm, then each comparison's verdict and, for no detectable difference, its
-    minimum detectable difference at the level Holm held it to."""
+def settle(group: list[PairedComparison], call: Call | None = None, family: int | None = None) -> list[PairedComparison]:
+    """One Holm family (of ``family`` members fixed in advance when given: see apply_holm): apply_holm, then each
+    comparison's verdict and, for no detectable difference, its minimum detectable difference at the level
+    Holm held it to."""
     call = call or _direct
     out = []
-    for c in apply_holm(group):
+    for c in apply_holm(group, family):
         v = verdict(c)
         mdd = detectability(call, c).mdd if v == "no detectable difference" else None
-        out.append(c.model_copy(update={"verdict": v, "mdd": mdd}))
+        out.append(c.model_copy(update={"verdict": v, "mdd": mdd, "difference": within_scale(c)}))
     return out
+
+
+def within_scale(c: PairedComparison) -> MeanEstimate:
+    """The paired difference's interval cut to what the metric's scale allows (+-1 on a 0-1 scale: a t bound of
+    +120.9 points on a pass/fail rate from 6 cases cannot hold the difference, so it stops at +100)."""
+    info = METRICS.get(c.metric)
+    bounds = SCALE_BOUNDS.get(info.scale) if info is not None else None
+    d = c.difference
+    if bounds is None or d.low is None or d.high is None:
+        return d
+    span = bounds[1] - bounds[0]
+    return d.model_copy(update={"low": max(d.low, -span), "high": min(d.high, span)})

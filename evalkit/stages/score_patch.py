@@ -10,6 +10,7 @@ from evalkit.casemodels import PatchReference
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.stages.score import Metrics
+from evalkit.stats import pass_at_k, pass_hat_k
 
 
 def _fraction(statuses: Mapping[str, str]) -> float | None:
@@ -46,8 +47,26 @@ def patch_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Ex
         out["flaky_tests"] = float(len(run.flaky))
         out["sandbox_timeout"] = float(run.status == "timeout")
         out["tampered_with_tests"] = float(bool(run.test_changes))
+    out.update(pass_k_metrics(output, execution))
     out.update(localization_metrics(cfg, case, output))
     return out
+
+
+def pass_k_metrics(output: OutputArtifact, execution: ExecutionArtifact | None) -> Metrics:
+    """pass@1, pass@k and pass^k of a system with k > 1 samples (evalkit.stats.pass_at_k / pass_hat_k, k = the
+    samples drawn): a sample resolves the case as ``resolved`` says for the first (the harness's verdict when
+    there is one); a sample that failed or has no run does not."""
+    n = len(output.samples)
+    if n < 2:
+        return {}
+    runs = execution.runs if execution is not None and output.status == "ok" else []
+    c = 0
+    for i, sample in enumerate(output.samples):
+        if sample.status != "ok" or i >= len(runs):
+            continue
+        run = runs[i]
+        c += bool(run.resolved if run.harness_resolved is None else run.harness_resolved)
+    return {"pass_at_1": pass_at_k(n, c, 1), "pass_at_k": pass_at_k(n, c, n), "pass_hat_k": pass_hat_k(n, c, n)}
 
 
 def localization_metrics(cfg: Config, case: Case, output: OutputArtifact) -> Metrics:

@@ -112,3 +112,37 @@ def test_enough_changes_but_balanced_is_no_detectable_difference() -> None:
     (c,) = settle([compare_binary("resolved", "base", "sys", base, other)])
     assert c.testable and c.verdict == "no detectable difference" and c.mdd is not None
     assert cells(render([c]))[0].startswith("no detectable difference (smallest detectable ±")
+
+
+def test_difference_interval_stops_at_the_scale() -> None:
+    """6 pairs, 4 gained: the t bound passes +100 points; the report's stops there."""
+    from evalkit.stats import compare_binary
+
+    c = compare_binary("resolved", "base", "sys", [False] * 4 + [True, False], [True] * 4 + [True, False])
+    assert c.difference.high is not None and c.difference.high > 1
+    (s,) = settle([c])
+    assert s.difference.high == 1.0 and s.difference.low == c.difference.low
+
+
+def test_every_system_of_a_suite_has_the_same_holm_family() -> None:
+    """A system with no pairs on a metric (its files decided without the judge, say) keeps the suite's family:
+    the metric counts as p = 1, so its correction is not milder than the other systems'."""
+    from types import SimpleNamespace
+
+    from evalkit.artifacts import ScoresArtifact
+    from evalkit.config import ReportSettings
+    from evalkit.report.comparisons import compare_suite
+
+    cases = [f"c{i}" for i in range(12)]
+    scores = {}
+    for s, up in (("base", 0.0), ("full", 0.2), ("partial", 0.2)):
+        for i, cid in enumerate(cases):
+            m = {"resolved": float(i % 2 == 0 or up > 0), "codebleu": 0.4 + up + 0.01 * i}
+            if not (s == "partial"):
+                m["assertion_score"] = 0.3 + up + 0.02 * i
+            scores[(s, cid)] = ScoresArtifact(system=s, suite="p", case_id=cid, metrics=m)
+    cfg = SimpleNamespace(baseline_name="base", report=ReportSettings())
+    out = compare_suite(cfg, ["resolved", "codebleu", "assertion_score"], scores, ["base", "full", "partial"], cases)  # type: ignore[arg-type]
+    fam = {(c.system, c.metric): c.holm_family for c in out}
+    assert ("partial", "assertion_score") not in fam
+    assert set(fam.values()) == {3}
