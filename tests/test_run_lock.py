@@ -77,6 +77,7 @@ def test_second_run_refuses_then_waits_and_pays_nothing(tmp_path: Path) -> None:
         assert "waiting for it to end" in w_err
         assert "\n.  " not in "\n" + w_out, "the waiting run found everything done"
         assert server.counts["messages"] == calls, "each judge call paid once over both runs"
+        print(f"\ntwo concurrent runs (the second with --wait): {server.counts['messages']} judge calls, as one run")
     assert json.loads((project / "site/r1/report.json").read_text())["cases"]
     assert (project / ".evalkit/lock").read_text() == "", "released"
 
