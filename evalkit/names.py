@@ -36,8 +36,9 @@ def name_problem(name: object, what: str) -> str | None:
 
 # ---- names the report site uses itself (evalkit.report.render lists its pages) ----------------------
 
-SITE_FOLDERS = ("assets", "compare", "schemas")
-"""Folders of site/ shared by every release: a release label may not be one of them."""
+SITE_FOLDERS = ("assets", "compare", "docs", "schemas")
+"""Folders of site/ shared by every release (docs: the documentation the Pages workflow publishes beside the
+report): a release label may not be one of them."""
 SITE_FILES = ("index.html", "manifest.json")
 """Files at the top of site/: a release label may not be one of them either."""
 COMPARE_PAGE = "compare"

@@ -16,7 +16,7 @@ from evalkit.names import case_id_problem, release_problem, suite_name_problem
 
 
 def test_name_rules() -> None:
-    for label in ("assets", "schemas", "compare", "index.html", "manifest.json", "Assets", "COMPARE"):
+    for label in ("assets", "schemas", "compare", "docs", "index.html", "manifest.json", "Assets", "COMPARE"):
         assert release_problem(label) is not None, label
     for label in ("r1", "v2.0", "assets-2", "compare.v1", "index"):
         assert release_problem(label) is None, label
