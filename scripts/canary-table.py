@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Print (or write into README.md) the table of what each canary, gold and the best real system score on every
+"""Print (or write into docs/guide/metrics.md) the table of what each canary, gold and the best real system score on every
 suite's headline, from a release's report.json made with `canaries: true` (the demo's, by default).
 
-    python3 scripts/canary-table.py site/demo-2026.11/report.json [--readme README.md]
+    python3 scripts/canary-table.py site/demo-2026.11/report.json [--readme docs/guide/metrics.md]
 
-tests/test_canaries.py runs the demo and fails when README.md's table differs from this script's output.
+tests/test_canaries.py runs the demo and fails when docs/guide/metrics.md's table differs from this script's output.
 """
 
 from __future__ import annotations
