@@ -198,7 +198,7 @@ def _alarm(info: MetricInfo | None, values: dict[str, float | None], canaries: s
 
 
 def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dict[str, MetricInfo],
-                      baseline: str | None = None, canaries: set[str] | frozenset[str] = frozenset(),
+                      baseline: str | None = None, *, canaries: set[str] | frozenset[str] = frozenset(),
                       gold: set[str] | frozenset[str] = frozenset(), ties: TieGroups | None = None) -> Leaderboard:
     """The suite's systems ranked by its kind's headline metric, over the cases they all have a value on, with its
     tie groups when given (report.json's tie_groups, computed by summarize on the same metric)."""

@@ -47,7 +47,7 @@ def test_two_groups_with_known_significant_pairs() -> None:
     assert [c.significant for c in first] == list(reject) == [False, True, True]
     assert all(abs(c.p_holm - a) < 1e-12 for c, a in zip(first, adjusted))
     assert "not testable" in ties.note  # C vs D and A vs B: too few changed cases to separate them
-    board = suite_leaderboard(suite, rows, METRICS, None, ties)
+    board = suite_leaderboard(suite, rows, METRICS, None, ties=ties)
     assert [(e.system, e.rank, e.tie_group) for e in board.entries] == [("A", 1, "a"), ("B", 2, "a"), ("C", 3, "b"),
                                                                        ("D", 4, "b")]
     assert board.tie_note.startswith("Systems sharing a letter are not told apart")
