@@ -52,7 +52,8 @@ def identical(c: PairedComparison) -> bool:
     return c.n_pairs < 2 or c.sd_difference == 0
 
 
-def against_previous(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev: Report, seed: int) -> list[PairedComparison]:
+def against_previous(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev: Report, seed: int,
+                     skip: frozenset[str] = frozenset()) -> list[PairedComparison]:
     """Each system of the suite against itself in ``prev`` on the cases both releases scored (not
     excluded in either), one Holm family per system over the suite's decision metrics (of the same size for
     every system: see comparisons.compare_suite)."""
@@ -61,6 +62,8 @@ def against_previous(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev:
     out: list[PairedComparison] = []
     groups: list[list[PairedComparison]] = []
     for system in suite.systems:
+        if system in skip:
+            continue
         pairs = []
         for row in rows:
             old = before.get(row.case_id)
@@ -89,8 +92,10 @@ def against_previous(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev:
 
 
 def decision_summary(call: Call, suites: list[SuiteSummary], rows: list[CaseRow], prev: Report | None,
-                     seed: int, detect_difference: float | None) -> DecisionSummary:
-    """Suite by suite: the baseline comparisons of the suite's decision metrics, then the previous release."""
+                     seed: int, detect_difference: float | None,
+                     canaries: frozenset[str] = frozenset()) -> DecisionSummary:
+    """Suite by suite: the baseline comparisons of the suite's decision metrics, then the previous release (each
+    system against itself there; canaries, which do no work in either release, are not decisions)."""
     decisions: list[Decision] = []
     for suite in suites:
         for c in suite.comparisons:
@@ -98,7 +103,7 @@ def decision_summary(call: Call, suites: list[SuiteSummary], rows: list[CaseRow]
                 decisions.append(_decide(call, suite.name, "baseline", c.baseline, c, detect_difference))
         if prev is not None:
             suite_rows = [r for r in rows if r.suite == suite.name]
-            for c in against_previous(call, suite, suite_rows, prev, seed):
+            for c in against_previous(call, suite, suite_rows, prev, seed, canaries):
                 decisions.append(_decide(call, suite.name, "previous", prev.release, c, detect_difference))
     return DecisionSummary(previous_release=prev.release if prev else None, detect_difference=detect_difference,
                            decisions=decisions)

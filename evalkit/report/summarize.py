@@ -42,8 +42,9 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
     prev = previous_report(cfg)
     from evalkit.report.decision import decision_summary
 
+    canaries = frozenset(s.name for s in cfg.systems if s.adapter == CANARY_ADAPTER)
     decision = decision_summary(lambda *a, **k: cached_call(cache, *a, **k), suites, rows, prev,
-                                cfg.report.seed, cfg.report.detect_difference)
+                                cfg.report.seed, cfg.report.detect_difference, canaries)
     from evalkit.report.calibration import calibration_summary, mark_uncalibrated
 
     calibration = calibration_summary(cfg, project, scores, lambda *a, **k: cached_call(cache, *a, **k))
@@ -53,7 +54,7 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
     metric_info = mark_uncalibrated({m: METRICS[m] for m in METRICS if m in present}, calibration)
     ties = suite_ties(suites, rows, metric_info, cfg.baseline_name, cfg.report.seed,
                       lambda *a, **k: cached_call(cache, *a, **k),
-                      canaries=frozenset(s.name for s in cfg.systems if s.adapter == CANARY_ADAPTER),
+                      canaries=canaries,
                       gold=frozenset(s.name for s in cfg.systems if s.adapter == "gold"))
     cache.save()
     report = Report(release=cfg.release, title=cfg.title, baseline=cfg.baseline_name, systems=systems,

@@ -55,3 +55,15 @@ def test_the_verdict_is_in_the_first_screen(release_page: Path, viewport: dict[s
         assert page.locator("details#decision-details table.decision").count() >= 1
         assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1")
         browser.close()
+
+
+def test_canaries_are_not_decisions(release_page: Path) -> None:
+    """Canaries do no work in either release: they are neither compared with the previous release nor the baseline."""
+    import json
+
+    report = json.loads((release_page.parent / "report.json").read_text())
+    canaries = {s["name"] for s in report["systems"] if s["adapter"] == "canary"}
+    assert canaries  # init turns them on
+    against = {(d["system"], d["against"]) for d in report["decision"]["decisions"]}
+    assert {a for s, a in against} == {"previous", "baseline"}
+    assert not {s for s, _ in against} & canaries
