@@ -46,8 +46,9 @@ def render_index(site: Path, tdir: Path | None = None, cache_dir: Path | None = 
     rows = []
     for rep in summaries:
         c = status_counts(rep.cases, [s.name for s in rep.systems])["total"]
-        reg = sum(len(d.regressed) for d in rep.diff.systems.values())
-        imp = sum(len(d.improved) for d in rep.diff.systems.values())
+        # in the unit of the page the counts link to (regressions.html): cases per system, not metric moves
+        reg = sum(len({(c.suite, c.case_id) for c in d.regressed}) for d in rep.diff.systems.values())
+        imp = sum(len({(c.suite, c.case_id) for c in d.improved}) for d in rep.diff.systems.values())
         rows.append({"report": rep, "counts": c, "regressed": reg, "improved": imp})
     page = site / "index.html"
     atomic_write_text(page, env.get_template("index.html.j2").render(

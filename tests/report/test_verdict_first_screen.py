@@ -67,3 +67,19 @@ def test_canaries_are_not_decisions(release_page: Path) -> None:
     against = {(d["system"], d["against"]) for d in report["decision"]["decisions"]}
     assert {a for s, a in against} == {"previous", "baseline"}
     assert not {s for s, _ in against} & canaries
+
+
+def test_the_index_counts_what_the_page_it_links_to_counts(release_page: Path) -> None:
+    """The site index's "▼ N cases worse, ▲ M better" are the regressions page's case counts, summed over systems
+    (they were metric moves, while the page counts cases)."""
+    import re
+
+    site = release_page.parents[1]
+    index = (site / "index.html").read_text(encoding="utf-8")
+    worse, better = map(int, re.search(r"▼ (\d+) cases? worse</span>, <span[^>]*>▲ (\d+) better", index).groups())
+    page = (site / "v2" / "regressions.html").read_text(encoding="utf-8")
+    counts: dict[str, int] = {"▼": 0, "▲": 0}
+    for sym, n in re.findall(r'<h3><span class="delta \w+">(.)</span> [^:]+: (\d+) cases?', page):
+        counts[sym] += int(n)
+    assert (worse, better) == (counts["▼"], counts["▲"])
+    assert better > 0  # v2's assistants improved cases
