@@ -30,8 +30,8 @@ def smoke(name: str, timeout: float = 300) -> dict[str, object]:
 
 
 def test_every_benchmark_is_listed() -> None:
-    assert set(BENCHMARKS) == {"cluster", "executor_calls", "incremental", "judge", "judge_faults", "providers",
-                               "sandbox", "site", "summarize"}, "a new benchmark: add it to the smoke runs below"
+    assert set(BENCHMARKS) == {"cluster", "coverage", "executor_calls", "incremental", "judge", "judge_faults",
+                               "providers", "sandbox", "site", "summarize"}, "a new benchmark: add it to the smoke runs below"
 
 
 @pytest.mark.parametrize("name", [b for b in BENCHMARKS if b not in NEEDS_DOCKER])

@@ -107,7 +107,9 @@ def test_hanging_environment_is_broken_once(tmp_path: Path, own_image: tuple[str
     tag, image_id = own_image
     project = hanging_project(tmp_path / "proj", tag)
     t0 = time.time() - 1
-    evalkit(project, "run", timeout=600)
+    first = evalkit(project, "run", timeout=600, check=False)
+    # its one case is broken: nothing was evaluated, which the exit status says (2, docs/guide/cli.md)
+    assert first.returncode == 2 and "every case is broken" in first.stderr, first.stderr[-2000:]
     work = project / ".evalkit"
     validation = json.loads((work / "validation" / "env" / "hangs.json").read_text())
     assert validation["status"] == "broken" and validation["environment_broken"] is True, validation
@@ -130,7 +132,7 @@ def test_hanging_environment_is_broken_once(tmp_path: Path, own_image: tuple[str
     # a rerun pays nothing: even with the validation gone, its two runs come from the store
     shutil.rmtree(work / "validation")
     t1 = time.time() - 1
-    evalkit(project, "run", timeout=600)
+    assert evalkit(project, "run", timeout=600, check=False).returncode == 2
     again = json.loads((work / "validation" / "env" / "hangs.json").read_text())
     assert again["status"] == "broken" and again["environment_broken"] is True
     assert sandbox_creations(t1, image_id) == 0

@@ -24,11 +24,9 @@ from ruamel.yaml import YAML
 from evalkit.kinds import kind
 from evalkit.report.leaderboard import leaderboards
 from evalkit.report.models import Report
+from helpers import realdata
 
 REPO = Path(__file__).resolve().parents[2]
-DATA = REPO.parent / "shared" / "realdata"
-if not (DATA / "kai_migration_cases" / "cases.json").exists():  # a worktree beside the main checkout
-    DATA = Path("/work/shared/realdata")
 EJB = re.compile(r"^\s*(?:import\s+javax\.|@(?:Stateless|Stateful|Singleton|MessageDriven|Startup|Remote|Local|EJB|"
                  r"TransactionAttribute|TransactionManagement|ActivationConfigProperty|Resource)\b)")
 NOT_MIGRATING = ("rec-placeholder", "rec-half", "rec-half-elided", "rec-javax-deleted", "rec-comments-only")
@@ -52,10 +50,11 @@ def recorded_answers(legacy: str, expected: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    assert (DATA / "kai_migration_cases" / "cases.json").exists(), f"the real Kai data is missing: {DATA}"
+    data = realdata()  # ../shared/realdata: fails in CI when absent (tests/helpers.realdata)
+    assert (data / "kai_migration_cases" / "cases.json").exists(), f"the real Kai data is missing: {data}"
     dest = tmp_path_factory.mktemp("kai-canaries")
     env = {k: v for k, v in os.environ.items() if k not in ("EVALKIT_RELEASE", "EVALKIT_SELECT")}
-    built = subprocess.run([sys.executable, str(REPO / "scripts" / "kai-real-project.py"), str(dest), "--data", str(DATA),
+    built = subprocess.run([sys.executable, str(REPO / "scripts" / "kai-real-project.py"), str(dest), "--data", str(data),
                             "--no-quickstarts"], capture_output=True, text=True, timeout=300, env=env)
     assert built.returncode == 0, built.stderr[-3000:]
     y = YAML()

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from evalkit.casemodels import PatchInputs
+from evalkit.casemodels import PatchInputs, PatchReference
 from evalkit.stages.execute import _harness_parser
 from evalkit.stages.score_patch import patch_metrics
 from evalkit.swebench.harness import is_swebench_case, parser_for, parser_names
@@ -41,9 +41,14 @@ def test_every_language_parser_of_5x_is_known() -> None:
 def _metrics(run: dict) -> dict:
     from evalkit.outcomes import SandboxRun
 
-    output = SimpleNamespace(status="ok", first=SimpleNamespace(context_files=[], context_functions=[]))
+    from evalkit.artifacts import OutputArtifact, Sample
+
+    output = OutputArtifact(system="s", suite="swebench", case_id="c", status="ok",
+                            samples=[Sample(status="ok", patch="--- a/x.py\n+++ b/x.py\n")])
     typed = SandboxRun.model_validate({"status": "completed", **run})
-    return patch_metrics(SimpleNamespace(), SimpleNamespace(), output, SimpleNamespace(runs=[typed]), SimpleNamespace())
+    reference = PatchReference(patch_file="gold.diff", fail_to_pass=["t::a"], pass_to_pass=["t::b"])
+    case = SimpleNamespace(reference_as=lambda model: reference)
+    return patch_metrics(SimpleNamespace(), case, output, SimpleNamespace(runs=[typed]), SimpleNamespace())
 
 
 def test_resolved_metric_is_the_harness_s_for_swebench_cases() -> None:
