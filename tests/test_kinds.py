@@ -274,10 +274,8 @@ print(json.dumps({"text": prompt.upper() if "shout" in prompt else prompt}))
 '''
 
 
-def test_an_outside_kind_runs_end_to_end(tmp_path: Path) -> None:
-    """A separate distribution declares an `evalkit.kinds` entry point; a project with a suite of that kind and a
-    command system runs (`python -m evalkit run`) with no edit of evalkit: the kind's metric is in report.json
-    (one case matches, one does not) and its partial is on the case page."""
+def _echo_project(tmp_path: Path, suite_yaml: str) -> tuple[Path, Path, Path]:
+    """The echo kind's distribution and a project folder with its `say` suite of two cases: (dist, project, suite)."""
     dist = plugin_dist(tmp_path / "dist", "evalkit-echo", {"evalkit.kinds": {"echo": "evalkit_echo:KIND"}},
                        {"evalkit_echo.py": ECHO_MODULE, "echo_system.py": ECHO_SYSTEM})
     (dist / "echo_templates").mkdir()
@@ -285,9 +283,17 @@ def test_an_outside_kind_runs_end_to_end(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     suite = project / "cases" / "say"
     suite.mkdir(parents=True)
-    (suite / "suite.yaml").write_text("kind: echo\ndescription: Say it back.\n")
+    (suite / "suite.yaml").write_text(suite_yaml)
     (suite / "hello.yaml").write_text("id: hello\ninputs:\n  prompt: hello there\nreference:\n  text: hello there\n")
     (suite / "loud.yaml").write_text("id: loud\ninputs:\n  prompt: shout this\nreference:\n  text: shout this\n")
+    return dist, project, suite
+
+
+def test_an_outside_kind_runs_end_to_end(tmp_path: Path) -> None:
+    """A separate distribution declares an `evalkit.kinds` entry point; a project with a suite of that kind and a
+    command system runs (`python -m evalkit run`) with no edit of evalkit: the kind's metric is in report.json
+    (one case matches, one does not) and its partial is on the case page."""
+    dist, project, suite = _echo_project(tmp_path, "kind: echo\ndescription: Say it back.\n")
     shutil.copytree(REPO / "templates", project / "templates")
     (project / "evalkit.yaml").write_text(textwrap.dedent(f"""\
         release: r1
@@ -418,16 +424,7 @@ def test_an_outside_kind_whose_inputs_accept_unknown_keys_is_refused(tmp_path: P
 def test_editing_an_outside_kinds_scorer_rescores(tmp_path: Path) -> None:
     """A plug-in's code is part of the stages' keys: edit the outside kind's scorer and the next run rescores its
     cases (the report does not mix old and new values); a run with nothing edited redoes nothing."""
-    dist = plugin_dist(tmp_path / "dist", "evalkit-echo", {"evalkit.kinds": {"echo": "evalkit_echo:KIND"}},
-                       {"evalkit_echo.py": ECHO_MODULE, "echo_system.py": ECHO_SYSTEM})
-    (dist / "echo_templates").mkdir()
-    (dist / "echo_templates" / "case_echo.html.j2").write_text(ECHO_PARTIAL)
-    project = tmp_path / "proj"
-    suite = project / "cases" / "say"
-    suite.mkdir(parents=True)
-    (suite / "suite.yaml").write_text("kind: echo\n")
-    (suite / "hello.yaml").write_text("id: hello\ninputs:\n  prompt: hello there\nreference:\n  text: hello there\n")
-    (suite / "loud.yaml").write_text("id: loud\ninputs:\n  prompt: shout this\nreference:\n  text: shout this\n")
+    dist, project, suite = _echo_project(tmp_path, "kind: echo\n")
     (project / "evalkit.yaml").write_text(textwrap.dedent(f"""\
         release: r1
         systems:
