@@ -584,7 +584,7 @@ def _known_kinds() -> set[str]:
     from evalkit.metrics.registry import LEADERBOARD_METRICS
 
     try:
-        from evalkit.kinds import names
+        from evalkit.kind_registry import names
 
         return set(names())
     except ImportError:  # an older layout: the kinds the registry ranks

@@ -26,7 +26,7 @@ class ChangesJudgeSpec(Model):
 
 def _known_kinds(schema: dict[str, Any]) -> None:
     """The JSON Schema of `kind:` lists the registered kinds."""
-    from evalkit.kinds import names
+    from evalkit.kind_registry import names
 
     schema["enum"] = list(names())
 
@@ -77,7 +77,7 @@ class SuiteSpec(Model):
     @field_validator("judge")
     @classmethod
     def _judge_kind(cls, value: bool | ChangesJudgeSpec, info: ValidationInfo) -> bool | ChangesJudgeSpec:
-        from evalkit.kinds import kind as kind_named, kinds
+        from evalkit.kind_registry import kind as kind_named, kinds
 
         kind = info.data.get("kind")
         if value is not False and kind is not None and not kind_named(kind).changes_judge:

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalkit.casemodels import AssertionSpec, CaseFile, Criterion, SuiteSpec
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_bytes, digest, file_digest
 from evalkit.models import OpenModel
@@ -48,7 +48,7 @@ class Suite:
 
     @property
     def kind(self) -> str:
-        from evalkit.kinds import UNKNOWN
+        from evalkit.kind_registry import UNKNOWN
 
         return self.spec.kind if self.spec else UNKNOWN
 

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from evalkit.casemodels import IncidentMatcher, PatchInputs
 from evalkit.cases import Case, Project
 from evalkit.config import CommandSystem, Config
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.errors import InputError, Problem, rel
 from evalkit.yamlio import line_of, load_yaml
 
@@ -451,8 +451,7 @@ def _tree(case: Case, cfg: Config, scratch: Path, where: Locator) -> tuple[Path 
 def patch_problem(tree: Path, data: bytes, strict: bool) -> str | None:
     """Why the patch would be refused or not apply to the tree (None: it applies), as the sandbox tries it:
     `git apply`, then (not strict) `patch --fuzz=3`; nothing in the tree is changed."""
-    from evalkit.importers.swebench import _apply_check
-    from evalkit.sandbox.patchcheck import PatchRejected, check_patch
+    from evalkit.sandbox.patchcheck import PatchRejected, check_patch, git_apply_check
 
     try:
         check_patch(data)
@@ -460,7 +459,7 @@ def patch_problem(tree: Path, data: bytes, strict: bool) -> str | None:
         return f"is refused: {exc}; expected a unified diff of files inside the tree"
     text = data.decode("utf-8")
     text = text if text.endswith("\n") else text + "\n"
-    err = _apply_check(tree, text)
+    err = git_apply_check(tree, text)
     if err is not None and not strict and shutil.which("patch"):
         fuzz = subprocess.run(["patch", "-p1", "--fuzz=3", "--batch", "--forward", "--dry-run", "-r", os.devnull],
                               cwd=tree, input=text.encode(), capture_output=True)

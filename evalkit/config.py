@@ -15,6 +15,9 @@ from evalkit.names import NAME_MAX, NAME_PATTERN, is_valid_name, name_problem, r
 from evalkit.plugins import registry
 from evalkit.yamlio import load_yaml, validate
 
+AUTO_BACKEND = "auto"
+"""``sandbox.backend: auto``: Docker when it answers, else the local backend (evalkit.isolation)."""
+
 NAME_RE = NAME_PATTERN  # the one name rule (evalkit.names): system names and release labels become folder names
 PACKAGE_PLACEHOLDER = "{evalkit}"
 """A config path starting so names a file of the installed evalkit package (see `Config.resolve`)."""
@@ -213,9 +216,7 @@ class SandboxSettings(Model):
     @field_validator("backend")
     @classmethod
     def _registered(cls, v: str) -> str:
-        from evalkit.sandbox.backends import AUTO
-
-        return registry("sandbox_backends").require(v, "sandbox backend", also=(AUTO,))
+        return registry("sandbox_backends").require(v, "sandbox backend", also=(AUTO_BACKEND,))
 
 
 class MetricsSettings(Model):

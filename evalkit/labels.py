@@ -218,7 +218,7 @@ def load_case_labels(case: Any, rubric: Any, shown_root: Path | None = None) -> 
 
 def labelled_kinds() -> tuple[str, ...]:
     """Suite kinds whose outputs the rubric judge grades, so people's labels have a verdict to meet."""
-    from evalkit.kinds import kinds
+    from evalkit.kind_registry import kinds
 
     return tuple(n for n, k in kinds().items() if k.audited)
 
@@ -251,7 +251,7 @@ def project_labels(cfg: Any, project: Any) -> tuple[list[HumanLabel], list[Probl
 
 def rubric_for(cfg: Any, project: Any, case: Any) -> Any:
     """The judge rubric grading ``case``'s suite (evalkit.graders.judge_rubric)."""
-    from evalkit.graders import judge_rubric
+    import evalkit.graders.judge_rubric as judge_rubric
 
     finder = getattr(judge_rubric, "rubric_for_suite", None)
     suite = project.suites.get(case.suite)

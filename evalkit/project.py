@@ -45,7 +45,7 @@ def load(path: str | None = None, refresh: bool = False) -> Loaded:
         if blockers:
             raise InputError(blockers)
         project.left_out[:0] = [LeftOut(None, p) for p in cfg.left_out]  # systems with a bad name
-        from evalkit.kinds import kind
+        from evalkit.kind_registry import kind
 
         for suite in project.suites.values():  # each suite's kind module, loaded: its metrics are registered
             if suite.spec is not None:

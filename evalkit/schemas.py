@@ -40,7 +40,7 @@ def kind_case_models(own_only: bool = True, says_kind: bool = False) -> dict[str
     from pydantic import Field, create_model
 
     from evalkit.casemodels import CaseFile
-    from evalkit.kinds import kinds
+    from evalkit.kind_registry import kinds
     from evalkit.plugins import OWN, registry
 
     literal: Any = Literal  # of a name known only at run time

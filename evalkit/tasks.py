@@ -24,6 +24,7 @@ from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, Ar
 from evalkit import envfail
 from evalkit.errors import InputError
 from evalkit.project import Loaded, load, participating
+from evalkit.selection import selected, selection
 from evalkit.stages import slices
 
 
@@ -32,16 +33,6 @@ NO_CAPTURE = {"capture": False}
 tee per action, and with `-n N -P thread` the actions restore each other's tees: the streams
 become a chain of thousands of tees and the final flush fails (exit 120 after a 12,000-task run).
 Uncaptured, an action writes to the real streams (stderr shown as before, tracebacks included)."""
-
-
-def selection() -> list[str]:
-    """Case globs from $EVALKIT_SELECT (`suite/case-glob`, comma separated); empty = all."""
-    raw = os.environ.get("EVALKIT_SELECT", "")
-    return [p.strip() for p in raw.split(",") if p.strip()]
-
-
-def selected(case_key: str, globs: list[str]) -> bool:
-    return not globs or any(fnmatch.fnmatchcase(case_key, g) for g in globs)
 
 
 def check_selection(globs: list[str], project: Any) -> None:
@@ -62,7 +53,7 @@ def check_selection(globs: list[str], project: Any) -> None:
 
 def stage_chain(kind: str) -> list[str]:
     """The stages a (system, case) of a suite kind goes through, in order (the kind's)."""
-    from evalkit.kinds import kind as kind_named
+    from evalkit.kind_registry import kind as kind_named
 
     return kind_named(kind).stages
 
@@ -321,14 +312,14 @@ class Graph:
     @cached_property
     def validated_kinds(self) -> tuple[str, ...]:
         """Kinds whose cases the validate task checks."""
-        from evalkit.kinds import kinds
+        from evalkit.kind_registry import kinds
 
         return tuple(n for n, k in kinds().items() if k.validated)
 
     @cached_property
     def execute_reads_validation(self) -> tuple[str, ...]:
         """Kinds whose execute stage reads the case's validation."""
-        from evalkit.kinds import kinds
+        from evalkit.kind_registry import kinds
 
         return tuple(n for n, k in kinds().items() if k.execute_reads_validation)
 
@@ -338,7 +329,7 @@ class Graph:
         return str(validation_path(self.cfg.work_path, case))
 
     def validate_tasks(self) -> Iterator[dict[str, Any]]:
-        from evalkit.kinds import kind as kind_named
+        from evalkit.kind_registry import kind as kind_named
 
         seen = set()
         for _system, case in self.pairs:
@@ -447,11 +438,31 @@ def task_score() -> Iterator[dict[str, Any]]:
     yield from graph().stage_tasks("score")
 
 
+def audit_task(g: Any) -> dict[str, Any] | None:
+    """The doit task `audit:run` (after every grade task) when judge.audit asks for something, else None."""
+    from evalkit.graders.audit import audit_path, audit_slice, retry_marker
+    from evalkit.kind_registry import kind as suite_kind
+
+    cfg = g.cfg
+    if cfg.judge.audit is None or not cfg.judge.audit.active:
+        return None
+    deps = []
+    for system, case in g.pairs:
+        if suite_kind(case.kind).audited:
+            path = g.path("generate", system.name, case)
+            if selected(case.key, g.globs) or Path(path).exists():  # unselected cases have no generate task
+                deps.append(path)
+    deps.append(slices.write_slice(cfg, "audit", audit_slice(cfg)))
+    task = {"name": "run", "actions": [(run_audit_task, [g.config])], "file_dep": deps,
+            "targets": [str(audit_path(cfg))], "task_dep": ["grade"], "clean": True, "io": NO_CAPTURE}
+    if retry_marker(cfg).exists():
+        task["uptodate"] = [False]
+    return task
+
+
 def task_audit() -> Iterator[dict[str, Any]]:
     """judge.audit: ask the judge again on a seeded sample (repeats' spread, pairwise order flips)."""
     yield {"basename": "audit", "name": None, "doc": task_audit.__doc__}
-    from evalkit.graders.audit import audit_task
-
     task = audit_task(graph())
     if task is not None:
         yield task

@@ -90,7 +90,7 @@ def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> lis
          "ragas) and its cost; no call is paid", _config_arg)
 def cmd_estimate(args: argparse.Namespace) -> int:
     from evalkit.llm.cache import ResponseCache
-    from evalkit.llm.plan import key_selection, plan_run
+    from evalkit.run_plan import key_selection, plan_run
     from evalkit.llm.settings import configured
     from evalkit.project import load
 

@@ -15,7 +15,6 @@ the stage's slice (`evalkit.stages.slices`), digested into the artifact's proven
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import json
 import os
@@ -29,26 +28,13 @@ from evalkit.cases import Case
 from evalkit.config import PACKAGE_DIR, Config
 from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob, file_ref, matches
 from evalkit.fsutil import atomic_write_text, confine_writes, digest
+from evalkit.stages.handed_trees import HANDED, TreeRef
 
 STAGES = ("generate", "execute", "grade", "score", "validate")
 """The stages a call runs (validate: a case's reference checked against the case, no system)."""
 INPUTS = {"generate": (), "execute": ("generate",), "grade": ("generate", "execute"),
           "score": ("generate", "execute", "grade"), "validate": ()}
 """The earlier artifacts each stage is handed."""
-
-
-@dataclass(frozen=True)
-class TreeRef:
-    """A case's source tree made from ``repo@commit`` on the coordinator, by content (or why it could not be)."""
-
-    files: dict[str, FileRef] = field(default_factory=dict)
-    """Path inside the tree (posix) -> content."""
-    host: str = ""
-    """Where the coordinator holds it (used in place when the files are there)."""
-    error: str = ""
-    """Why there is no tree (``files`` empty)."""
-    unmapped: bool = False
-    """The error is this machine's setup (the repository is mapped nowhere), not the case."""
 
 
 @dataclass(frozen=True)
@@ -192,28 +178,8 @@ def publish(call: StageCall, blobs: BlobStore) -> int:
 
 # ---- executing side -----------------------------------------------------------------------------
 
-_handed: contextvars.ContextVar[dict[str, TreeRef | Path] | None] = contextvars.ContextVar("evalkit_handed_trees",
-                                                                                           default=None)
-
-
-def handed_tree(repo: str, commit: str) -> TreeRef | Path | None:
-    """Inside a stage call: the tree handed for ``repo@commit`` (a folder, or a `TreeRef` saying why there is
-    none); outside one (validation, planning): None, and the caller makes the tree itself."""
-    handed = _handed.get()
-    if handed is None:
-        return None
-    got = handed.get(f"{repo}@{commit}")
-    return got if got is not None else TreeRef(error=f"the source tree of {repo}@{commit} was not handed to the "
-                                                     "stage call (an evalkit bug)")
-
-
-def in_call() -> bool:
-    """A stage call is running in this context."""
-    return _handed.get() is not None
-
-
 @dataclass
-class _View:
+class View:
     cfg: Config
     system: Any
     case: Case
@@ -227,7 +193,7 @@ def _on_host(call: StageCall) -> bool:
             and all(matches(f"{t.host}/{rel}", ref) for t in call.trees.values() for rel, ref in t.files.items()))
 
 
-def _materialized(call: StageCall, blobs: BlobStore, scratch: Path) -> _View:
+def materialized(call: StageCall, blobs: BlobStore, scratch: Path) -> View:
     """The call re-rooted below ``scratch``: project files at ``scratch/snap/<digest>/<host path>``, the work
     folder ``scratch/work`` (caches made there stay there), trees under ``scratch/trees``."""
     scratch = Path(os.path.abspath(scratch))
@@ -264,33 +230,33 @@ def _materialized(call: StageCall, blobs: BlobStore, scratch: Path) -> _View:
     moved = {k: r(getattr(system, k)) for k in ("path", "grades") if isinstance(getattr(system, k, None), str)}
     if moved:
         system = system.model_copy(update=moved)
-    return _View(cfg, system, case, trees)
+    return View(cfg, system, case, trees)
 
 
-def view(call: StageCall, blobs: BlobStore | None = None, scratch: Path | None = None) -> _View:
+def view(call: StageCall, blobs: BlobStore | None = None, scratch: Path | None = None) -> View:
     """What the stage function is handed: the host's own files when they are all there with the call's content,
     else the call materialized from ``blobs`` below ``scratch``."""
     if _on_host(call):
         trees: dict[str, TreeRef | Path] = {k: Path(t.host) if t.files else t for k, t in call.trees.items()}
-        return _View(call.config, call.system, call.case, trees)
+        return View(call.config, call.system, call.case, trees)
     if blobs is None or scratch is None:
         raise MissingBlob(f"{call.case.key}: files of the case changed or are missing on this host since the "
                           f"{call.stage} call was built, and the executor has no blob source")
-    return _materialized(call, blobs, scratch)
+    return materialized(call, blobs, scratch)
 
 
 def run_call(call: StageCall, blobs: BlobStore | None = None, scratch: Path | None = None) -> Any:
     """Run one stage call and return its artifact (validate: its `Validation`; nothing is written but the
     caches'); an exception the stage raises is passed on (the coordinator records it as an evalkit bug)."""
     v = view(call, blobs, scratch)
-    token = _handed.set(v.trees)
+    token = HANDED.set(v.trees)
     try:
-        return _dispatch(call.stage, v, call.inputs)
+        return dispatch(call.stage, v, call.inputs)
     finally:
-        _handed.reset(token)
+        HANDED.reset(token)
 
 
-def _dispatch(stage: str, v: _View, inputs: dict[str, ArtifactBase | None]) -> Any:
+def dispatch(stage: str, v: View, inputs: dict[str, ArtifactBase | None]) -> Any:
     cfg, system, case = v.cfg, v.system, v.case
     if stage == "validate":
         from evalkit.stages.validate import validate_case

@@ -46,6 +46,7 @@ from evalkit.executors.blobs import BlobStore
 from evalkit.executors.cache_service import CacheService, ServiceRef, ServiceUnreachable
 from evalkit.executors.call import StageCall, publish, run_call
 from evalkit.executors.cluster_record import ENV, RECORD, ClusterRun, WorkerStats
+from evalkit.counters import EXTRA_LINES
 
 REMOTE_STAGES = frozenset({"generate", "execute", "grade", "validate"})
 """Stages whose calls go to the workers (score runs on the coordinator)."""
@@ -88,7 +89,7 @@ def run_on_worker(call: StageCall, service: ServiceRef) -> _Outcome:
     from distributed import get_worker
 
     from evalkit import store
-    from evalkit.executors.call import _materialized
+    from evalkit.executors.call import materialized
 
     address = get_worker().address
     folder = _worker_folder()
@@ -96,7 +97,7 @@ def run_on_worker(call: StageCall, service: ServiceRef) -> _Outcome:
     started = time.monotonic()
     fetched = service.fetch_missing(blobs, (ref for _, ref in call.host_files()))
     fetch_seconds = time.monotonic() - started
-    view = _materialized(call, blobs, folder / "scratch")  # MissingBlob here: shipping failed, Dask retries
+    view = materialized(call, blobs, folder / "scratch")  # MissingBlob here: shipping failed, Dask retries
     began = time.monotonic()
     with store.remote(service, view.cfg.work_path):
         try:
@@ -114,13 +115,14 @@ def run_on_worker(call: StageCall, service: ServiceRef) -> _Outcome:
 
 
 def _run_view(call: StageCall, view: Any) -> ArtifactBase:
-    from evalkit.executors.call import _dispatch, _handed
+    from evalkit.executors.call import dispatch
+    from evalkit.stages.handed_trees import HANDED
 
-    token = _handed.set(view.trees)
+    token = HANDED.set(view.trees)
     try:
-        return _dispatch(call.stage, view, call.inputs)
+        return dispatch(call.stage, view, call.inputs)
     finally:
-        _handed.reset(token)
+        HANDED.reset(token)
 
 
 class ClusterExecutor:
@@ -147,9 +149,7 @@ class ClusterExecutor:
         self._containers = self._has_container_resource()
         self._placed: dict[str, int] = {}
         self._placed_at = 0.0
-        from evalkit import progress
-
-        progress.EXTRA_LINES.append(self.progress_line)
+        EXTRA_LINES.append(self.progress_line)
 
     def _has_container_resource(self) -> bool:
         info = self.client.scheduler_info()

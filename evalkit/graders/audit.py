@@ -32,7 +32,7 @@ from evalkit.fsutil import digest
 from evalkit.graders.audit_models import (FieldConsistency, JudgeAudit, PairJudgement, PairwiseAudit, RepeatAudit,
                                           RepeatedVerdicts, Share)
 from evalkit.graders.audit_settings import AuditSettings
-from evalkit.kinds import kind as suite_kind
+from evalkit.kind_registry import kind as suite_kind
 from evalkit.llm.calls import LLMError, LLMRequest, LLMResponse
 
 AUDIT_FILE = "judge_audit.json"
@@ -138,8 +138,8 @@ def audit_work(cfg: Any, project: Any, candidates: dict[tuple[str, str], Candida
     from evalkit.graders.judge_rubric import rubric_for
     from evalkit.graders.judging import migration_input
     from evalkit.graders.pairwise import pairwise_request
-    from evalkit.llm.plan import decided_without_model
-    from evalkit.stages.grade import main_file
+    from evalkit.graders.judge import decided_without_model
+    from evalkit.kind_registry import main_file
 
     settings: AuditSettings = cfg.judge.audit
     by_case = _systems(cfg, project, settings)
@@ -189,7 +189,7 @@ def audit_plan(loaded: Any) -> list[AuditCall]:
     settings: AuditSettings | None = cfg.judge.audit
     if settings is None or not settings.active:
         return []
-    from evalkit.llm.plan import _stand_in
+    from evalkit.llm.plan import stand_in
     from evalkit.stages.generate import generate_key
     from evalkit.store import ContentStore
     from evalkit.systems.base import RunContext, is_free, run_system
@@ -206,7 +206,7 @@ def audit_plan(loaded: Any) -> list[AuditCall]:
             if sample is None and is_free(system.adapter):
                 sample = run_system(system, case, 0, ctx)
             if sample is None:
-                candidates[(system.name, key)] = Candidate(system.name, case, _stand_in(system, case), exact=False)
+                candidates[(system.name, key)] = Candidate(system.name, case, stand_in(system, case), exact=False)
             elif sample.status in ("error", "timeout", "infra_error"):
                 candidates[(system.name, key)] = None
             else:
@@ -402,27 +402,3 @@ def audit_slice(cfg: Any) -> dict[str, Any]:
     audit = cfg.judge.audit
     return {"audit": audit.model_dump(mode="json") if audit else None, "grade": grade_slice(cfg),
             "pairwise_prompts": pairwise.prompt_version(), "release": cfg.release}
-
-
-def audit_task(g: Any) -> dict[str, Any] | None:
-    """The doit task `audit:run` (after every grade task) when judge.audit asks for something, else None."""
-    from evalkit.stages import slices
-    from evalkit.tasks import NO_CAPTURE, run_audit_task
-
-    cfg = g.cfg
-    if cfg.judge.audit is None or not cfg.judge.audit.active:
-        return None
-    from evalkit.tasks import selected
-
-    deps = []
-    for system, case in g.pairs:
-        if suite_kind(case.kind).audited:
-            path = g.path("generate", system.name, case)
-            if selected(case.key, g.globs) or Path(path).exists():  # unselected cases have no generate task
-                deps.append(path)
-    deps.append(slices.write_slice(cfg, "audit", audit_slice(cfg)))
-    task = {"name": "run", "actions": [(run_audit_task, [g.config])], "file_dep": deps,
-            "targets": [str(audit_path(cfg))], "task_dep": ["grade"], "clean": True, "io": NO_CAPTURE}
-    if retry_marker(cfg).exists():
-        task["uptodate"] = [False]
-    return task

@@ -22,14 +22,14 @@ from pydantic import Field
 from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_blocks
 from evalkit.llm.settings import JudgeSettings, missing_key
 from evalkit.llm.structured import ask_samples, parse_model
-from evalkit.graders.judge_rubric import JudgeRubric, as_recorded, shipped, verdict_model
+from evalkit.graders.judge_rubric import JudgeRubric, as_recorded, shipped_unregistered, verdict_model
 from evalkit.outcomes import JudgeOutcome, JudgeStatus
 from evalkit.models import Model
 if TYPE_CHECKING:  # the SDK takes a second to import: only when a client exists
     from evalkit.llm.client import ModelClient
 from evalkit.treesitter import SyntaxIssue, UnsupportedLanguage, syntax_errors
 
-CODEJUDGE: JudgeRubric = shipped("codejudge")
+CODEJUDGE: JudgeRubric = shipped_unregistered("codejudge")  # evalkit.metrics.registry registers its metrics
 """The default rubric (evalkit/rubrics/codejudge.yaml)."""
 SYSTEM_TEMPLATE = CODEJUDGE.system_template
 USER_TEMPLATE = CODEJUDGE.user_template
@@ -124,6 +124,12 @@ def _degenerate(item: MigrationJudgeInput) -> Any:
     from evalkit.graders.degenerate import assess
 
     return assess(item.generated_code, item.legacy_code or None, item.language)
+
+
+def decided_without_model(item: MigrationJudgeInput) -> bool:
+    """The migration judge decides ``item`` for free: its pre-checks fail (``evalkit estimate`` and ``judge.mode:
+    batch`` plan no model call for it)."""
+    return _precheck(item)[0] == "failed"
 
 
 def _precheck(item: MigrationJudgeInput) -> tuple[Literal["passed", "failed", "skipped"], list[SyntaxIssue]]:

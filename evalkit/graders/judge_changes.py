@@ -69,7 +69,7 @@ class TreeMissing(RuntimeError):
 def answer_changes(cfg: Any, case: Any, sample: Any, execution: Any | None) -> tuple[str | None, dict[str, str]]:
     """(patch, files) that turn the case's tree into the answer's: the sample's patch for a patch case (what the
     tests ran on), the final iteration's diff for an e2e case."""
-    from evalkit.kinds import kind
+    from evalkit.kind_registry import kind
 
     return kind(case.kind).answer_changes(case, sample, execution)
 
@@ -232,11 +232,10 @@ def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tupl
     batch``: one item per file the answer changes (largest ``max_files``; files the pre-checks decide ask
     nothing). An e2e answer's final tree is known only after its iterations, so its first answer stands in
     (never exact); an answer not generated yet counts as one changed file."""
-    from evalkit.graders.judge import migration_requests
+    from evalkit.graders.judge import decided_without_model, migration_requests
     from evalkit.graders.judge_rubric import rubric_for
-    from evalkit.llm.plan import decided_without_model
     from evalkit.sandbox.worktree import ChangeRejected
-    from evalkit.kinds import kind
+    from evalkit.kind_registry import kind
     from evalkit.stages.execute import TreeUnavailable, source_tree, tree_in_image
 
     final_later = kind(case.kind).final_tree_after_execute

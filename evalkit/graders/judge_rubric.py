@@ -23,6 +23,7 @@ from pydantic import Field, create_model, field_validator, model_validator
 
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import digest
+from evalkit.metrics.metric_info import LEADERBOARD_METRICS, METRICS, MetricInfo
 from evalkit.models import Model
 from evalkit.names import NAME_PATTERN
 from evalkit.outcomes import RubricVerdict
@@ -396,8 +397,9 @@ def is_path_ref(ref: str) -> bool:
 
 
 @cache
-def _load_file(path: str, shown: str, mtime_ns: int = 0) -> JudgeRubric:
-    """The rubric at ``path`` (cached by path, name shown and modification time)."""
+def _load_file(path: str, shown: str, mtime_ns: int = 0, registered: bool = True) -> JudgeRubric:
+    """The rubric at ``path`` (cached by path, name shown and modification time), its metrics registered unless
+    ``registered`` is False."""
     from evalkit.yamlio import load_yaml, validate
 
     node = load_yaml(Path(path), shown)
@@ -415,7 +417,8 @@ def _load_file(path: str, shown: str, mtime_ns: int = 0) -> JudgeRubric:
                                      f"{key}: template {ref!r} not found (expected a shipped prompt name or a path "
                                      f"relative to {shown})"))
     try:
-        register(rubric)
+        if registered:
+            register(rubric)
     except MetricConflict as exc:
         index = next((i for i, f in enumerate(rubric.fields) if f.metric_name == exc.name), None)
         loc = ("fields", index, "metric" if node["fields"][index].get("metric") else "name") if index is not None \
@@ -446,6 +449,13 @@ def load_rubric(ref: str | None, base: str | Path | None = None, shown_base: str
 def shipped(name: str) -> JudgeRubric:
     """One shipped rubric by name."""
     return load_rubric(name)
+
+
+def shipped_unregistered(name: str) -> JudgeRubric:
+    """One shipped rubric by name, its metrics not registered: for a module that loads it at import (registering
+    asks evalkit's suite kinds, which may be what is importing it); evalkit.metrics.registry registers it."""
+    path = RUBRICS_DIR / f"{name}.yaml"
+    return _load_file(str(path), f"evalkit/rubrics/{name}.yaml", path.stat().st_mtime_ns, False)
 
 
 def resolved_ref(ref: str, base: str | Path) -> str:
@@ -506,7 +516,7 @@ def suite_rubric_problem(ref: str, suite_dir: Path, shown_suite: str, line: int 
     """The problems of the rubric a suite.yaml names (see ``rubric_problem``), or None. ``judged``: a patch or e2e
     suite with `judge:` (evalkit.graders.judge_changes), graded by the rubric judge too; an agentic suite's rubric
     declares the fields of the verdicts a recorded judge brings (`evalkit import kai-eval --app`)."""
-    from evalkit.kinds import kind as kind_named, known
+    from evalkit.kind_registry import kind as kind_named, known
 
     if not (known(kind) and kind_named(kind).takes_rubric) and not judged:  # agentic: a recorded judge's fields
         return InputError(Problem(shown_suite, line, f"rubric: only migration suites have a judge rubric, and patch or "
@@ -551,8 +561,6 @@ def register(rubric: JudgeRubric) -> None:
     Registering the same declaration again changes nothing. A metric name evalkit already declares
     (built in, or a shipped rubric's) with other metadata is refused; one a project's rubric file
     declared before is replaced (the file changed, or another project is loaded in this process)."""
-    from evalkit.metrics.registry import METRICS
-
     own = rubric.base_dir is not None and Path(rubric.base_dir).resolve() != RUBRICS_DIR
     infos = metric_infos(rubric)
     for info in infos:
@@ -567,16 +575,12 @@ def register(rubric: JudgeRubric) -> None:
             _FROM_FILES.add(info.name)
         else:
             METRICS.setdefault(info.name, info)
-    from evalkit.metrics.registry import LEADERBOARD_METRICS
-
     LEADERBOARD_METRICS.rank_beside("judge_mean", rubric.overall_metric)  # any rubric's overall score ranks like CodeJudge's
 
 
 # --- metric metadata generated into the one registry -------------------------------------------------------
 def metric_infos(rubric: JudgeRubric) -> list[Any]:
     """The registry entries (evalkit.metrics.registry.MetricInfo) of ``rubric``'s fields and overall score."""
-    from evalkit.metrics.registry import MetricInfo
-
     infos = []
     for f in rubric.numeric + rubric.booleans:
         decided = f.decided_value()
@@ -602,7 +606,7 @@ def judged_kinds() -> tuple[str, ...]:
     """evalkit's own suite kinds a judge rubric's metrics apply to: those the rubric judge grades (always, with
     `judge:`, or a recorded judge's verdicts). Outside kinds are not imported here (this runs while the metric
     registry loads, which an outside kind's module may itself be importing)."""
-    from evalkit.kinds import kind
+    from evalkit.kind_registry import kind
     from evalkit.plugins import OWN, registry
 
     own = [n for n in registry("kinds").names() if registry("kinds").source(n) == OWN]

@@ -57,7 +57,7 @@ def migration_input(case: Case, sample: Sample, main_file: str | None) -> Any:
 
 def rubric_judged(case: Case) -> bool:
     """The rubric judge grades the case's outputs: a migration case, or a patch or e2e case whose suite says `judge:`."""
-    from evalkit.kinds import kind
+    from evalkit.kind_registry import kind
 
     return kind(case.kind).always_judged or bool(case.judged_files)
 
@@ -71,7 +71,7 @@ def judge_case(cfg: Config, case: Case, sample: Sample, main_file: str | None,
         from evalkit.graders.judge_rubric import rubric_for
 
         return judge_changes(cfg, case, sample, execution, client_for(cfg), rubric_for(cfg, case))
-    from evalkit.kinds import kind
+    from evalkit.kind_registry import kind
 
     return kind(case.kind).judge(cfg, case, sample, main_file)  # migration: CodeJudge; generation: its criteria
 
@@ -116,7 +116,7 @@ def rubric_without_model(case: Case, sample: Sample) -> RubricOutcome | None:
     """An empty or incomplete main file meets no criterion: score 0, decided without a model (no call)."""
     from evalkit.graders.degenerate import assess
     from evalkit.graders.rubric import CriterionResult
-    from evalkit.stages.grade import main_file
+    from evalkit.kind_registry import main_file
 
     mf = main_file(case)
     if mf is None:  # files named by the system (e.g. LLMService's): only an empty answer is decided here

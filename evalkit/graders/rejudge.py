@@ -26,7 +26,7 @@ from evalkit.artifacts import Sample
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import digest
 from evalkit.graders.audit import FieldKind, field_kinds, union_fields
-from evalkit.kinds import kind as suite_kind
+from evalkit.kind_registry import kind as suite_kind
 from evalkit.models import Model
 from evalkit.outcomes import JudgeOutcome, RubricOutcome
 
@@ -179,7 +179,7 @@ def targets(cfg: Any, project: Any) -> list[Target]:
     """Every output of a judged suite kind that the grade stage graded (in run order)."""
     from evalkit.artifacts import artifact_path, read_optional
     from evalkit.project import participating
-    from evalkit.stages.grade import main_file
+    from evalkit.kind_registry import main_file
 
     found = []
     for system, case in participating(cfg, project):
@@ -271,7 +271,7 @@ def rejudge(cfg: Any, cfg_new: Any, release: str, label: str, found: list[Target
     from collections import Counter
 
     from evalkit.graders import judging
-    from evalkit.stages.grade import main_file
+    from evalkit.kind_registry import main_file
 
     judge_case = judge_case or judging.judge_case
     sent: list[float] = []

@@ -7,6 +7,13 @@ from typing import Any
 
 from evalkit.casemodels import AgenticInputs, AgenticReference
 from evalkit.kinds.base import Kind
+from evalkit.artifacts import Sample
+from evalkit.kinds.pages import agentic_detail
+from evalkit.recorded_judge import recorded_judge_metrics
+from evalkit.stages.execute_agentic import recheck
+from evalkit.stages.score_agentic import agentic_metrics
+from evalkit.stages.score_entropy import entropy_metrics
+from evalkit.systems.gold import reference_sample
 
 
 class Agentic(Kind):
@@ -22,15 +29,11 @@ class Agentic(Kind):
     leaderboard = ("resolution_effectiveness", "discovery_f1", "discovery_recall")
 
     def gold(self, case: Any) -> Any:
-        from evalkit.systems.gold import reference_sample
-
         tasks = [t.model_dump(include={"rule_id", "file", "line"})
                  for t in case.reference_as(AgenticReference).expected_tasks]
         return reference_sample(case, tasks=tasks)
 
     def canary(self, case: Any, variant: str) -> Any:
-        from evalkit.artifacts import Sample
-
         tasks = [t.model_dump(include={"rule_id", "file", "line"})
                  for t in case.reference_as(AgenticReference).expected_tasks]
         if variant == "empty":
@@ -42,13 +45,10 @@ class Agentic(Kind):
         return None
 
     def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
-        from evalkit.stages.execute_agentic import recheck
-
         return [recheck(cfg, case, sample) for sample in output.samples]
 
     def more_validation(self, cfg: Any, case: Any) -> tuple[list[str], bool]:
         """The gold patch applied on the host; every expected task's incident must be gone."""
-        from evalkit.stages.execute_agentic import recheck
 
         if not case.reference_as(AgenticReference).patch_file:
             return [], False
@@ -63,15 +63,9 @@ class Agentic(Kind):
         return [], True
 
     def scorers(self) -> list[Any]:
-        from evalkit.recorded_judge import recorded_judge_metrics
-        from evalkit.stages.score_agentic import agentic_metrics
-        from evalkit.stages.score_entropy import entropy_metrics
-
         return [recorded_judge_metrics, agentic_metrics, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.report.case_kinds import agentic_detail
-
         return agentic_detail(case, arts)
 
 

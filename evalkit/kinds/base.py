@@ -11,6 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
+from evalkit.kind_registry import UNKNOWN, KindContract
+from evalkit.artifacts import Sample
+from evalkit.checks_deep import check_patches
+from evalkit.graders import judging
+from evalkit.stages.score_entropy import entropy_metrics
+from evalkit.stages.validate import validate_reference
+from evalkit.systems.gold import reference_sample
+
 if TYPE_CHECKING:
     from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Sample
     from evalkit.cases import Case
@@ -23,7 +31,7 @@ Scorer = Callable[..., Metrics]
 """``fn(cfg, case, output, execution, grades) -> {metric: value}`` (evalkit.stages.score)."""
 
 
-class Kind:
+class Kind(KindContract):
     """A suite kind. Class attributes declare it; methods have defaults a small kind keeps."""
 
     name: ClassVar[str] = ""
@@ -104,14 +112,12 @@ class Kind:
 
     def gold(self, case: Case) -> Sample:
         """What a perfect system answers, built from the case's reference (the `gold` system)."""
-        from evalkit.systems.gold import reference_sample
 
         return reference_sample(case)
 
     def canary(self, case: Case, variant: str) -> Sample | None:
         """The answer of canary ``variant`` (evalkit.graders.canaries.VARIANTS) to the case, made from the case
         itself (no model); None where the variant means nothing for the kind (the canary skips the case)."""
-        from evalkit.artifacts import Sample
 
         return Sample() if variant == "empty" else None
 
@@ -127,7 +133,6 @@ class Kind:
     # --- validate -----------------------------------------------------------------------------------------
     def validate(self, cfg: Config, case: Case) -> Any:
         """The case's reference checked against the case (a ``Validation``)."""
-        from evalkit.stages.validate import validate_reference
 
         return validate_reference(cfg, case)
 
@@ -152,7 +157,6 @@ class Kind:
                     execution: ExecutionArtifact | None, extra: Any) -> Any:
         """The judge outcome of one answer (None: not model-graded); may add grades to ``extra``
         (``put_extra``)."""
-        from evalkit.graders import judging
 
         return judging.judge_case(cfg, case, sample, main_file, execution)
 
@@ -175,14 +179,12 @@ class Kind:
 
     def stand_in(self, case: Case, note: str) -> Sample:
         """An answer standing for one not generated yet (``evalkit estimate``)."""
-        from evalkit.artifacts import Sample
 
         return Sample(text=note)
 
     # --- score --------------------------------------------------------------------------------------------
     def scorers(self) -> list[Scorer]:
         """The functions that add this kind's metrics, in order (later ones win a shared name)."""
-        from evalkit.stages.score_entropy import entropy_metrics
 
         return [entropy_metrics]
 
@@ -200,12 +202,18 @@ class Kind:
         """``evalkit check --deep`` problems of one case beyond the common ones."""
         if not self.executed:
             return []
-        from evalkit.checks_deep import check_patches
 
         return check_patches(case, cfg, scratch, where)
 
     def __repr__(self) -> str:
         return f"<suite kind {self.name}>"
+
+
+class Unknown(Kind):
+    """The kind of a suite whose suite.yaml is broken (``evalkit.kind_registry.UNKNOWN``): the defaults."""
+
+    name = UNKNOWN
+    description = "a suite whose suite.yaml is broken: its cases are recorded as broken"
 
 
 def put_extra(extra: Any, key: str, value: Any) -> None:

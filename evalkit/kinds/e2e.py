@@ -7,6 +7,12 @@ from typing import Any
 
 from evalkit.casemodels import E2EInputs, E2EReference
 from evalkit.kinds.base import Kind
+from evalkit.artifacts import Sample
+from evalkit.kinds.pages import e2e_detail
+from evalkit.stages.execute_e2e import iterate
+from evalkit.stages.score_e2e import e2e_metrics
+from evalkit.stages.score_entropy import entropy_metrics
+from evalkit.stages.score_judge import judge_metrics
 
 
 class E2E(Kind):
@@ -21,8 +27,6 @@ class E2E(Kind):
     leaderboard = ("e2e_resolved", "e2e_pass_rate")
 
     def canary(self, case: Any, variant: str) -> Any:
-        from evalkit.artifacts import Sample
-
         if variant == "empty":
             return Sample()
         if variant == "unchanged":  # the application as it is: an empty diff, every iteration
@@ -30,8 +34,6 @@ class E2E(Kind):
         return None
 
     def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
-        from evalkit.stages.execute_e2e import iterate
-
         return [iterate(cfg, system, case, sample, i) for i, sample in enumerate(output.samples)]
 
     def answer_changes(self, case: Any, sample: Any, execution: Any) -> tuple[str | None, dict[str, str]]:
@@ -41,15 +43,9 @@ class E2E(Kind):
         return final or None, {}
 
     def scorers(self) -> list[Any]:
-        from evalkit.stages.score_e2e import e2e_metrics
-        from evalkit.stages.score_entropy import entropy_metrics
-        from evalkit.stages.score_judge import judge_metrics
-
         return [judge_metrics, e2e_metrics, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.report.case_kinds import e2e_detail
-
         return e2e_detail(case, arts)
 
 

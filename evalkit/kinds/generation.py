@@ -7,6 +7,16 @@ from typing import Any
 
 from evalkit.casemodels import GenerationInputs, GenerationReference
 from evalkit.kinds.base import Kind
+from evalkit.artifacts import Sample
+from evalkit.graders import canaries
+from evalkit.graders.injection import detect
+from evalkit.graders.judging import rubric_case, rubric_input, rubric_without_model
+from evalkit.graders.rubric import rubric_requests
+from evalkit.kinds.base import put_extra
+from evalkit.kinds.pages import generation_detail
+from evalkit.stages.score import code_metrics
+from evalkit.stages.score_entropy import entropy_metrics
+from evalkit.stages.score_generation import generation_metrics
 
 
 class Generation(Kind):
@@ -29,9 +39,6 @@ class Generation(Kind):
         return True  # files named by the system: each parsed by its extension
 
     def canary(self, case: Any, variant: str) -> Any:
-        from evalkit.artifacts import Sample
-        from evalkit.graders import canaries
-
         if variant == "empty" or not isinstance(case.inputs, GenerationInputs):
             return Sample() if variant == "empty" else None
         path = case.inputs.output_path or "main"
@@ -48,42 +55,27 @@ class Generation(Kind):
         return None
 
     def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
-        from evalkit.graders.judging import rubric_case
-
         return rubric_case(cfg, case, sample)
 
     def more_grades(self, case: Any, sample: Any, extra: Any) -> None:
-        from evalkit.graders.injection import detect
-        from evalkit.kinds.base import put_extra
-
         put_extra(extra, "injection", [r.model_dump(mode="json") for r in detect(sample)])
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:
         if not case.criteria:
             return []
-        from evalkit.graders.judging import rubric_input, rubric_without_model
-        from evalkit.graders.rubric import rubric_requests
 
         if exact and rubric_without_model(case, sample) is not None:
             return []  # an empty or incomplete main file: decided without a model
         return [("rubric", r, exact) for r in rubric_requests(rubric_input(case, sample), settings)]
 
     def stand_in(self, case: Any, note: str) -> Any:
-        from evalkit.artifacts import Sample
-
         return Sample(files={self.main_file(case) or "main": note})
 
     def scorers(self) -> list[Any]:
-        from evalkit.stages.score import code_metrics
-        from evalkit.stages.score_entropy import entropy_metrics
-        from evalkit.stages.score_generation import generation_metrics
-
         return [code_metrics, entropy_metrics, generation_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.report.case_kinds import generation_detail
-
         return generation_detail(case, arts)
 
 

@@ -7,6 +7,18 @@ from typing import Any
 
 from evalkit.casemodels import MigrationInputs, MigrationReference
 from evalkit.kinds.base import Kind
+from evalkit.artifacts import Sample
+from evalkit.graders import canaries
+from evalkit.graders.judge import decided_without_model, migration_requests
+from evalkit.graders.judge_rubric import rubric_for
+from evalkit.graders.judging import migration_case, migration_input
+from evalkit.kinds.pages import migration_detail
+from evalkit.solved_store import solved_example_text
+from evalkit.stages.score import code_metrics
+from evalkit.stages.score_entropy import entropy_metrics
+from evalkit.stages.score_judge import judge_metrics
+from evalkit.stages.score_migration import (incident_checks, incident_metrics, legacy_codebleu, migrated_metric,
+                                            offending_lines)
 
 
 class Migration(Kind):
@@ -37,13 +49,9 @@ class Migration(Kind):
         return case.read("inputs.legacy_file")
 
     def codebleu_baseline(self, cfg: Any, case: Any, reference: str) -> float | None:
-        from evalkit.stages.score_migration import legacy_codebleu
-
         return legacy_codebleu(cfg, case, reference)
 
     def prompt_context(self, case: Any) -> dict[str, Any]:
-        from evalkit.solved_store import solved_example_text
-
         solved = solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
         return {"legacy_code": case.read("inputs.legacy_file") or "", "solved_example": solved}
 
@@ -53,8 +61,6 @@ class Migration(Kind):
         return {case.inputs_as(MigrationInputs).file_path: max(blocks, key=lambda b: len(b[1]))[1]}
 
     def gold(self, case: Any) -> Any:
-        from evalkit.artifacts import Sample
-
         file_path = case.inputs_as(MigrationInputs).file_path
         if case.reference_as(MigrationReference).deleted:  # the target has no such file: deleting it is the answer
             return Sample(deleted_files=[file_path])
@@ -64,10 +70,6 @@ class Migration(Kind):
         return Sample(files={file_path: expected})
 
     def canary(self, case: Any, variant: str) -> Any:
-        from evalkit.artifacts import Sample
-        from evalkit.graders import canaries
-        from evalkit.stages.score_migration import offending_lines
-
         if variant == "empty" or not isinstance(case.inputs, MigrationInputs):
             return Sample() if variant == "empty" else None
         path, lang = case.inputs.file_path, case.language
@@ -81,8 +83,6 @@ class Migration(Kind):
         return Sample(files={path: text()}) if text is not None else None
 
     def gold_problems(self, case: Any, text: str | None, deleted: bool) -> list[str]:
-        from evalkit.stages.score_migration import incident_checks
-
         problems = []
         legacy = incident_checks(case, case.read("inputs.legacy_file") or "")
         blind = sorted({c.rule_id for c in legacy if not c.checkable})
@@ -102,39 +102,23 @@ class Migration(Kind):
                 and main_file not in sample.files)
 
     def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
-        from evalkit.graders.judging import migration_case
-
         return migration_case(cfg, case, sample, main_file)
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:
-        from evalkit.graders.judge import migration_requests
-        from evalkit.graders.judge_rubric import rubric_for
-        from evalkit.graders.judging import migration_input
-        from evalkit.llm.plan import decided_without_model
-
         item = migration_input(case, sample, self.main_file(case))
         if exact and decided_without_model(item):
             return []
         return [("migration judge", r, exact) for r in migration_requests(item, settings, rubric_for(cfg, case))]
 
     def stand_in(self, case: Any, note: str) -> Any:
-        from evalkit.artifacts import Sample
-
         legacy = case.read("inputs.legacy_file") or ""
         return Sample(files={self.main_file(case) or "main": f"{legacy}\n// {note}\n"})
 
     def scorers(self) -> list[Any]:
-        from evalkit.stages.score import code_metrics
-        from evalkit.stages.score_entropy import entropy_metrics
-        from evalkit.stages.score_judge import judge_metrics
-        from evalkit.stages.score_migration import incident_metrics, migrated_metric
-
         return [code_metrics, judge_metrics, incident_metrics, migrated_metric, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.report.case_kinds import migration_detail
-
         return migration_detail(case, arts)
 
 

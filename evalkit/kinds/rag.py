@@ -7,6 +7,14 @@ from typing import Any
 
 from evalkit.casemodels import RagInputs, RagReference
 from evalkit.kinds.base import Kind
+from evalkit.artifacts import Sample
+from evalkit.graders.judging import unconfigured
+from evalkit.graders.rag import grade_rag
+from evalkit.kinds.base import put_extra
+from evalkit.kinds.pages import rag_detail
+from evalkit.llm.plan import ragas_plan
+from evalkit.stages.score_entropy import entropy_metrics
+from evalkit.stages.score_rag import rag_metrics
 
 
 class Rag(Kind):
@@ -21,8 +29,6 @@ class Rag(Kind):
     leaderboard = ("rag_faithfulness", "rag_answer_similarity", "rag_context_recall")
 
     def canary(self, case: Any, variant: str) -> Any:
-        from evalkit.artifacts import Sample
-
         if variant == "empty":
             return Sample()
         if variant == "unchanged" and isinstance(case.inputs, RagInputs):  # the incident returned as the hint
@@ -33,33 +39,21 @@ class Rag(Kind):
 
     def grade_model(self, cfg: Any, case: Any, sample: Any, main_file: str | None, execution: Any,
                     extra: Any) -> Any:
-        from evalkit.graders.rag import grade_rag  # ragas' LLM-path metrics through our client
-        from evalkit.kinds.base import put_extra
-
         judge, ragas = grade_rag(cfg, case, sample)
         put_extra(extra, "ragas", ragas)
         return judge
 
     def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
-        from evalkit.graders.judging import unconfigured
-
         return unconfigured(cfg)
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:
-        from evalkit.llm.plan import _ragas_plan
-
-        return [("ragas", r, exact and ok) for r, ok in _ragas_plan(cache, settings, case, sample.text or "")]
+        return [("ragas", r, exact and ok) for r, ok in ragas_plan(cache, settings, case, sample.text or "")]
 
     def scorers(self) -> list[Any]:
-        from evalkit.stages.score_entropy import entropy_metrics
-        from evalkit.stages.score_rag import rag_metrics
-
         return [rag_metrics, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.report.case_kinds import rag_detail
-
         return rag_detail(case, arts)
 
 

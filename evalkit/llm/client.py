@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evalkit import progress
+from evalkit.counters import COUNTERS
 from evalkit.llm import deprecation
 from evalkit.llm.cache import ResponseCache
 from evalkit.llm.calls import (
@@ -92,7 +92,7 @@ class Budget:
         self.limit_usd = limit_usd
         self._spent = 0.0
         self._lock = threading.Lock()
-        progress.COUNTERS.add_budget(limit_usd)  # the live display of `evalkit run`
+        COUNTERS.add_budget(limit_usd)  # the live display of `evalkit run`
 
     @property
     def spent_usd(self) -> float:
@@ -119,7 +119,7 @@ class Budget:
         spent = float(service.budget(self.limit_usd, usd)["spent"]) if service is not None else None
         with self._lock:
             self._spent = self._spent + usd if spent is None else max(self._spent + usd, spent)
-        progress.COUNTERS.model_call(usd, budgeted=self.limit_usd is not None)
+        COUNTERS.model_call(usd, budgeted=self.limit_usd is not None)
 
 
 class TokenCount(Model):

@@ -162,7 +162,7 @@ def _answers(judge: JudgeOutcome) -> list[dict[str, Any]]:
 
 
 def _output_text(work: str, system: str, case: Any) -> str | None:
-    from evalkit.stages.grade import main_file
+    from evalkit.kind_registry import main_file
 
     out = _read(f"{work}/artifacts/{system}/{case.suite}/{case.id}/output.json")
     samples = (out or {}).get("samples") or []

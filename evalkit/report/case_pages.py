@@ -20,6 +20,7 @@ from jinja2 import Environment
 from evalkit import fsutil
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, ScoresArtifact, Usage
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
+from evalkit.kind_registry import kind, known
 from evalkit.metrics.registry import METRICS
 from evalkit.models import Model
 from evalkit.names import is_valid_name
@@ -37,10 +38,14 @@ def _read(model: type[M], raw: Any, where: dict[str, str]) -> M | None:
     return model.model_validate({**where, **raw}) if isinstance(raw, dict) else None
 
 
+def kind_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
+    """What the case page shows for this system beyond the common parts (the kind's ``Kind.detail``, built by
+    evalkit.kinds.pages for evalkit's own kinds; None for kinds without any)."""
+    return kind(case.kind).detail(case, arts) if known(case.kind) else None
+
+
 def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Report) -> dict[str, Any]:
     """Everything the case page shows for one system, read from its artifacts through their models."""
-    from evalkit.report.case_kinds import kind_detail
-
     where = {"system": name, "suite": case.suite, "case_id": case.case_id}
     out = _read(OutputArtifact, arts.get("output"), where)
     exe = _read(ExecutionArtifact, arts.get("execution"), where)

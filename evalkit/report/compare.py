@@ -123,11 +123,12 @@ def render_comparison(site: Path, a: str, b: str, tdir: Path | None = None,
                       cache_dir: Path | None = None) -> Path:
     """Write site/compare/<a>..<b>.html and its JSON; returns the page."""
     from evalkit.report import charts
-    from evalkit.report.render import _load_report, environment, regression_groups
+    from evalkit.report.page_data import load_report, regression_groups
+    from evalkit.report.site_env import environment
 
     site = Path(site)
     check_releases(site, a, b)
-    ra, rb = _load_report(site, a), _load_report(site, b)
+    ra, rb = load_report(site, a), load_report(site, b)
     comp = compare_reports(ra, rb)
     metric_info = {**ra.metric_info, **rb.metric_info}
     keys = {r.release: {(c.suite, c.case_id) for c in r.cases} for r in (ra, rb)}  # each row has its page

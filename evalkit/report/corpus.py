@@ -16,7 +16,7 @@ def corpus_metrics(cfg: Config, project: Project, system: str, cases: list[Case]
     pools n-gram, syntax and dataflow counts over them before dividing, so the two numbers differ.
     """
     from evalkit.artifacts import OutputArtifact
-    from evalkit.stages.grade import main_file
+    from evalkit.kind_registry import main_file
     from evalkit.stages.score import expected_code
 
     used = [(case.key, s.provenance.model_dump() if s.provenance else None) for case in cases

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from evalkit.artifacts import ARTIFACT_FILES
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.models import Model
 from evalkit.outcomes import RubricOutcome
 

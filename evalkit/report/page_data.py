@@ -18,7 +18,7 @@ STATUS_ORDER = ("ok", "error", "timeout", "infra_error", "bug", "broken", "skipp
 _REPORTS: dict[str, tuple[tuple[int, int], Report]] = {}
 
 
-def _load_report(site: Path, release: str) -> Report:
+def load_report(site: Path, release: str) -> Report:
     """report.json of a release, parsed once per process while the file is unchanged (the release
     pages and the site index both need it; a large report takes tens of milliseconds to validate)."""
     path = site / release / "report.json"

@@ -38,7 +38,7 @@ def run_isolation(cfg: Config, pairs: list[tuple[Any, Case]]) -> Any:
     """Where this run's tests executed, as decided when it started (the execute slice records it);
     None when no suite of the run executes tests."""
     from evalkit.isolation import IsolationDecision, for_run
-    from evalkit.kinds import kind
+    from evalkit.kind_registry import kind
 
     if not any(kind(case.kind).executed for _, case in pairs):
         return None

@@ -9,7 +9,7 @@ from evalkit.fsutil import atomic_write_bytes, atomic_write_text
 from evalkit.metrics.registry import MetricInfo
 from evalkit.report import charts
 from evalkit.report.models import Report
-from evalkit.report.page_data import _load_report, headline_metrics, status_counts
+from evalkit.report.page_data import load_report, headline_metrics, status_counts
 from evalkit.report.site import list_releases, templates_dir
 from evalkit.report.site_env import environment
 
@@ -20,7 +20,7 @@ def render_index(site: Path, tdir: Path | None = None, cache_dir: Path | None = 
     summaries: list[Report] = []
     for r in releases:
         try:
-            summaries.append(_load_report(site, r))
+            summaries.append(load_report(site, r))
         except (OSError, ValueError):
             continue
     oldest_first = list(reversed(summaries))

@@ -8,7 +8,7 @@ from typing import Any
 from evalkit.artifacts import ScoresArtifact
 from evalkit.cases import Case, Project
 from evalkit.config import Config
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.metrics.registry import METRICS
 from evalkit.report.aggregates import aggregate_scores, coverage, metric_order
 from evalkit.report.comparisons import compare_suite

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from evalkit.isolation import AUTO
+from evalkit.config import AUTO_BACKEND as AUTO
+from evalkit.sandbox import daemon
 
 if TYPE_CHECKING:
     from evalkit.plugins import Registry
@@ -59,9 +60,7 @@ class DockerBackend(SandboxBackend):
     uses_images = True
 
     def available(self) -> bool:
-        from evalkit.isolation import daemon_answers
-
-        return daemon_answers()
+        return daemon.daemon_answers()
 
     def image_id(self, spec: TestRunSpec) -> str | None:
         import docker.errors

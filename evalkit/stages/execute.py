@@ -17,7 +17,8 @@ from evalkit.casemodels import PatchInputs, PatchReference, SandboxInputs
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import atomic_write_text, digest, ensure_dir
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
+from evalkit.stages.handed_trees import handed_tree
 from evalkit.stages.slices import execute_slice
 from evalkit.store import ContentStore
 
@@ -85,8 +86,6 @@ def source_tree(cfg: Config, case: Case) -> Path:
     repo, commit = (inputs.repo, inputs.base_commit) if isinstance(inputs, PatchInputs) else (None, None)
     if not repo or not commit:
         raise TreeUnavailable("patch case needs inputs.source_dir, or inputs.repo and inputs.base_commit")
-    from evalkit.executors.call import handed_tree
-
     handed = handed_tree(str(repo), str(commit))  # inside a stage call: the tree the coordinator made, by content
     if isinstance(handed, Path):
         return handed

@@ -12,16 +12,11 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact,
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import digest
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.graders.assertions import run_assertions
 from evalkit.graders.syntax import check_files, check_syntax
 from evalkit.outcomes import GradesExtra, JudgeOutcome, RubricOutcome
 from evalkit.stages.slices import grade_slice
-
-
-def main_file(case: Case) -> str | None:
-    """The file a case is about (graded for syntax, compared by CodeBLEU): the kind says which."""
-    return kind(case.kind).main_file(case)
 
 
 def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,

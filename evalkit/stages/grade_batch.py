@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import Field
 
 from evalkit.fsutil import atomic_write_json
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.models import Model
 
 MAX_ROUNDS = 3
@@ -61,7 +61,7 @@ def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
     from evalkit.graders.judging import client_for
     from evalkit.llm.batch import run_batch
     from evalkit.llm.calls import LLMError
-    from evalkit.llm.plan import plan_run
+    from evalkit.run_plan import plan_run
 
     cfg = loaded.config
     client = client_for(cfg)
@@ -89,7 +89,7 @@ def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
 def run_grade_batch(config: str) -> bool:
     """doit action of ``judge_batch:run``: the record is written only when every batch completed."""
     from evalkit.llm.calls import LLMError
-    from evalkit.llm.plan import key_selection
+    from evalkit.run_plan import key_selection
     from evalkit.project import load
 
     loaded = load(config)

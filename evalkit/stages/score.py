@@ -8,11 +8,10 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact,
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import digest
-from evalkit.kinds import kind
-from evalkit.stages.grade import main_file
+from evalkit.kind_registry import kind, main_file
+from evalkit.metrics.metric_info import Metrics
 from evalkit.stages.slices import score_slice
 
-Metrics = dict[str, float | None]
 Scorer = Callable[[Config, Case, OutputArtifact, ExecutionArtifact | None, GradesArtifact], Metrics]
 """A kind's scorer: adds metrics; each suite kind lists its own (evalkit.kinds, ``Kind.scorers``)."""
 

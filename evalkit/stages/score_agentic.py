@@ -9,7 +9,7 @@ from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.incidents import match_tasks
 from evalkit.outcomes import SandboxRun
-from evalkit.stages.score import Metrics
+from evalkit.metrics.metric_info import Metrics
 
 
 def _tests_pass(run: SandboxRun | None, tests: list[str]) -> bool:

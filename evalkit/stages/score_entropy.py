@@ -12,7 +12,7 @@ from collections.abc import Hashable
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.stages.score import Metrics
+from evalkit.metrics.metric_info import Metrics
 
 NO_ANSWER: tuple[str] = ("<no answer>",)
 
@@ -36,7 +36,7 @@ def _code_key(sample: Sample, main: str | None, language: str) -> Hashable:
 def cluster_keys(case: Case, output: OutputArtifact, execution: ExecutionArtifact | None) -> tuple[list[Hashable], str]:
     """One key per sample and the clustering method ("execution" or "normalised-code")."""
     from evalkit.metrics.entropy import execution_signature
-    from evalkit.stages.grade import main_file
+    from evalkit.kind_registry import main_file
 
     samples = output.samples
     runs = execution.runs if execution is not None else []

@@ -9,7 +9,7 @@ from __future__ import annotations
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.stages.score import Metrics
+from evalkit.metrics.metric_info import Metrics
 
 
 def judge_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,

@@ -22,7 +22,7 @@ from evalkit.config import Config
 from evalkit.graders.declarations import missing_structure
 from evalkit.graders.degenerate import assess, empty_answer, is_unchanged
 from evalkit.graders.incidents import IncidentCheck, incident_present, recheck_file, resolved_share
-from evalkit.stages.score import Metrics
+from evalkit.metrics.metric_info import Metrics
 
 _lock = threading.Lock()
 _legacy_cb: dict[tuple[str, tuple[float, ...]], float | None] = {}

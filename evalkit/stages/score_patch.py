@@ -9,7 +9,7 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.casemodels import PatchReference
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.stages.score import Metrics
+from evalkit.metrics.metric_info import Metrics
 from evalkit.stats import pass_at_k, pass_hat_k
 
 

@@ -15,7 +15,7 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.casemodels import RagInputs, RagReference
-from evalkit.stages.score import Metrics
+from evalkit.metrics.metric_info import Metrics
 
 
 def rag_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,

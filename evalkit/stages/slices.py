@@ -10,6 +10,7 @@ from pathlib import Path
 
 from evalkit.config import Config
 from evalkit.fsutil import atomic_write_text, digest, pretty_json
+from evalkit.llm.prompts import PROMPTS_DIR
 from evalkit.plugins import OWN, registry
 
 
@@ -66,7 +67,6 @@ def grade_slice(cfg: Config) -> dict[str, Any]:
     verdict standing and regrades only the outputs without one (evalkit.stages.grade_retry).
     Neither are ``mode`` (sync or batch: the same questions, the same verdicts) nor the limits."""
     from evalkit.llm.settings import configured
-    from evalkit.report.site import PACKAGE_TEMPLATES
 
     judge = cfg.judge.with_env().model_dump(
         mode="json", exclude={"use_cache", "base_url", "api_key", "mode", "concurrency", "budget_usd", "batch_poll_s",
@@ -76,7 +76,7 @@ def grade_slice(cfg: Config) -> dict[str, Any]:
         del judge["provider"]  # the default: slices (and verdicts) from before providers existed stand
     if judge.get("rubric") is None:
         del judge["rubric"]  # the default (codejudge): slices from before rubrics stand
-    prompts = sorted((p.name, p.read_text(encoding="utf-8")) for p in (PACKAGE_TEMPLATES / "prompts").glob("*.j2"))
+    prompts = sorted((p.name, p.read_text(encoding="utf-8")) for p in PROMPTS_DIR.glob("*.j2"))
     from evalkit.graders.judge_rubric import rubric_versions
 
     rubrics = rubric_versions(cfg)  # the rubrics the project names: their fields and templates

@@ -21,7 +21,7 @@ from typing import Literal, TypedDict
 from evalkit.casemodels import PatchInputs
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.models import Model
 
 
@@ -91,7 +91,7 @@ def reference_problems(case: Case) -> tuple[list[str], bool]:
     there was an answer to check at all."""
     from evalkit.graders.assertions import run_assertions
     from evalkit.graders.syntax import check_syntax
-    from evalkit.stages.grade import main_file
+    from evalkit.kind_registry import main_file
     from evalkit.systems.gold import gold_sample
 
     sample = gold_sample(case)

@@ -46,7 +46,7 @@ def _where(shown: str, line: int | None, index: int) -> tuple[str, int | None, s
 
 def load_instances(path: Path) -> list[Instance]:
     """Rows of a SWE-bench instances file (JSON list or JSONL), 4.x or 5.x; all problems at once."""
-    from evalkit.importers.swebench import _test_list, read_rows
+    from evalkit.swebench.rows import read_rows, test_list
     from evalkit.swebench.harness import parser_for
 
     shown = str(path)
@@ -60,7 +60,7 @@ def load_instances(path: Path) -> list[Instance]:
             continue
         iid, repo = raw.get("instance_id"), raw.get("repo")
         bad = [k for k, v in (("instance_id", iid), ("repo", repo)) if not isinstance(v, str) or not v.strip()]
-        lists = {k: _test_list(raw.get(k)) for k in ("FAIL_TO_PASS", "PASS_TO_PASS")}
+        lists = {k: test_list(raw.get(k)) for k in ("FAIL_TO_PASS", "PASS_TO_PASS")}
         bad += [k for k, v in lists.items() if v is None]
         log_parser = raw.get("log_parser")
         if log_parser is not None and not isinstance(log_parser, str):
@@ -94,7 +94,7 @@ def load_instances(path: Path) -> list[Instance]:
 
 def load_predictions(path: Path) -> dict[str, dict[str, Any]]:
     """SWE-bench predictions (JSON list, {id: prediction} or JSONL): instance_id -> prediction."""
-    from evalkit.importers.swebench import read_rows
+    from evalkit.swebench.rows import read_rows
 
     shown, out, problems = str(path), {}, []
     for index, (line, raw) in enumerate(read_rows(path)):

@@ -60,7 +60,7 @@ def render_prompt(system: Any, case: Case, ctx: RunContext) -> str:
     if not path.exists():
         path = PROMPTS_DIR / Path(system.prompt).name
     context: dict[str, Any] = {"language": case.language, "case_id": case.id, **case.inputs.model_dump(mode="json")}
-    from evalkit.kinds import kind
+    from evalkit.kind_registry import kind
 
     context.update(kind(case.kind).prompt_context(case))  # e.g. migration: the legacy code, a solved example
     files = [(Path(p).relative_to(case.dir).as_posix() if Path(p).is_relative_to(case.dir) else Path(p).name,
@@ -73,7 +73,7 @@ def render_prompt(system: Any, case: Case, ctx: RunContext) -> str:
 
 
 def parse_answer(text: str, case: Case) -> dict[str, str]:
-    from evalkit.kinds import kind
+    from evalkit.kind_registry import kind
 
     blocks = FENCE.findall(text)
     own = kind(case.kind).parse_answer(case, blocks)  # e.g. migration: the longest block is the case's file
