@@ -87,12 +87,12 @@ def _none_or(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
 @cache
 def _entry_model(rubric_json: str) -> type[Model]:
     """The model of one labelled output under a rubric: every field optional, on its scale."""
-    from evalkit.graders.judge_rubric import JudgeRubric, _validator
+    from evalkit.graders.judge_rubric import JudgeRubric, field_validator_of
 
     rubric = JudgeRubric.model_validate_json(rubric_json)
     fields: dict[str, Any] = {}
     for f in rubric.fields:
-        check = _validator(f)
+        check = field_validator_of(f)
         fields[f.name] = (Annotated[int | float | bool | None, BeforeValidator(_none_or(check)),
                                     Field(description=f.description)], None)
     fields["output_sha256"] = (str | None, Field(default=None, pattern=SHA_PATTERN,

@@ -126,3 +126,15 @@ def test_the_checks_see_an_import_inside_a_function(tmp_path: Path) -> None:
     graph = imports(mods)
     assert graph == {"evalkit.a": {"evalkit.b": 2}, "evalkit.b": {"evalkit.a": 5}}
     assert module_cycles(set(graph), {m: set(e) for m, e in graph.items()}) == [["evalkit.a", "evalkit.b"]]
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    """A name with a leading underscore is its module's own: another module importing it says the name belongs
+    somewhere public (issue 28 found 17)."""
+    private = []
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evalkit"):
+                private += [f"{module}:{node.lineno} imports {node.module}.{a.name}" for a in node.names
+                            if a.name.startswith("_") and not a.name.startswith("__")]
+    assert private == [], "\n".join(private)

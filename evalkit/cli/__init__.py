@@ -29,11 +29,11 @@ def command(name: str, help: str, configure: Callable[[argparse.ArgumentParser],
     return deco
 
 
-def _config_arg(p: argparse.ArgumentParser) -> None:
+def config_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", "-c", help="evalkit.yaml to use (default: $EVALKIT_CONFIG or ./evalkit.yaml)")
 
 
-@command("check", "validate evalkit.yaml and every suite and case; list every problem (exit 2 if any)", _config_arg)
+@command("check", "validate evalkit.yaml and every suite and case; list every problem (exit 2 if any)", config_arg)
 def cmd_check(args: argparse.Namespace) -> int:
     from evalkit.checks import check_project
     from evalkit.checks_deep import is_warning
@@ -51,7 +51,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
-    _config_arg(p)
+    config_arg(p)
     p.add_argument("--select", "-s", action="append", default=[],
                    help="only cases matching SUITE/CASE-GLOB (repeatable); others keep their results")
     p.add_argument("--jobs", "-n", type=int, default=None,
@@ -207,7 +207,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:
-    _config_arg(p)
+    config_arg(p)
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--dir", default=None, help="folder to serve (default: the config's site_dir)")
 
@@ -234,7 +234,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _compare_args(p: argparse.ArgumentParser) -> None:
-    _config_arg(p)
+    config_arg(p)
     p.add_argument("a", help="the older release (compared with)")
     p.add_argument("b", help="the newer release")
     p.add_argument("--site", default=None, help="site folder (default: the config's site_dir)")

@@ -16,7 +16,7 @@ import json
 from collections import defaultdict
 from typing import Any
 
-from evalkit.cli import _config_arg, command
+from evalkit.cli import config_arg, command
 from evalkit.llm.pricing import unpriced_models
 from evalkit.models import Model
 
@@ -87,7 +87,7 @@ def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> lis
 
 
 @command("estimate", "count every model call the next run would make (systems under test, judges, rubrics, "
-         "ragas) and its cost; no call is paid", _config_arg)
+         "ragas) and its cost; no call is paid", config_arg)
 def cmd_estimate(args: argparse.Namespace) -> int:
     from evalkit.llm.cache import ResponseCache
     from evalkit.run_plan import key_selection, plan_run

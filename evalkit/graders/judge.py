@@ -142,7 +142,7 @@ def _precheck(item: MigrationJudgeInput) -> tuple[Literal["passed", "failed", "s
     return ("failed" if issues or degenerate else "passed"), issues
 
 
-def _aggregate(outcome: JudgeOutcome, rubric: JudgeRubric) -> JudgeOutcome:
+def aggregate_outcome(outcome: JudgeOutcome, rubric: JudgeRubric) -> JudgeOutcome:
     verdicts = [v.model_extra or {} for v in outcome.verdicts]
     values = {f.name: [v[f.name] for v in verdicts] for f in rubric.numeric}
     spread = {name: max(vals) - min(vals) for name, vals in values.items()}
@@ -175,7 +175,7 @@ def outcome_of(rubric: JudgeRubric, answers: Sequence[dict[str, Any]], **fields:
         raise ValueError("no verdict to aggregate")
     base = JudgeOutcome(status="judged", source="judge", rubric=rubric.name, samples=len(verdicts),
                         verdicts=verdicts, **fields)
-    return _aggregate(base, rubric)
+    return aggregate_outcome(base, rubric)
 
 
 def decided_outcome(rubric: JudgeRubric, **fields: Any) -> JudgeOutcome:
@@ -224,7 +224,7 @@ def judge_migration(
     outcome = base.model_copy(update={"source": "judge", "reasoning": got.reasoning, "raw_answers": got.raw, **spent})
     if got.errors:
         return outcome.model_copy(update={"status": "judge_error", "error": "; ".join(got.errors)})
-    return _aggregate(outcome, rubric)
+    return aggregate_outcome(outcome, rubric)
 
 
 def judge_many(

@@ -178,7 +178,7 @@ def _record(change: FileChange, judged: bool, outcome: JudgeOutcome | None) -> F
 
 def combine(rubric: JudgeRubric, settings: Any, outcomes: dict[str, JudgeOutcome]) -> JudgeOutcome:
     """One outcome for the case from its files' (path -> outcome): see the module docstring."""
-    from evalkit.graders.judge import _aggregate  # the judge's own aggregation over samples
+    from evalkit.graders.judge import aggregate_outcome  # the judge's own aggregation over samples
     from evalkit.llm.pricing import Usage
 
     spend: dict[str, Any] = {
@@ -207,7 +207,7 @@ def combine(rubric: JudgeRubric, settings: Any, outcomes: dict[str, JudgeOutcome
     verdicts = [_sample_verdict(rubric, outcomes, i, len(outcomes)) for i in range(samples)]
     outcome = JudgeOutcome(status="judged", source="judge", verdicts=verdicts,
                            reasoning=[f"{p}: {r}" for p, o in outcomes.items() for r in o.reasoning], **base)
-    outcome = _aggregate(outcome, rubric)
+    outcome = aggregate_outcome(outcome, rubric)
     return outcome.model_copy(update={"unstable": outcome.unstable or any(o.unstable for o in outcomes.values())})
 
 

@@ -179,7 +179,7 @@ class RubricField(Model):
 
     def check(self, value: Any) -> float | bool:
         """``value`` validated strictly against the scale (ValueError saying what was expected)."""
-        return _validator(self)(value)
+        return field_validator_of(self)(value)
 
     # --- names and words on pages -----------------------------------------------------------------
     @property
@@ -321,7 +321,7 @@ class JudgeRubric(Model):
 
 
 # --- the verdict: a model generated from the rubric ------------------------------------------------------
-def _validator(field: RubricField) -> Any:
+def field_validator_of(field: RubricField) -> Any:
     name, scale = field.name, field.scale
 
     def integer(value: Any) -> int:
@@ -367,7 +367,7 @@ def _verdict_model(rubric_json: str) -> type[Model]:
 
     rubric = JudgeRubric.model_validate_json(rubric_json)
     fields: dict[str, Any] = {
-        f.name: (Annotated[_python_type(f), BeforeValidator(_validator(f)), Field(description=f.description)], ...)
+        f.name: (Annotated[_python_type(f), BeforeValidator(field_validator_of(f)), Field(description=f.description)], ...)
         for f in rubric.fields
     }
     fields["detailed_notes"] = (str, Field(default="", description="The judge's key reasons."))

@@ -13,12 +13,12 @@ import json
 import os
 import sys
 
-from evalkit.cli import _config_arg, command
+from evalkit.cli import config_arg, command
 from evalkit.errors import InputError, Problem
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    _config_arg(p)
+    config_arg(p)
     p.add_argument("--judge", required=True, metavar="MODEL", help="the new judge model id")
     p.add_argument("--release", help="the release whose outputs are judged again (default: the config's release; "
                                      "the work folder must hold its outputs)")

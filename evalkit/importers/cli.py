@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalkit.cli import _config_arg, command
+from evalkit.cli import config_arg, command
 
 
 def _swebench_args(p: argparse.ArgumentParser) -> None:
@@ -161,7 +161,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _report_args(p: argparse.ArgumentParser) -> None:
-    _config_arg(p)
+    config_arg(p)
     p.add_argument("--system", required=True, help="system whose execution results to write")
     p.add_argument("--suite", action="append", default=[], help="only these patch suites (repeatable; default: all)")
     p.add_argument("--out", required=True, help="report.json to write (SWE-bench's per-instance shape)")

@@ -25,7 +25,7 @@ from evalkit.metrics.registry import METRICS
 from evalkit.models import Model
 from evalkit.names import is_valid_name
 from evalkit.report.models import CaseDetail, CaseRow, Report
-from evalkit.report.page_data import _exists_in, headline_metrics
+from evalkit.report.page_data import exists_in, headline_metrics
 from evalkit.report.site_env import diff_lines, line_class, truncate_log
 
 LEGACY_KEY = "inputs.legacy_file"
@@ -139,7 +139,7 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
     except FileNotFoundError:
         return []
     prev = report.diff.previous_release
-    has_prev = _exists_in(site, prev, row.suite, row.case_id)
+    has_prev = exists_in(site, prev, row.suite, row.case_id)
     # the case JSON's content, not its mtime: a page is a function of what it shows
     key = digest([shared, digest(data), row.model_dump(mode="json"), has_prev])
     ident = f"{row.suite}/{row.case_id}"

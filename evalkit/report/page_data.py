@@ -110,7 +110,7 @@ def release_charts(report: Report, rows: list[CaseRow], aggregates: list[tuple[s
     return out
 
 
-def _exists_in(site: Path, release: str | None, suite: str, case_id: str) -> bool:
+def exists_in(site: Path, release: str | None, suite: str, case_id: str) -> bool:
     return bool(release) and os.path.exists(os.path.join(site, str(release), "cases", suite, f"{case_id}.json"))
 
 

@@ -144,10 +144,10 @@ def grade_logs(instances: list[Instance], logs: Path, predictions: dict[str, dic
 def grade_command(instances: Path, logs: Path, out: Path, predictions: Path | None) -> GradeResult:
     """Load, grade, write ``out``; raise InputError for unusable inputs."""
     from evalkit.fsutil import atomic_write_text, confine_writes
-    from evalkit.swebench.harness import HarnessUnavailable, _registry
+    from evalkit.swebench.harness import HarnessUnavailable, harness_registry
 
     try:
-        _registry()
+        harness_registry()
     except HarnessUnavailable as exc:
         raise InputError(Problem("swebench", None, str(exc))) from None
     if not logs.is_dir():

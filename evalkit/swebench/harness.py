@@ -33,7 +33,7 @@ class HarnessUnavailable(RuntimeError):
     """The `swebench` package cannot be imported."""
 
 
-def _registry() -> tuple[dict[str, Any], dict[str, Any]]:
+def harness_registry() -> tuple[dict[str, Any], dict[str, Any]]:
     """(PARSER_REGISTRY, MAP_REPO_TO_PARSER_PY) of the installed harness."""
     try:
         from swebench.harness.log_parsers import PARSER_REGISTRY
@@ -46,7 +46,7 @@ def _registry() -> tuple[dict[str, Any], dict[str, Any]]:
 def available() -> bool:
     """Whether the official harness can be used here."""
     try:
-        _registry()
+        harness_registry()
     except HarnessUnavailable:
         return False
     return True
@@ -54,7 +54,7 @@ def available() -> bool:
 
 def parser_names() -> list[str]:
     """Every log parser the installed harness knows (5.x ``log_parser`` values)."""
-    return sorted(_registry()[0])
+    return sorted(harness_registry()[0])
 
 
 def parser_for(repo: str | None, log_parser: str | None) -> str | None:
@@ -64,7 +64,7 @@ def parser_for(repo: str | None, log_parser: str | None) -> str | None:
     table, named by the registry key holding that very function (``parse_log_<name>`` preferred).
     Raises ValueError for a ``log_parser`` the harness does not know.
     """
-    registry, by_repo = _registry()
+    registry, by_repo = harness_registry()
     if log_parser:
         if log_parser not in registry:
             raise ValueError(f"log_parser {log_parser!r} is not one of the harness's {len(registry)} parsers")
@@ -139,7 +139,7 @@ def test_spec(instance_id: str, repo: str, parser: str, fail_to_pass: list[str],
 
 def eval_report(spec: Any, log_path: Path, model_patch: str | None, model: str = "evalkit") -> dict[str, Any]:
     """The harness's report.json entry for one instance (``get_eval_report``, tests_status included)."""
-    _registry()
+    harness_registry()
     from swebench.harness.grading import get_eval_report
 
     prediction = {"instance_id": spec.instance_id, "model_name_or_path": model, "model_patch": model_patch}
