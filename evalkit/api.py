@@ -18,6 +18,7 @@ Only the names in ``__all__`` are the API; the modules it calls may change betwe
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import inspect
 import json
@@ -33,13 +34,25 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from evalkit.config import Config, System
+from evalkit import project as _project
+from evalkit import tasks
+from evalkit.cli import main
+from evalkit.config import Config, System, load_config
+from evalkit.config import load_config as _load_config
 from evalkit.errors import InputError, Problem
+from evalkit.fsutil import digest
+from evalkit.importers.swebench import import_swebench, parse_row
+from evalkit.importers.swebench_report import instance_report
+from evalkit.kind_registry import names
 from evalkit.llm.keys import sealed_env
-from evalkit.metrics.localization import LocalizationResult
-from evalkit.metrics.registry import MetricInfo
+from evalkit.metrics.localization import LocalizationResult, gold_locations, localization
+from evalkit.metrics.registry import ADDED, ADDED_SCORERS, LEADERBOARD_METRICS, METRICS, MetricInfo, metric
 from evalkit.models import Model
 from evalkit.report.models import CaseCell, CaseRow, Report, SuiteSummary, SystemSummary
+from evalkit.report.site import list_releases
+from evalkit.run_status import failed_systems
+from evalkit.stages.execute import TreeUnavailable, run_patch, source_tree
+from evalkit.tasks import check_selection
 
 __all__ = [
     "EvaluationResult",
@@ -124,7 +137,6 @@ def load(path_or_config: str | os.PathLike[str] | Config | None = None, *, stric
     the others (a run records it as broken): it is listed in ``Project.problems``; with ``strict=True``
     it raises InputError too.
     """
-    from evalkit import project as _project
 
     loaded = _project.load(_config_file(path_or_config), refresh=True)
     problems = loaded.project.problems  # every broken suite and case, and what was left out, by file:line
@@ -189,8 +201,6 @@ class RunFailed(RuntimeError):
 def _run_environment() -> Iterator[None]:
     """Put back the environment variables `evalkit run` sets, and drop the task graph and loaded
     projects it memoizes, so the next in-process run reads the files again."""
-    from evalkit import project as _project
-    from evalkit import tasks
 
     saved = {k: os.environ.get(k) for k in RUN_ENV}
     os.environ.pop("EVALKIT_SELECT", None)  # select=None means every case, whatever this process's env says
@@ -223,11 +233,9 @@ def run(project: Project | str | os.PathLike[str] | None = None, select: str | S
     or, with ``check=False``, returns ``ok=False`` and the exit status: never a silent success.
     One in-process run at a time per process (the task graph is the process's).
     """
-    from evalkit.run_status import failed_systems
 
     proj = project if isinstance(project, Project) else load(project)
     globs = [select] if isinstance(select, str) else list(select or [])
-    from evalkit.metrics.registry import ADDED_SCORERS
 
     if not in_process and ADDED_SCORERS:
         raise ValueError(f"metric(s) {', '.join(sorted(ADDED_SCORERS))} were added in this process: they score only "
@@ -243,12 +251,8 @@ def run(project: Project | str | os.PathLike[str] | None = None, select: str | S
     start = time.perf_counter()
     output = ""
     if in_process:
-        from evalkit.cli import main
-
         with _run_environment():
             # the checks `evalkit run` makes before doit starts, raised here as InputError
-            from evalkit.config import load_config
-            from evalkit.tasks import check_selection
 
             if release:
                 os.environ["EVALKIT_RELEASE"] = release
@@ -262,7 +266,6 @@ def run(project: Project | str | os.PathLike[str] | None = None, select: str | S
         proc = subprocess.run([sys.executable, "-m", "evalkit", *argv], capture_output=True, text=True, env=env,
                               timeout=timeout)
         code, output = proc.returncode, proc.stdout + proc.stderr
-    from evalkit.config import load_config as _load_config
 
     label = release or _load_config(str(proj.path)).release
     path = proj.site / label / "report.json"
@@ -337,7 +340,6 @@ def results(site_or_project: Project | str | os.PathLike[str] | None = None, rel
     defaults to the project's release, or for a bare site to its newest release. Raises InputError
     when there is no such report.
     """
-    from evalkit.report.site import list_releases
 
     if isinstance(site_or_project, Project):
         site, default = site_or_project.site, site_or_project.release
@@ -346,8 +348,6 @@ def results(site_or_project: Project | str | os.PathLike[str] | None = None, rel
         if p is not None and p.is_dir() and ((p / "manifest.json").is_file() or any(p.glob("*/report.json"))):
             site, default = p, None
         else:
-            from evalkit.config import load_config
-
             cfg = load_config(_config_file(site_or_project))
             site, default = cfg.site_path, cfg.release
     label = release or default or next(iter(list_releases(site)), None)
@@ -452,8 +452,6 @@ def _row_dict(instance: Any) -> dict[str, Any]:
             if isinstance(out, Mapping):
                 return dict(out)
     if hasattr(instance, "__dataclass_fields__"):
-        import dataclasses
-
         return dataclasses.asdict(instance)
     raise InputError(Problem("instance", None, f"expected a SWE-bench row (a dict with instance_id, repo, base_commit, "
                                                f"patch, test_patch, FAIL_TO_PASS, PASS_TO_PASS), got {type(instance).__name__}"))
@@ -466,7 +464,6 @@ def _default_work_dir() -> Path:
 
 def _instance_report(instance_id: str, run_record: Mapping[str, Any], patch: str | None) -> dict[str, Any]:
     """SWE-bench's report.json entry of one run (the writer of `evalkit swebench-report`)."""
-    from evalkit.importers.swebench_report import instance_report
 
     return instance_report(instance_id, run_record, patch)[instance_id]
 
@@ -475,8 +472,6 @@ def _one_case_project(row: Any, raw: dict[str, Any], work: Path, *, backend: str
                       tree: str | os.PathLike[str] | None, image: str | None, tree_in_image: str | None,
                       test_command: str | None) -> Path:
     """A project holding the instance as a one-case SWE-bench import (`evalkit import swebench`)."""
-    from evalkit.fsutil import digest
-    from evalkit.importers.swebench import import_swebench
 
     root = work / "instances" / digest([raw, backend, repo, str(tree) if tree else None, image, tree_in_image,
                                         test_command])[:20]
@@ -514,10 +509,6 @@ def evaluate(patch: str | None, instance: Mapping[str, Any] | Any, *, backend: L
     twice. A malformed row raises InputError; tests that could not run give status infra_error or
     case_error with ``error`` saying why (``resolved`` is then False).
     """
-    from evalkit import project as _project
-    from evalkit.importers.swebench import parse_row
-    from evalkit.metrics.localization import gold_locations, localization
-    from evalkit.stages.execute import TreeUnavailable, run_patch, source_tree
 
     start = time.perf_counter()
     raw = _row_dict(instance)
@@ -581,11 +572,8 @@ def evaluate(patch: str | None, instance: Mapping[str, Any] | Any, *, backend: L
 
 def _known_kinds() -> set[str]:
     """Suite kinds a metric may name: the registered ones (evalkit.kinds)."""
-    from evalkit.metrics.registry import LEADERBOARD_METRICS
 
     try:
-        from evalkit.kind_registry import names
-
         return set(names())
     except ImportError:  # an older layout: the kinds the registry ranks
         return set(LEADERBOARD_METRICS)
@@ -593,7 +581,6 @@ def _known_kinds() -> set[str]:
 
 def _scorer_identity(fn: Callable[..., Any]) -> str:
     """What changes when the scorer does: its qualified name and source text (rescored when it changes)."""
-    from evalkit.fsutil import digest
 
     try:
         source = inspect.getsource(fn)
@@ -616,7 +603,6 @@ def register_metric(name: str, *, description: str, aggregate: Literal["rate", "
     applicable". It runs in the score stage of in-process runs (run()); adding or changing it rescores.
     A name evalkit already has is refused unless ``replace``. Returns the registered MetricInfo.
     """
-    from evalkit.metrics.registry import ADDED, ADDED_SCORERS, METRICS, metric
 
     if name in METRICS and not replace and name not in ADDED:
         raise ValueError(f"metric {name!r} is evalkit's already (pass replace=True to redefine it)")

@@ -9,6 +9,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN
 from evalkit.plugins import registry
+from evalkit.kind_registry import kind as kind_named, kinds, names
 
 SuiteKind = str
 """A registered suite kind's name (evalkit.kinds: patch, migration, generation, rag, agentic, e2e and any an
@@ -26,7 +27,6 @@ class ChangesJudgeSpec(Model):
 
 def _known_kinds(schema: dict[str, Any]) -> None:
     """The JSON Schema of `kind:` lists the registered kinds."""
-    from evalkit.kind_registry import names
 
     schema["enum"] = list(names())
 
@@ -77,8 +77,6 @@ class SuiteSpec(Model):
     @field_validator("judge")
     @classmethod
     def _judge_kind(cls, value: bool | ChangesJudgeSpec, info: ValidationInfo) -> bool | ChangesJudgeSpec:
-        from evalkit.kind_registry import kind as kind_named, kinds
-
         kind = info.data.get("kind")
         if value is not False and kind is not None and not kind_named(kind).changes_judge:
             judged = [n for n, k in kinds().items() if k.changes_judge]

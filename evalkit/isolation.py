@@ -17,6 +17,8 @@ from pydantic import model_validator
 from evalkit.config import AUTO_BACKEND
 from evalkit.errors import InputError, Problem
 from evalkit.models import Model
+from evalkit.sandbox.backends import auto_candidates
+from evalkit.sandbox.backends import backend as part
 
 BackendName = str
 """A ``sandbox.backend`` value: ``auto`` or a registered sandbox backend (evalkit.sandbox.backends)."""
@@ -56,8 +58,6 @@ _decided: dict[str, IsolationDecision] = {}
 def decide(backend: BackendName) -> IsolationDecision:
     """Ask now (for ``auto``: each candidate's ``available()``, most preferred first, e.g. one daemon
     ping); not cached: see ``for_run``."""
-    from evalkit.sandbox.backends import auto_candidates
-    from evalkit.sandbox.backends import backend as part
 
     if backend != AUTO:
         return IsolationDecision(backend=backend, isolation=part(backend).isolation,

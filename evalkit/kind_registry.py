@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from evalkit.errors import InputError, Problem
 from evalkit.plugins import registry
@@ -70,7 +70,7 @@ def kind(name: str) -> Kind:
                 f"{type(found).__name__}.{role} is {model.__name__}, which accepts unknown keys: a misspelled key "
                 "in a case file would be ignored in silence; expected a model that refuses them (subclass "
                 "evalkit.models.Model, or set model_config = ConfigDict(extra='forbid'))")))
-    return found
+    return cast("Kind", found)  # a KindContract is a Kind: evalkit.kinds.base.Kind is the class kinds subclass
 
 
 def main_file(case: Case) -> str | None:

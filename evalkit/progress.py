@@ -30,6 +30,9 @@ from typing import Any, Callable
 
 from evalkit.counters import COUNTERS, EXTRA_LINES  # the counters live below the engine, which counts
 from evalkit.doitplus import ExecutedOnlyReporter
+from evalkit.report.leaderboard import leaderboards
+from evalkit.report.models import Report
+from evalkit.report.verdict import untestable_reason, verdict
 from evalkit.termtext import terminal_safe
 
 MODES = ("live", "plain", "quiet")
@@ -215,10 +218,10 @@ class LiveReporter(ExecutedOnlyReporter):
 
     # ---- display --------------------------------------------------------------------------
     def render(self) -> Any:
-        from rich.console import Group
-        from rich.progress_bar import ProgressBar
-        from rich.table import Table
-        from rich.text import Text
+        from rich.console import Group  # deferred: rich, only for the live display and the summary table
+        from rich.progress_bar import ProgressBar  # deferred: rich, only for the live display and the summary table
+        from rich.table import Table  # deferred: rich, only for the live display and the summary table
+        from rich.text import Text  # deferred: rich, only for the live display and the summary table
 
         table = Table.grid(padding=(0, 1))
         table.add_column("stage", style="bold")
@@ -253,8 +256,8 @@ class LiveReporter(ExecutedOnlyReporter):
 
     # ---- doit's reporter interface ---------------------------------------------------------
     def initialize(self, tasks: Any, selected_tasks: Any) -> None:
-        from rich.console import Console
-        from rich.live import Live
+        from rich.console import Console  # deferred: rich, only for the live display and the summary table
+        from rich.live import Live  # deferred: rich, only for the live display and the summary table
 
         self.state.plan(tasks, list(selected_tasks))
         super().initialize(tasks, selected_tasks)  # freezes the heap (doitplus)
@@ -320,7 +323,6 @@ def reporter_for(mode: str, jobs: int = 1) -> type:
 
 def _verdict_words(c: Any) -> str:
     """The headline comparison's verdict as the pages word it (evalkit.report.verdict)."""
-    from evalkit.report.verdict import untestable_reason, verdict
 
     v = c.verdict or verdict(c)
     if v == "not testable":
@@ -345,9 +347,7 @@ def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] |
 
     ``retries``: (suite/case, system) -> reason of pairs left with an infrastructure error to retry
     (`evalkit.run_status.pending_retries`; a judge API failure leaves the report's cell ok): errors too."""
-    from evalkit.report.leaderboard import leaderboards
-    from evalkit.report.models import Report
-    from evalkit.report.render import fmt_value
+    from evalkit.report.render import fmt_value  # deferred: the site renderer imports jinja2; only rendering needs it
 
     path = Path(site) / release / "report.json"
     try:
@@ -403,9 +403,9 @@ def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] |
 def print_summary(site: Path, release: str, console: Any = None,
                   retries: dict[tuple[str, str], str] | None = None) -> bool:
     """Print the table (``retries``: see `summary_rows`); False when the release has no report.json."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.console import Console  # deferred: rich, only for the live display and the summary table
+    from rich.markup import escape  # deferred: rich, only for the live display and the summary table
+    from rich.table import Table  # deferred: rich, only for the live display and the summary table
 
     rows = summary_rows(site, release, retries)
     if not rows:

@@ -8,17 +8,22 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.artifacts import Sample
+from evalkit.fsutil import digest
+from evalkit.graders.audit import audit_plan
 from evalkit.llm.cache import ResponseCache
 from evalkit.llm.plan import Plan, PlannedCall, Stage, grade_requests, stand_in
+from evalkit.project import participating
+from evalkit.selection import selected, selection
+from evalkit.stages.generate import generate_key
+from evalkit.stages.grade_retry import grade_current
+from evalkit.stages.slices import grade_slice
+from evalkit.store import ContentStore
+from evalkit.systems.base import RunContext, is_free, planner, run_system
 
 
 def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),
              selected: Callable[[str], bool] | None = None) -> Plan:
     """The calls of the next run over every participating (system, case) (``selected`` ones only)."""
-    from evalkit.project import participating
-    from evalkit.stages.generate import generate_key
-    from evalkit.store import ContentStore
-    from evalkit.systems.base import RunContext, is_free, planner, run_system
 
     cfg = loaded.config
     wanted = set(stages)
@@ -26,9 +31,6 @@ def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),
     cache = ResponseCache(cfg.work_path / "cache")
     generated = ContentStore(cfg.work_path / "cache", "generate")
     ctx = RunContext(root=Path(cfg.root), work=cfg.work_path, judge=cfg.judge)
-    from evalkit.fsutil import digest
-    from evalkit.stages.grade_retry import grade_current
-    from evalkit.stages.slices import grade_slice
 
     grade_config = digest(grade_slice(cfg))
     plan = Plan()
@@ -61,7 +63,6 @@ def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),
         for asker, request, is_exact in graded:
             plan.calls.append(PlannedCall("grade", asker, system.name, case.suite, request, judge, is_exact))
     if "grade" in wanted:  # judge.audit: repeats and pairwise questions, after the grade stage's own
-        from evalkit.graders.audit import audit_plan
 
         plan.calls.extend(PlannedCall("grade", c.asker, c.system, c.suite, c.request, judge, c.exact)
                           for c in audit_plan(loaded))
@@ -70,7 +71,6 @@ def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),
 
 def key_selection() -> Callable[[str], bool] | None:
     """The run's case selection ($EVALKIT_SELECT), as a predicate on case keys."""
-    from evalkit.selection import selected, selection
 
     globs = selection()
     return (lambda key: selected(key, globs)) if globs else None

@@ -7,6 +7,19 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from evalkit.fsutil import atomic_write_text
+from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample, ScoresArtifact
+from evalkit.casemodels import CaseFile, SuiteSpec
+from evalkit.config import Config
+from evalkit.graders.audit_models import JudgeAudit
+from evalkit.graders.judge import JudgeOutcome
+from evalkit.graders.judge_rubric import JudgeRubric
+from evalkit.kind_registry import kinds
+from evalkit.models import FIELD_DOCS
+from evalkit.plugins import OWN, registry
+from evalkit.report.models import CaseDetail, Report
+import os
+import subprocess
+import sys
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 SCHEMA_NAMES = ("suite", "case", "config", "report", "case-detail", "output", "execution", "grades", "scores",
@@ -16,14 +29,6 @@ kind (``case-<kind>``)."""
 
 
 def models() -> dict[str, type]:
-    from evalkit.casemodels import SuiteSpec
-    from evalkit.config import Config
-    from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample, ScoresArtifact
-    from evalkit.graders.audit_models import JudgeAudit
-    from evalkit.graders.judge import JudgeOutcome
-    from evalkit.graders.judge_rubric import JudgeRubric
-    from evalkit.report.models import CaseDetail, Report
-
     classes = (SuiteSpec, case_file_union(), Config, Report, CaseDetail, OutputArtifact, ExecutionArtifact,
                GradesArtifact, ScoresArtifact, Sample, JudgeAudit, JudgeRubric, JudgeOutcome)
     return {**dict(zip(SCHEMA_NAMES, classes, strict=True)), **kind_case_models()}
@@ -37,11 +42,7 @@ def kind_case_models(own_only: bool = True, says_kind: bool = False) -> dict[str
     """``case-<kind>``: a case file of each registered suite kind, its `inputs` and `reference` typed by the kind's
     models (evalkit.kinds), so an editor rejects a misspelled key; evalkit's own kinds unless ``own_only`` is False.
     Its `kind:` is optional (the suite.yaml says it), or required with ``says_kind`` (a branch of the union)."""
-    from pydantic import Field, create_model
-
-    from evalkit.casemodels import CaseFile
-    from evalkit.kind_registry import kinds
-    from evalkit.plugins import OWN, registry
+    from pydantic import Field, create_model  # deferred: pydantic internals, only here
 
     literal: Any = Literal  # of a name known only at run time
     out: dict[str, type] = {}
@@ -73,9 +74,7 @@ def case_file_union(own_only: bool = True) -> type:
     A file saying ``kind: <name>`` is a ``case-<name>`` case file (inputs and reference typed, an unknown key
     refused); a file saying a kind no one registered is refused; a file without `kind:` is the generic case
     file, inputs and reference free-form (its kind is known only from its suite.yaml)."""
-    from pydantic import ConfigDict, Discriminator, Field, RootModel, Tag, create_model
-
-    from evalkit.casemodels import CaseFile
+    from pydantic import ConfigDict, Discriminator, Field, RootModel, Tag, create_model  # deferred: pydantic internals, only here
 
     def tag(node: Any) -> Any:
         said = node.get("kind") if isinstance(node, dict) else getattr(node, "kind", None)
@@ -120,14 +119,9 @@ def write_schemas(out: Path | None = None) -> list[Path]:
     """Write every schema to ``out`` (default: the package's schemas/). Field docstrings become descriptions only
     in a process started with EVALKIT_FIELD_DOCS=1 (evalkit.models.FIELD_DOCS): elsewhere the schemas are
     written by such a process."""
-    from evalkit.models import FIELD_DOCS
 
     out = out or SCHEMA_DIR
     if not FIELD_DOCS:
-        import os
-        import subprocess
-        import sys
-
         code = "import sys; from pathlib import Path; from evalkit.schemas import write_schemas; " \
                "print('\\n'.join(map(str, write_schemas(Path(sys.argv[1])))))"
         proc = subprocess.run([sys.executable, "-c", code, str(out)], env={**os.environ, "EVALKIT_FIELD_DOCS": "1"},

@@ -19,7 +19,7 @@ from tests.import_contracts import module_cycles
 PACKAGE = REPO / "evalkit"
 LAYER_NAMES = ("core", "engine", "kinds", "orchestration")
 SPLIT_INITS = {"evalkit": "core", "evalkit.graders": "core", "evalkit.llm": "core", "evalkit.metrics": "core",
-               "evalkit.stages": "core", "evalkit.executors": "engine"}
+               "evalkit.stages": "core"}
 """``__init__`` of packages whose modules sit in more than one layer (no contract layer lists them): the layer their
 own imports need."""
 
@@ -138,3 +138,21 @@ def test_no_module_imports_another_modules_private_name() -> None:
                 private += [f"{module}:{node.lineno} imports {node.module}.{a.name}" for a in node.names
                             if a.name.startswith("_") and not a.name.startswith("__")]
     assert private == [], "\n".join(private)
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    """Imports sit at the top of a module; one inside a function (a heavy third-party module, or a command's or a
+    stage's own code kept off the start of `evalkit run`) carries a ``# deferred: <reason>`` comment."""
+    silent = []
+    for module, path in modules().items():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        tree = ast.parse("\n".join(lines))
+        typing_only = {id(n) for node in ast.walk(tree)
+                       if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                       for n in ast.walk(node)}
+        for func in ast.walk(tree):
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                silent += [f"{module}:{n.lineno} {ast.unparse(n)}" for n in ast.walk(func)
+                           if isinstance(n, (ast.Import, ast.ImportFrom)) and id(n) not in typing_only
+                           and "# deferred:" not in lines[n.end_lineno - 1]]
+    assert sorted(set(silent)) == [], "\n".join(sorted(set(silent)))

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from evalkit.artifacts import ArtifactBase
 from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob
 from evalkit.executors.call import StageCall, build_call, publish, run_call
+from evalkit.plugins import registry
 
 
 class ExecutorFailure(RuntimeError):
@@ -44,8 +45,6 @@ def executor_for(cfg: Any) -> Executor:
     key = (cfg.path, name, repr(sorted(settings.items())))
     with _cache_lock:  # doit's threads ask at once on the first calls: one executor (one cluster client) each
         if key not in _cache:
-            from evalkit.plugins import registry
-
             _cache[key] = registry("executors").get(name)(cfg, settings)
         return _cache[key]
 

@@ -22,13 +22,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from evalkit import __version__
 from evalkit.artifacts import ArtifactBase
 from evalkit.casemodels import PatchInputs
 from evalkit.cases import Case
 from evalkit.config import PACKAGE_DIR, Config
 from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob, file_ref, matches
 from evalkit.fsutil import atomic_write_text, confine_writes, digest
+from evalkit.graders.judge_rubric import resolved_ref
+from evalkit.stages.execute import RepoUnmapped, TreeUnavailable, execute, source_tree, tree_in_image
+from evalkit.stages.generate import generate
+from evalkit.stages.grade import grade
 from evalkit.stages.handed_trees import HANDED, TreeRef
+from evalkit.stages.score import score
+from evalkit.stages.validate import validate_case, validation_path
+from evalkit.systems.recorded import recorded_sources
 
 STAGES = ("generate", "execute", "grade", "score", "validate")
 """The stages a call runs (validate: a case's reference checked against the case, no system)."""
@@ -85,8 +93,6 @@ def _system_files(cfg: Config, system: Any, case: Case) -> list[str]:
             if p.is_file():
                 out.append(str(p))
     if getattr(system, "adapter", None) == "recorded":
-        from evalkit.systems.recorded import recorded_sources
-
         for i in range(system.samples):
             out += [str(p) for p in recorded_sources(system, case, root, i)]
     package = str(PACKAGE_DIR) + os.sep
@@ -96,8 +102,6 @@ def _system_files(cfg: Config, system: Any, case: Case) -> list[str]:
 def _rubric_files(cfg: Config, case: Case) -> list[str]:
     out = [case.rubric] if case.rubric and os.path.isabs(case.rubric) else []
     if cfg.judge.rubric:
-        from evalkit.graders.judge_rubric import resolved_ref
-
         ref = resolved_ref(cfg.judge.rubric, cfg.root or ".")
         if ref and os.path.isabs(ref):
             out.append(ref)
@@ -106,7 +110,6 @@ def _rubric_files(cfg: Config, case: Case) -> list[str]:
 
 def _tree_key(case: Case) -> str | None:
     """``repo@commit`` of a case whose tree the execute stage makes from a repository, else None."""
-    from evalkit.stages.execute import tree_in_image
 
     inputs = case.inputs
     if not isinstance(inputs, PatchInputs) or tree_in_image(case) or case.ref_path("inputs.source_dir") is not None:
@@ -137,8 +140,6 @@ def tree_manifest(folder: Path) -> dict[str, FileRef]:
 
 
 def _tree(cfg: Config, case: Case) -> TreeRef:
-    from evalkit.stages.execute import RepoUnmapped, TreeUnavailable, source_tree
-
     try:
         folder = source_tree(cfg, case)
     except RepoUnmapped as exc:
@@ -151,8 +152,6 @@ def _tree(cfg: Config, case: Case) -> TreeRef:
 def build_call(cfg: Config, stage: str, system: Any, case: Case, inputs: dict[str, ArtifactBase | None]) -> StageCall:
     """The call for one stage of one (system, case) (validate: system None): files by content, the repository
     tree made here."""
-    from evalkit import __version__
-    from evalkit.stages.validate import validation_path
 
     paths = list(case.files) + _rubric_files(cfg, case) + (_system_files(cfg, system, case) if system is not None and stage != "score" else [])
     files = {p: file_ref(p) for p in dict.fromkeys(paths) if os.path.isfile(p)}
@@ -259,23 +258,13 @@ def run_call(call: StageCall, blobs: BlobStore | None = None, scratch: Path | No
 def dispatch(stage: str, v: View, inputs: dict[str, ArtifactBase | None]) -> Any:
     cfg, system, case = v.cfg, v.system, v.case
     if stage == "validate":
-        from evalkit.stages.validate import validate_case
-
         return validate_case(cfg, case)
     if stage == "generate":
-        from evalkit.stages.generate import generate
-
         return generate(cfg, system, case)
     if stage == "execute":
-        from evalkit.stages.execute import execute
-
         return execute(cfg, system, case, inputs["generate"])  # type: ignore[arg-type]
     if stage == "grade":
-        from evalkit.stages.grade import grade
-
         return grade(cfg, system, case, inputs["generate"], inputs.get("execute"))  # type: ignore[arg-type]
     if stage == "score":
-        from evalkit.stages.score import score
-
         return score(cfg, system, case, inputs["generate"], inputs.get("execute"), inputs["grade"])  # type: ignore[arg-type]
     raise ValueError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")

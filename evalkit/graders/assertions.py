@@ -16,6 +16,8 @@ from typing import Callable
 
 from evalkit.artifacts import AssertionResult, Sample
 from evalkit.casemodels import AssertionSpec
+from evalkit.graders.degenerate import is_blank
+from evalkit.graders.syntax import check_syntax
 from evalkit.plugins import Registry, registry
 
 Check = Callable[[AssertionSpec, str, Sample, str], tuple[bool, str]]
@@ -70,7 +72,9 @@ def is_json(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tu
     except json.JSONDecodeError as exc:
         return False, f"not JSON: {exc.msg} at line {exc.lineno}"
     if spec.schema_:
-        from jsonschema import Draft202012Validator  # shipped with ragas' dependencies
+        from jsonschema import (
+            Draft202012Validator,  # shipped with ragas' dependencies  # deferred: jsonschema, only when a schema is checked
+        )
 
         errors = sorted(Draft202012Validator(spec.schema_).iter_errors(value), key=lambda e: list(e.path))
         if errors:
@@ -80,8 +84,6 @@ def is_json(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tu
 
 
 def syntax_valid(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
-    from evalkit.graders.syntax import check_syntax
-
     result = check_syntax(text, str(spec.value or language))
     if result.valid is None:
         return False, f"no parser for {result.language}"
@@ -121,7 +123,6 @@ def subject_text(spec: AssertionSpec, sample: Sample, main_file: str | None) -> 
     or the whole answer): every assertion about it fails, negative ones included. A file the answer
     deletes (``deleted_files``) is checked as empty text.
     """
-    from evalkit.graders.degenerate import is_blank
 
     deleted = getattr(sample, "deleted_files", None) or []
     if (spec.file or main_file) in deleted and (spec.file or main_file) not in sample.files:

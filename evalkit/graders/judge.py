@@ -28,6 +28,8 @@ from evalkit.models import Model
 if TYPE_CHECKING:  # the SDK takes a second to import: only when a client exists
     from evalkit.llm.client import ModelClient
 from evalkit.treesitter import SyntaxIssue, UnsupportedLanguage, syntax_errors
+from evalkit.graders.degenerate import assess
+from evalkit.llm.batch import run_batch
 
 CODEJUDGE: JudgeRubric = shipped_unregistered("codejudge")  # evalkit.metrics.registry registers its metrics
 """The default rubric (evalkit/rubrics/codejudge.yaml)."""
@@ -121,8 +123,6 @@ def migration_requests(item: MigrationJudgeInput, settings: JudgeSettings,
 
 
 def _degenerate(item: MigrationJudgeInput) -> Any:
-    from evalkit.graders.degenerate import assess
-
     return assess(item.generated_code, item.legacy_code or None, item.language)
 
 
@@ -278,8 +278,6 @@ def _prefetch_batch(
     if not requests:
         return {}
     try:
-        from evalkit.llm.batch import run_batch
-
         answers = run_batch(client, requests)
     except LLMError as exc:
         return {index: exc for index in set(owners)}

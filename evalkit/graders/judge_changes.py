@@ -36,6 +36,14 @@ from evalkit.graders.judge import Incident, JudgeOutcome, MigrationJudgeInput, S
 from evalkit.graders.judge_rubric import JudgeRubric, RubricVerdict
 from evalkit.models import Model
 from evalkit.outcomes import ChangesJudgeOutcome, FileVerdict
+from evalkit.graders.judge import aggregate_outcome, decided_without_model, migration_requests
+from evalkit.graders.judge_rubric import rubric_for
+from evalkit.kind_registry import kind
+from evalkit.llm.pricing import Usage
+from evalkit.sandbox.patchcheck import PatchRejected, check_patch
+from evalkit.sandbox.worktree import ChangeRejected, apply_changes
+from evalkit.stages.execute import TreeUnavailable, source_tree, tree_in_image
+from evalkit.treesitter import language_of_path
 
 FAILED_ORDER: tuple[Status, ...] = ("infra_error", "not_judged_budget", "judge_error", "not_configured")
 """Statuses of a file without a verdict, the one a case takes first (an API failure is retried next run)."""
@@ -69,15 +77,12 @@ class TreeMissing(RuntimeError):
 def answer_changes(cfg: Any, case: Any, sample: Any, execution: Any | None) -> tuple[str | None, dict[str, str]]:
     """(patch, files) that turn the case's tree into the answer's: the sample's patch for a patch case (what the
     tests ran on), the final iteration's diff for an e2e case."""
-    from evalkit.kind_registry import kind
 
     return kind(case.kind).answer_changes(case, sample, execution)
 
 
 def changed_files(tree: Path, patch: str | None, files: dict[str, str]) -> list[FileChange]:
     """Every text file ``patch`` and ``files`` change in ``tree`` (ChangeRejected: unsafe or not applying)."""
-    from evalkit.sandbox.patchcheck import PatchRejected, check_patch
-    from evalkit.sandbox.worktree import ChangeRejected, apply_changes
 
     touched = set(files)
     if patch and patch.strip():
@@ -116,7 +121,6 @@ def ranked(changes: list[FileChange]) -> list[FileChange]:
 
 def judge_item(case: Any, change: FileChange) -> MigrationJudgeInput:
     """What the judge reads about one changed file: before, after, and the case's task as the incident."""
-    from evalkit.treesitter import language_of_path
 
     inputs = case.inputs  # a patch case's, or an e2e (or agentic) case's: a tree and its analysis incidents
     task = (inputs.problem_statement if isinstance(inputs, PatchInputs)
@@ -136,8 +140,6 @@ def judge_item(case: Any, change: FileChange) -> MigrationJudgeInput:
 def judge_changes(cfg: Any, case: Any, sample: Any, execution: Any | None, client: Any | None,
                   rubric: JudgeRubric) -> ChangesJudgeOutcome:
     """The judge outcome of one patch or e2e output (see the module docstring)."""
-    from evalkit.sandbox.worktree import ChangeRejected
-    from evalkit.stages.execute import TreeUnavailable, source_tree, tree_in_image
 
     settings = cfg.judge.with_env()
     common = {"max_files": case.judged_files}
@@ -178,8 +180,6 @@ def _record(change: FileChange, judged: bool, outcome: JudgeOutcome | None) -> F
 
 def combine(rubric: JudgeRubric, settings: Any, outcomes: dict[str, JudgeOutcome]) -> JudgeOutcome:
     """One outcome for the case from its files' (path -> outcome): see the module docstring."""
-    from evalkit.graders.judge import aggregate_outcome  # the judge's own aggregation over samples
-    from evalkit.llm.pricing import Usage
 
     spend: dict[str, Any] = {
         "usage": sum((o.usage for o in outcomes.values()), Usage()),
@@ -232,11 +232,6 @@ def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tupl
     batch``: one item per file the answer changes (largest ``max_files``; files the pre-checks decide ask
     nothing). An e2e answer's final tree is known only after its iterations, so its first answer stands in
     (never exact); an answer not generated yet counts as one changed file."""
-    from evalkit.graders.judge import decided_without_model, migration_requests
-    from evalkit.graders.judge_rubric import rubric_for
-    from evalkit.sandbox.worktree import ChangeRejected
-    from evalkit.kind_registry import kind
-    from evalkit.stages.execute import TreeUnavailable, source_tree, tree_in_image
 
     final_later = kind(case.kind).final_tree_after_execute
     exact = exact and not final_later

@@ -27,6 +27,10 @@ from evalkit.metrics.metric_info import LEADERBOARD_METRICS, METRICS, MetricInfo
 from evalkit.models import Model
 from evalkit.names import NAME_PATTERN
 from evalkit.outcomes import RubricVerdict
+from evalkit.kind_registry import kind as kind_named, kind, known
+from evalkit.llm.prompts import PROMPTS_DIR, environment
+from evalkit.plugins import OWN, registry
+from evalkit.yamlio import line_of, load_yaml, validate
 
 RUBRICS_DIR = Path(__file__).resolve().parents[1] / "rubrics"
 """Where the shipped rubrics live (package data)."""
@@ -299,7 +303,6 @@ class JudgeRubric(Model):
     # --- templates ----------------------------------------------------------------------------------
     def template_path(self, ref: str) -> Path:
         """Where a template reference points: a shipped prompt, else a path beside the rubric file."""
-        from evalkit.llm.prompts import PROMPTS_DIR
 
         if self.base_dir is not None and ("/" in ref or "\\" in ref or (Path(self.base_dir) / ref).is_file()):
             return (Path(self.base_dir) / ref).resolve()
@@ -307,7 +310,6 @@ class JudgeRubric(Model):
 
     def render(self, ref: str, **context: Any) -> str:
         """Render one of the rubric's templates with ``context`` plus ``rubric`` (this rubric)."""
-        from evalkit.llm.prompts import environment
 
         path = self.template_path(ref)
         template = environment(str(path.parent)).get_template(path.name)
@@ -363,7 +365,7 @@ def _python_type(field: RubricField) -> Any:
 
 @cache
 def _verdict_model(rubric_json: str) -> type[Model]:
-    from pydantic import BeforeValidator
+    from pydantic import BeforeValidator  # deferred: pydantic internals, only here
 
     rubric = JudgeRubric.model_validate_json(rubric_json)
     fields: dict[str, Any] = {
@@ -400,7 +402,6 @@ def is_path_ref(ref: str) -> bool:
 def _load_file(path: str, shown: str, mtime_ns: int = 0, registered: bool = True) -> JudgeRubric:
     """The rubric at ``path`` (cached by path, name shown and modification time), its metrics registered unless
     ``registered`` is False."""
-    from evalkit.yamlio import load_yaml, validate
 
     node = load_yaml(Path(path), shown)
     if not isinstance(node, dict):
@@ -408,7 +409,6 @@ def _load_file(path: str, shown: str, mtime_ns: int = 0, registered: bool = True
                                            "system_template, user_template"))
     rubric = validate(JudgeRubric, node, shown)
     rubric = rubric.model_copy(update={"base_dir": str(Path(path).parent)})
-    from evalkit.yamlio import line_of
 
     for key in ("system_template", "user_template"):
         ref = getattr(rubric, key)
@@ -516,7 +516,6 @@ def suite_rubric_problem(ref: str, suite_dir: Path, shown_suite: str, line: int 
     """The problems of the rubric a suite.yaml names (see ``rubric_problem``), or None. ``judged``: a patch or e2e
     suite with `judge:` (evalkit.graders.judge_changes), graded by the rubric judge too; an agentic suite's rubric
     declares the fields of the verdicts a recorded judge brings (`evalkit import kai-eval --app`)."""
-    from evalkit.kind_registry import kind as kind_named, known
 
     if not (known(kind) and kind_named(kind).takes_rubric) and not judged:  # agentic: a recorded judge's fields
         return InputError(Problem(shown_suite, line, f"rubric: only migration suites have a judge rubric, and patch or "
@@ -538,7 +537,6 @@ def config_rubric_problem(cfg: Any, node: Any, shown: str) -> InputError | None:
     """The problems of the rubric ``judge.rubric`` names (see ``rubric_problem``), or None."""
     if not cfg.judge.rubric:
         return None
-    from evalkit.yamlio import line_of
 
     return rubric_problem(cfg.judge.rubric, cfg.root, shown, "judge.rubric", line_of(node, ("judge", "rubric")))
 
@@ -606,8 +604,6 @@ def judged_kinds() -> tuple[str, ...]:
     """evalkit's own suite kinds a judge rubric's metrics apply to: those the rubric judge grades (always, with
     `judge:`, or a recorded judge's verdicts). Outside kinds are not imported here (this runs while the metric
     registry loads, which an outside kind's module may itself be importing)."""
-    from evalkit.kind_registry import kind
-    from evalkit.plugins import OWN, registry
 
     own = [n for n in registry("kinds").names() if registry("kinds").source(n) == OWN]
     return tuple(n for n in own if kind(n).always_judged or kind(n).changes_judge or kind(n).takes_rubric)

@@ -31,11 +31,11 @@ def _args(p: argparse.ArgumentParser) -> None:
          "agreement of old and new judge per field (estimate first; --yes to pay)", _args)
 def cmd_rejudge(args: argparse.Namespace) -> int:
     from evalkit.graders.rejudge import (check_label, check_release, new_config, planned_calls, rejudge, side_label,
-                                         targets, write_side_release)
-    from evalkit.llm.cache import ResponseCache
-    from evalkit.cli.estimate import estimate_plan
-    from evalkit.llm.settings import MODEL_ENV, configured
-    from evalkit.project import load
+                                         targets, write_side_release)  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.llm.cache import ResponseCache  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.cli.estimate import estimate_plan  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.llm.settings import MODEL_ENV, configured  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.project import load  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     model = args.judge.strip()
     if not model:
@@ -57,7 +57,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     plan = planned_calls(cfg_new, found)
     counter = None
     if configured(cfg_new.judge):
-        from evalkit.llm.client import ModelClient
+        from evalkit.llm.client import ModelClient  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         counter = ModelClient(cfg_new.judge.with_env(), cfg.work_path / "cache")
     lines = estimate_plan(plan, ResponseCache(cfg.work_path / "cache"), counter, False)

@@ -11,13 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ClassVar
 
-from evalkit.kind_registry import UNKNOWN, KindContract
 from evalkit.artifacts import Sample
-from evalkit.checks_deep import check_patches
-from evalkit.graders import judging
-from evalkit.stages.score_entropy import entropy_metrics
-from evalkit.stages.validate import validate_reference
-from evalkit.systems.gold import reference_sample
+from evalkit.kind_registry import UNKNOWN, KindContract
 
 if TYPE_CHECKING:
     from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Sample
@@ -113,6 +108,10 @@ class Kind(KindContract):
     def gold(self, case: Case) -> Sample:
         """What a perfect system answers, built from the case's reference (the `gold` system)."""
 
+        from evalkit.systems.gold import (
+            reference_sample,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         return reference_sample(case)
 
     def canary(self, case: Case, variant: str) -> Sample | None:
@@ -133,6 +132,10 @@ class Kind(KindContract):
     # --- validate -----------------------------------------------------------------------------------------
     def validate(self, cfg: Config, case: Case) -> Any:
         """The case's reference checked against the case (a ``Validation``)."""
+
+        from evalkit.stages.validate import (
+            validate_reference,  # deferred: stage code; planning tasks needs only the declarations
+        )
 
         return validate_reference(cfg, case)
 
@@ -157,6 +160,8 @@ class Kind(KindContract):
                     execution: ExecutionArtifact | None, extra: Any) -> Any:
         """The judge outcome of one answer (None: not model-graded); may add grades to ``extra``
         (``put_extra``)."""
+
+        from evalkit.graders import judging  # deferred: stage code; planning tasks needs only the declarations
 
         return judging.judge_case(cfg, case, sample, main_file, execution)
 
@@ -186,6 +191,10 @@ class Kind(KindContract):
     def scorers(self) -> list[Scorer]:
         """The functions that add this kind's metrics, in order (later ones win a shared name)."""
 
+        from evalkit.stages.score_entropy import (
+            entropy_metrics,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         return [entropy_metrics]
 
     # --- report -------------------------------------------------------------------------------------------
@@ -200,6 +209,10 @@ class Kind(KindContract):
 
     def deep_checks(self, case: Case, cfg: Config, scratch: Path, where: Any) -> list[Problem]:
         """``evalkit check --deep`` problems of one case beyond the common ones."""
+        from evalkit.checks_deep import (
+            check_patches,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         if not self.executed:
             return []
 

@@ -5,14 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalkit.artifacts import Sample
 from evalkit.casemodels import E2EInputs, E2EReference
 from evalkit.kinds.base import Kind
-from evalkit.artifacts import Sample
-from evalkit.kinds.pages import e2e_detail
-from evalkit.stages.execute_e2e import iterate
-from evalkit.stages.score_e2e import e2e_metrics
-from evalkit.stages.score_entropy import entropy_metrics
-from evalkit.stages.score_judge import judge_metrics
 
 
 class E2E(Kind):
@@ -34,6 +29,10 @@ class E2E(Kind):
         return None
 
     def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
+        from evalkit.stages.execute_e2e import (
+            iterate,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         return [iterate(cfg, system, case, sample, i) for i, sample in enumerate(output.samples)]
 
     def answer_changes(self, case: Any, sample: Any, execution: Any) -> tuple[str | None, dict[str, str]]:
@@ -43,9 +42,21 @@ class E2E(Kind):
         return final or None, {}
 
     def scorers(self) -> list[Any]:
+        from evalkit.stages.score_e2e import (
+            e2e_metrics,  # deferred: stage code; planning tasks needs only the declarations
+        )
+        from evalkit.stages.score_entropy import (
+            entropy_metrics,  # deferred: stage code; planning tasks needs only the declarations
+        )
+        from evalkit.stages.score_judge import (
+            judge_metrics,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         return [judge_metrics, e2e_metrics, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+        from evalkit.kinds.pages import e2e_detail  # deferred: stage code; planning tasks needs only the declarations
+
         return e2e_detail(case, arts)
 
 

@@ -5,18 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalkit.casemodels import GenerationInputs, GenerationReference
-from evalkit.kinds.base import Kind
 from evalkit.artifacts import Sample
-from evalkit.graders import canaries
-from evalkit.graders.injection import detect
-from evalkit.graders.judging import rubric_case, rubric_input, rubric_without_model
-from evalkit.graders.rubric import rubric_requests
-from evalkit.kinds.base import put_extra
-from evalkit.kinds.pages import generation_detail
-from evalkit.stages.score import code_metrics
-from evalkit.stages.score_entropy import entropy_metrics
-from evalkit.stages.score_generation import generation_metrics
+from evalkit.casemodels import GenerationInputs, GenerationReference
+from evalkit.kinds.base import Kind, put_extra
 
 
 class Generation(Kind):
@@ -39,6 +30,8 @@ class Generation(Kind):
         return True  # files named by the system: each parsed by its extension
 
     def canary(self, case: Any, variant: str) -> Any:
+        from evalkit.graders import canaries  # deferred: stage code; planning tasks needs only the declarations
+
         if variant == "empty" or not isinstance(case.inputs, GenerationInputs):
             return Sample() if variant == "empty" else None
         path = case.inputs.output_path or "main"
@@ -55,13 +48,27 @@ class Generation(Kind):
         return None
 
     def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
+        from evalkit.graders.judging import (
+            rubric_case,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         return rubric_case(cfg, case, sample)
 
     def more_grades(self, case: Any, sample: Any, extra: Any) -> None:
+        from evalkit.graders.injection import detect  # deferred: stage code; planning tasks needs only the declarations
+
         put_extra(extra, "injection", [r.model_dump(mode="json") for r in detect(sample)])
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:
+        from evalkit.graders.judging import (  # deferred: stage code; planning tasks needs only the declarations
+            rubric_input,
+            rubric_without_model,
+        )
+        from evalkit.graders.rubric import (
+            rubric_requests,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         if not case.criteria:
             return []
 
@@ -73,9 +80,23 @@ class Generation(Kind):
         return Sample(files={self.main_file(case) or "main": note})
 
     def scorers(self) -> list[Any]:
+        from evalkit.stages.score import (
+            code_metrics,  # deferred: stage code; planning tasks needs only the declarations
+        )
+        from evalkit.stages.score_entropy import (
+            entropy_metrics,  # deferred: stage code; planning tasks needs only the declarations
+        )
+        from evalkit.stages.score_generation import (
+            generation_metrics,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         return [code_metrics, entropy_metrics, generation_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+        from evalkit.kinds.pages import (
+            generation_detail,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         return generation_detail(case, arts)
 
 

@@ -6,15 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from evalkit.artifacts import Sample
 from evalkit.casemodels import PatchInputs, PatchReference
 from evalkit.kinds.base import Kind
-from evalkit.artifacts import Sample
-from evalkit.graders import canaries
-from evalkit.stages.execute import run_patch
-from evalkit.stages.score_entropy import entropy_metrics
-from evalkit.stages.score_judge import judge_metrics
-from evalkit.stages.score_patch import patch_metrics
-from evalkit.stages.validate import environment_broken, validate_patch
 
 LOCALIZATION = tuple(f"{unit}_{what}@{k}" for k in (1, 3, 5, 10, 20) for unit in ("file", "function")
                      for what in ("recall", "hit"))
@@ -38,6 +32,8 @@ class Patch(Kind):
         return Sample(patch=case.read("reference.patch_file") or "")
 
     def canary(self, case: Any, variant: str) -> Any:
+        from evalkit.graders import canaries  # deferred: stage code; planning tasks needs only the declarations
+
         if variant == "empty":
             return Sample()
         if variant == "unchanged":  # the tree as it is: an empty diff
@@ -50,15 +46,35 @@ class Patch(Kind):
         return None
 
     def environment_broken(self, cfg: Any, case: Any) -> str | None:
+        from evalkit.stages.validate import (
+            environment_broken,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         return environment_broken(cfg, case)  # validated once: gold and no patch both time out
 
     def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
+        from evalkit.stages.execute import run_patch  # deferred: stage code; planning tasks needs only the declarations
+
         return [run_patch(cfg, case, sample.patch) for sample in output.samples]
 
     def validate(self, cfg: Any, case: Any) -> Any:
+        from evalkit.stages.validate import (
+            validate_patch,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         return validate_patch(cfg, case)
 
     def scorers(self) -> list[Any]:
+        from evalkit.stages.score_entropy import (
+            entropy_metrics,  # deferred: stage code; planning tasks needs only the declarations
+        )
+        from evalkit.stages.score_judge import (
+            judge_metrics,  # deferred: stage code; planning tasks needs only the declarations
+        )
+        from evalkit.stages.score_patch import (
+            patch_metrics,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         return [judge_metrics, patch_metrics, entropy_metrics]
 
     def sandbox_image(self, case: Any) -> bool:

@@ -5,16 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalkit.casemodels import RagInputs, RagReference
-from evalkit.kinds.base import Kind
 from evalkit.artifacts import Sample
-from evalkit.graders.judging import unconfigured
-from evalkit.graders.rag import grade_rag
-from evalkit.kinds.base import put_extra
-from evalkit.kinds.pages import rag_detail
-from evalkit.llm.plan import ragas_plan
-from evalkit.stages.score_entropy import entropy_metrics
-from evalkit.stages.score_rag import rag_metrics
+from evalkit.casemodels import RagInputs, RagReference
+from evalkit.kinds.base import Kind, put_extra
 
 
 class Rag(Kind):
@@ -39,21 +32,38 @@ class Rag(Kind):
 
     def grade_model(self, cfg: Any, case: Any, sample: Any, main_file: str | None, execution: Any,
                     extra: Any) -> Any:
+        from evalkit.graders.rag import grade_rag  # deferred: stage code; planning tasks needs only the declarations
+
         judge, ragas = grade_rag(cfg, case, sample)
         put_extra(extra, "ragas", ragas)
         return judge
 
     def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
+        from evalkit.graders.judging import (
+            unconfigured,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         return unconfigured(cfg)
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:
+        from evalkit.llm.plan import ragas_plan  # deferred: stage code; planning tasks needs only the declarations
+
         return [("ragas", r, exact and ok) for r, ok in ragas_plan(cache, settings, case, sample.text or "")]
 
     def scorers(self) -> list[Any]:
+        from evalkit.stages.score_entropy import (
+            entropy_metrics,  # deferred: stage code; planning tasks needs only the declarations
+        )
+        from evalkit.stages.score_rag import (
+            rag_metrics,  # deferred: stage code; planning tasks needs only the declarations
+        )
+
         return [rag_metrics, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+        from evalkit.kinds.pages import rag_detail  # deferred: stage code; planning tasks needs only the declarations
+
         return rag_detail(case, arts)
 
 

@@ -41,6 +41,12 @@ from evalkit.artifacts import Sample
 from evalkit.llm.cache import ResponseCache
 from evalkit.llm.calls import LLMRequest
 from evalkit.llm.settings import JudgeSettings
+from evalkit.casemodels import RagInputs
+from evalkit.fsutil import digest
+from evalkit.graders.judge_changes import planned_requests
+from evalkit.kind_registry import kind
+from evalkit.llm.providers import cache_scope
+from evalkit.llm.structured import AnswerError, parse_model, repair_request
 
 Stage = Literal["generate", "grade"]
 PLACEHOLDER = "(answer not known yet"
@@ -78,8 +84,6 @@ class Plan:
 
 
 def _lookup(cache: ResponseCache, settings: JudgeSettings, request: LLMRequest) -> Any:
-    from evalkit.llm.providers import cache_scope
-
     return cache.get(cache.key(request, cache_scope(settings))) if settings.use_cache else None
 
 
@@ -104,8 +108,7 @@ def _placeholder(model: type[BaseModel], marker: str) -> BaseModel:
 
 def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: str) -> Any:
     """A ragas LLM that records the requests ragas would send instead of sending them."""
-    from evalkit.llm.structured import AnswerError, parse_model, repair_request
-    from evalkit.metrics.ragas_metrics import ANSWER_SUFFIX, EvalkitRagasLLM
+    from evalkit.metrics.ragas_metrics import ANSWER_SUFFIX, EvalkitRagasLLM  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     class PlanningRagasLLM(EvalkitRagasLLM):
         """Answers from the response cache; a missing answer is recorded and replaced by a placeholder."""
@@ -113,8 +116,6 @@ def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: s
         planned: list[tuple[LLMRequest, bool]]
 
         def generate(self, prompt: str, response_model: type[Any]) -> Any:
-            from evalkit.fsutil import digest
-
             full = prompt + ANSWER_SUFFIX
             index = self.next_index(full)
             request = self.request_for(full, index, response_model)
@@ -140,9 +141,7 @@ def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: s
 
 
 def ragas_plan(cache: ResponseCache, settings: JudgeSettings, case: Any, answer: str) -> list[tuple[LLMRequest, bool]]:
-    from evalkit.metrics.ragas_metrics import judge_rag
-
-    from evalkit.casemodels import RagInputs
+    from evalkit.metrics.ragas_metrics import judge_rag  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     inputs = case.inputs_as(RagInputs)
     llm = planning_ragas_llm(cache, settings, f"ragas:{case.key}")
@@ -155,17 +154,14 @@ def grade_requests(cfg: Any, case: Any, sample: Sample, system_name: str, cache:
     """(asker, request, exact) of the grade stage for one answer."""
     settings = cfg.judge.with_env()
     if case.judged_files:  # a patch or e2e suite with `judge:` (evalkit.graders.judge_changes)
-        from evalkit.graders.judge_changes import planned_requests
 
         return [("changes judge", r, ok) for r, ok in planned_requests(cfg, case, sample, exact)]
-    from evalkit.kind_registry import kind
 
     return kind(case.kind).grade_requests(cfg, case, sample, cache, exact, settings)  # judge, rubric, ragas
 
 
 def stand_in(system: Any, case: Any) -> Sample:
     """An answer unique to ``system`` where the real one is not known yet (same size as the legacy file)."""
-    from evalkit.kind_registry import kind
 
     note = f"(answer of {system.name} to {case.key}: not generated yet)"
     return kind(case.kind).stand_in(case, note)  # e.g. migration: as large as the legacy file

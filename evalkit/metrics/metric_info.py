@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Callable, Literal
 
+from evalkit.kind_registry import kind, known, names
 from evalkit.models import Model
-
 
 Metrics = dict[str, float | None]
 """A scorer's values: metric name -> value (None: not applicable)."""
@@ -84,8 +84,6 @@ class LeaderboardMetrics(Mapping[str, tuple[str, ...]]):
             names.insert(0, name)  # the latest loaded rubric's first, as each is inserted right after the anchor
 
     def __getitem__(self, kind_name: str) -> tuple[str, ...]:
-        from evalkit.kind_registry import kind, known
-
         if not known(kind_name):
             raise KeyError(kind_name)
         ranked: list[str] = []
@@ -94,13 +92,9 @@ class LeaderboardMetrics(Mapping[str, tuple[str, ...]]):
         return tuple(ranked)
 
     def __iter__(self) -> Iterator[str]:
-        from evalkit.kind_registry import names
-
         return iter(names())
 
     def __len__(self) -> int:
-        from evalkit.kind_registry import names
-
         return len(names())
 
 

@@ -13,6 +13,7 @@ from evalkit.config import Config
 from evalkit.fsutil import atomic_write_json, digest, remove
 from evalkit.names import is_valid_name
 from evalkit.report.models import CaseDetail
+from evalkit.kind_registry import main_file
 
 
 STAGES = ("generate", "execute", "grade", "score")
@@ -47,7 +48,6 @@ def case_detail(cfg: Config, case: Case, systems: list[Any],
         got = (raw or {}).get(system.name) or read_artifacts(work, system.name, case)
         per_system[system.name] = {ARTIFACT_KEYS[stage]: json.loads(data) if data is not None else None
                                    for stage, data in got.items()}
-    from evalkit.kind_registry import main_file
 
     return CaseDetail(release=cfg.release, suite=case.suite, kind=case.kind, language=case.language, case_id=case.id,
                       description=case.description, tags=case.tags,

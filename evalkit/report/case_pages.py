@@ -197,7 +197,7 @@ def remove_gone_cases(site: Path, report: Report, old_index: dict[str, str], ind
 
 def case_templates(env: Environment) -> tuple[Any, Any, Any]:
     """The case page's and the compare page's templates and the panel of one system (`evalkit.report.panel`)."""
-    from evalkit.report.panel import system_panel
+    from evalkit.report.panel import system_panel  # deferred: imports jinja2; only rendering needs it
 
     graded = env.get_template("macros.html.j2").module.graded_sections  # type: ignore[attr-defined]
     return (env.get_template("case.html.j2"), env.get_template("compare.html.j2"),

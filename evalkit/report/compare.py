@@ -18,7 +18,10 @@ from typing import Any
 from evalkit.errors import InputError
 from evalkit.fsutil import atomic_write_text
 from evalkit.models import Model
+from evalkit.report import charts
 from evalkit.report.models import ReleaseDiff, Report
+from evalkit.report.page_data import load_report, regression_groups
+from evalkit.report.release_diff import release_diff
 from evalkit.report.site import list_releases
 
 
@@ -62,7 +65,6 @@ def compare_reports(a: Report, b: Report) -> ReleaseComparison:
     """What changed from report ``a`` to report ``b`` (any two releases, either order).
 
     Always recomputed from both report.json files (``b.diff`` may predate a rerun of ``a``)."""
-    from evalkit.report.release_diff import release_diff
 
     diff = release_diff(a, b.cases)
     old = {(r.suite, r.case_id): r for r in a.cases}
@@ -122,9 +124,7 @@ def check_releases(site: Path, a: str, b: str) -> None:
 def render_comparison(site: Path, a: str, b: str, tdir: Path | None = None,
                       cache_dir: Path | None = None) -> Path:
     """Write site/compare/<a>..<b>.html and its JSON; returns the page."""
-    from evalkit.report import charts
-    from evalkit.report.page_data import load_report, regression_groups
-    from evalkit.report.site_env import environment
+    from evalkit.report.site_env import environment  # deferred: imports jinja2; only rendering needs it
 
     site = Path(site)
     check_releases(site, a, b)

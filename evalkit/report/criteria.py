@@ -18,6 +18,7 @@ from evalkit.artifacts import ARTIFACT_FILES
 from evalkit.kind_registry import kind
 from evalkit.models import Model
 from evalkit.outcomes import RubricOutcome
+from evalkit.stats import wilson_interval
 
 if TYPE_CHECKING:  # report.models imports this module: keep its imports light
     from evalkit.artifacts import ScoresArtifact
@@ -97,7 +98,6 @@ def criterion_rates(work: str, cases: Iterable[Case], systems: list[str],
                     tally.met += verdicts[cid]
                 else:
                     tally.not_judged += 1
-    from evalkit.stats import wilson_interval
 
     for row in rows.values():
         for tally in row.systems.values():

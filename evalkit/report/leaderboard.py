@@ -346,7 +346,8 @@ TABLE_END = "<!-- /canary-table -->"
 def canary_table(report: Report) -> str:
     """Markdown: per suite, its headline and what each canary, gold and the best real system score on it (the
     README's table, regenerated from a run with `canaries: true` so that it cannot drift)."""
-    from evalkit.graders.canaries import VARIANTS, system_name
+
+    from evalkit.graders.canaries import VARIANTS, system_name  # deferred: graders' code, only where canaries ran
 
     cols = [system_name(v) for v in VARIANTS]
     head = ("| suite (kind) | headline | " + " | ".join(v for v in VARIANTS) + " | gold | best real system |\n"

@@ -14,6 +14,7 @@ from evalkit.report.page_data import (load_report, comparison_index, headline_me
                                       regression_groups, release_charts, status_counts)
 from evalkit.report.site import list_releases, templates_dir
 from evalkit.report.site_env import environment
+from evalkit.kind_registry import code_stamp as kinds_code_stamp
 
 PAGE_INDEX = ".pages.json"  # not published content: the manifest skips dot-files
 CASES_PER_PAGE = 500  # a suite's case list is split into pages of this many cases (each page well under 1 MB)
@@ -42,10 +43,11 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
     nav = {"releases": releases, "palette": palette, "counts": counts, "comps": comps, "judgement": judgement,
            "show_cpr": show_cpr}
 
-
     def other_pages() -> list[Path]:
         """The release page, suite pages, regressions and the comparison with the previous release:
         rendered here while forked workers render the case pages."""
+        from evalkit.report.compare import PAGE_ROWS, largest_first, render_comparison  # deferred: the comparison page, only when there is a previous release
+
         written: list[Path] = []
         suite_rows = {s.name: [r for r in report.cases if r.suite == s.name] for s in report.suites}
         headline_names = {i.name for i in headline}
@@ -79,7 +81,6 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
                     remove(stale)
 
         page = out_dir / "regressions.html"
-        from evalkit.report.compare import PAGE_ROWS, largest_first
 
         groups = regression_groups(site, report)
         largest_first(groups, PAGE_ROWS)
@@ -88,7 +89,6 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
         written.append(page)
         prev = report.diff.previous_release
         if prev and prev in releases:  # site/compare/<previous>..<release>.html (others: `evalkit compare A B`)
-            from evalkit.report.compare import render_comparison
 
             written.append(render_comparison(site, prev, release, tdir, cache_dir))
         return written
@@ -98,7 +98,6 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
         old_index = json.loads(index_path.read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError):
         old_index = {}
-    from evalkit.kind_registry import code_stamp as kinds_code_stamp
 
     tfiles = sorted(p for p in (templates_dir(tdir) / "site").rglob("*") if p.is_file())
     shared = digest([[(str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in tfiles], releases,

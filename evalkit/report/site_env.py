@@ -18,6 +18,7 @@ from markupsafe import Markup, escape
 
 from evalkit.difflines import line_class
 from evalkit.fsutil import ensure_dir
+from evalkit.kind_registry import template_dirs
 from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.report.site import templates_dir
 from evalkit.report.verdict import untestable_reason, verdict
@@ -41,7 +42,6 @@ def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Envi
     env = _ENVIRONMENTS.get(key)
     if env is not None:
         return env
-    from evalkit.kind_registry import template_dirs
 
     site = [str(templates_dir(tdir) / "site"), *template_dirs()]  # a kind's own case partial (case_<kind>.html.j2)
     env = Environment(loader=FileSystemLoader(site),

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Any
 
+import evalkit.agreement
+import evalkit.power
+import evalkit.stats
 from evalkit.fsutil import atomic_write_json, digest
 
 STATS_CACHE_VERSION = 1
@@ -63,11 +67,6 @@ class StatsCache:
 
 def _stats_salt() -> str:
     """What else a cached statistic depends on: the code computing it and the numerical libraries."""
-    import importlib.util
-
-    import evalkit.agreement
-    import evalkit.power
-    import evalkit.stats
 
     parts: list[Any] = [STATS_CACHE_VERSION, Path(evalkit.stats.__file__).read_text(encoding="utf-8"),
                         Path(evalkit.power.__file__).read_text(encoding="utf-8"),

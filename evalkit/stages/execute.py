@@ -21,6 +21,9 @@ from evalkit.kind_registry import kind
 from evalkit.stages.handed_trees import handed_tree
 from evalkit.stages.slices import execute_slice
 from evalkit.store import ContentStore
+from evalkit.isolation import for_run, refusal
+from evalkit.sandbox import SandboxLimits, TestRunSpec, run_tests_cached
+from evalkit.swebench.harness import case_parser
 
 _tree_lock = threading.Lock()
 
@@ -118,7 +121,6 @@ def source_tree(cfg: Config, case: Case) -> Path:
 def host_refusal(cfg: Config, case: Case) -> dict[str, Any] | None:
     """An infra_error run record when this run's isolation may not execute the case's suite
     (``auto`` found no daemon at the start and the suite is not trusted); None when it may."""
-    from evalkit.isolation import for_run, refusal
 
     why = refusal(for_run(cfg.sandbox.backend), case.suite, case.trusted)
     return None if why is None else {"status": "infra_error", "reason": why, "isolation": None}
@@ -140,7 +142,6 @@ def official_image(cfg: Config, image: str) -> str:
 
 def run_spec(cfg: Config, case: Case, patch: str | None, trusted: bool = False) -> Any:
     """The sandbox request for one patch on one case (``trusted``: the case's own reference patch)."""
-    from evalkit.sandbox import SandboxLimits, TestRunSpec
 
     inputs, ref = case.inputs_as(PatchInputs), case.reference_as(PatchReference)
     sb = cfg.sandbox
@@ -172,7 +173,6 @@ def _test_paths(case: Case) -> dict[str, Any]:
 
 def _harness_parser(inputs: PatchInputs) -> str | None:
     """The official SWE-bench harness's log parser of a SWE-bench case (None for other patch cases)."""
-    from evalkit.swebench.harness import case_parser
 
     return case_parser(inputs)
 
@@ -180,7 +180,6 @@ def _harness_parser(inputs: PatchInputs) -> str | None:
 def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]) -> dict[str, Any]:
     """Run an agentic or e2e case's tests on its tree plus `patch`: `test_ids` must all pass
     (as FAIL_TO_PASS: an id absent from the results counts as failed). Content-addressed."""
-    from evalkit.sandbox import SandboxLimits, TestRunSpec, run_tests_cached
 
     inputs, sb = case.inputs_as(SandboxInputs), cfg.sandbox
     refused = host_refusal(cfg, case)
@@ -204,7 +203,6 @@ def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]
 def run_patch(cfg: Config, case: Case, patch: str | None, trusted: bool = False) -> dict[str, Any]:
     """Run one patch (content-addressed: the same tree, patch and settings never run twice);
     ``trusted``: the case's reference patch (a system's is never trusted)."""
-    from evalkit.sandbox import run_tests_cached
 
     refused = host_refusal(cfg, case)
     if refused:

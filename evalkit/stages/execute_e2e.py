@@ -24,7 +24,9 @@ from evalkit.config import Config
 from evalkit.fsutil import digest
 from evalkit.sandbox.worktree import ChangeRejected, WorkTree, apply_changes, text_files
 from evalkit.stages.execute import TreeUnavailable, app_test_run, source_tree
+from evalkit.stages.generate import generate_key
 from evalkit.store import ContentStore
+from evalkit.systems.base import RunContext, run_system
 
 
 class RerunInputs(E2EInputs):
@@ -58,8 +60,6 @@ def iteration_diff(before: dict[str, str], after: dict[str, str]) -> str:
 def reinvoke(cfg: Config, system: Any, case: Case, wt: WorkTree, rel: str, feedback: dict[str, Any],
              sample_index: int) -> Sample:
     """Run the system again on the current tree with feedback (cached by tree, feedback and system)."""
-    from evalkit.stages.generate import generate_key
-    from evalkit.systems.base import RunContext, run_system
 
     store = ContentStore(cfg.work_path / "cache", "generate")
     key = store.key({"base": generate_key(cfg, system, case, sample_index), "tree": digest(sorted(text_files(wt.path).items())),

@@ -13,6 +13,7 @@ from evalkit.stages.slices import generate_slice
 from evalkit.store import ContentStore
 from evalkit.systems.base import RunContext, run_system
 from evalkit.systems.command import PROTOCOL_VERSION
+from evalkit.systems.recorded import recorded_sources
 
 
 def generate_key(cfg: Config, system: Any, case: Case, sample_index: int) -> dict[str, Any]:
@@ -21,7 +22,6 @@ def generate_key(cfg: Config, system: Any, case: Case, sample_index: int) -> dic
     key = {"protocol": PROTOCOL_VERSION, "system": generate_slice(cfg, system), "watch": watched,
            "case": case.digest, "sample": sample_index}
     if getattr(system, "adapter", None) == "recorded":  # the recording is the answer: its content is an input
-        from evalkit.systems.recorded import recorded_sources
 
         key["recorded"] = [(p.name, file_digest(p) if p.is_file() else None)
                            for p in recorded_sources(system, case, Path(cfg.root), sample_index)]

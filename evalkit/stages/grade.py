@@ -17,6 +17,7 @@ from evalkit.graders.assertions import run_assertions
 from evalkit.graders.syntax import check_files, check_syntax
 from evalkit.outcomes import GradesExtra, JudgeOutcome, RubricOutcome
 from evalkit.stages.slices import grade_slice
+from evalkit.recorded_judge import recorded_outcome
 
 
 def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
@@ -42,8 +43,6 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     extra = GradesExtra()
     judge: JudgeOutcome | RubricOutcome | None
     if recorded:
-        from evalkit.recorded_judge import recorded_outcome
-
         judge = recorded_outcome(cfg.resolve(recorded), case.key, recorded)
     elif deleted_right:
         judge = None

@@ -8,9 +8,13 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact,
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.fsutil import digest
+from evalkit.graders.degenerate import assess, empty_answer
 from evalkit.kind_registry import kind, main_file
+from evalkit.metrics.codebleu import codebleu, codebleu_gain
 from evalkit.metrics.metric_info import Metrics
+from evalkit.metrics.registry import added_values
 from evalkit.stages.slices import score_slice
+from evalkit.stages.validate import validation_status
 
 Scorer = Callable[[Config, Case, OutputArtifact, ExecutionArtifact | None, GradesArtifact], Metrics]
 """A kind's scorer: adds metrics; each suite kind lists its own (evalkit.kinds, ``Kind.scorers``)."""
@@ -35,7 +39,6 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
     reference = expected_code(case)
     if mf is None or reference is None:
         return out
-    from evalkit.metrics.codebleu import codebleu
 
     generated = output.first.files.get(mf, "")
     result = codebleu(generated, reference, case.language, weights=cfg.metrics.codebleu_weights)
@@ -45,7 +48,6 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
             out[f"codebleu_{part}"] = getattr(result, part)
         baseline = kind(case.kind).codebleu_baseline(cfg, case, reference)  # e.g. migration: the legacy file's
         if baseline is not None:  # how much closer than doing nothing (evalkit.stages.score_migration)
-            from evalkit.metrics.codebleu import codebleu_gain
 
             gain = codebleu_gain(result.codebleu, baseline)
             if gain is not None:
@@ -55,7 +57,6 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
 
 def degenerate_metrics(case: Case, output: OutputArtifact, mf: str | None) -> Metrics:
     """`unchanged` (migration: the legacy file returned as is) and `complete` (no elided code) of the main file."""
-    from evalkit.graders.degenerate import assess
 
     sample = output.first
     if mf is None or output.status != "ok" or mf in (getattr(sample, "deleted_files", None) or []):
@@ -97,14 +98,12 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
             return ScoresArtifact(**base, status="bug", reason=art.reason, excluded="bug", **common)
         if art is not None and art.status == "broken":
             return ScoresArtifact(**base, status="broken", reason=art.reason, excluded="broken", **common)
-    from evalkit.stages.validate import validation_status
 
     if kd.validated:  # the reference failed its own case (evalkit.stages.validate)
         validation = validation_status(cfg, case)
         if validation and validation[0] == "broken":
             return ScoresArtifact(**base, status="broken", reason=f"{kd.validation_label}: {validation[1]}",
                                   excluded="broken", **common)
-    from evalkit.graders.degenerate import empty_answer
 
     # an empty answer (no main file, nothing at all) is no answer
     answered = output.status == "ok" and not empty_answer(output.first, main_file(case))
@@ -123,7 +122,6 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
         metrics["assertion_pass"] = 0.0
     for fn in kd.scorers():
         metrics.update(fn(cfg, case, output, execution, grades))
-    from evalkit.metrics.registry import added_values
 
     metrics.update(added_values(case, output, execution, grades))  # metrics added by evalkit.api.register_metric
     if grades.judge is not None and grades.judge.source == "recorded" and kd.recorded_verdict_alone and main_file(case) not in output.first.files:

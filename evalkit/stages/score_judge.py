@@ -9,13 +9,12 @@ from __future__ import annotations
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.graders.judge_rubric import rubric_for, shipped, shipped_names
 from evalkit.metrics.metric_info import Metrics
 
 
 def judge_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                   grades: GradesArtifact) -> Metrics:
-    from evalkit.graders.judge_rubric import rubric_for, shipped, shipped_names
-
     judge = grades.judge
     if judge is None:  # no judge outcome: a patch or e2e suite without `judge:`, a file deleted as the target does
         return {}
