@@ -57,7 +57,7 @@ class SuiteSpec(Model):
     setup configuration file."""
     rubric: str | None = None
     """Migration suites (and patch or e2e suites with `judge:`): the judge rubric, a shipped name (codejudge,
-    kai_ci, kai_eval) or a rubric .yaml path relative to the suite folder (evalkit.graders.judge_rubric); None:
+    kai_ci, kai_eval) or a rubric .yaml path relative to the suite folder (evalkit.graders.rubric_config); None:
     the judge config's (default codejudge)."""
     judge: bool | ChangesJudgeSpec = False
     """Patch and e2e suites: `true` or `{max_files: N}` has the rubric judge grade each output besides the tests,

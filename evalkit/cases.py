@@ -31,7 +31,7 @@ from evalkit.fsutil import atomic_write_bytes, digest, file_digest
 from evalkit.models import OpenModel
 from evalkit.names import case_id_problem, is_valid_name, name_problem, suite_name_problem
 from evalkit.yamlio import describe_error, line_of, load_yaml, validate
-from evalkit.graders.judge_rubric import resolved_ref, suite_rubric_problem
+from evalkit.graders.rubric_config import resolved_ref, suite_rubric_problem
 from evalkit.kind_registry import UNKNOWN
 import dataclasses
 

@@ -11,7 +11,7 @@ from pydantic import Discriminator, Field, PrivateAttr, Tag, field_validator, mo
 
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import confine_writes
-from evalkit.graders.judge_rubric import config_rubric_problem
+from evalkit.graders.rubric_config import config_rubric_problem
 from evalkit.llm.settings import FallbackSettings, JudgeSettings
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN, is_valid_name, name_problem, release_problem

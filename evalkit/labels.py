@@ -33,9 +33,9 @@ from typing import Annotated, Any, Callable
 
 from pydantic import BeforeValidator, Field, RootModel, ValidationError, create_model
 
-import evalkit.graders.judge_rubric as judge_rubric
+import evalkit.graders.rubric_config as judge_rubric
 from evalkit.errors import InputError, Problem, rel
-from evalkit.graders.judge_rubric import JudgeRubric, field_validator_of
+from evalkit.graders.rubric_config import JudgeRubric, field_validator_of
 from evalkit.kind_registry import kinds
 from evalkit.models import Model
 from evalkit.names import is_valid_name, name_problem
@@ -249,7 +249,7 @@ def project_labels(cfg: Any, project: Any) -> tuple[list[HumanLabel], list[Probl
 
 
 def rubric_for(cfg: Any, project: Any, case: Any) -> Any:
-    """The judge rubric grading ``case``'s suite (evalkit.graders.judge_rubric)."""
+    """The judge rubric grading ``case``'s suite (evalkit.graders.rubric_config)."""
 
     finder = getattr(judge_rubric, "rubric_for_suite", None)
     suite = project.suites.get(case.suite)

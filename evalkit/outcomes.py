@@ -67,7 +67,7 @@ class JudgeOutcome(GraderSpend):
     model: str | None = None
     """Judge model id."""
     rubric: str | None = None
-    """Name of the rubric the verdicts follow (evalkit.graders.judge_rubric); None in records older than rubrics
+    """Name of the rubric the verdicts follow (evalkit.graders.rubric_config); None in records older than rubrics
     (CodeJudge's)."""
     samples: int = 0
     """Verdicts asked for."""

@@ -20,8 +20,8 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from evalkit.errors import InputError, Problem
-from evalkit.graders.judge import outcome_of
-from evalkit.graders.judge_rubric import shipped
+from evalkit.graders.migration_judge import outcome_of
+from evalkit.graders.rubric_config import shipped
 from evalkit.models import Model
 from evalkit.outcomes import JudgeOutcome
 from evalkit.stages.score_judge import judge_metrics

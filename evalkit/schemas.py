@@ -11,8 +11,8 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact,
 from evalkit.casemodels import CaseFile, SuiteSpec
 from evalkit.config import Config
 from evalkit.graders.audit_models import JudgeAudit
-from evalkit.graders.judge import JudgeOutcome
-from evalkit.graders.judge_rubric import JudgeRubric
+from evalkit.graders.migration_judge import JudgeOutcome
+from evalkit.graders.rubric_config import JudgeRubric
 from evalkit.kind_registry import kinds
 from evalkit.models import FIELD_DOCS
 from evalkit.plugins import OWN, registry

@@ -243,8 +243,8 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 @command("compare", "compare two releases of the site: site/compare/A..B.html, per case what changed", _compare_args)
 def cmd_compare(args: argparse.Namespace) -> int:
     from evalkit.fsutil import confine_writes  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.report.compare import counts, render_comparison  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.report.compare import ReleaseComparison  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.report.compare_page import counts, render_comparison  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.report.compare_page import ReleaseComparison  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     tdir = cache = None
     if args.site:

@@ -52,17 +52,9 @@ class EstimateLine(Model):
 
 def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> list[EstimateLine]:
     """Price ``plan``'s calls: one line per group, duplicates counted once."""
-    from evalkit.llm.client import (
-        estimate_tokens,  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    )
-    from evalkit.llm.pricing import (  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-        Usage,
-        cost_usd,
-        price_for,
-    )
-    from evalkit.llm.providers import (
-        cache_scope,  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    )
+    from evalkit.llm.client import estimate_tokens  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.llm.pricing import Usage, cost_usd, price_for  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.llm.providers import cache_scope  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     lines: dict[tuple[str, str, str, str], EstimateLine] = {}
     seen: set[str] = set()
@@ -97,26 +89,17 @@ def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> lis
 @command("estimate", "count every model call the next run would make (systems under test, judges, rubrics, "
          "ragas) and its cost; no call is paid", config_arg)
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from evalkit.llm.cache import (
-        ResponseCache,  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    )
-    from evalkit.llm.settings import (
-        configured,  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    )
+    from evalkit.llm.cache import ResponseCache  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.llm.settings import configured  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
     from evalkit.project import load  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.run_plan import (  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-        key_selection,
-        plan_run,
-    )
+    from evalkit.run_plan import key_selection, plan_run  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     loaded = load(args.config)
     cfg = loaded.config
     settings = cfg.judge.with_env()
     counter = None
     if configured(settings):
-        from evalkit.llm.client import (
-            ModelClient,  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-        )
+        from evalkit.llm.client import ModelClient  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         counter = ModelClient(settings, cfg.work_path / "cache")
     plan = plan_run(loaded, selected=key_selection())
@@ -142,9 +125,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
               "stand-in answer (identical answers would share a verdict); `evalkit run generate` first for an "
               "exact count")
     if counter is None:
-        from evalkit.llm.keys import (
-            env_names,  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-        )
+        from evalkit.llm.keys import env_names  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         print(f"{env_names(settings.provider)[1]} is not set: the run would make none of these calls "
               "(judges not configured)")

@@ -29,7 +29,7 @@ from evalkit.cases import Case
 from evalkit.config import PACKAGE_DIR, Config
 from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob, file_ref, matches
 from evalkit.fsutil import atomic_write_text, confine_writes, digest
-from evalkit.graders.judge_rubric import resolved_ref
+from evalkit.graders.rubric_config import resolved_ref
 from evalkit.stages.execute import RepoUnmapped, TreeUnavailable, execute, source_tree, tree_in_image
 from evalkit.stages.generate import generate
 from evalkit.stages.grade import grade

@@ -72,9 +72,7 @@ def is_json(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tu
     except json.JSONDecodeError as exc:
         return False, f"not JSON: {exc.msg} at line {exc.lineno}"
     if spec.schema_:
-        from jsonschema import (
-            Draft202012Validator,  # shipped with ragas' dependencies  # deferred: jsonschema, only when a schema is checked
-        )
+        from jsonschema import Draft202012Validator  # deferred: jsonschema, only when a schema is checked
 
         errors = sorted(Draft202012Validator(spec.schema_).iter_errors(value), key=lambda e: list(e.path))
         if errors:

@@ -36,7 +36,7 @@ from evalkit.kind_registry import kind as suite_kind
 from evalkit.llm.calls import LLMError, LLMRequest, LLMResponse
 from evalkit.artifacts import artifact_path, read_optional
 from evalkit.fsutil import atomic_write_json
-from evalkit.graders.judge_rubric import rubric_for
+from evalkit.graders.rubric_config import rubric_for
 from evalkit.kind_registry import main_file
 from evalkit.project import participating
 from evalkit.stages.slices import grade_slice
@@ -61,7 +61,7 @@ FieldKind = Literal["ordinal", "boolean", "continuous"]
 
 def field_kinds(cfg: Any, case: Any) -> list[tuple[str, FieldKind, list[Any] | None]]:
     """(name, kind, categories) of the verdict fields ``case`` is judged on: its rubric's
-    (evalkit.graders.judge_rubric.rubric_for), in the rubric's order."""
+    (evalkit.graders.rubric_config.rubric_for), in the rubric's order."""
 
     out: list[tuple[str, FieldKind, list[Any] | None]] = []
     for f in rubric_for(cfg, case).fields:
@@ -141,8 +141,8 @@ def audit_work(cfg: Any, project: Any, candidates: dict[tuple[str, str], Candida
 
     ``candidates`` must hold every (system name, case key) of the sampled cases' systems."""
 
-    from evalkit.graders.judge import decided_without_model, migration_requests  # deferred: the judge's code, only when the audit runs
-    from evalkit.graders.judging import migration_input  # deferred: the judge's code, only when the audit runs
+    from evalkit.graders.migration_judge import decided_without_model, migration_requests  # deferred: the judge's code, only when the audit runs
+    from evalkit.graders.judge_dispatch import migration_input  # deferred: the judge's code, only when the audit runs
     from evalkit.graders.pairwise import pairwise_request  # deferred: the judge's code, only when the audit runs
 
     settings: AuditSettings = cfg.judge.audit
@@ -256,7 +256,7 @@ def _run_candidates(cfg: Any, project: Any) -> dict[tuple[str, str], Candidate |
 
 
 def _repeat_one(cfg: Any, client: Any, cand: Candidate, requests: list[LLMRequest]) -> RepeatedVerdicts:
-    from evalkit.graders.judge import parse_verdict  # deferred: the judge's code, only when the audit runs
+    from evalkit.graders.migration_judge import parse_verdict  # deferred: the judge's code, only when the audit runs
     from evalkit.llm.structured import ask_samples  # deferred: the judge's code, only when the audit runs
 
     rubric = rubric_for(cfg, cand.case)
@@ -369,7 +369,7 @@ def audit_path(cfg: Any, release: str | None = None) -> Path:
 def write_audit(cfg: Any, project: Any) -> JudgeAudit:
     """Run the audit with the run's shared client and write site/<release>/judge_audit.json."""
 
-    from evalkit.graders.judging import client_for  # deferred: the judge's code, only when the audit runs
+    from evalkit.graders.judge_dispatch import client_for  # deferred: the judge's code, only when the audit runs
 
     result = run_audit(cfg, project, client_for(cfg))
     atomic_write_json(audit_path(cfg), result)

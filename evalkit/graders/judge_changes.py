@@ -1,7 +1,7 @@
 """The rubric judge on a patch or e2e answer: one judge item per file the answer changed.
 
 A patch or e2e suite with ``judge:`` in its suite.yaml (evalkit.casemodels.ChangesJudgeSpec) is graded
-by the migration judge (evalkit.graders.judge) besides its tests, so the judge's verdicts can be held
+by the migration judge (evalkit.graders.migration_judge) besides its tests, so the judge's verdicts can be held
 against the tests (report.json ``calibration``, evalkit.report.calibration).
 
 What the judge reads per output: every file the answer changed, *before* (the case's source tree) and
@@ -32,12 +32,12 @@ from typing import Any, Literal
 
 from evalkit import tempdirs
 from evalkit.casemodels import PatchInputs, SandboxInputs
-from evalkit.graders.judge import Incident, JudgeOutcome, MigrationJudgeInput, Status, decided_outcome, judge_migration
-from evalkit.graders.judge_rubric import JudgeRubric, RubricVerdict
+from evalkit.graders.migration_judge import Incident, JudgeOutcome, MigrationJudgeInput, Status, decided_outcome, judge_migration
+from evalkit.graders.rubric_config import JudgeRubric, RubricVerdict
 from evalkit.models import Model
 from evalkit.outcomes import ChangesJudgeOutcome, FileVerdict
-from evalkit.graders.judge import aggregate_outcome, decided_without_model, migration_requests
-from evalkit.graders.judge_rubric import rubric_for
+from evalkit.graders.migration_judge import aggregate_outcome, decided_without_model, migration_requests
+from evalkit.graders.rubric_config import rubric_for
 from evalkit.kind_registry import kind
 from evalkit.llm.pricing import Usage
 from evalkit.sandbox.patchcheck import PatchRejected, check_patch

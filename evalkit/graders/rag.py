@@ -20,7 +20,7 @@ from evalkit.artifacts import Sample
 from evalkit.casemodels import RagInputs
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.graders.judging import NOT_CONFIGURED, client_for
+from evalkit.graders.judge_dispatch import NOT_CONFIGURED, client_for
 from evalkit.llm.pricing import Usage
 from evalkit.outcomes import JudgeOutcome, JudgeStatus, RagasMetric, RagasOutcome
 
@@ -30,9 +30,7 @@ _WORST_FIRST: tuple[JudgeStatus, ...] = ("not_judged_budget", "infra_error", "ju
 
 def not_configured() -> tuple[JudgeOutcome, RagasOutcome]:
     """(judge summary, extra["ragas"]) when no judge is configured: no call, nothing scored."""
-    from evalkit.metrics.ragas_metrics import (
-        METRIC_NAMES,  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
-    )
+    from evalkit.metrics.ragas_metrics import METRIC_NAMES  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     metrics = {name: RagasMetric(status="not_configured", value=None, value_5=None) for name in METRIC_NAMES}
     return NOT_CONFIGURED.model_copy(), RagasOutcome(status="not_configured", metrics=metrics)
@@ -44,12 +42,7 @@ def grade_rag(cfg: Config, case: Case, sample: Sample) -> tuple[JudgeOutcome, Ra
     client = client_for(cfg)
     if client is None:
         return not_configured()
-    from evalkit.metrics.ragas_metrics import (  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
-        EMBEDDING_DIM,
-        RAGAS_VERSION,
-        EvalkitRagasLLM,
-        judge_rag,
-    )
+    from evalkit.metrics.ragas_metrics import EMBEDDING_DIM, RAGAS_VERSION, EvalkitRagasLLM, judge_rag  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     settings = cfg.judge.with_env()
     inputs = case.inputs_as(RagInputs)

@@ -2,7 +2,7 @@
 
 ``evalkit rejudge --judge MODEL`` (evalkit.graders.rejudge_cmd) takes the outputs of the release the
 work folder holds (its report.json must be the one those artifacts made), asks the new judge exactly
-what the grade stage would ask it (same rubric, samples and pre-checks: evalkit.graders.judging), and
+what the grade stage would ask it (same rubric, samples and pre-checks: evalkit.graders.judge_dispatch), and
 writes a side release ``site/<label>/`` with ``rejudge.json`` and a page: per verdict field the
 agreement of the new judge with the old (Cohen's kappa, quadratic-weighted for ordinal scales, with
 its bootstrap interval: evalkit.agreement), the mean difference (new - old) and n. Requests are
@@ -27,7 +27,7 @@ from evalkit.agreement import Agreement, agreement
 from evalkit.artifacts import ARTIFACT_FILES, Sample, ScoresArtifact, artifact_path, read_optional
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_json, atomic_write_text, digest
-from evalkit.graders import judging
+from evalkit.graders import judge_dispatch as judging
 from evalkit.graders.audit import FieldKind, field_kinds, union_fields
 from evalkit.kind_registry import kind as suite_kind
 from evalkit.kind_registry import main_file

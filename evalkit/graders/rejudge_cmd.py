@@ -30,8 +30,7 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("rejudge", "judge a release's outputs again with another judge model into a side release, with the "
          "agreement of old and new judge per field (estimate first; --yes to pay)", _args)
 def cmd_rejudge(args: argparse.Namespace) -> int:
-    from evalkit.graders.rejudge import (check_label, check_release, new_config, planned_calls, rejudge, side_label,
-                                         targets, write_side_release)  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.graders.rejudge import check_label, check_release, new_config, planned_calls, rejudge, side_label, targets, write_side_release  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
     from evalkit.llm.cache import ResponseCache  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
     from evalkit.cli.estimate import estimate_plan  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
     from evalkit.llm.settings import MODEL_ENV, configured  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)

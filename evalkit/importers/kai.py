@@ -37,7 +37,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from evalkit.errors import InputError, Problem
-from evalkit.graders.judge_rubric import shipped
+from evalkit.graders.rubric_config import shipped
 from evalkit.importers.konveyor import case_id_for, copy_source, dump_yaml, migration_ids
 from evalkit.recorded_judge import RecordedGrades, RecordedVerdict
 from evalkit.yamlio import line_of, load_yaml, read_input_text

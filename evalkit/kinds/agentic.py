@@ -23,9 +23,7 @@ class Agentic(Kind):
     leaderboard = ("resolution_effectiveness", "discovery_f1", "discovery_recall")
 
     def gold(self, case: Any) -> Any:
-        from evalkit.systems.gold import (
-            reference_sample,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.systems.gold import reference_sample  # deferred: stage code; planning tasks needs only the declarations
 
         tasks = [t.model_dump(include={"rule_id", "file", "line"})
                  for t in case.reference_as(AgenticReference).expected_tasks]
@@ -43,18 +41,14 @@ class Agentic(Kind):
         return None
 
     def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
-        from evalkit.stages.execute_agentic import (
-            recheck,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.execute_agentic import recheck  # deferred: stage code; planning tasks needs only the declarations
 
         return [recheck(cfg, case, sample) for sample in output.samples]
 
     def more_validation(self, cfg: Any, case: Any) -> tuple[list[str], bool]:
         """The gold patch applied on the host; every expected task's incident must be gone."""
 
-        from evalkit.stages.execute_agentic import (
-            recheck,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.execute_agentic import recheck  # deferred: stage code; planning tasks needs only the declarations
 
         if not case.reference_as(AgenticReference).patch_file:
             return [], False
@@ -69,22 +63,14 @@ class Agentic(Kind):
         return [], True
 
     def scorers(self) -> list[Any]:
-        from evalkit.recorded_judge import (
-            recorded_judge_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.stages.score_agentic import (
-            agentic_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.stages.score_entropy import (
-            entropy_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.recorded_judge import recorded_judge_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_agentic import agentic_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [recorded_judge_metrics, agentic_metrics, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import (
-            agentic_detail,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.kinds.pages import agentic_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return agentic_detail(case, arts)
 

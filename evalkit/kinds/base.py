@@ -108,9 +108,7 @@ class Kind(KindContract):
     def gold(self, case: Case) -> Sample:
         """What a perfect system answers, built from the case's reference (the `gold` system)."""
 
-        from evalkit.systems.gold import (
-            reference_sample,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.systems.gold import reference_sample  # deferred: stage code; planning tasks needs only the declarations
 
         return reference_sample(case)
 
@@ -133,9 +131,7 @@ class Kind(KindContract):
     def validate(self, cfg: Config, case: Case) -> Any:
         """The case's reference checked against the case (a ``Validation``)."""
 
-        from evalkit.stages.validate import (
-            validate_reference,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.validate import validate_reference  # deferred: stage code; planning tasks needs only the declarations
 
         return validate_reference(cfg, case)
 
@@ -161,7 +157,7 @@ class Kind(KindContract):
         """The judge outcome of one answer (None: not model-graded); may add grades to ``extra``
         (``put_extra``)."""
 
-        from evalkit.graders import judging  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.graders import judge_dispatch as judging  # deferred: stage code; planning tasks needs only the declarations
 
         return judging.judge_case(cfg, case, sample, main_file, execution)
 
@@ -191,9 +187,7 @@ class Kind(KindContract):
     def scorers(self) -> list[Scorer]:
         """The functions that add this kind's metrics, in order (later ones win a shared name)."""
 
-        from evalkit.stages.score_entropy import (
-            entropy_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [entropy_metrics]
 
@@ -209,9 +203,7 @@ class Kind(KindContract):
 
     def deep_checks(self, case: Case, cfg: Config, scratch: Path, where: Any) -> list[Problem]:
         """``evalkit check --deep`` problems of one case beyond the common ones."""
-        from evalkit.checks_deep import (
-            check_patches,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.checks_deep import check_patches  # deferred: stage code; planning tasks needs only the declarations
 
         if not self.executed:
             return []

@@ -29,9 +29,7 @@ class E2E(Kind):
         return None
 
     def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
-        from evalkit.stages.execute_e2e import (
-            iterate,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.execute_e2e import iterate  # deferred: stage code; planning tasks needs only the declarations
 
         return [iterate(cfg, system, case, sample, i) for i, sample in enumerate(output.samples)]
 
@@ -42,15 +40,9 @@ class E2E(Kind):
         return final or None, {}
 
     def scorers(self) -> list[Any]:
-        from evalkit.stages.score_e2e import (
-            e2e_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.stages.score_entropy import (
-            entropy_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.stages.score_judge import (
-            judge_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.score_e2e import e2e_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_judge import judge_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [judge_metrics, e2e_metrics, entropy_metrics]
 

@@ -48,9 +48,7 @@ class Generation(Kind):
         return None
 
     def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
-        from evalkit.graders.judging import (
-            rubric_case,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.graders.judge_dispatch import rubric_case  # deferred: stage code; planning tasks needs only the declarations
 
         return rubric_case(cfg, case, sample)
 
@@ -61,13 +59,8 @@ class Generation(Kind):
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:
-        from evalkit.graders.judging import (  # deferred: stage code; planning tasks needs only the declarations
-            rubric_input,
-            rubric_without_model,
-        )
-        from evalkit.graders.rubric import (
-            rubric_requests,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.graders.judge_dispatch import rubric_input, rubric_without_model  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.graders.rubric_judge import rubric_requests  # deferred: stage code; planning tasks needs only the declarations
 
         if not case.criteria:
             return []
@@ -80,22 +73,14 @@ class Generation(Kind):
         return Sample(files={self.main_file(case) or "main": note})
 
     def scorers(self) -> list[Any]:
-        from evalkit.stages.score import (
-            code_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.stages.score_entropy import (
-            entropy_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.stages.score_generation import (
-            generation_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.score import code_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_generation import generation_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [code_metrics, entropy_metrics, generation_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import (
-            generation_detail,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.kinds.pages import generation_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return generation_detail(case, arts)
 

@@ -38,16 +38,12 @@ class Migration(Kind):
         return case.read("inputs.legacy_file")
 
     def codebleu_baseline(self, cfg: Any, case: Any, reference: str) -> float | None:
-        from evalkit.stages.score_migration import (
-            legacy_codebleu,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.score_migration import legacy_codebleu  # deferred: stage code; planning tasks needs only the declarations
 
         return legacy_codebleu(cfg, case, reference)
 
     def prompt_context(self, case: Any) -> dict[str, Any]:
-        from evalkit.solved_store import (
-            solved_example_text,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.solved_store import solved_example_text  # deferred: stage code; planning tasks needs only the declarations
 
         solved = solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
         return {"legacy_code": case.read("inputs.legacy_file") or "", "solved_example": solved}
@@ -68,9 +64,7 @@ class Migration(Kind):
 
     def canary(self, case: Any, variant: str) -> Any:
         from evalkit.graders import canaries  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_migration import (
-            offending_lines,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.score_migration import offending_lines  # deferred: stage code; planning tasks needs only the declarations
 
         if variant == "empty" or not isinstance(case.inputs, MigrationInputs):
             return Sample() if variant == "empty" else None
@@ -85,9 +79,7 @@ class Migration(Kind):
         return Sample(files={path: text()}) if text is not None else None
 
     def gold_problems(self, case: Any, text: str | None, deleted: bool) -> list[str]:
-        from evalkit.stages.score_migration import (
-            incident_checks,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.score_migration import incident_checks  # deferred: stage code; planning tasks needs only the declarations
 
         problems = []
         legacy = incident_checks(case, case.read("inputs.legacy_file") or "")
@@ -108,24 +100,15 @@ class Migration(Kind):
                 and main_file not in sample.files)
 
     def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
-        from evalkit.graders.judging import (
-            migration_case,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.graders.judge_dispatch import migration_case  # deferred: stage code; planning tasks needs only the declarations
 
         return migration_case(cfg, case, sample, main_file)
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:
-        from evalkit.graders.judge import (  # deferred: stage code; planning tasks needs only the declarations
-            decided_without_model,
-            migration_requests,
-        )
-        from evalkit.graders.judge_rubric import (
-            rubric_for,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.graders.judging import (
-            migration_input,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.graders.migration_judge import decided_without_model, migration_requests  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.graders.rubric_config import rubric_for  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.graders.judge_dispatch import migration_input  # deferred: stage code; planning tasks needs only the declarations
 
         item = migration_input(case, sample, self.main_file(case))
         if exact and decided_without_model(item):
@@ -137,26 +120,15 @@ class Migration(Kind):
         return Sample(files={self.main_file(case) or "main": f"{legacy}\n// {note}\n"})
 
     def scorers(self) -> list[Any]:
-        from evalkit.stages.score import (
-            code_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.stages.score_entropy import (
-            entropy_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.stages.score_judge import (
-            judge_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.stages.score_migration import (  # deferred: stage code; planning tasks needs only the declarations
-            incident_metrics,
-            migrated_metric,
-        )
+        from evalkit.stages.score import code_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_judge import judge_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_migration import incident_metrics, migrated_metric  # deferred: stage code; planning tasks needs only the declarations
 
         return [code_metrics, judge_metrics, incident_metrics, migrated_metric, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import (
-            migration_detail,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.kinds.pages import migration_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return migration_detail(case, arts)
 

@@ -161,7 +161,7 @@ def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
     results = {r.id: r for r in (rubric.results if rubric is not None else [])}
     criteria = []
     for i, c in enumerate(case.criteria, start=1):
-        cid = c.id or f"c{i}"  # the id the rubric judge gives a criterion without one (graders.judging)
+        cid = c.id or f"c{i}"  # the id the rubric judge gives a criterion without one (graders.judge_dispatch)
         r = results.get(cid)
         criteria.append({"id": cid, "text": c.text, "weight": c.weight,
                          "met": r.met if r else None, "met_fraction": r.met_fraction if r else None,

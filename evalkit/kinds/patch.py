@@ -46,9 +46,7 @@ class Patch(Kind):
         return None
 
     def environment_broken(self, cfg: Any, case: Any) -> str | None:
-        from evalkit.stages.validate import (
-            environment_broken,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.validate import environment_broken  # deferred: stage code; planning tasks needs only the declarations
 
         return environment_broken(cfg, case)  # validated once: gold and no patch both time out
 
@@ -58,22 +56,14 @@ class Patch(Kind):
         return [run_patch(cfg, case, sample.patch) for sample in output.samples]
 
     def validate(self, cfg: Any, case: Any) -> Any:
-        from evalkit.stages.validate import (
-            validate_patch,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.validate import validate_patch  # deferred: stage code; planning tasks needs only the declarations
 
         return validate_patch(cfg, case)
 
     def scorers(self) -> list[Any]:
-        from evalkit.stages.score_entropy import (
-            entropy_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.stages.score_judge import (
-            judge_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.stages.score_patch import (
-            patch_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_judge import judge_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_patch import patch_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [judge_metrics, patch_metrics, entropy_metrics]
 

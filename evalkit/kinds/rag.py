@@ -39,9 +39,7 @@ class Rag(Kind):
         return judge
 
     def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
-        from evalkit.graders.judging import (
-            unconfigured,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.graders.judge_dispatch import unconfigured  # deferred: stage code; planning tasks needs only the declarations
 
         return unconfigured(cfg)
 
@@ -52,12 +50,8 @@ class Rag(Kind):
         return [("ragas", r, exact and ok) for r, ok in ragas_plan(cache, settings, case, sample.text or "")]
 
     def scorers(self) -> list[Any]:
-        from evalkit.stages.score_entropy import (
-            entropy_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
-        from evalkit.stages.score_rag import (
-            rag_metrics,  # deferred: stage code; planning tasks needs only the declarations
-        )
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_rag import rag_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [rag_metrics, entropy_metrics]
 

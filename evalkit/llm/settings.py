@@ -68,7 +68,7 @@ class JudgeSettings(Model):
     """Model id; the environment variable EVALKIT_JUDGE_MODEL overrides it (see ``with_env``)."""
     rubric: str | None = None
     """Migration judge rubric: a shipped name (codejudge, kai_ci, kai_eval) or a rubric .yaml path relative to
-    the config file (evalkit.graders.judge_rubric); None: codejudge. A suite's own ``rubric`` wins."""
+    the config file (evalkit.graders.rubric_config); None: codejudge. A suite's own ``rubric`` wins."""
     max_tokens: int = Field(default=2048, ge=1)
     """Upper bound on generated tokens per call."""
     timeout_s: float = Field(default=60.0, gt=0)

@@ -149,9 +149,7 @@ def _result(
         # The package scores ``dataflow or 1``: right when the references have no data flow at
         # all, wrong when they have flows and the prediction matches none (an empty answer got
         # 0.25). Each reference against itself tells the two apart.
-        from codebleu.dataflow_match import (
-            corpus_dataflow_match,  # deferred: codebleu and its grammars, only when CodeBLEU is computed
-        )
+        from codebleu.dataflow_match import corpus_dataflow_match  # deferred: codebleu and its grammars, only when CodeBLEU is computed
 
         flat = [r for refs in references for r in refs]
         if corpus_dataflow_match([[r] for r in flat], flat, language) > 0:

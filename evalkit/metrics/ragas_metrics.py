@@ -73,13 +73,8 @@ def _run(coro: Any) -> Any:
 def non_llm_metrics(answer: str | None, reference_answer: str | None, contexts: Sequence[str],
                     reference_contexts: Sequence[str] | None) -> dict[str, float | None]:
     """rag_answer_similarity (when a reference hint exists) and rag_context_recall (with reference contexts)."""
-    from ragas.dataset_schema import (
-        SingleTurnSample,  # deferred: ragas (seconds: numpy, pandas, instructor), only for rag grading
-    )
-    from ragas.metrics import (  # deferred: ragas (seconds: numpy, pandas, instructor), only for rag grading
-        NonLLMContextRecall,
-        NonLLMStringSimilarity,
-    )
+    from ragas.dataset_schema import SingleTurnSample  # deferred: ragas (seconds: numpy, pandas, instructor), only for rag grading
+    from ragas.metrics import NonLLMContextRecall, NonLLMStringSimilarity  # deferred: ragas (seconds: numpy, pandas, instructor), only for rag grading
 
     out: dict[str, float | None] = {}
     if reference_answer:
@@ -240,11 +235,7 @@ def judge_rag(llm: EvalkitRagasLLM, question: str, contexts: Sequence[str], answ
     not_judged_budget). An empty hint scores 0 on faithfulness and answer relevancy without a call,
     no retrieved context 0 on context relevance.
     """
-    from ragas.metrics.collections import (  # deferred: ragas (seconds: numpy, pandas, instructor), only for rag grading
-        AnswerRelevancy,
-        ContextRelevance,
-        Faithfulness,
-    )
+    from ragas.metrics.collections import AnswerRelevancy, ContextRelevance, Faithfulness  # deferred: ragas (seconds: numpy, pandas, instructor), only for rag grading
 
     embeddings = embeddings or HashedEmbedding()
     contexts = [c for c in contexts if c.strip()]

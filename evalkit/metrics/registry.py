@@ -6,7 +6,7 @@ The score stage writes metric values under these names; the summarize stage aggr
 
 from __future__ import annotations
 
-from evalkit.graders.judge_rubric import register as _register_rubric, shipped as _shipped_rubric
+from evalkit.graders.rubric_config import register as _register_rubric, shipped as _shipped_rubric
 from evalkit.metrics.metric_info import (MetricInfo, METRICS, ADDED, ADDED_SCORERS, added_values, primary_metric, LeaderboardMetrics, LEADERBOARD_METRICS, leaderboard_metric, SCALE_BOUNDS, metric)
 
 __all__ = ["MetricInfo", "METRICS", "ADDED", "ADDED_SCORERS", "added_values", "primary_metric", "LeaderboardMetrics", "LEADERBOARD_METRICS", "leaderboard_metric", "SCALE_BOUNDS", "metric"]
@@ -133,7 +133,7 @@ for _name, _display, _text in [
 
 # --- the LLM judge (migration suites): generated from the rubrics (evalkit/rubrics/*.yaml) ---------
 # Each rubric field's metric (scale, range, direction, label, description) and the rubric's overall
-# score come from its declaration (evalkit.graders.judge_rubric.metric_infos); CodeJudge's first, in
+# score come from its declaration (evalkit.graders.rubric_config.metric_infos); CodeJudge's first, in
 # today's order. A project's own rubric is added when it is loaded (with its suite or the config).
 
 _register_rubric(_shipped_rubric("codejudge"))

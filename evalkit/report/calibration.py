@@ -179,7 +179,7 @@ def calibration_summary(cfg: Any, project: Any, scores: dict[tuple[str, str], An
     """The release's calibration section, or None when no suite of the run is graded by a rubric judge and
     nobody labelled anything. ``call(model, fn, *args)`` is summarize's cached call."""
 
-    from evalkit.graders.judging import rubric_judged  # deferred: the judge's code, only to ask the judge
+    from evalkit.graders.judge_dispatch import rubric_judged  # deferred: the judge's code, only to ask the judge
 
     settings = cfg.judge.calibration
     work = str(cfg.work_path)

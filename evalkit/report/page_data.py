@@ -138,7 +138,7 @@ def regression_groups(site: Path, report: Report, diff: Any = None, exists: Any 
     """Per system: worse and better cases, one entry per case with every metric that moved.
 
     ``diff`` (a ReleaseDiff of any earlier release against ``report``; default: the report's own
-    against the previous release) lets `evalkit.report.compare` group any pair the same way;
+    against the previous release) lets `evalkit.report.compare_page` group any pair the same way;
     ``exists(release, suite, case_id)`` says whether a release has the case's page (default: its JSON is there)."""
     diff = report.diff if diff is None else diff
     exists = exists or case_lookup(site)

@@ -46,7 +46,7 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
     def other_pages() -> list[Path]:
         """The release page, suite pages, regressions and the comparison with the previous release:
         rendered here while forked workers render the case pages."""
-        from evalkit.report.compare import PAGE_ROWS, largest_first, render_comparison  # deferred: the comparison page, only when there is a previous release
+        from evalkit.report.compare_page import PAGE_ROWS, largest_first, render_comparison  # deferred: the comparison page, only when there is a previous release
 
         written: list[Path] = []
         suite_rows = {s.name: [r for r in report.cases if r.suite == s.name] for s in report.suites}

@@ -15,7 +15,7 @@ Pages of a release:
     site/<release>/cases/<suite>/<case>.compare.html  two systems side by side (?a=SYS&b=SYS)
     site/<release>/cases/<suite>/<case>.<system>.log.txt  full test log, when tests ran
     site/<release>/regressions.html          per system, cases worse / better than the previous release
-    site/compare/<a>..<b>.html               any two releases compared (evalkit.report.compare)
+    site/compare/<a>..<b>.html               any two releases compared (evalkit.report.compare_page)
     site/assets/                             style.css, charts.js, compare.js, plotly.min.js (one copy)
     site/schemas/*.schema.json               JSON Schemas of report.json, the case JSON, ...
 

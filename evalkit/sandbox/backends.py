@@ -76,13 +76,8 @@ class DockerBackend(SandboxBackend):
             raise SandboxError(f"Docker daemon unreachable or failing: {exc}") from exc
 
     def open(self, spec: TestRunSpec, ctl: ControlFiles) -> Sandbox:
-        from evalkit.sandbox.docker_backend import (
-            DockerSandbox,  # deferred: imports docker-py (heavy); only a Docker run needs it
-        )
-        from evalkit.sandbox.images import (  # deferred: imports docker-py (heavy); only a Docker run needs it
-            ImageUnavailable,
-            ensure_image,
-        )
+        from evalkit.sandbox.docker_backend import DockerSandbox  # deferred: imports docker-py (heavy); only a Docker run needs it
+        from evalkit.sandbox.images import ImageUnavailable, ensure_image  # deferred: imports docker-py (heavy); only a Docker run needs it
         from evalkit.sandbox.phase import SandboxError  # deferred: the backend's code, only when a sandbox runs
 
         try:

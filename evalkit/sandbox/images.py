@@ -122,9 +122,7 @@ def build_base_image(name: str, say=print) -> str:
 def base_image_ready(name: str) -> bool:
     """doit ``uptodate`` of the image task: the image is present, or no Docker daemon answers
     (the local backend or an infrastructure error follows; nothing to build)."""
-    from evalkit.sandbox.dockerclient import (
-        docker_available,  # deferred: imports docker-py (heavy); only a Docker run needs it
-    )
+    from evalkit.sandbox.dockerclient import docker_available  # deferred: imports docker-py (heavy); only a Docker run needs it
 
     return not docker_available() or image_id(name) is not None
 

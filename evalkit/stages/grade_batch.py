@@ -62,7 +62,7 @@ def record_path(work: Path) -> Path:
 def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
     """Send the run's uncached grade requests as Message Batches, until none is left to send."""
 
-    from evalkit.graders.judging import client_for  # deferred: the judge's code, only when a batch is sent
+    from evalkit.graders.judge_dispatch import client_for  # deferred: the judge's code, only when a batch is sent
     from evalkit.llm.batch import run_batch  # deferred: the judge's code, only when a batch is sent
     from evalkit.run_plan import plan_run  # deferred: the judge's code, only when a batch is sent
 

@@ -12,7 +12,7 @@ from evalkit.config import Config
 from evalkit.fsutil import atomic_write_text, digest, pretty_json
 from evalkit.llm.prompts import PROMPTS_DIR
 from evalkit.plugins import OWN, registry
-from evalkit.graders.judge_rubric import rubric_versions
+from evalkit.graders.rubric_config import rubric_versions
 from evalkit.isolation import for_run
 from evalkit.llm.settings import configured
 from evalkit.metrics.registry import ADDED

@@ -16,10 +16,10 @@ from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.outcomes import JudgeOutcome, RubricOutcome
 from evalkit.graders.degenerate import assess, empty_answer
-from evalkit.graders.judge import Incident, MigrationJudgeInput, judge_migration
+from evalkit.graders.migration_judge import Incident, MigrationJudgeInput, judge_migration
 from evalkit.graders.judge_changes import judge_changes
-from evalkit.graders.judge_rubric import rubric_for
-from evalkit.graders.rubric import Criterion, CriterionResult, GeneratedFile, RubricInput, grade_rubric
+from evalkit.graders.rubric_config import rubric_for
+from evalkit.graders.rubric_judge import Criterion, CriterionResult, GeneratedFile, RubricInput, grade_rubric
 from evalkit.kind_registry import kind, main_file
 from evalkit.llm.client import Budget, make_client
 from evalkit.llm.settings import configured

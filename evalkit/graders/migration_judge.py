@@ -6,7 +6,7 @@ adherence, faithfulness to context, code quality with minimal changes) and ends 
 verdict. Before any call, a free tree-sitter pre-check fails files that do not parse. With
 ``samples: k`` the judge is asked k times and the spread is reported.
 
-What the judge scores is a rubric (evalkit.graders.judge_rubric): its fields, their scales and the
+What the judge scores is a rubric (evalkit.graders.rubric_config): its fields, their scales and the
 prompt templates that ask for them. CodeJudge's (``codejudge``: the four 1-5 scores above and
 is_compilable) is the default; a suite's ``rubric`` or ``judge.rubric`` names another.
 """
@@ -22,7 +22,7 @@ from pydantic import Field
 from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_blocks
 from evalkit.llm.settings import JudgeSettings, missing_key
 from evalkit.llm.structured import ask_samples, parse_model
-from evalkit.graders.judge_rubric import JudgeRubric, as_recorded, shipped_unregistered, verdict_model
+from evalkit.graders.rubric_config import JudgeRubric, as_recorded, shipped_unregistered, verdict_model
 from evalkit.outcomes import JudgeOutcome, JudgeStatus
 from evalkit.models import Model
 if TYPE_CHECKING:  # the SDK takes a second to import: only when a client exists
