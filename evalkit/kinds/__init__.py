@@ -5,7 +5,7 @@ outside this package learns what a suite kind does; the engine imports it from `
 
 from __future__ import annotations
 
-# The metric registry first: while it loads it asks evalkit's kinds which a judge rubric grades (judge_rubric.
+# The metric registry first: while it loads it asks evalkit's kinds which a judge rubric grades (rubric_config.
 # judged_kinds), loading them; a kind module must not then find this package, or kinds.base, half loaded.
 import evalkit.metrics.registry  # noqa: F401
 from evalkit.kind_registry import UNKNOWN, code_stamp, kind, kinds, known, names, template_dirs
