@@ -42,7 +42,8 @@ from evalkit.kind_registry import kind
 from evalkit.llm.pricing import Usage
 from evalkit.sandbox.patchcheck import PatchRejected, check_patch
 from evalkit.sandbox.worktree import ChangeRejected, apply_changes
-from evalkit.stages.execute import TreeUnavailable, source_tree, tree_in_image
+from evalkit.stages import execute as execute_stage  # its source_tree read when called (tests replace it)
+from evalkit.stages.execute import TreeUnavailable, tree_in_image
 from evalkit.treesitter import language_of_path
 
 FAILED_ORDER: tuple[Status, ...] = ("infra_error", "not_judged_budget", "judge_error", "not_configured")
@@ -146,7 +147,7 @@ def judge_changes(cfg: Any, case: Any, sample: Any, execution: Any | None, clien
     patch, files = answer_changes(cfg, case, sample, execution)
     try:
         in_image = tree_in_image(case)
-        tree = source_tree(cfg, case) if in_image is None else None
+        tree = execute_stage.source_tree(cfg, case) if in_image is None else None
         if tree is None:
             raise TreeMissing(f"the case's tree is only in its image ({in_image})")
         changes = ranked(changed_files(tree, patch, files))
@@ -239,7 +240,7 @@ def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tupl
         if tree_in_image(case) is not None:
             raise TreeMissing("tree only in the image")
         files = dict(sample.files or {}) if final_later else {}  # e2e: the first answer's patch and files
-        changes = ranked(changed_files(source_tree(cfg, case), sample.patch, files))
+        changes = ranked(changed_files(execute_stage.source_tree(cfg, case), sample.patch, files))
     except (TreeUnavailable, TreeMissing, ChangeRejected):
         changes = []
     items = [judge_item(case, c) for c in changes if c.after is not None][: case.judged_files]
