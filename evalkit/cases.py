@@ -248,7 +248,7 @@ def _walk_refs(node: Any, prefix: tuple[Any, ...]) -> Iterable[tuple[tuple[Any, 
 def _files_below(path: Path) -> list[str]:
     if path.is_file():
         return [str(path)]
-    out = []
+    out: list[str] = []
     for root, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if d != ".git")
         out.extend(str(Path(root) / f) for f in sorted(files))
@@ -337,7 +337,7 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
 
 
 def _stat_sig(paths: Iterable[str]) -> tuple:
-    sig = []
+    sig: list[tuple[str, int | None, int | None]] = []
     for p in paths:
         try:
             st = os.stat(p)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, cast
+
+from pydantic import BaseModel
 
 from evalkit.fsutil import atomic_write_text
 
@@ -15,7 +17,7 @@ SCHEMA_NAMES = ("suite", "case", "config", "report", "case-detail", "output", "e
 kind (``case-<kind>``)."""
 
 
-def models() -> dict[str, type]:
+def models() -> dict[str, type[BaseModel]]:
     from evalkit.casemodels import SuiteSpec
     from evalkit.config import Config
     from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample, ScoresArtifact
@@ -24,7 +26,7 @@ def models() -> dict[str, type]:
     from evalkit.graders.judge_rubric import JudgeRubric
     from evalkit.report.models import CaseDetail, Report
 
-    classes = (SuiteSpec, case_file_union(), Config, Report, CaseDetail, OutputArtifact, ExecutionArtifact,
+    classes: tuple[type[BaseModel], ...] = (SuiteSpec, case_file_union(), Config, Report, CaseDetail, OutputArtifact, ExecutionArtifact,
                GradesArtifact, ScoresArtifact, Sample, JudgeAudit, JudgeRubric, JudgeOutcome)
     return {**dict(zip(SCHEMA_NAMES, classes, strict=True)), **kind_case_models()}
 
@@ -33,7 +35,7 @@ NO_KIND = "(no kind)"
 """The tag of `case_file_union`'s branch for a case file without `kind:`."""
 
 
-def kind_case_models(own_only: bool = True, says_kind: bool = False) -> dict[str, type]:
+def kind_case_models(own_only: bool = True, says_kind: bool = False) -> dict[str, type[BaseModel]]:
     """``case-<kind>``: a case file of each registered suite kind, its `inputs` and `reference` typed by the kind's
     models (evalkit.kinds), so an editor rejects a misspelled key; evalkit's own kinds unless ``own_only`` is False.
     Its `kind:` is optional (the suite.yaml says it), or required with ``says_kind`` (a branch of the union)."""
@@ -44,7 +46,7 @@ def kind_case_models(own_only: bool = True, says_kind: bool = False) -> dict[str
     from evalkit.plugins import OWN, registry
 
     literal: Any = Literal  # of a name known only at run time
-    out: dict[str, type] = {}
+    out: dict[str, type[BaseModel]] = {}
     for name, k in kinds().items():
         if own_only and registry("kinds").source(name) != OWN:
             continue
@@ -67,7 +69,7 @@ def kind_case_models(own_only: bool = True, says_kind: bool = False) -> dict[str
     return out
 
 
-def case_file_union(own_only: bool = True) -> type:
+def case_file_union(own_only: bool = True) -> type[BaseModel]:
     """``case``: a case file of any registered suite kind, a union discriminated on its optional `kind:`.
 
     A file saying ``kind: <name>`` is a ``case-<name>`` case file (inputs and reference typed, an unknown key
@@ -103,8 +105,9 @@ def case_file_union(own_only: bool = True) -> type:
                             else {"properties": {"kind": {"type": "null"}}}, "then": branch}
                            for t, branch in zip(tags, schema.pop("oneOf"), strict=True)]
 
-    return type("CaseFile", (RootModel[union],), {"__module__": __name__, "__doc__": CASE_UNION_DOC,
+    made = type("CaseFile", (RootModel[union],), {"__module__": __name__, "__doc__": CASE_UNION_DOC,
                                                   "model_config": ConfigDict(json_schema_extra=kind_picks_the_branch)})
+    return cast(type[BaseModel], made)  # type() is typed as returning a plain `type`; this one is a RootModel
 
 
 CASE_UNION_DOC = """A case file: cases/<suite>/<case>/case.yaml or cases/<suite>/<case>.yaml.

@@ -23,6 +23,7 @@ from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, Ar
                                write_artifact, write_with_retry_mark)
 from evalkit import envfail
 from evalkit.errors import InputError
+from evalkit.models import Model
 from evalkit.project import Loaded, load, participating
 from evalkit.stages import slices
 
@@ -153,6 +154,7 @@ def run_validate(config: str, case_key: str) -> bool:
     loaded = load(config)
     cfg = loaded.config
     case = loaded.project.case(case_key)
+    result: Model  # a Validation (the executor's run returns it for a validate call), or an infra_error one
     try:  # through the project's executor, like the stages (its own failure: retried next run)
         result = executor_for(cfg).run(build_call(cfg, "validate", None, case, {}))
     except (ExecutorFailure, MissingBlob) as exc:

@@ -175,9 +175,9 @@ def work_calls(work: AuditWork) -> Iterator[AuditCall]:
         for request in requests:
             yield AuditCall("judge audit", cand.system, cand.case.suite, request, cand.exact)
     for _key, a, b, ab, ba in work.pairs:
-        for request in (ab, ba):
-            if request is not None:
-                yield AuditCall("pairwise judge", f"{a.system} vs {b.system}", a.case.suite, request,
+        for pair_request in (ab, ba):
+            if pair_request is not None:
+                yield AuditCall("pairwise judge", f"{a.system} vs {b.system}", a.case.suite, pair_request,
                                 a.exact and b.exact)
 
 
