@@ -18,6 +18,7 @@ Only the names in ``__all__`` are the API; the modules it calls may change betwe
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import inspect
 import json
@@ -29,11 +30,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
 from evalkit.config import Config, System
+from evalkit.contracts import AnyMetricScorer, MetricValue, ScoreContext
 from evalkit.errors import InputError, Problem
 from evalkit.llm.keys import sealed_env
 from evalkit.metrics.localization import LocalizationResult
@@ -41,14 +43,20 @@ from evalkit.metrics.registry import MetricInfo
 from evalkit.models import Model
 from evalkit.report.models import CaseCell, CaseRow, Report, SuiteSummary, SystemSummary
 
+if TYPE_CHECKING:
+    from evalkit.cases import Case, Suite
+    from evalkit.project import Loaded
+
 __all__ = [
     "EvaluationResult",
     "InputError",
     "Localization",
+    "MetricValue",
     "Project",
     "Results",
     "RunFailed",
     "RunResult",
+    "ScoreContext",
     "TestLists",
     "evaluate",
     "load",
@@ -72,9 +80,9 @@ class Project:
 
     config: Config
     """evalkit.yaml, validated."""
-    suites: dict[str, Any]
+    suites: dict[str, Suite]
     """Suite name -> evalkit.cases.Suite (its folder, kind and suite.yaml)."""
-    cases: list[Any]
+    cases: list[Case]
     """Every case in the run (evalkit.cases.Case), in suite and case order."""
     systems: list[System]
     """The systems under test (matrices expanded)."""
@@ -97,11 +105,18 @@ class Project:
         """The release label a run writes (the config's, or $EVALKIT_RELEASE when set at load)."""
         return self.config.release
 
-    def case(self, key: str) -> Any:
+    def case(self, key: str) -> Case:
         """The case ``suite/case_id`` (KeyError when there is none)."""
-        return self._loaded.project.case(key)
+        return self._as_loaded().project.case(key)
 
-    _loaded: Any = field(default=None, repr=False)
+    def _as_loaded(self) -> Loaded:
+        """What load() read (read again for a Project made by hand)."""
+        if self._loaded is None:
+            self._loaded = load(self.config)._loaded
+        assert self._loaded is not None  # load() always sets it
+        return self._loaded
+
+    _loaded: Loaded | None = field(default=None, repr=False)
 
 
 def _config_file(path_or_config: str | os.PathLike[str] | Config | Project | None) -> str | None:
@@ -254,7 +269,7 @@ def run(project: Project | str | os.PathLike[str] | None = None, select: str | S
                 os.environ["EVALKIT_RELEASE"] = release
                 load_config(str(proj.path))  # a bad release label: InputError naming the option
             if globs:
-                check_selection(globs, proj._loaded.project)  # a glob matching no case: InputError
+                check_selection(globs, proj._as_loaded().project)  # a glob matching no case: InputError
             code = main(argv)
     else:
         env = {**os.environ, **sealed_env()}  # the keys this process sealed away: the child seals them in turn
@@ -441,7 +456,7 @@ CODEBLEU_NOTE = ("evalkit does not score patches with CodeBLEU: it scores whole 
                  "files (migration and generation suites); a diff against a diff is not what CodeBLEU measures")
 
 
-def _row_dict(instance: Any) -> dict[str, Any]:
+def _row_dict(instance: object) -> dict[str, Any]:
     """A SWE-bench row as a plain dict: a mapping, a pydantic model, a dataclass or a named tuple."""
     if isinstance(instance, Mapping):
         return dict(instance)
@@ -451,9 +466,7 @@ def _row_dict(instance: Any) -> dict[str, Any]:
             out = fn()
             if isinstance(out, Mapping):
                 return dict(out)
-    if hasattr(instance, "__dataclass_fields__"):
-        import dataclasses
-
+    if dataclasses.is_dataclass(instance) and not isinstance(instance, type):
         return dataclasses.asdict(instance)
     raise InputError(Problem("instance", None, f"expected a SWE-bench row (a dict with instance_id, repo, base_commit, "
                                                f"patch, test_patch, FAIL_TO_PASS, PASS_TO_PASS), got {type(instance).__name__}"))
@@ -496,7 +509,7 @@ def _one_case_project(row: Any, raw: dict[str, Any], work: Path, *, backend: str
     return root
 
 
-def evaluate(patch: str | None, instance: Mapping[str, Any] | Any, *, backend: Literal["auto", "docker", "local"] = "auto",
+def evaluate(patch: str | None, instance: Mapping[str, object] | object, *, backend: Literal["auto", "docker", "local"] = "auto",
              repo: str | os.PathLike[str] | None = None, tree: str | os.PathLike[str] | None = None,
              image: str | None = None, tree_in_image: str | None = None, test_command: str | None = None,
              context_files: Sequence[str] | None = None, context_functions: Sequence[str] | None = None,
@@ -591,7 +604,7 @@ def _known_kinds() -> set[str]:
         return set(LEADERBOARD_METRICS)
 
 
-def _scorer_identity(fn: Callable[..., Any]) -> str:
+def _scorer_identity(fn: Callable[..., object]) -> str:
     """What changes when the scorer does: its qualified name and source text (rescored when it changes)."""
     from evalkit.fsutil import digest
 
@@ -605,15 +618,16 @@ def _scorer_identity(fn: Callable[..., Any]) -> str:
 def register_metric(name: str, *, description: str, aggregate: Literal["rate", "mean", "sum"] = "mean",
                     display: str | None = None, higher_is_better: bool | None = True, unit: str = "",
                     scale: str = "0-1", kinds: Sequence[str] = (), headline: bool = False, binary: bool | None = None,
-                    primary: int | None = None, scorer: Callable[[Any, Any, Any, Any], float | bool | None] | None = None,
+                    primary: int | None = None, scorer: AnyMetricScorer | None = None,
                     replace: bool = False) -> MetricInfo:
     """Add a metric to evalkit's one metric registry (evalkit.metrics.registry), so its values get a
     name, a direction and an aggregation (rate: Wilson interval; mean: bootstrap; sum: a total) in
     report.json's ``metric_info`` and on every page.
 
-    ``scorer(case, output, execution, grades)`` computes the value of one (system, case) of the
-    ``kinds`` given (empty: every kind) from the stage artifacts; a bool counts as 0/1, None as "not
-    applicable". It runs in the score stage of in-process runs (run()); adding or changing it rescores.
+    ``scorer(ctx)`` computes the value of one (system, case) of the ``kinds`` given (empty: every kind) from
+    its ``ScoreContext`` (config, case, reference, output, execution, grades: what a kind's scorer gets, in one
+    object; evalkit.contracts.MetricScorer), as a number, a bool (0/1), None ("not applicable") or a
+    ``MetricValue`` with its explanation. The older form ``scorer(case, output, execution, grades)`` still works. It runs in the score stage of in-process runs (run()); adding or changing it rescores.
     A name evalkit already has is refused unless ``replace``. Returns the registered MetricInfo.
     """
     from evalkit.metrics.registry import ADDED, ADDED_SCORERS, METRICS, metric

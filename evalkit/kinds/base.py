@@ -9,18 +9,28 @@ estimate and the report ask the case's kind (``evalkit.kinds.kind(case.kind)``);
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from evalkit.contracts import AnyKindScorer, JudgeResult, Metrics
 
 if TYPE_CHECKING:
     from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Sample
     from evalkit.cases import Case
-    from evalkit.config import Config
+    from evalkit.checks_deep import Locator
+    from evalkit.config import Config, System
     from evalkit.errors import Problem
+    from evalkit.llm.cache import ResponseCache
+    from evalkit.llm.calls import LLMRequest
+    from evalkit.llm.settings import JudgeSettings
     from evalkit.models import Model
+    from evalkit.outcomes import GradesExtra
+    from evalkit.stages.validate import Validation
 
-Metrics = dict[str, float | None]
-Scorer = Callable[..., Metrics]
-"""``fn(cfg, case, output, execution, grades) -> {metric: value}`` (evalkit.stages.score)."""
+__all__ = ["Kind", "Metrics", "Scorer", "put_extra"]
+
+Scorer = AnyKindScorer
+"""A kind's scorer: ``(ScoreContext) -> ScoreResult | {metric: value}`` (evalkit.contracts.KindScorer), or the older
+``(cfg, case, output, execution, grades) -> {metric: value}`` (evalkit.stages.score calls either)."""
 
 
 class Kind:
@@ -94,7 +104,7 @@ class Kind:
         """CodeBLEU of a do-nothing answer, for `codebleu_gain` (None: no gain metric)."""
         return None
 
-    def prompt_context(self, case: Case) -> dict[str, Any]:
+    def prompt_context(self, case: Case) -> dict[str, object]:
         """Extra variables of the `anthropic` adapter's prompt template."""
         return {}
 
@@ -120,12 +130,12 @@ class Kind:
         """Why no answer of the case is run (a broken environment found by validation), or None."""
         return None
 
-    def execute(self, cfg: Config, system: Any, case: Case, output: OutputArtifact) -> list[dict[str, Any]]:
+    def execute(self, cfg: Config, system: System, case: Case, output: OutputArtifact) -> list[dict[str, object]]:
         """One run (sandbox result as JSON) per sample of ``output``; only kinds with ``executed``."""
         raise NotImplementedError(f"suite kind {self.name} declares no execute stage")
 
     # --- validate -----------------------------------------------------------------------------------------
-    def validate(self, cfg: Config, case: Case) -> Any:
+    def validate(self, cfg: Config, case: Case) -> Validation:
         """The case's reference checked against the case (a ``Validation``)."""
         from evalkit.stages.validate import validate_reference
 
@@ -149,18 +159,18 @@ class Kind:
         return False
 
     def grade_model(self, cfg: Config, case: Case, sample: Sample, main_file: str | None,
-                    execution: ExecutionArtifact | None, extra: Any) -> Any:
+                    execution: ExecutionArtifact | None, extra: GradesExtra) -> JudgeResult:
         """The judge outcome of one answer (None: not model-graded); may add grades to ``extra``
         (``put_extra``)."""
         from evalkit.graders import judging
 
         return judging.judge_case(cfg, case, sample, main_file, execution)
 
-    def judge(self, cfg: Config, case: Case, sample: Sample, main_file: str | None) -> Any:
+    def judge(self, cfg: Config, case: Case, sample: Sample, main_file: str | None) -> JudgeResult:
         """The kind's own model grading of an answer (judge_case without `judge:`), None when none."""
         return None
 
-    def more_grades(self, case: Case, sample: Sample, extra: Any) -> None:
+    def more_grades(self, case: Case, sample: Sample, extra: GradesExtra) -> None:
         """Grades of one answer beyond the judge's, added to ``extra`` (``put_extra``)."""
 
     def answer_changes(self, case: Case, sample: Sample,
@@ -168,8 +178,8 @@ class Kind:
         """(patch, files) that turn the case's tree into the answer's (the changes judge reads them)."""
         return sample.patch, {}
 
-    def grade_requests(self, cfg: Any, case: Case, sample: Sample, cache: Any, exact: bool,
-                       settings: Any) -> list[tuple[str, Any, bool]]:
+    def grade_requests(self, cfg: Config, case: Case, sample: Sample, cache: ResponseCache, exact: bool,
+                       settings: JudgeSettings) -> list[tuple[str, LLMRequest, bool]]:
         """(asker, request, exact) of the grade stage for one answer (``evalkit estimate``)."""
         return []
 
@@ -180,7 +190,7 @@ class Kind:
         return Sample(text=note)
 
     # --- score --------------------------------------------------------------------------------------------
-    def scorers(self) -> list[Scorer]:
+    def scorers(self) -> list[AnyKindScorer]:
         """The functions that add this kind's metrics, in order (later ones win a shared name)."""
         from evalkit.stages.score_entropy import entropy_metrics
 
@@ -196,7 +206,7 @@ class Kind:
         """The case runs tests in a sandbox image (``check --deep`` checks the image)."""
         return self.executed and bool(getattr(case.inputs, "test_command", None))
 
-    def deep_checks(self, case: Case, cfg: Config, scratch: Path, where: Any) -> list[Problem]:
+    def deep_checks(self, case: Case, cfg: Config, scratch: Path, where: Locator) -> list[Problem]:
         """``evalkit check --deep`` problems of one case beyond the common ones."""
         if not self.executed:
             return []
@@ -208,7 +218,7 @@ class Kind:
         return f"<suite kind {self.name}>"
 
 
-def put_extra(extra: Any, key: str, value: Any) -> None:
+def put_extra(extra: GradesExtra | dict[str, object], key: str, value: object) -> None:
     """Set one entry of a grades artifact's `extra` (a mapping, or a model whose field validates ``value``)."""
     if isinstance(extra, dict):
         extra[key] = value

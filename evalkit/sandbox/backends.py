@@ -13,7 +13,7 @@ backends' own modules (a run's start asks only ``auto``'s question).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from evalkit.isolation import AUTO
 
@@ -106,11 +106,11 @@ DOCKER = DockerBackend()
 LOCAL = LocalBackend()
 
 
-def backends() -> Registry:
+def backends() -> Registry[SandboxBackend]:
     """The sandbox backends by name (``evalkit.plugins.registry("sandbox_backends")``)."""
     from evalkit.plugins import registry
 
-    return registry("sandbox_backends")
+    return cast("Registry[SandboxBackend]", registry("sandbox_backends"))  # the group's contract
 
 
 def backend(name: str) -> SandboxBackend:

@@ -34,7 +34,8 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     sample = output.first
     kd = kind(case.kind)
     mf = kd.main_file(case)
-    assertions, score = run_assertions(case.assertions, sample, case.language, mf)
+    assertions, score = run_assertions(case.assertions, sample, case.language, mf, case=case, config=cfg,
+                                       execution=execution)
     syntax = None
     deleted_right = kd.deleted_is_answer(case, sample, mf)  # e.g. migration: the target deletes the file too
     recorded = getattr(system, "grades", None)  # a recorded judge (evalkit.recorded_judge): its verdicts, no call
