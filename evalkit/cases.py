@@ -321,7 +321,7 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
             continue
         case.refs[dotted] = target
         case.files.extend(_files_below(Path(target)))
-    if suite.spec.solved_store and own.solved_store and not data["inputs"].get("solved_example"):
+    if suite.spec.solved_store and own.answers.solved_store and not data["inputs"].get("solved_example"):
         from evalkit.solved_store import attach_solved_example
 
         below = os.path.relpath(case_path, suite.dir)  # the suite's folder as the case's file is shown

@@ -380,7 +380,7 @@ def check_text_files(case: Case, where: Locator) -> list[Problem]:
     for dotted, target in case.refs.items():
         if not (dotted.endswith("_file") or dotted.startswith("reference.files.")) or not os.path.isfile(target):
             continue
-        if kind(case.kind).executed and dotted.endswith("patch_file"):
+        if kind(case.kind).execution.executed and dotted.endswith("patch_file"):
             continue  # check_patches says it, with the rest of what is wrong with the patch
         try:
             data = Path(target).read_bytes()

@@ -220,7 +220,7 @@ def labelled_kinds() -> tuple[str, ...]:
     """Suite kinds whose outputs the rubric judge grades, so people's labels have a verdict to meet."""
     from evalkit.kinds import kinds
 
-    return tuple(n for n, k in kinds().items() if k.audited)
+    return tuple(n for n, k in kinds().items() if k.judging.audited)
 
 
 def project_labels(cfg: Any, project: Any) -> tuple[list[HumanLabel], list[Problem]]:

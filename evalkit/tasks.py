@@ -325,14 +325,14 @@ class Graph:
         """Kinds whose cases the validate task checks."""
         from evalkit.kinds import kinds
 
-        return tuple(n for n, k in kinds().items() if k.validated)
+        return tuple(n for n, k in kinds().items() if k.execution.validated)
 
     @cached_property
     def execute_reads_validation(self) -> tuple[str, ...]:
         """Kinds whose execute stage reads the case's validation."""
         from evalkit.kinds import kinds
 
-        return tuple(n for n, k in kinds().items() if k.execute_reads_validation)
+        return tuple(n for n, k in kinds().items() if k.execution.execute_reads_validation)
 
     def validation_path(self, case: Any) -> str:
         from evalkit.stages.validate import validation_path
@@ -347,7 +347,7 @@ class Graph:
             if case.kind not in self.validated_kinds or case.key in seen or not selected(case.key, self.globs):
                 continue
             seen.add(case.key)
-            executed = kind_named(case.kind).executed
+            executed = kind_named(case.kind).execution.executed
             target = self.validation_path(case)
             task = {"name": case.key, "actions": [(run_validate, [self.config, case.key])],
                     "file_dep": list(case.files) + ([self.slice_files["execute"]] if executed else []),

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.kinds import kind, names
-from evalkit.kinds.base import Kind
+from evalkit.kinds.base import Answers, Execution, Judging, Kind
 from tests.helpers import REPO, evalkit, plugin_dist
 
 OWN_KINDS = ("agentic", "e2e", "generation", "migration", "patch", "rag")
@@ -147,11 +147,46 @@ def test_evalkit_kinds_are_registered_entry_points() -> None:
         k = kind(name)
         assert isinstance(k, Kind) and k.name == name and registry("kinds").source(name) == OWN
         assert k.stages[0] == "generate" and k.stages[-2:] == ["grade", "score"]
-        assert ("execute" in k.stages) == k.executed
+        assert ("execute" in k.stages) == k.execution.executed
         assert k.inputs is not None and k.reference is not None, name  # every own kind's cases are typed
         assert k.scorers(), name
     with pytest.raises(KeyError, match="known: .*migration"):
         kind("no-such-kind")
+
+
+def test_the_policies_of_evalkit_kinds() -> None:
+    """Three policy objects hold what the yes/no class attributes said (values as before they were grouped)."""
+    patch, migration, generation = kind("patch"), kind("migration"), kind("generation")
+    assert patch.execution == Execution(executed=True, validated=True, execute_reads_validation=True,
+                                        validation_label="harness validation")
+    assert patch.judging == Judging(changes_judge=True) and patch.answers == Answers()
+    assert migration.judging.audited and migration.answers == Answers(code_answer=True, solved_store=True)
+    assert generation.answers.criteria and generation.judging.graded_by_model and not generation.execution.executed
+    assert kind("e2e").execution.final_tree_after_execute and kind("agentic").judging.takes_rubric
+
+
+def test_a_kind_written_with_the_flat_flags_gets_them_in_its_policies() -> None:
+    """An outside kind written before the policies (``executed = True`` as its own class attribute) keeps working."""
+
+    class Old(Kind):
+        name = "old"
+        executed = True
+        validation_label = "its own validation"
+        audited = True
+        code_answer = True
+        rubric_graded = True  # read by nothing any more: accepted and dropped
+
+    old = Old()
+    assert old.execution == Execution(executed=True, validation_label="its own validation")
+    assert old.judging == Judging(audited=True) and old.answers == Answers(code_answer=True)
+    assert old.stages == ["generate", "execute", "grade", "score"]
+    assert not hasattr(Old, "executed") and not hasattr(Old, "rubric_graded")  # one place says it: the policy
+    assert Kind.execution == Execution() and Kind.judging == Judging()  # the base class is untouched
+
+    class Newer(Old):
+        judging = Judging(changes_judge=True)
+
+    assert Newer.execution.executed and Newer.judging == Judging(changes_judge=True)
 
 
 def test_every_kind_declares_registry_metrics() -> None:

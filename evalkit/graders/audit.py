@@ -118,7 +118,7 @@ def _systems(cfg: Any, project: Any, settings: AuditSettings) -> dict[str, list[
 
     by_case: dict[str, list[Any]] = {}
     for system, case in participating(cfg, project):
-        if not suite_kind(case.kind).audited or not case.ok:  # e.g. migration: the judge's verdict fields
+        if not suite_kind(case.kind).judging.audited or not case.ok:  # e.g. migration: the judge's verdict fields
             continue
         if settings.systems and system.name not in settings.systems:
             continue
@@ -416,7 +416,7 @@ def audit_task(g: Any) -> dict[str, Any] | None:
 
     deps = []
     for system, case in g.pairs:
-        if suite_kind(case.kind).audited:
+        if suite_kind(case.kind).judging.audited:
             path = g.path("generate", system.name, case)
             if selected(case.key, g.globs) or Path(path).exists():  # unselected cases have no generate task
                 deps.append(path)

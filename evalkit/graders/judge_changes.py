@@ -239,7 +239,7 @@ def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tupl
     from evalkit.kinds import kind
     from evalkit.stages.execute import TreeUnavailable, source_tree, tree_in_image
 
-    final_later = kind(case.kind).final_tree_after_execute
+    final_later = kind(case.kind).execution.final_tree_after_execute
     exact = exact and not final_later
     try:
         if tree_in_image(case) is not None:

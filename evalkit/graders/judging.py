@@ -59,7 +59,7 @@ def rubric_judged(case: Case) -> bool:
     """The rubric judge grades the case's outputs: a migration case, or a patch or e2e case whose suite says `judge:`."""
     from evalkit.kinds import kind
 
-    return kind(case.kind).always_judged or bool(case.judged_files)
+    return kind(case.kind).judging.always_judged or bool(case.judged_files)
 
 
 def judge_case(cfg: Config, case: Case, sample: Sample, main_file: str | None,

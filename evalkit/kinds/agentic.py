@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.casemodels import AgenticInputs, AgenticReference
-from evalkit.kinds.base import Kind
+from evalkit.kinds.base import Execution, Judging, Kind
 
 
 class Agentic(Kind):
@@ -14,9 +14,8 @@ class Agentic(Kind):
     description = "An application to analyse and migrate; discovered tasks against expected, incidents re-checked."
     inputs = AgenticInputs
     reference = AgenticReference
-    executed = True
-    validated = True
-    takes_rubric = True
+    execution = Execution(executed=True, validated=True)
+    judging = Judging(takes_rubric=True)
     metrics = ("discovery_precision", "discovery_recall", "discovery_f1", "resolution_effectiveness",
                "time_per_resolved_s", "steps_per_resolved")
     leaderboard = ("resolution_effectiveness", "discovery_f1", "discovery_recall")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.casemodels import E2EInputs, E2EReference
-from evalkit.kinds.base import Kind
+from evalkit.kinds.base import Execution, Judging, Kind
 
 
 class E2E(Kind):
@@ -14,9 +14,8 @@ class E2E(Kind):
     description = "A whole application migrated until its tests pass, iterating on the failures."
     inputs = E2EInputs
     reference = E2EReference
-    executed = True
-    changes_judge = True
-    final_tree_after_execute = True
+    execution = Execution(executed=True, final_tree_after_execute=True)
+    judging = Judging(changes_judge=True)
     metrics = ("e2e_resolved", "e2e_pass_rate", "e2e_iterations", "e2e_interventions", "e2e_time_s")
     leaderboard = ("e2e_resolved", "e2e_pass_rate")
 

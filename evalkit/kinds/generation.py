@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.casemodels import GenerationInputs, GenerationReference
-from evalkit.kinds.base import Kind
+from evalkit.kinds.base import Answers, Execution, Judging, Kind
 
 
 class Generation(Kind):
@@ -14,11 +14,9 @@ class Generation(Kind):
     description = "New code written from instructions; graded by rubric criteria and assertions."
     inputs = GenerationInputs
     reference = GenerationReference
-    validated = True
-    graded_by_model = True
-    code_answer = True
-    rubric_graded = True
-    criteria = True
+    execution = Execution(validated=True)
+    judging = Judging(graded_by_model=True)
+    answers = Answers(code_answer=True, criteria=True)
     metrics = ("syntax_valid", "complete", "rubric_score", "rubric_fallback_score", "injection_clean")
     leaderboard = ("rubric_score", "assertion_score")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.casemodels import MigrationInputs, MigrationReference
-from evalkit.kinds.base import Kind
+from evalkit.kinds.base import Answers, Execution, Judging, Kind
 
 
 class Migration(Kind):
@@ -14,14 +14,10 @@ class Migration(Kind):
     description = "A legacy file to migrate; judged, incidents re-checked, compared with the expected file."
     inputs = MigrationInputs
     reference = MigrationReference
-    validated = True
-    graded_by_model = True
-    always_judged = True
-    takes_rubric = True
-    audited = True
-    solved_store = True
-    code_answer = True
-    recorded_verdict_alone = True
+    execution = Execution(validated=True)
+    judging = Judging(graded_by_model=True, always_judged=True, takes_rubric=True, audited=True,
+                      recorded_verdict_alone=True)
+    answers = Answers(solved_store=True, code_answer=True)
     metrics = ("syntax_valid", "complete", "unchanged", "codebleu", "codebleu_ngram_match",
                "codebleu_weighted_ngram_match", "codebleu_syntax_match", "codebleu_dataflow_match", "codebleu_gain",
                "migrated", "incidents_resolved", "corpus_codebleu")

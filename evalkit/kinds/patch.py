@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.casemodels import PatchInputs, PatchReference
-from evalkit.kinds.base import Kind
+from evalkit.kinds.base import Execution, Judging, Kind
 
 LOCALIZATION = tuple(f"{unit}_{what}@{k}" for k in (1, 3, 5, 10, 20) for unit in ("file", "function")
                      for what in ("recall", "hit"))
@@ -18,11 +18,8 @@ class Patch(Kind):
     description = "A repository and an issue; the answer's diff is applied and the tests run in the sandbox."
     inputs = PatchInputs
     reference = PatchReference
-    executed = True
-    validated = True
-    execute_reads_validation = True
-    validation_label = "harness validation"
-    changes_judge = True
+    execution = Execution(executed=True, validated=True, execute_reads_validation=True, validation_label="harness validation")
+    judging = Judging(changes_judge=True)
     metrics = ("resolved", "pass_at_1", "pass_at_k", "pass_hat_k", "patch_applied", "f2p_pass_rate", "p2p_pass_rate", "flaky_tests", "sandbox_timeout",
                "tampered_with_tests", *LOCALIZATION)
     leaderboard = ("resolved", "f2p_pass_rate")

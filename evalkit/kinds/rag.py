@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.casemodels import RagInputs, RagReference
-from evalkit.kinds.base import Kind
+from evalkit.kinds.base import Execution, Judging, Kind
 
 
 class Rag(Kind):
@@ -14,8 +14,8 @@ class Rag(Kind):
     description = "A question and retrieved contexts; the hint is scored with ragas."
     inputs = RagInputs
     reference = RagReference
-    validated = True
-    graded_by_model = True
+    execution = Execution(validated=True)
+    judging = Judging(graded_by_model=True)
     metrics = ("rag_answer_similarity", "rag_context_recall", "rag_faithfulness", "rag_faithfulness_5",
                "rag_context_relevance", "rag_context_relevance_5", "rag_answer_relevancy", "rag_answer_relevancy_5")
     leaderboard = ("rag_faithfulness", "rag_answer_similarity", "rag_context_recall")

@@ -40,7 +40,7 @@ def run_isolation(cfg: Config, pairs: list[tuple[Any, Case]]) -> Any:
     from evalkit.isolation import IsolationDecision, for_run
     from evalkit.kinds import kind
 
-    if not any(kind(case.kind).executed for _, case in pairs):
+    if not any(kind(case.kind).execution.executed for _, case in pairs):
         return None
     try:
         data = json.loads((cfg.work_path / "slices" / "execute.json").read_text(encoding="utf-8"))

@@ -229,7 +229,7 @@ def execute(cfg: Config, system: Any, case: Case, output: OutputArtifact) -> Exe
     kd = kind(case.kind)
     broken = kd.environment_broken(cfg, case)
     if broken is not None:  # e.g. patch, validated once: gold and no patch both time out; no system's patch runs
-        return ExecutionArtifact(**base, status="broken", reason=f"{kd.validation_label}: {broken}", provenance=prov)
+        return ExecutionArtifact(**base, status="broken", reason=f"{kd.execution.validation_label}: {broken}", provenance=prov)
     runs = kd.execute(cfg, system, case, output)  # patch: the tests; agentic: re-check; e2e: iterations
     typed = [SandboxRun.model_validate(run) for run in runs]
     first = typed[0]

@@ -102,10 +102,10 @@ def score(cfg: Config, system: System, case: Case, output: OutputArtifact, execu
             return ScoresArtifact(**base, status="broken", reason=art.reason, excluded="broken", **common)
     from evalkit.stages.validate import validation_status
 
-    if kd.validated:  # the reference failed its own case (evalkit.stages.validate)
+    if kd.execution.validated:  # the reference failed its own case (evalkit.stages.validate)
         validation = validation_status(cfg, case)
         if validation and validation[0] == "broken":
-            return ScoresArtifact(**base, status="broken", reason=f"{kd.validation_label}: {validation[1]}",
+            return ScoresArtifact(**base, status="broken", reason=f"{kd.execution.validation_label}: {validation[1]}",
                                   excluded="broken", **common)
     from evalkit.graders.degenerate import empty_answer
 
@@ -130,12 +130,12 @@ def score(cfg: Config, system: System, case: Case, output: OutputArtifact, execu
     from evalkit.metrics.registry import added_values
 
     metrics.update(added_values(ctx))  # metrics added by evalkit.api.register_metric
-    if grades.judge is not None and grades.judge.source == "recorded" and kd.recorded_verdict_alone and main_file(case) not in output.first.files:
+    if grades.judge is not None and grades.judge.source == "recorded" and kd.judging.recorded_verdict_alone and main_file(case) not in output.first.files:
         # a recorded judge on code the import does not hold (Kai CI's report has scores only): its verdict alone
         answered = output.status == "ok"
         metrics = {k: v for k, v in metrics.items() if k.startswith("judge_") or k in ("wall_s", "cost_usd", "tokens")}
         metrics["answered"] = float(answered)
-    if not answered and kd.code_answer:
+    if not answered and kd.answers.code_answer:
         metrics.setdefault("syntax_valid", 0.0)
         metrics.setdefault("complete", 0.0)
     reason = output.reason or ("" if answered or output.status != "ok" else "empty answer: nothing to grade")
