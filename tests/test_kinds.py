@@ -247,6 +247,7 @@ ECHO_MODULE = '''\
 
 from pathlib import Path
 
+from evalkit.contracts import ScoreContext, ScoreResult
 from evalkit.kinds.base import Kind
 from evalkit.metrics.registry import metric
 from evalkit.models import Model
@@ -270,9 +271,10 @@ metric(name="echo_match", display="Echo match", aggregate="rate", binary=True, h
        kinds=("echo",), description="Share of cases whose answer text equals the reference text.")
 
 
-def echo_match(cfg, case, output, execution, grades):
-    answer = output.first.text if output.status == "ok" else None
-    return {"echo_match": float((answer or "").strip() == case.reference.text.strip())}
+def echo_match(ctx: ScoreContext) -> ScoreResult:
+    answer = ctx.sample.text if ctx.output.status == "ok" else None
+    same = (answer or "").strip() == ctx.reference.text.strip()
+    return ScoreResult({"echo_match": float(same)}, "the answer's text against the reference's")
 
 
 class Echo(Kind):
@@ -480,6 +482,8 @@ def test_editing_an_outside_kinds_scorer_rescores(tmp_path: Path) -> None:
     before = scores.stat().st_mtime_ns
     assert echo_match() == pytest.approx(0.5) and scores.stat().st_mtime_ns == before  # nothing edited: no rescore
     module = dist / "evalkit_echo.py"
-    module.write_text(module.read_text().replace("(answer or \"\").strip() == case.reference.text.strip()",
-                                                 "(answer or \"\").strip().lower() == case.reference.text.strip().lower()"))
+    scorer_line = "(answer or \"\").strip() == ctx.reference.text.strip()"
+    assert scorer_line in module.read_text()
+    module.write_text(module.read_text().replace(scorer_line,
+                                                 "(answer or \"\").strip().lower() == ctx.reference.text.strip().lower()"))
     assert echo_match() == pytest.approx(1.0)  # case-blind now: 'SHOUT THIS' matches too
