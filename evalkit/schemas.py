@@ -17,7 +17,9 @@ SCHEMA_NAMES = ("suite", "case", "config", "report", "case-detail", "output", "e
 kind (``case-<kind>``)."""
 
 
-def models() -> dict[str, type[BaseModel]]:
+def models(own_only: bool = True) -> dict[str, type[BaseModel]]:
+    """Every schema's model by name; the case schemas of evalkit's own kinds, or (``own_only`` False) of every
+    registered kind, outside packages' too."""
     from evalkit.casemodels import SuiteSpec
     from evalkit.config import Config
     from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample, ScoresArtifact
@@ -26,9 +28,9 @@ def models() -> dict[str, type[BaseModel]]:
     from evalkit.graders.judge_rubric import JudgeRubric
     from evalkit.report.models import CaseDetail, Report
 
-    classes: tuple[type[BaseModel], ...] = (SuiteSpec, case_file_union(), Config, Report, CaseDetail, OutputArtifact, ExecutionArtifact,
+    classes: tuple[type[BaseModel], ...] = (SuiteSpec, case_file_union(own_only), Config, Report, CaseDetail, OutputArtifact, ExecutionArtifact,
                GradesArtifact, ScoresArtifact, Sample, JudgeAudit, JudgeRubric, JudgeOutcome)
-    return {**dict(zip(SCHEMA_NAMES, classes, strict=True)), **kind_case_models()}
+    return {**dict(zip(SCHEMA_NAMES, classes, strict=True)), **kind_case_models(own_only)}
 
 
 NO_KIND = "(no kind)"
@@ -119,10 +121,11 @@ free-form, because its kind is known only from its suite.yaml: for those, associ
 case-<kind>.schema.json, with the suite's case files (e.g. cases/migration/*/case.yaml), or write `kind:`."""
 
 
-def write_schemas(out: Path | None = None) -> list[Path]:
-    """Write every schema to ``out`` (default: the package's schemas/). Field docstrings become descriptions only
-    in a process started with EVALKIT_FIELD_DOCS=1 (evalkit.models.FIELD_DOCS): elsewhere the schemas are
-    written by such a process."""
+def write_schemas(out: Path | None = None, own_only: bool = True) -> list[Path]:
+    """Write every schema to ``out`` (default: the package's schemas/): the case schemas of evalkit's own kinds, or
+    with ``own_only`` False of every registered kind (an outside package's ``case-<kind>.schema.json``, and its
+    branch of ``case.schema.json``). Field docstrings become descriptions only in a process started with
+    EVALKIT_FIELD_DOCS=1 (evalkit.models.FIELD_DOCS): elsewhere the schemas are written by such a process."""
     from evalkit.models import FIELD_DOCS
 
     out = out or SCHEMA_DIR
@@ -132,14 +135,15 @@ def write_schemas(out: Path | None = None) -> list[Path]:
         import sys
 
         code = "import sys; from pathlib import Path; from evalkit.schemas import write_schemas; " \
-               "print('\\n'.join(map(str, write_schemas(Path(sys.argv[1])))))"
-        proc = subprocess.run([sys.executable, "-c", code, str(out)], env={**os.environ, "EVALKIT_FIELD_DOCS": "1"},
+               "print('\\n'.join(map(str, write_schemas(Path(sys.argv[1]), sys.argv[2] == 'own'))))"
+        proc = subprocess.run([sys.executable, "-c", code, str(out), "own" if own_only else "all"],
+                              env={**os.environ, "EVALKIT_FIELD_DOCS": "1"},
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"writing the JSON Schemas failed: {proc.stderr[-2000:]}")
         return [Path(line) for line in proc.stdout.splitlines() if line]
     written = []
-    for name, model in models().items():
+    for name, model in models(own_only).items():
         path = out / f"{name}.schema.json"
         atomic_write_text(path, json.dumps(model.model_json_schema(by_alias=True), indent=1, sort_keys=True) + "\n")
         written.append(path)

@@ -440,6 +440,27 @@ def test_shipped_case_schema_per_kind_types_inputs() -> None:
     assert set(OWN_KINDS) <= set(suite["properties"]["kind"]["enum"])
 
 
+def test_evalkit_schema_writes_an_outside_kinds_case_schema(tmp_path: Path) -> None:
+    """`evalkit schema --out DIR` with an outside kind installed: DIR gets its case-<kind>.schema.json (typed inputs and
+    reference: a misspelled key is refused) and its branch of case.schema.json, beside evalkit's own."""
+    from jsonschema import Draft202012Validator
+
+    dist, project, _suite = _echo_project(tmp_path, "kind: echo\n")
+    out = tmp_path / "schemas"
+    proc = evalkit(project, "schema", "--out", str(out), env={"PYTHONPATH": os.pathsep.join([str(dist), str(REPO)])})
+    assert proc.returncode == 0, proc.stderr
+    assert str(out / "case-echo.schema.json") in proc.stdout.splitlines()
+    assert (out / "case-migration.schema.json").is_file() and (out / "config.schema.json").is_file()
+    good = {"id": "hello", "inputs": {"prompt": "hi"}, "reference": {"text": "hi"}}
+    typo = {"id": "hello", "inputs": {"promt": "hi"}, "reference": {"text": "hi"}}
+    own = Draft202012Validator(json.loads((out / "case-echo.schema.json").read_text()))
+    assert own.is_valid(good) and not own.is_valid(typo)
+    union = Draft202012Validator(json.loads((out / "case.schema.json").read_text()))
+    assert union.is_valid({**good, "kind": "echo"}) and not union.is_valid({**typo, "kind": "echo"})
+    shipped = json.loads((REPO / "evalkit" / "schemas" / "case.schema.json").read_text())
+    assert "echo" not in json.dumps(shipped["properties"]["kind"])  # the package's own schemas: its own kinds only
+
+
 def test_an_outside_kind_whose_inputs_accept_unknown_keys_is_refused(tmp_path: Path) -> None:
     """A plain pydantic BaseModel ignores a misspelled case key in silence: the kind is refused when it loads,
     at `evalkit check` (exit 2, naming the entry point, its distribution and the model)."""
