@@ -20,7 +20,7 @@ stage executor         ``evalkit.executors``           `ExecutorFactory` buildin
 Scorers, metrics, judges and assertions take ONE context object (the case, its reference, the answer, the
 sandbox runs, the grades, the project's config: what the stage has) and return a typed result with an
 explanation. The older positional forms still work and are called as before (``takes_context`` tells them
-apart): a kind scorer ``(cfg, case, output, execution, grades) -> {metric: value}``, a metric scorer
+apart): a kind's judge ``(cfg, case, sample, main_file)``, a kind scorer ``(cfg, case, output, execution, grades) -> {metric: value}``, a metric scorer
 ``(case, output, execution, grades) -> value``, an assertion ``(spec, text, sample, language) -> (passed,
 detail)``.
 
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, ClassVar, Literal, NamedTuple, Protocol, TypeAlias, Union
+from typing import TYPE_CHECKING, Callable, ClassVar, Literal, NamedTuple, Protocol, TypeAlias, Union, cast
 
 if TYPE_CHECKING:
 
@@ -319,6 +319,13 @@ def metric_with(fn: Callable[..., object], ctx: ScoreContext) -> MetricValue:
         return MetricValue(value=got)
     raise TypeError(f"metric scorer {getattr(fn, '__qualname__', fn)!r} returned {type(got).__name__}; expected "
                     "a MetricValue, a number, a bool or None")
+
+
+def judge_with(fn: Callable[..., object], ctx: JudgeContext) -> JudgeResult:
+    """A kind's judge (``Kind.judge``) on ``ctx``, whichever form it takes (the older: ``(cfg, case, sample,
+    main_file)``)."""
+    got = fn(ctx) if takes_context(fn) else fn(ctx.config, ctx.case, ctx.sample, ctx.main_file)
+    return cast("JudgeResult", got)  # the grade stage keeps only the outcome types it knows (evalkit.stages.grade)
 
 
 def assert_with(fn: Callable[..., object], ctx: AssertionContext) -> AssertionOutcome:

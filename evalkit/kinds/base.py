@@ -13,7 +13,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from evalkit.contracts import AnyKindScorer, JudgeResult, Metrics
+from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult, Metrics
 
 if TYPE_CHECKING:
     from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Sample
@@ -211,8 +211,9 @@ class Kind:
 
         return judging.judge_case(cfg, case, sample, main_file, execution)
 
-    def judge(self, cfg: Config, case: Case, sample: Sample, main_file: str | None) -> JudgeResult:
-        """The kind's own model grading of an answer (judge_case without `judge:`), None when none."""
+    def judge(self, ctx: JudgeContext) -> JudgeResult:
+        """The kind's own model grading of an answer (judge_case without `judge:`), None when none
+        (evalkit.contracts.Judge; an override in the older form ``judge(cfg, case, sample, main_file)`` still works)."""
         return None
 
     def more_grades(self, case: Case, sample: Sample, extra: GradesExtra) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.casemodels import GenerationInputs, GenerationReference
+from evalkit.contracts import JudgeContext, JudgeResult
 from evalkit.kinds.base import Answers, Execution, Judging, Kind
 
 
@@ -45,10 +46,10 @@ class Generation(Kind):
             return Sample(files={path: canaries.truncated(expected, lang, elided=variant == "truncated-elided")})
         return None
 
-    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
+    def judge(self, ctx: JudgeContext) -> JudgeResult:
         from evalkit.graders.judging import rubric_case
 
-        return rubric_case(cfg, case, sample)
+        return rubric_case(ctx.config, ctx.case, ctx.sample)
 
     def more_grades(self, case: Any, sample: Any, extra: Any) -> None:
         from evalkit.graders.injection import detect

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.casemodels import MigrationInputs, MigrationReference
+from evalkit.contracts import JudgeContext, JudgeResult
 from evalkit.kinds.base import Answers, Execution, Judging, Kind
 
 
@@ -97,10 +98,10 @@ class Migration(Kind):
         return (case.reference_as(MigrationReference).deleted and main_file in sample.deleted_files
                 and main_file not in sample.files)
 
-    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
+    def judge(self, ctx: JudgeContext) -> JudgeResult:
         from evalkit.graders.judging import migration_case
 
-        return migration_case(cfg, case, sample, main_file)
+        return migration_case(ctx.config, ctx.case, ctx.sample, ctx.main_file)
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:

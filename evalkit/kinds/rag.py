@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.casemodels import RagInputs, RagReference
+from evalkit.contracts import JudgeContext, JudgeResult
 from evalkit.kinds.base import Execution, Judging, Kind
 
 
@@ -40,10 +41,10 @@ class Rag(Kind):
         put_extra(extra, "ragas", ragas)
         return judge
 
-    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
+    def judge(self, ctx: JudgeContext) -> JudgeResult:
         from evalkit.graders.judging import unconfigured
 
-        return unconfigured(cfg)
+        return unconfigured(ctx.config)
 
     def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
                        settings: Any) -> list[tuple[str, Any, bool]]:

@@ -8,7 +8,7 @@ import pytest
 from evalkit import api, plugins
 from evalkit.artifacts import OutputArtifact, Sample
 from evalkit.casemodels import AssertionSpec
-from evalkit.contracts import (AssertionContext, AssertionOutcome, MetricValue, ScoreContext, ScoreResult,
+from evalkit.contracts import (AssertionContext, AssertionOutcome, JudgeContext, MetricValue, ScoreContext, ScoreResult,
                                takes_context)
 from evalkit.graders.assertions import run_assertions
 from evalkit.kinds import kind, kinds
@@ -147,3 +147,29 @@ def test_the_builtin_parts_follow_their_contracts() -> None:
             assert takes_context(plugins.registry("assertions").get(name)), name
     for name, k in kinds().items():
         assert isinstance(k, Kind) and all(callable(fn) for fn in k.scorers()), name
+
+
+def test_a_kinds_judge_takes_the_judge_context_or_the_older_arguments(migration, monkeypatch) -> None:
+    from evalkit.graders.judging import judge_case
+    from evalkit.outcomes import RubricOutcome
+
+    case = migration.case(CASE)
+    sample = _answer(case).first
+    kd_class = type(kind(case.kind))
+    verdict = RubricOutcome(status="judged", score=1.0)
+    seen: list[JudgeContext] = []
+
+    def in_context(self, ctx: JudgeContext):
+        seen.append(ctx)
+        return verdict
+
+    monkeypatch.setattr(kd_class, "judge", in_context)
+    assert judge_case(migration.cfg, case, sample, case.inputs.file_path) is verdict
+    assert seen[0].case is case and seen[0].reference is case.reference and seen[0].main_file == case.inputs.file_path
+
+    def older(self, cfg, case_, sample_, main_file):
+        seen.append(main_file)
+        return verdict
+
+    monkeypatch.setattr(kd_class, "judge", older)
+    assert judge_case(migration.cfg, case, sample, "x.java") is verdict and seen[-1] == "x.java"
