@@ -3,10 +3,16 @@ tree; discovery is matched against the expected tasks and the incidents are re-c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.casemodels import AgenticInputs, AgenticReference
+from evalkit.contracts import AnyKindScorer
 from evalkit.kinds.base import Execution, Judging, Kind
+
+if TYPE_CHECKING:
+    from evalkit.artifacts import OutputArtifact, Sample
+    from evalkit.cases import Case
+    from evalkit.config import Config, System
 
 
 class Agentic(Kind):
@@ -20,17 +26,17 @@ class Agentic(Kind):
                "time_per_resolved_s", "steps_per_resolved")
     leaderboard = ("resolution_effectiveness", "discovery_f1", "discovery_recall")
 
-    def gold(self, case: Any) -> Any:
+    def gold(self, case: Case) -> Sample:
         from evalkit.systems.gold import reference_sample
 
         tasks = [t.model_dump(include={"rule_id", "file", "line"})
                  for t in case.reference_as(AgenticReference).expected_tasks]
         return reference_sample(case, tasks=tasks)
 
-    def canary(self, case: Any, variant: str) -> Any:
-        from evalkit.artifacts import Sample
+    def canary(self, case: Case, variant: str) -> Sample | None:
+        from evalkit.artifacts import DiscoveredTask, Sample
 
-        tasks = [t.model_dump(include={"rule_id", "file", "line"})
+        tasks = [DiscoveredTask.model_validate(t.model_dump(include={"rule_id", "file", "line"}))
                  for t in case.reference_as(AgenticReference).expected_tasks]
         if variant == "empty":
             return Sample()
@@ -40,12 +46,12 @@ class Agentic(Kind):
             return Sample(tasks=tasks[:1])
         return None
 
-    def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
+    def execute(self, cfg: Config, system: System, case: Case, output: OutputArtifact) -> list[dict[str, object]]:
         from evalkit.stages.execute_agentic import recheck
 
         return [recheck(cfg, case, sample) for sample in output.samples]
 
-    def more_validation(self, cfg: Any, case: Any) -> tuple[list[str], bool]:
+    def more_validation(self, cfg: Config, case: Case) -> tuple[list[str], bool]:
         """The gold patch applied on the host; every expected task's incident must be gone."""
         from evalkit.stages.execute_agentic import recheck
 
@@ -61,7 +67,7 @@ class Agentic(Kind):
                     + ", ".join(f"{i['rule_id']} in {i['file']}" for i in kept[:5])], True
         return [], True
 
-    def scorers(self) -> list[Any]:
+    def scorers(self) -> list[AnyKindScorer]:
         from evalkit.recorded_judge import recorded_judge_metrics
         from evalkit.stages.score_agentic import agentic_metrics
         from evalkit.stages.score_entropy import entropy_metrics

@@ -3,11 +3,20 @@ score stage never had an expected file to compare with)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.casemodels import GenerationInputs, GenerationReference
-from evalkit.contracts import JudgeContext, JudgeResult
+from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.kinds.base import Answers, Execution, Judging, Kind
+
+if TYPE_CHECKING:
+    from evalkit.artifacts import Sample
+    from evalkit.cases import Case
+    from evalkit.config import Config
+    from evalkit.llm.cache import ResponseCache
+    from evalkit.llm.calls import LLMRequest
+    from evalkit.llm.settings import JudgeSettings
+    from evalkit.outcomes import GradesExtra
 
 
 class Generation(Kind):
@@ -21,13 +30,13 @@ class Generation(Kind):
     metrics = ("syntax_valid", "complete", "rubric_score", "rubric_fallback_score", "injection_clean")
     leaderboard = ("rubric_score", "assertion_score")
 
-    def main_file(self, case: Any) -> str | None:
+    def main_file(self, case: Case) -> str | None:
         return case.inputs.output_path if isinstance(case.inputs, GenerationInputs) else None  # None: a broken case
 
-    def files_syntax(self, case: Any) -> bool:
+    def files_syntax(self, case: Case) -> bool:
         return True  # files named by the system: each parsed by its extension
 
-    def canary(self, case: Any, variant: str) -> Any:
+    def canary(self, case: Case, variant: str) -> Sample | None:
         from evalkit.artifacts import Sample
         from evalkit.graders import canaries
 
@@ -51,14 +60,14 @@ class Generation(Kind):
 
         return rubric_case(ctx.config, ctx.case, ctx.sample)
 
-    def more_grades(self, case: Any, sample: Any, extra: Any) -> None:
+    def more_grades(self, case: Case, sample: Sample, extra: GradesExtra) -> None:
         from evalkit.graders.injection import detect
         from evalkit.kinds.base import put_extra
 
         put_extra(extra, "injection", [r.model_dump(mode="json") for r in detect(sample)])
 
-    def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
-                       settings: Any) -> list[tuple[str, Any, bool]]:
+    def grade_requests(self, cfg: Config, case: Case, sample: Sample, cache: ResponseCache, exact: bool,
+                       settings: JudgeSettings) -> list[tuple[str, LLMRequest, bool]]:
         if not case.criteria:
             return []
         from evalkit.graders.judging import rubric_input, rubric_without_model
@@ -68,12 +77,12 @@ class Generation(Kind):
             return []  # an empty or incomplete main file: decided without a model
         return [("rubric", r, exact) for r in rubric_requests(rubric_input(case, sample), settings)]
 
-    def stand_in(self, case: Any, note: str) -> Any:
+    def stand_in(self, case: Case, note: str) -> Sample:
         from evalkit.artifacts import Sample
 
         return Sample(files={self.main_file(case) or "main": note})
 
-    def scorers(self) -> list[Any]:
+    def scorers(self) -> list[AnyKindScorer]:
         from evalkit.stages.score import code_metrics
         from evalkit.stages.score_entropy import entropy_metrics
         from evalkit.stages.score_generation import generation_metrics

@@ -3,11 +3,20 @@ always, the LLM-path ones through the judge's client)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.casemodels import RagInputs, RagReference
-from evalkit.contracts import JudgeContext, JudgeResult
+from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.kinds.base import Execution, Judging, Kind
+
+if TYPE_CHECKING:
+    from evalkit.artifacts import ExecutionArtifact, Sample
+    from evalkit.cases import Case
+    from evalkit.config import Config
+    from evalkit.llm.cache import ResponseCache
+    from evalkit.llm.calls import LLMRequest
+    from evalkit.llm.settings import JudgeSettings
+    from evalkit.outcomes import GradesExtra
 
 
 class Rag(Kind):
@@ -21,7 +30,7 @@ class Rag(Kind):
                "rag_context_relevance", "rag_context_relevance_5", "rag_answer_relevancy", "rag_answer_relevancy_5")
     leaderboard = ("rag_faithfulness", "rag_answer_similarity", "rag_context_recall")
 
-    def canary(self, case: Any, variant: str) -> Any:
+    def canary(self, case: Case, variant: str) -> Sample | None:
         from evalkit.artifacts import Sample
 
         if variant == "empty":
@@ -32,8 +41,8 @@ class Rag(Kind):
             return Sample(text="TODO: write the hint")
         return None
 
-    def grade_model(self, cfg: Any, case: Any, sample: Any, main_file: str | None, execution: Any,
-                    extra: Any) -> Any:
+    def grade_model(self, cfg: Config, case: Case, sample: Sample, main_file: str | None, execution: ExecutionArtifact | None,
+                    extra: GradesExtra) -> JudgeResult:
         from evalkit.graders.rag import grade_rag  # ragas' LLM-path metrics through our client
         from evalkit.kinds.base import put_extra
 
@@ -46,13 +55,13 @@ class Rag(Kind):
 
         return unconfigured(ctx.config)
 
-    def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
-                       settings: Any) -> list[tuple[str, Any, bool]]:
+    def grade_requests(self, cfg: Config, case: Case, sample: Sample, cache: ResponseCache, exact: bool,
+                       settings: JudgeSettings) -> list[tuple[str, LLMRequest, bool]]:
         from evalkit.llm.plan import _ragas_plan
 
         return [("ragas", r, exact and ok) for r, ok in _ragas_plan(cache, settings, case, sample.text or "")]
 
-    def scorers(self) -> list[Any]:
+    def scorers(self) -> list[AnyKindScorer]:
         from evalkit.stages.score_entropy import entropy_metrics
         from evalkit.stages.score_rag import rag_metrics
 
