@@ -39,13 +39,16 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.artifacts import ArtifactBase
 from evalkit.executors.blobs import BlobStore
 from evalkit.executors.cache_service import CacheService, ServiceRef, ServiceUnreachable
 from evalkit.executors.call import StageCall, publish, run_call
 from evalkit.executors.cluster_record import ENV, RECORD, ClusterRun, WorkerStats
+
+if TYPE_CHECKING:
+    from evalkit.config import Config
 
 REMOTE_STAGES = frozenset({"generate", "execute", "grade", "validate"})
 """Stages whose calls go to the workers (score runs on the coordinator)."""
@@ -128,7 +131,7 @@ class ClusterExecutor:
 
     name = "cluster"
 
-    def __init__(self, cfg: Any, address: str, *, cache_host: str | None = None) -> None:
+    def __init__(self, cfg: Config, address: str, *, cache_host: str | None = None) -> None:
         from distributed import Client
 
         from evalkit.executors import ExecutorFailure, blob_store
@@ -252,7 +255,7 @@ def cluster_address(settings: dict[str, Any]) -> str:
     return address
 
 
-def cluster(cfg: Any, settings: dict[str, Any] | None = None) -> ClusterExecutor:
+def cluster(cfg: Config, settings: dict[str, Any] | None = None) -> ClusterExecutor:
     """Factory registered as ``evalkit.executors: cluster`` (settings: ``address``, optional ``cache_host``:
     the coordinator's address as the workers reach it, default its address on the route to the scheduler)."""
     settings = settings or {}

@@ -15,7 +15,7 @@ from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Provenance, Sta
 from evalkit.outcomes import SandboxRun
 from evalkit.casemodels import PatchInputs, PatchReference, SandboxInputs
 from evalkit.cases import Case
-from evalkit.config import Config
+from evalkit.config import Config, System
 from evalkit.fsutil import atomic_write_text, digest, ensure_dir
 from evalkit.kinds import kind
 from evalkit.stages.slices import execute_slice
@@ -220,8 +220,8 @@ def run_patch(cfg: Config, case: Case, patch: str | None, trusted: bool = False)
     return run_tests_cached(spec, store, cfg.sandbox.backend).model_dump(mode="json")
 
 
-def execute(cfg: Config, system: Any, case: Case, output: OutputArtifact) -> ExecutionArtifact:
-    base = {"system": system.name, "suite": case.suite, "case_id": case.id}
+def execute(cfg: Config, system: System, case: Case, output: OutputArtifact) -> ExecutionArtifact:
+    base: dict[str, Any] = {"system": system.name, "suite": case.suite, "case_id": case.id}
     prov = Provenance(inputs=digest([output.provenance, case.digest]), config=digest(execute_slice(cfg)))
     if output.status != "ok" or not case.ok:
         return ExecutionArtifact(**base, status=output.status if case.ok else "error",

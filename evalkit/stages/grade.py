@@ -10,7 +10,7 @@ from typing import Any
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Provenance
 from evalkit.cases import Case
-from evalkit.config import Config
+from evalkit.config import Config, System
 from evalkit.fsutil import digest
 from evalkit.kinds import kind
 from evalkit.graders.assertions import run_assertions
@@ -24,9 +24,9 @@ def main_file(case: Case) -> str | None:
     return kind(case.kind).main_file(case)
 
 
-def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
+def grade(cfg: Config, system: System, case: Case, output: OutputArtifact,
           execution: ExecutionArtifact | None = None) -> GradesArtifact:
-    base = {"system": system.name, "suite": case.suite, "case_id": case.id}
+    base: dict[str, Any] = {"system": system.name, "suite": case.suite, "case_id": case.id}
     prov = Provenance(inputs=digest([output.provenance, execution.provenance if execution else None,
                                      case.digest]), config=digest(grade_slice(cfg)))
     if output.status != "ok":

@@ -8,12 +8,12 @@ import hashlib
 import importlib.util
 from pathlib import Path
 
-from evalkit.config import Config
+from evalkit.config import Config, System
 from evalkit.fsutil import atomic_write_text, digest, pretty_json
 from evalkit.plugins import OWN, registry
 
 
-def system_slice(system: Any) -> dict[str, Any]:
+def system_slice(system: System) -> dict[str, Any]:
     """What changes a system's answers (not its name or description)."""
     return system.model_dump(mode="json", exclude={"name", "description", "suites", "matrix", "names", "scenario_of",
                                                       "api_key"})
@@ -45,7 +45,7 @@ def plugin_code(*points: str) -> dict[str, Any]:
     return {"plugin_code": found} if found else {}
 
 
-def generate_slice(cfg: Config, system: Any) -> dict[str, Any]:
+def generate_slice(cfg: Config, system: System) -> dict[str, Any]:
     return {"system": system_slice(system), **plugin_code("adapters")}
 
 
