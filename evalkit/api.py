@@ -45,6 +45,7 @@ from evalkit.report.models import CaseCell, CaseRow, Report, SuiteSummary, Syste
 
 if TYPE_CHECKING:
     from evalkit.cases import Case, Suite
+    from evalkit.importers.swebench import Row
     from evalkit.project import Loaded
 
 __all__ = [
@@ -484,7 +485,7 @@ def _instance_report(instance_id: str, run_record: Mapping[str, Any], patch: str
     return instance_report(instance_id, run_record, patch)[instance_id]
 
 
-def _one_case_project(row: Any, raw: dict[str, Any], work: Path, *, backend: str, repo: str | None,
+def _one_case_project(row: Row, raw: dict[str, Any], work: Path, *, backend: str, repo: str | None,
                       tree: str | os.PathLike[str] | None, image: str | None, tree_in_image: str | None,
                       test_command: str | None) -> Path:
     """A project holding the instance as a one-case SWE-bench import (`evalkit import swebench`)."""
