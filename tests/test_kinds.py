@@ -165,6 +165,22 @@ def test_the_policies_of_evalkit_kinds() -> None:
     assert kind("e2e").execution.final_tree_after_execute and kind("agentic").judging.takes_rubric
 
 
+def test_an_entry_point_naming_the_kind_class_is_bad_input() -> None:
+    """The class instead of an instance: InputError (exit 2) naming the entry point, no traceback."""
+    from evalkit import plugins
+    from evalkit.errors import InputError
+
+    class Classy(Kind):
+        name = "classy"
+
+    try:
+        plugins.registry("kinds").register("classy", Classy)
+        with pytest.raises(InputError, match=r"entry point evalkit.kinds 'classy' .*is not a suite kind; expected"):
+            kind("classy")
+    finally:
+        plugins.forget()
+
+
 def test_a_kind_written_with_the_flat_flags_gets_them_in_its_policies() -> None:
     """An outside kind written before the policies (``executed = True`` as its own class attribute) keeps working."""
 
