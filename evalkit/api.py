@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -39,6 +39,7 @@ from evalkit import tasks
 from evalkit.cli import main
 from evalkit.config import Config, System, load_config
 from evalkit.config import load_config as _load_config
+from evalkit.contracts import AnyMetricScorer, MetricValue, ScoreContext
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import digest
 from evalkit.importers.swebench import import_swebench, parse_row
@@ -54,14 +55,21 @@ from evalkit.run_status import failed_systems
 from evalkit.stages.execute import TreeUnavailable, run_patch, source_tree
 from evalkit.tasks import check_selection
 
+if TYPE_CHECKING:
+    from evalkit.cases import Case, Suite
+    from evalkit.importers.swebench import Row
+    from evalkit.project import Loaded
+
 __all__ = [
     "EvaluationResult",
     "InputError",
     "Localization",
+    "MetricValue",
     "Project",
     "Results",
     "RunFailed",
     "RunResult",
+    "ScoreContext",
     "TestLists",
     "evaluate",
     "load",
@@ -85,9 +93,9 @@ class Project:
 
     config: Config
     """evalkit.yaml, validated."""
-    suites: dict[str, Any]
+    suites: dict[str, Suite]
     """Suite name -> evalkit.cases.Suite (its folder, kind and suite.yaml)."""
-    cases: list[Any]
+    cases: list[Case]
     """Every case in the run (evalkit.cases.Case), in suite and case order."""
     systems: list[System]
     """The systems under test (matrices expanded)."""
@@ -110,11 +118,18 @@ class Project:
         """The release label a run writes (the config's, or $EVALKIT_RELEASE when set at load)."""
         return self.config.release
 
-    def case(self, key: str) -> Any:
+    def case(self, key: str) -> Case:
         """The case ``suite/case_id`` (KeyError when there is none)."""
-        return self._loaded.project.case(key)
+        return self._as_loaded().project.case(key)
 
-    _loaded: Any = field(default=None, repr=False)
+    def _as_loaded(self) -> Loaded:
+        """What load() read (read again for a Project made by hand)."""
+        if self._loaded is None:
+            self._loaded = load(self.config)._loaded
+        assert self._loaded is not None  # load() always sets it
+        return self._loaded
+
+    _loaded: Loaded | None = field(default=None, repr=False)
 
 
 def _config_file(path_or_config: str | os.PathLike[str] | Config | Project | None) -> str | None:
@@ -258,7 +273,7 @@ def run(project: Project | str | os.PathLike[str] | None = None, select: str | S
                 os.environ["EVALKIT_RELEASE"] = release
                 load_config(str(proj.path))  # a bad release label: InputError naming the option
             if globs:
-                check_selection(globs, proj._loaded.project)  # a glob matching no case: InputError
+                check_selection(globs, proj._as_loaded().project)  # a glob matching no case: InputError
             code = main(argv)
     else:
         env = {**os.environ, **sealed_env()}  # the keys this process sealed away: the child seals them in turn
@@ -441,7 +456,7 @@ CODEBLEU_NOTE = ("evalkit does not score patches with CodeBLEU: it scores whole 
                  "files (migration and generation suites); a diff against a diff is not what CodeBLEU measures")
 
 
-def _row_dict(instance: Any) -> dict[str, Any]:
+def _row_dict(instance: object) -> dict[str, Any]:
     """A SWE-bench row as a plain dict: a mapping, a pydantic model, a dataclass or a named tuple."""
     if isinstance(instance, Mapping):
         return dict(instance)
@@ -451,7 +466,7 @@ def _row_dict(instance: Any) -> dict[str, Any]:
             out = fn()
             if isinstance(out, Mapping):
                 return dict(out)
-    if hasattr(instance, "__dataclass_fields__"):
+    if dataclasses.is_dataclass(instance) and not isinstance(instance, type):
         return dataclasses.asdict(instance)
     raise InputError(Problem("instance", None, f"expected a SWE-bench row (a dict with instance_id, repo, base_commit, "
                                                f"patch, test_patch, FAIL_TO_PASS, PASS_TO_PASS), got {type(instance).__name__}"))
@@ -468,7 +483,7 @@ def _instance_report(instance_id: str, run_record: Mapping[str, Any], patch: str
     return instance_report(instance_id, run_record, patch)[instance_id]
 
 
-def _one_case_project(row: Any, raw: dict[str, Any], work: Path, *, backend: str, repo: str | None,
+def _one_case_project(row: Row, raw: dict[str, Any], work: Path, *, backend: str, repo: str | None,
                       tree: str | os.PathLike[str] | None, image: str | None, tree_in_image: str | None,
                       test_command: str | None) -> Path:
     """A project holding the instance as a one-case SWE-bench import (`evalkit import swebench`)."""
@@ -491,7 +506,7 @@ def _one_case_project(row: Any, raw: dict[str, Any], work: Path, *, backend: str
     return root
 
 
-def evaluate(patch: str | None, instance: Mapping[str, Any] | Any, *, backend: Literal["auto", "docker", "local"] = "auto",
+def evaluate(patch: str | None, instance: Mapping[str, object] | object, *, backend: Literal["auto", "docker", "local"] = "auto",
              repo: str | os.PathLike[str] | None = None, tree: str | os.PathLike[str] | None = None,
              image: str | None = None, tree_in_image: str | None = None, test_command: str | None = None,
              context_files: Sequence[str] | None = None, context_functions: Sequence[str] | None = None,
@@ -579,7 +594,7 @@ def _known_kinds() -> set[str]:
         return set(LEADERBOARD_METRICS)
 
 
-def _scorer_identity(fn: Callable[..., Any]) -> str:
+def _scorer_identity(fn: Callable[..., object]) -> str:
     """What changes when the scorer does: its qualified name and source text (rescored when it changes)."""
 
     try:
@@ -592,15 +607,16 @@ def _scorer_identity(fn: Callable[..., Any]) -> str:
 def register_metric(name: str, *, description: str, aggregate: Literal["rate", "mean", "sum"] = "mean",
                     display: str | None = None, higher_is_better: bool | None = True, unit: str = "",
                     scale: str = "0-1", kinds: Sequence[str] = (), headline: bool = False, binary: bool | None = None,
-                    primary: int | None = None, scorer: Callable[[Any, Any, Any, Any], float | bool | None] | None = None,
+                    primary: int | None = None, scorer: AnyMetricScorer | None = None,
                     replace: bool = False) -> MetricInfo:
     """Add a metric to evalkit's one metric registry (evalkit.metrics.registry), so its values get a
     name, a direction and an aggregation (rate: Wilson interval; mean: bootstrap; sum: a total) in
     report.json's ``metric_info`` and on every page.
 
-    ``scorer(case, output, execution, grades)`` computes the value of one (system, case) of the
-    ``kinds`` given (empty: every kind) from the stage artifacts; a bool counts as 0/1, None as "not
-    applicable". It runs in the score stage of in-process runs (run()); adding or changing it rescores.
+    ``scorer(ctx)`` computes the value of one (system, case) of the ``kinds`` given (empty: every kind) from
+    its ``ScoreContext`` (config, case, reference, output, execution, grades: what a kind's scorer gets, in one
+    object; evalkit.contracts.MetricScorer), as a number, a bool (0/1), None ("not applicable") or a
+    ``MetricValue`` with its explanation. The older form ``scorer(case, output, execution, grades)`` still works. It runs in the score stage of in-process runs (run()); adding or changing it rescores.
     A name evalkit already has is refused unless ``replace``. Returns the registered MetricInfo.
     """
 

@@ -78,8 +78,8 @@ class SuiteSpec(Model):
     @classmethod
     def _judge_kind(cls, value: bool | ChangesJudgeSpec, info: ValidationInfo) -> bool | ChangesJudgeSpec:
         kind = info.data.get("kind")
-        if value is not False and kind is not None and not kind_named(kind).changes_judge:
-            judged = [n for n, k in kinds().items() if k.changes_judge]
+        if value is not False and kind is not None and not kind_named(kind).judging.changes_judge:
+            judged = [n for n, k in kinds().items() if k.judging.changes_judge]
             raise ValueError(f"judge: is an option of {' and '.join(judged)} suites, not of a {kind} "
                              "suite (migration suites are always judged; generation suites by their criteria)")
         return value

@@ -248,7 +248,7 @@ def _walk_refs(node: Any, prefix: tuple[Any, ...]) -> Iterable[tuple[tuple[Any, 
 def _files_below(path: Path) -> list[str]:
     if path.is_file():
         return [str(path)]
-    out = []
+    out: list[str] = []
     for root, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if d != ".git")
         out.extend(str(Path(root) / f) for f in sorted(files))
@@ -322,7 +322,7 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
             continue
         case.refs[dotted] = target
         case.files.extend(_files_below(Path(target)))
-    if suite.spec.solved_store and own.solved_store and not data["inputs"].get("solved_example"):
+    if suite.spec.solved_store and own.answers.solved_store and not data["inputs"].get("solved_example"):
         below = os.path.relpath(case_path, suite.dir)  # the suite's folder as the case's file is shown
         problems += attach_solved_example(case, data, suite, shown[: -len(below)] if shown.endswith(below) else f"{suite.name}/")
         if "inputs" in typed:  # the looked-up example joined the inputs
@@ -336,7 +336,7 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
 
 
 def _stat_sig(paths: Iterable[str]) -> tuple:
-    sig = []
+    sig: list[tuple[str, int | None, int | None]] = []
     for p in paths:
         try:
             st = os.stat(p)

@@ -125,7 +125,7 @@ def _config_lines(cfg: Config) -> tuple[Any, dict[str, int]]:
         node = load_yaml(Path(cfg.path))
     except InputError:
         return None, {}
-    index = {}
+    index: dict[str, int] = {}
     for i, raw in enumerate(node.get("systems") or [] if isinstance(node, dict) else []):
         if isinstance(raw, dict) and isinstance(raw.get("name"), str):
             index.setdefault(raw["name"], i)
@@ -285,9 +285,9 @@ def check_recorded(cfg: Config, project: Project, system: Any, shown: str, line:
             missing.setdefault(case.suite, []).append(case.id)
         for f in found:
             problems.extend(_json_problems(f, rel(f, cfg.root)))
-    for suite, ids in sorted(missing.items()):
+    for suite_name, ids in sorted(missing.items()):
         problems.append(CheckWarning(shown, line, f"system {system.name!r}: no recorded output for {len(ids)} case(s) "
-                                                  f"of suite {suite} ({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''}); "
+                                                  f"of suite {suite_name} ({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''}); "
                                                   f"they will be recorded as errors"))
     return problems
 
@@ -379,7 +379,7 @@ def check_text_files(case: Case, where: Locator) -> list[Problem]:
     for dotted, target in case.refs.items():
         if not (dotted.endswith("_file") or dotted.startswith("reference.files.")) or not os.path.isfile(target):
             continue
-        if kind(case.kind).executed and dotted.endswith("patch_file"):
+        if kind(case.kind).execution.executed and dotted.endswith("patch_file"):
             continue  # check_patches says it, with the rest of what is wrong with the patch
         try:
             data = Path(target).read_bytes()
@@ -463,7 +463,7 @@ def patch_problem(tree: Path, data: bytes, strict: bool) -> str | None:
 
 def check_patches(case: Case, cfg: Config, scratch: Path, where: Locator) -> list[Problem]:
     """Empty FAIL_TO_PASS; the gold patch and the test patch are diffs that apply to the case's tree."""
-    problems = []
+    problems: list[Problem] = []
     patches = [(k, p, strict) for k, strict in (("reference.patch_file", False), ("inputs.test_patch_file", True))
                if (p := case.ref_path(k)) is not None and p.is_file()]
     if not patches:
@@ -524,11 +524,11 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
         # One per place the value is written (suite.yaml defaults: once); deep_checks drops repeats.
         return [where.problem(case, ("inputs", key), message, warning) for case in group]
 
-    problems = []
-    for (image, dockerfile), group in uses.items():
-        if dockerfile and not (Path(dockerfile) / "Dockerfile").is_file():
+    problems: list[Problem] = []
+    for (image, folder), group in uses.items():
+        if folder and not (Path(folder) / "Dockerfile").is_file():
             problems += report(group, "dockerfile_dir", f"inputs.dockerfile_dir: no Dockerfile in "
-                                                        f"{rel(dockerfile, where.root)}; expected a folder holding "
+                                                        f"{rel(folder, where.root)}; expected a folder holding "
                                                         f"a Dockerfile to build {image}")
     if not _docker_answers():
         for (image, _), group in uses.items():
@@ -540,7 +540,7 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
     from evalkit.sandbox.images import image_id  # deferred: imports docker-py (heavy); only a Docker run needs it
 
     present: dict[str, bool] = {}
-    for (image, dockerfile), group in uses.items():
+    for (image, folder), group in uses.items():
         try:
             if image not in present:
                 present[image] = image_id(image) is not None
@@ -548,7 +548,7 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
             problems += report(group, "image", f"inputs.image {image!r}: Docker cannot look it up: "
                                                f"{str(exc).splitlines()[0][:200]}")
             continue
-        if present[image] or (dockerfile and (Path(dockerfile) / "Dockerfile").is_file()):
+        if present[image] or (folder and (Path(folder) / "Dockerfile").is_file()):
             continue
         hint = "; for the default image run scripts/build-base-image.sh" if image.startswith("evalkit/") else \
             f"; pull it first (docker pull {image}) or give inputs.dockerfile_dir"

@@ -219,7 +219,7 @@ def load_case_labels(case: Any, rubric: Any, shown_root: Path | None = None) -> 
 def labelled_kinds() -> tuple[str, ...]:
     """Suite kinds whose outputs the rubric judge grades, so people's labels have a verdict to meet."""
 
-    return tuple(n for n, k in kinds().items() if k.audited)
+    return tuple(n for n, k in kinds().items() if k.judging.audited)
 
 
 def project_labels(cfg: Any, project: Any) -> tuple[list[HumanLabel], list[Problem]]:

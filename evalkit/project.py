@@ -75,8 +75,8 @@ def unknown_suites(cfg: Config, project: Project) -> list[Problem]:
             index.setdefault(raw["name"], i)
     out = []
     for system, j, s in bad:
-        i = index.get(system.scenario_of or system.name)
-        line = line_of(node, ("systems", i, "suites", j)) if node is not None and i is not None else None
+        at = index.get(system.scenario_of or system.name)
+        line = line_of(node, ("systems", at, "suites", j)) if node is not None and at is not None else None
         out.append(Problem(cfg.path, line, f"system {system.name!r}: unknown suite {s!r}; "
                                            f"expected one of {', '.join(sorted(project.suites)) or '(none)'}"))
     return out

@@ -23,6 +23,7 @@ from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, Ar
                                write_artifact, write_with_retry_mark)
 from evalkit import envfail
 from evalkit.errors import InputError
+from evalkit.models import Model
 from evalkit.project import Loaded, load, participating
 from evalkit.selection import selected, selection
 from evalkit.stages import slices
@@ -144,6 +145,7 @@ def run_validate(config: str, case_key: str) -> bool:
     loaded = load(config)
     cfg = loaded.config
     case = loaded.project.case(case_key)
+    result: Model  # a Validation (the executor's run returns it for a validate call), or an infra_error one
     try:  # through the project's executor, like the stages (its own failure: retried next run)
         result = executor_for(cfg).run(build_call(cfg, "validate", None, case, {}))
     except (ExecutorFailure, MissingBlob) as exc:
@@ -314,14 +316,14 @@ class Graph:
         """Kinds whose cases the validate task checks."""
         from evalkit.kind_registry import kinds  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
-        return tuple(n for n, k in kinds().items() if k.validated)
+        return tuple(n for n, k in kinds().items() if k.execution.validated)
 
     @cached_property
     def execute_reads_validation(self) -> tuple[str, ...]:
         """Kinds whose execute stage reads the case's validation."""
         from evalkit.kind_registry import kinds  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
-        return tuple(n for n, k in kinds().items() if k.execute_reads_validation)
+        return tuple(n for n, k in kinds().items() if k.execution.execute_reads_validation)
 
     def validation_path(self, case: Any) -> str:
         from evalkit.stages.validate import validation_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
@@ -336,7 +338,7 @@ class Graph:
             if case.kind not in self.validated_kinds or case.key in seen or not selected(case.key, self.globs):
                 continue
             seen.add(case.key)
-            executed = kind_named(case.kind).executed
+            executed = kind_named(case.kind).execution.executed
             target = self.validation_path(case)
             task = {"name": case.key, "actions": [(run_validate, [self.config, case.key])],
                     "file_dep": list(case.files) + ([self.slice_files["execute"]] if executed else []),
@@ -448,7 +450,7 @@ def audit_task(g: Any) -> dict[str, Any] | None:
         return None
     deps = []
     for system, case in g.pairs:
-        if suite_kind(case.kind).audited:
+        if suite_kind(case.kind).judging.audited:
             path = g.path("generate", system.name, case)
             if selected(case.key, g.globs) or Path(path).exists():  # unselected cases have no generate task
                 deps.append(path)

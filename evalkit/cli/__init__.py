@@ -194,14 +194,16 @@ def _run_locked(args: argparse.Namespace) -> int:
 
 
 def _schema_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default=None, help="folder to write the schemas to (default: the package's schemas/)")
+    p.add_argument("--out", default=None, help="folder to write the schemas to (default: the package's schemas/, "
+                                               "evalkit's own kinds only); a folder given gets a case schema of every "
+                                               "registered kind, installed packages' too")
 
 
 @command("schema", "write JSON Schemas of case, suite, config and report files", _schema_args)
 def cmd_schema(args: argparse.Namespace) -> int:
     from evalkit.schemas import write_schemas  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
-    for path in write_schemas(Path(args.out) if args.out else None):
+    for path in write_schemas(Path(args.out) if args.out else None, own_only=not args.out):
         print(path)
     return 0
 

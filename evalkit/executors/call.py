@@ -26,7 +26,7 @@ from evalkit import __version__
 from evalkit.artifacts import ArtifactBase
 from evalkit.casemodels import PatchInputs
 from evalkit.cases import Case
-from evalkit.config import PACKAGE_DIR, Config
+from evalkit.config import Config, PACKAGE_DIR, System
 from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob, file_ref, matches
 from evalkit.fsutil import atomic_write_text, confine_writes, digest
 from evalkit.graders.rubric_config import resolved_ref
@@ -53,7 +53,7 @@ class StageCall:
     """generate, execute, grade, score or validate."""
     config: Config
     """The project's config (whole: its slices are not separable, see the module docstring)."""
-    system: Any
+    system: System | None
     """The system under test (a `config.System` model); None for validate."""
     case: Case
     """The loaded case; its host paths are re-rooted where the call runs."""
@@ -82,7 +82,7 @@ class StageCall:
 
 # ---- coordinator side ---------------------------------------------------------------------------
 
-def _system_files(cfg: Config, system: Any, case: Case) -> list[str]:
+def _system_files(cfg: Config, system: System, case: Case) -> list[str]:
     """The system's own files below the project (watched program files, command arguments naming project
     files, recordings and a recorded judge's verdicts); files of the evalkit package are not carried."""
     out = [str(cfg.resolve(w)) for w in getattr(system, "watch", [])]
@@ -149,7 +149,7 @@ def _tree(cfg: Config, case: Case) -> TreeRef:
     return TreeRef(files=tree_manifest(folder), host=str(folder))
 
 
-def build_call(cfg: Config, stage: str, system: Any, case: Case, inputs: dict[str, ArtifactBase | None]) -> StageCall:
+def build_call(cfg: Config, stage: str, system: System | None, case: Case, inputs: dict[str, ArtifactBase | None]) -> StageCall:
     """The call for one stage of one (system, case) (validate: system None): files by content, the repository
     tree made here."""
 
@@ -180,7 +180,7 @@ def publish(call: StageCall, blobs: BlobStore) -> int:
 @dataclass
 class View:
     cfg: Config
-    system: Any
+    system: System | None
     case: Case
     trees: dict[str, TreeRef | Path]
 
@@ -227,7 +227,7 @@ def materialized(call: StageCall, blobs: BlobStore, scratch: Path) -> View:
                                  "cases_dir": r(cfg.cases_dir)})
     system = call.system
     moved = {k: r(getattr(system, k)) for k in ("path", "grades") if isinstance(getattr(system, k, None), str)}
-    if moved:
+    if moved and system is not None:
         system = system.model_copy(update=moved)
     return View(cfg, system, case, trees)
 
@@ -259,6 +259,8 @@ def dispatch(stage: str, v: View, inputs: dict[str, ArtifactBase | None]) -> Any
     cfg, system, case = v.cfg, v.system, v.case
     if stage == "validate":
         return validate_case(cfg, case)
+    if system is None:
+        raise ValueError(f"{stage} call without a system (only validate calls have none)")
     if stage == "generate":
         return generate(cfg, system, case)
     if stage == "execute":

@@ -39,7 +39,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.artifacts import ArtifactBase
 from evalkit.executors.blobs import BlobStore
@@ -56,6 +56,9 @@ from evalkit.stages.handed_trees import HANDED
 from urllib.parse import urlsplit
 import pickle
 import socket
+
+if TYPE_CHECKING:
+    from evalkit.config import Config
 
 REMOTE_STAGES = frozenset({"generate", "execute", "grade", "validate"})
 """Stages whose calls go to the workers (score runs on the coordinator)."""
@@ -132,7 +135,7 @@ class ClusterExecutor:
 
     name = "cluster"
 
-    def __init__(self, cfg: Any, address: str, *, cache_host: str | None = None) -> None:
+    def __init__(self, cfg: Config, address: str, *, cache_host: str | None = None) -> None:
         from distributed import Client  # deferred: dask.distributed (heavy), only with --cluster
 
         self.address = address
@@ -243,7 +246,7 @@ def cluster_address(settings: dict[str, Any]) -> str:
     return address
 
 
-def cluster(cfg: Any, settings: dict[str, Any] | None = None) -> ClusterExecutor:
+def cluster(cfg: Config, settings: dict[str, Any] | None = None) -> ClusterExecutor:
     """Factory registered as ``evalkit.executors: cluster`` (settings: ``address``, optional ``cache_host``:
     the coordinator's address as the workers reach it, default its address on the route to the scheduler)."""
     settings = settings or {}

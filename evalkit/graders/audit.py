@@ -124,7 +124,7 @@ def _systems(cfg: Any, project: Any, settings: AuditSettings) -> dict[str, list[
 
     by_case: dict[str, list[Any]] = {}
     for system, case in participating(cfg, project):
-        if not suite_kind(case.kind).audited or not case.ok:  # e.g. migration: the judge's verdict fields
+        if not suite_kind(case.kind).judging.audited or not case.ok:  # e.g. migration: the judge's verdict fields
             continue
         if settings.systems and system.name not in settings.systems:
             continue
@@ -179,9 +179,9 @@ def work_calls(work: AuditWork) -> Iterator[AuditCall]:
         for request in requests:
             yield AuditCall("judge audit", cand.system, cand.case.suite, request, cand.exact)
     for _key, a, b, ab, ba in work.pairs:
-        for request in (ab, ba):
-            if request is not None:
-                yield AuditCall("pairwise judge", f"{a.system} vs {b.system}", a.case.suite, request,
+        for pair_request in (ab, ba):
+            if pair_request is not None:
+                yield AuditCall("pairwise judge", f"{a.system} vs {b.system}", a.case.suite, pair_request,
                                 a.exact and b.exact)
 
 

@@ -234,7 +234,7 @@ def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tupl
     nothing). An e2e answer's final tree is known only after its iterations, so its first answer stands in
     (never exact); an answer not generated yet counts as one changed file."""
 
-    final_later = kind(case.kind).final_tree_after_execute
+    final_later = kind(case.kind).execution.final_tree_after_execute
     exact = exact and not final_later
     try:
         if tree_in_image(case) is not None:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from evalkit.artifacts import Sample
+from evalkit.artifacts import ExecutionArtifact, Sample
 from evalkit.casemodels import GenerationInputs, MigrationInputs
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.contracts import JudgeContext, JudgeResult, judge_with
 from evalkit.outcomes import JudgeOutcome, RubricOutcome
 from evalkit.graders.degenerate import assess, empty_answer
 from evalkit.graders.migration_judge import Incident, MigrationJudgeInput, judge_migration
@@ -61,18 +62,19 @@ def migration_input(case: Case, sample: Sample, main_file: str | None) -> Any:
 def rubric_judged(case: Case) -> bool:
     """The rubric judge grades the case's outputs: a migration case, or a patch or e2e case whose suite says `judge:`."""
 
-    return kind(case.kind).always_judged or bool(case.judged_files)
+    return kind(case.kind).judging.always_judged or bool(case.judged_files)
 
 
 def judge_case(cfg: Config, case: Case, sample: Sample, main_file: str | None,
-               execution: Any | None = None) -> JudgeOutcome | RubricOutcome | None:
+               execution: ExecutionArtifact | None = None) -> JudgeResult:
     """The judge outcome for a case (a rubric outcome for a generation case), or None for suites without a
     model-graded part."""
     if case.judged_files:  # a patch or e2e suite with `judge:`: the files the answer changed (evalkit.graders.judge_changes)
 
         return judge_changes(cfg, case, sample, execution, client_for(cfg), rubric_for(cfg, case))
 
-    return kind(case.kind).judge(cfg, case, sample, main_file)  # migration: CodeJudge; generation: its criteria
+    ctx = JudgeContext(config=cfg, case=case, sample=sample, main_file=main_file, execution=execution)
+    return judge_with(kind(case.kind).judge, ctx)  # migration: CodeJudge; generation: its criteria
 
 
 def migration_case(cfg: Config, case: Case, sample: Sample, main_file: str | None) -> JudgeOutcome:

@@ -184,7 +184,7 @@ def targets(cfg: Any, project: Any) -> list[Target]:
 
     found = []
     for system, case in participating(cfg, project):
-        if not suite_kind(case.kind).audited or not case.ok:  # kinds whose judge verdicts are compared field by field
+        if not suite_kind(case.kind).judging.audited or not case.ok:  # kinds whose judge verdicts are compared field by field
             continue
         output = read_optional(artifact_path(cfg.work_path, "generate", system.name, case.suite, case.id), "generate")
         grades = read_optional(artifact_path(cfg.work_path, "grade", system.name, case.suite, case.id), "grade")

@@ -517,7 +517,7 @@ def suite_rubric_problem(ref: str, suite_dir: Path, shown_suite: str, line: int 
     suite with `judge:` (evalkit.graders.judge_changes), graded by the rubric judge too; an agentic suite's rubric
     declares the fields of the verdicts a recorded judge brings (`evalkit import kai-eval --app`)."""
 
-    if not (known(kind) and kind_named(kind).takes_rubric) and not judged:  # agentic: a recorded judge's fields
+    if not (known(kind) and kind_named(kind).judging.takes_rubric) and not judged:  # agentic: a recorded judge's fields
         return InputError(Problem(shown_suite, line, f"rubric: only migration suites have a judge rubric, and patch or "
                                                      f"e2e suites with `judge:`, and agentic suites for a recorded "
                                                      f"judge's verdicts (this suite is kind {kind}; generation "
@@ -606,7 +606,7 @@ def judged_kinds() -> tuple[str, ...]:
     registry loads, which an outside kind's module may itself be importing)."""
 
     own = [n for n in registry("kinds").names() if registry("kinds").source(n) == OWN]
-    return tuple(n for n in own if kind(n).always_judged or kind(n).changes_judge or kind(n).takes_rubric)
+    return tuple(n for n in own if (j := kind(n).judging).always_judged or j.changes_judge or j.takes_rubric)
 
 
 def _overall_info(rubric: JudgeRubric, info: Any) -> Any:

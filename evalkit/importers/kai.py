@@ -209,10 +209,10 @@ def read_kai_eval(root: Path, shown_root: str | None = None) -> tuple[dict[tuple
             problems.append(Problem(shown, 1, "expected a test case: app, name, description, rules"))
             continue
         rules = [r["rule"] for r in node.get("rules") or [] if isinstance(r, dict) and r.get("rule")]
-        notes = tc.parent / "notes.md"
+        notes_file = tc.parent / "notes.md"
         app = str(node.get("app") or tc.parents[2].name)
         cases[(app, node["name"])] = EvalCase(app, node["name"], str(node.get("description") or ""), rules,
-                                              notes.read_text(encoding="utf-8") if notes.is_file() else "",
+                                              notes_file.read_text(encoding="utf-8") if notes_file.is_file() else "",
                                               _files_of(str(node.get("description") or "")))
     results = sorted(root.glob("**/eval_results.json"))
     if not results:

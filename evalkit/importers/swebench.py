@@ -131,8 +131,8 @@ def parse_row(raw: Any, shown: str, line: int | None, index: int) -> Row:
     if problems:
         raise InputError([Problem(shown, line, f"{where}: {p}") for p in problems])
     return Row(line=line, instance_id=iid, repo=raw["repo"], base_commit=raw["base_commit"].strip(),
-               patch=raw["patch"], test_patch=raw["test_patch"], fail_to_pass=lists["FAIL_TO_PASS"],
-               pass_to_pass=lists["PASS_TO_PASS"], problem_statement=ps if isinstance(ps, str) else "",
+               patch=raw["patch"], test_patch=raw["test_patch"], fail_to_pass=lists["FAIL_TO_PASS"] or [],
+               pass_to_pass=lists["PASS_TO_PASS"] or [], problem_statement=ps if isinstance(ps, str) else "",
                version=str(raw.get("version") or ""), raw=raw, **extra)
 
 

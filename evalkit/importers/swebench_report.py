@@ -100,7 +100,7 @@ def instance_report(instance_id: str, result: ExecutionResult | Regraded | Mappi
                                      for k in ("FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL")}
         return {instance_id: entry}
     if applied and r.get("status") == "completed":
-        empty = {"success": [], "failure": []}
+        empty: dict[str, list[str]] = {"success": [], "failure": []}
         entry["tests_status"] = {
             "FAIL_TO_PASS": _split(r.get("fail_to_pass", {})),
             "PASS_TO_PASS": _split(r.get("pass_to_pass", {})),

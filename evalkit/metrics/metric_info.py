@@ -4,13 +4,13 @@ metrics are declared in evalkit.metrics.registry, which every reader imports."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, Callable, Literal
+from typing import Literal
 
+from evalkit.contracts import AnyMetricScorer, ScoreContext, metric_with
+from evalkit.contracts import Metrics as Metrics  # re-exported: the scorers import it from here
 from evalkit.kind_registry import kind, known, names
 from evalkit.models import Model
 
-Metrics = dict[str, float | None]
-"""A scorer's values: metric name -> value (None: not applicable)."""
 
 
 class MetricInfo(Model):
@@ -47,17 +47,18 @@ METRICS: dict[str, MetricInfo] = {}
 #: Metrics added from outside evalkit (evalkit.api.register_metric): name -> its metadata and scorer,
 #: as JSON. Part of the score and summarize config slices: adding or changing one rescores.
 ADDED: dict[str, str] = {}
-#: Scorers of added metrics, ``(case, output, execution, grades) -> value`` (a bool as 0/1, None: not applicable).
-ADDED_SCORERS: dict[str, Callable[[Any, Any, Any, Any], float | bool | None]] = {}
+#: Scorers of added metrics: ``(ScoreContext) -> MetricValue | value`` (evalkit.contracts.MetricScorer), or the
+#: older ``(case, output, execution, grades) -> value`` (a bool counts as 0/1, None: not applicable).
+ADDED_SCORERS: dict[str, AnyMetricScorer] = {}
 
 
-def added_values(case: Any, output: Any, execution: Any, grades: Any) -> dict[str, float | None]:
+def added_values(ctx: ScoreContext) -> dict[str, float | None]:
     """Values of the added metrics whose kinds include the case's (the score stage writes them beside its own)."""
     out: dict[str, float | None] = {}
     for name, fn in ADDED_SCORERS.items():
         info = METRICS.get(name)
-        if info is not None and (not info.kinds or case.kind in info.kinds):
-            value = fn(case, output, execution, grades)
+        if info is not None and (not info.kinds or ctx.case.kind in info.kinds):
+            value = metric_with(fn, ctx).value
             out[name] = None if value is None else float(value)
     return out
 

@@ -38,7 +38,8 @@ def case_detail(cfg: Config, case: Case, systems: list[Any],
 
     ``raw``: the artifacts' bytes per system (`read_artifacts`), when the caller has read them already."""
     work = cfg.work_path
-    input_files, reference_files = {}, {}
+    input_files: dict[str, str] = {}
+    reference_files: dict[str, str] = {}
     for dotted, path in sorted(case.refs.items()):
         if Path(path).is_file():
             text = Path(path).read_text(encoding="utf-8", errors="replace")

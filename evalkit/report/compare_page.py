@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evalkit.errors import InputError
+from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_text
 from evalkit.models import Model
 from evalkit.report import charts
@@ -110,13 +110,13 @@ def compare_page_path(site: Path, a: str, b: str) -> Path:
 def check_releases(site: Path, a: str, b: str) -> None:
     """Both releases exist under ``site`` and differ; else InputError naming what is there."""
     known = list_releases(site)
-    problems = []
+    problems: list[Problem] = []
     for r in (a, b):
         if r not in known:
-            problems.append(f"{site}/{r}/report.json: no such release (releases on this site: "
-                            f"{', '.join(known) or 'none'})")
+            problems.append(Problem(f"{site}/{r}/report.json", None, f"no such release (releases on this site: "
+                                                                    f"{', '.join(known) or 'none'})"))
     if not problems and a == b:
-        problems.append(f"compare: the two releases are the same ({a}); name two different releases")
+        problems.append(Problem("compare", None, f"the two releases are the same ({a}); name two different releases"))
     if problems:
         raise InputError(problems)
 

@@ -78,7 +78,7 @@ def criterion_rates(work: str, cases: Iterable[Case], systems: list[str],
     """Every criterion of the suite's generation cases (first appearance order) with each system's pass rate."""
     rows: dict[str, CriterionRate] = {}
     for case in cases:
-        if not kind(case.kind).criteria:  # e.g. generation: cases list rubric criteria
+        if not kind(case.kind).answers.criteria:  # e.g. generation: cases list rubric criteria
             continue
         criteria = _criteria_of(case)
         if not criteria:

@@ -82,10 +82,10 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
 
         page = out_dir / "regressions.html"
 
-        groups = regression_groups(site, report)
-        largest_first(groups, PAGE_ROWS)
+        moves = regression_groups(site, report)
+        largest_first(moves, PAGE_ROWS)
         atomic_write_text(page, env.get_template("regressions.html.j2").render(
-            report=report, groups=groups, limit=PAGE_ROWS, root="../", here="regressions", **nav))
+            report=report, groups=moves, limit=PAGE_ROWS, root="../", here="regressions", **nav))
         written.append(page)
         prev = report.diff.previous_release
         if prev and prev in releases:  # site/compare/<previous>..<release>.html (others: `evalkit compare A B`)

@@ -41,7 +41,7 @@ def run_isolation(cfg: Config, pairs: list[tuple[Any, Case]]) -> Any:
     """Where this run's tests executed, as decided when it started (the execute slice records it);
     None when no suite of the run executes tests."""
 
-    if not any(kind(case.kind).executed for _, case in pairs):
+    if not any(kind(case.kind).execution.executed for _, case in pairs):
         return None
     try:
         data = json.loads((cfg.work_path / "slices" / "execute.json").read_text(encoding="utf-8"))

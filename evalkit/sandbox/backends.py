@@ -13,7 +13,7 @@ backends' own modules (a run's start asks only ``auto``'s question).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from evalkit.config import AUTO_BACKEND as AUTO
 from evalkit.plugins import registry
@@ -106,10 +106,10 @@ DOCKER = DockerBackend()
 LOCAL = LocalBackend()
 
 
-def backends() -> Registry:
+def backends() -> Registry[SandboxBackend]:
     """The sandbox backends by name (``evalkit.plugins.registry("sandbox_backends")``)."""
 
-    return registry("sandbox_backends")
+    return cast("Registry[SandboxBackend]", registry("sandbox_backends"))  # the group's contract
 
 
 def backend(name: str) -> SandboxBackend:

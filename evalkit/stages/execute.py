@@ -15,7 +15,7 @@ from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Provenance, Sta
 from evalkit.outcomes import SandboxRun
 from evalkit.casemodels import PatchInputs, PatchReference, SandboxInputs
 from evalkit.cases import Case
-from evalkit.config import Config
+from evalkit.config import Config, System
 from evalkit.fsutil import atomic_write_text, digest, ensure_dir
 from evalkit.kind_registry import kind
 from evalkit.stages.handed_trees import handed_tree
@@ -217,8 +217,8 @@ def run_patch(cfg: Config, case: Case, patch: str | None, trusted: bool = False)
     return run_tests_cached(spec, store, cfg.sandbox.backend).model_dump(mode="json")
 
 
-def execute(cfg: Config, system: Any, case: Case, output: OutputArtifact) -> ExecutionArtifact:
-    base = {"system": system.name, "suite": case.suite, "case_id": case.id}
+def execute(cfg: Config, system: System, case: Case, output: OutputArtifact) -> ExecutionArtifact:
+    base: dict[str, Any] = {"system": system.name, "suite": case.suite, "case_id": case.id}
     prov = Provenance(inputs=digest([output.provenance, case.digest]), config=digest(execute_slice(cfg)))
     if output.status != "ok" or not case.ok:
         return ExecutionArtifact(**base, status=output.status if case.ok else "error",
@@ -226,7 +226,7 @@ def execute(cfg: Config, system: Any, case: Case, output: OutputArtifact) -> Exe
     kd = kind(case.kind)
     broken = kd.environment_broken(cfg, case)
     if broken is not None:  # e.g. patch, validated once: gold and no patch both time out; no system's patch runs
-        return ExecutionArtifact(**base, status="broken", reason=f"{kd.validation_label}: {broken}", provenance=prov)
+        return ExecutionArtifact(**base, status="broken", reason=f"{kd.execution.validation_label}: {broken}", provenance=prov)
     runs = kd.execute(cfg, system, case, output)  # patch: the tests; agentic: re-check; e2e: iterations
     typed = [SandboxRun.model_validate(run) for run in runs]
     first = typed[0]

@@ -10,7 +10,7 @@ from typing import Any
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Provenance
 from evalkit.cases import Case
-from evalkit.config import Config
+from evalkit.config import Config, System
 from evalkit.fsutil import digest
 from evalkit.kind_registry import kind
 from evalkit.graders.assertions import run_assertions
@@ -20,9 +20,9 @@ from evalkit.stages.slices import grade_slice
 from evalkit.recorded_judge import recorded_outcome
 
 
-def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
+def grade(cfg: Config, system: System, case: Case, output: OutputArtifact,
           execution: ExecutionArtifact | None = None) -> GradesArtifact:
-    base = {"system": system.name, "suite": case.suite, "case_id": case.id}
+    base: dict[str, Any] = {"system": system.name, "suite": case.suite, "case_id": case.id}
     prov = Provenance(inputs=digest([output.provenance, execution.provenance if execution else None,
                                      case.digest]), config=digest(grade_slice(cfg)))
     if output.status != "ok":
@@ -30,7 +30,8 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     sample = output.first
     kd = kind(case.kind)
     mf = kd.main_file(case)
-    assertions, score = run_assertions(case.assertions, sample, case.language, mf)
+    assertions, score = run_assertions(case.assertions, sample, case.language, mf, case=case, config=cfg,
+                                       execution=execution)
     syntax = None
     deleted_right = kd.deleted_is_answer(case, sample, mf)  # e.g. migration: the target deletes the file too
     recorded = getattr(system, "grades", None)  # a recorded judge (evalkit.recorded_judge): its verdicts, no call

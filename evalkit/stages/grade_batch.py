@@ -111,7 +111,7 @@ def batch_task(graph: Any) -> dict[str, Any] | None:
     if cfg.judge.mode != "batch" or not configured():
         return None
     deps = [folder + "output.json" for _system, case, folder, _chain, chosen in graph.stage_rows()
-            if chosen and kind(case.kind).graded_by_model]
+            if chosen and kind(case.kind).judging.graded_by_model]
     return {"name": "run", "actions": [(run_grade_batch, [graph.config])],
             "file_dep": deps + [graph.slice_files["grade"]], "targets": [str(record_path(cfg.work_path))],
             "clean": True, "io": {"capture": False}}

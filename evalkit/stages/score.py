@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Provenance, ScoresArtifact, Usage
 from evalkit.cases import Case
-from evalkit.config import Config
+from evalkit.config import Config, System
+from evalkit.contracts import ScoreContext, score_with
 from evalkit.fsutil import digest
 from evalkit.graders.degenerate import assess, empty_answer
 from evalkit.kind_registry import kind, main_file
@@ -17,7 +18,8 @@ from evalkit.stages.slices import score_slice
 from evalkit.stages.validate import validation_status
 
 Scorer = Callable[[Config, Case, OutputArtifact, ExecutionArtifact | None, GradesArtifact], Metrics]
-"""A kind's scorer: adds metrics; each suite kind lists its own (evalkit.kinds, ``Kind.scorers``)."""
+"""A kind's scorer in the older positional form (evalkit.contracts.KindScorer takes one ScoreContext); each suite
+kind lists its own (evalkit.kinds, ``Kind.scorers``)."""
 
 
 def _b(v: bool | None) -> float | None:
@@ -70,7 +72,7 @@ def degenerate_metrics(case: Case, output: OutputArtifact, mf: str | None) -> Me
     return out
 
 
-def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
+def score(cfg: Config, system: System, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
           grades: GradesArtifact) -> ScoresArtifact:
     kd = kind(case.kind)
     base = {"system": system.name, "suite": case.suite, "case_id": case.id, "tags": case.tags}
@@ -99,10 +101,10 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
         if art is not None and art.status == "broken":
             return ScoresArtifact(**base, status="broken", reason=art.reason, excluded="broken", **common)
 
-    if kd.validated:  # the reference failed its own case (evalkit.stages.validate)
+    if kd.execution.validated:  # the reference failed its own case (evalkit.stages.validate)
         validation = validation_status(cfg, case)
         if validation and validation[0] == "broken":
-            return ScoresArtifact(**base, status="broken", reason=f"{kd.validation_label}: {validation[1]}",
+            return ScoresArtifact(**base, status="broken", reason=f"{kd.execution.validation_label}: {validation[1]}",
                                   excluded="broken", **common)
 
     # an empty answer (no main file, nothing at all) is no answer
@@ -120,16 +122,17 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
     elif not answered and case.assertions:
         metrics["assertion_score"] = 0.0
         metrics["assertion_pass"] = 0.0
+    ctx = ScoreContext(config=cfg, case=case, output=output, execution=execution, grades=grades)
     for fn in kd.scorers():
-        metrics.update(fn(cfg, case, output, execution, grades))
+        metrics.update(score_with(fn, ctx).values)
 
-    metrics.update(added_values(case, output, execution, grades))  # metrics added by evalkit.api.register_metric
-    if grades.judge is not None and grades.judge.source == "recorded" and kd.recorded_verdict_alone and main_file(case) not in output.first.files:
+    metrics.update(added_values(ctx))  # metrics added by evalkit.api.register_metric
+    if grades.judge is not None and grades.judge.source == "recorded" and kd.judging.recorded_verdict_alone and main_file(case) not in output.first.files:
         # a recorded judge on code the import does not hold (Kai CI's report has scores only): its verdict alone
         answered = output.status == "ok"
         metrics = {k: v for k, v in metrics.items() if k.startswith("judge_") or k in ("wall_s", "cost_usd", "tokens")}
         metrics["answered"] = float(answered)
-    if not answered and kd.code_answer:
+    if not answered and kd.answers.code_answer:
         metrics.setdefault("syntax_valid", 0.0)
         metrics.setdefault("complete", 0.0)
     reason = output.reason or ("" if answered or output.status != "ok" else "empty answer: nothing to grade")

@@ -8,7 +8,7 @@ import hashlib
 import importlib.util
 from pathlib import Path
 
-from evalkit.config import Config
+from evalkit.config import Config, System
 from evalkit.fsutil import atomic_write_text, digest, pretty_json
 from evalkit.llm.prompts import PROMPTS_DIR
 from evalkit.plugins import OWN, registry
@@ -18,7 +18,7 @@ from evalkit.llm.settings import configured
 from evalkit.metrics.registry import ADDED
 
 
-def system_slice(system: Any) -> dict[str, Any]:
+def system_slice(system: System) -> dict[str, Any]:
     """What changes a system's answers (not its name or description)."""
     return system.model_dump(mode="json", exclude={"name", "description", "suites", "matrix", "names", "scenario_of",
                                                       "api_key"})
@@ -50,7 +50,7 @@ def plugin_code(*points: str) -> dict[str, Any]:
     return {"plugin_code": found} if found else {}
 
 
-def generate_slice(cfg: Config, system: Any) -> dict[str, Any]:
+def generate_slice(cfg: Config, system: System) -> dict[str, Any]:
     return {"system": system_slice(system), **plugin_code("adapters")}
 
 

@@ -97,7 +97,7 @@ def reference_problems(case: Case) -> tuple[list[str], bool]:
         return [], False  # no reference answer (e.g. a generation case graded by criteria only)
     problems: list[str] = []
     mf = main_file(case)
-    results, _score = run_assertions(case.assertions, sample, case.language, mf)
+    results, _score = run_assertions(case.assertions, sample, case.language, mf, case=case)
     failed = [r for r in results if not r.passed]
     if failed:
         problems.append("gold fails its assertion(s): " + "; ".join(
