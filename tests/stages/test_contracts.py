@@ -150,7 +150,7 @@ def test_the_builtin_parts_follow_their_contracts() -> None:
 
 
 def test_a_kinds_judge_takes_the_judge_context_or_the_older_arguments(migration, monkeypatch) -> None:
-    from evalkit.graders.judging import judge_case
+    from evalkit.graders.judge_dispatch import judge_case
     from evalkit.outcomes import RubricOutcome
 
     case = migration.case(CASE)
