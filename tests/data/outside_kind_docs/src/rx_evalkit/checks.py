@@ -7,8 +7,8 @@ from rx_evalkit.models import RegexReference
 
 
 def rx_rejects(ctx: AssertionContext) -> AssertionOutcome:
-    extra = ctx.spec.value if isinstance(ctx.spec.value, list) else []
-    negatives = [str(s) for s in extra]
+    value: object = ctx.spec.value
+    negatives = [str(s) for s in value] if isinstance(value, list) else []
     if isinstance(ctx.reference, RegexReference):
         negatives += ctx.reference.negatives
     rx, why = compile_or_reason(ctx.text.strip())

@@ -2,10 +2,14 @@
 
 from pathlib import Path
 
+from typing import Any
+
 from evalkit.artifacts import Sample
-from evalkit.contracts import ScoreContext, ScoreResult
+from evalkit.cases import Case
+from evalkit.contracts import AnyKindScorer, ScoreContext, ScoreResult
 from evalkit.kinds.base import Kind
 from evalkit.metrics.registry import metric
+from evalkit.report.models import CaseDetail
 
 from rx_evalkit.judge import compile_or_reason, misclassified
 from rx_evalkit.models import RegexInputs, RegexReference
@@ -38,10 +42,11 @@ class Regex(Kind):
     leaderboard = ("rx_accuracy", "rx_exact")
     templates = Path(__file__).parent / "templates"
 
-    def gold(self, case):
+    def gold(self, case: Case) -> Sample:
         return Sample(text=case.reference_as(RegexReference).pattern)
 
-    def detail(self, case, arts):  # case: the page's CaseDetail (reference a dict); arts: this system's artifacts as JSON
+    def detail(self, case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
+        # case: the page's CaseDetail (reference a dict); arts: this system's artifacts as JSON, by stage
         ref = case.reference or {}
         samples = (arts.get("output") or {}).get("samples") or [{}]
         answer = (samples[0].get("text") or "").strip()
@@ -49,7 +54,7 @@ class Regex(Kind):
         wrong = misclassified(rx, ref.get("positives", []), ref.get("negatives", [])) if rx else []
         return {"answer": answer, "problem": why or (f"wrong on {wrong!r}" if wrong else "all right")}
 
-    def scorers(self):
+    def scorers(self) -> list[AnyKindScorer]:
         return [rx_scores, *super().scorers()]
 
 
