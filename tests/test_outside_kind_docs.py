@@ -181,3 +181,14 @@ def test_a_kind_written_from_the_docs_runs_end_to_end_with_no_project_edit(venv_
     assert "positives" in json.dumps(schema) and "examples" in json.dumps(schema)
 
     assert git_status() == before
+
+
+def test_a_misspelled_key_in_a_case_of_the_outside_kind_is_file_line_exit_2(venv_python: Path, tmp_path: Path) -> None:
+    project = make_project(tmp_path / "proj")
+    case = project / "cases" / "rx" / "answer.yaml"
+    case.write_text(case.read_text().replace("  positives:", "  positivs:"))
+    check = evalkit(venv_python, project, "check")
+    assert check.returncode == 2, check.stdout + check.stderr
+    out = check.stdout + check.stderr
+    assert "cases/rx/answer.yaml:7: reference.positivs: unknown key" in out
+    assert "reference.positives: required key is missing" in out
