@@ -138,7 +138,8 @@ def _run_locked(args: argparse.Namespace) -> int:
     from evalkit.interrupted import run_marker
 
     mode = progress.mode_for(args.quiet)  # live on a terminal, doit's lines otherwise, nothing with -q
-    module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"], "reporter": progress.reporter_for(mode, args.jobs)}
+    kinds = {name: suite.kind for name, suite in tasks.graph().loaded.project.suites.items()}
+    module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"], "reporter": progress.reporter_for(mode, args.jobs, kinds)}
     cfg = tasks.graph().cfg
     envfail.clear()
     os.environ["EVALKIT_RUN_ID"] = f"{os.getpid()}.{time.time_ns()}"  # evalkit.llm.client: in-run de-dup
