@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from tests.helpers import REPO, evalkit
+from tests.helpers import REPO, evalkit, long_floats
 from tests.report_numbers import differences, numbers
 
 GOLDEN = Path(__file__).parent / "data" / "demo_report_numbers.json"
@@ -32,3 +32,7 @@ def test_demo_report_numbers_are_unchanged(docker_engine: str, tmp_path: Path) -
     expected = json.loads(GOLDEN.read_text(encoding="utf-8"))
     moved = differences(expected, found)
     assert not moved, "demo report numbers moved:\n" + "\n".join(moved)
+    # #30: every number a person reads on the demo's pages has a few significant digits (the same run, no other)
+    pages = list((project / "site").rglob("*.html"))
+    assert len(pages) > 50
+    assert not long_floats(project / "site"), long_floats(project / "site")

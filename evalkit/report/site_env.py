@@ -54,6 +54,7 @@ def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Envi
     env.filters["pval"] = lambda p: "–" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3f}")
     env.filters["raw"] = lambda v: "" if v is None else repr(float(v))
     env.filters["change"] = fmt_change
+    env.filters["paragraphs"] = paragraphs
     env.globals["METRICS"] = METRICS
     env.globals["diff_lines"] = diff_lines
     env.globals["truncate_log"] = truncate_log
@@ -182,6 +183,15 @@ def fmt_difference(value: float | None, metric: str | MetricInfo | None = None) 
     if info is not None and info.unit == "USD":
         return f"{value:+.4f} $"
     return f"{value:+.3f}"
+
+
+def paragraphs(text: str, css: str = "lead") -> Markup:
+    """A description as it was written: a ``<p>`` per paragraph (blank-line separated), its line breaks kept
+    (``<br>``), every character escaped."""
+    blocks = [b.strip("\n") for b in str(text).replace("\r\n", "\n").split("\n\n") if b.strip()]
+    out = [Markup('<p class="{}">{}</p>').format(css, Markup("<br>\n").join(escape(line.rstrip()) for line in b.split("\n")))
+           for b in blocks]
+    return Markup("").join(out)
 
 
 def _pct(v: float) -> str:
