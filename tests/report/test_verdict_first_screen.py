@@ -111,3 +111,13 @@ def test_cost_and_time_against_the_previous_release_with_intervals(release_page:
         text = re.sub(r"<[^>]+>", "", previous.group(1))
         assert re.search(r"cost (\$0\.0000 in both|[+−-]\S+ ≈?\[)", text), text
         assert re.search(r"time [+−-][\d.]+(%| s) ≈?\[[^\]]+\] \(", text), text
+
+
+def test_no_page_of_two_releases_prints_a_float_in_full(release_page: Path) -> None:
+    """#30: significant digits on every page, the release-against-release ones too (verdict line, regressions,
+    the comparison of v1 and v2), not only those of one release."""
+    from helpers import long_floats
+
+    site = release_page.parents[1]
+    assert len(list(site.rglob("*.html"))) > 20
+    assert not long_floats(site), long_floats(site)
