@@ -139,7 +139,9 @@ def _run_locked(args: argparse.Namespace) -> int:
 
     mode = progress.mode_for(args.quiet)  # live on a terminal, doit's lines otherwise, nothing with -q
     kinds = {name: suite.kind for name, suite in tasks.graph().loaded.project.suites.items()}
-    module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"], "reporter": progress.reporter_for(mode, args.jobs, kinds)}
+    classes = {s.name: progress.class_of_adapter(s.adapter) for s in run_cfg.systems}
+    module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"],
+                             "reporter": progress.reporter_for(mode, args.jobs, kinds, classes)}
     cfg = tasks.graph().cfg
     envfail.clear()
     os.environ["EVALKIT_RUN_ID"] = f"{os.getpid()}.{time.time_ns()}"  # evalkit.llm.client: in-run de-dup
