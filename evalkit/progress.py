@@ -500,8 +500,6 @@ def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] |
 
 def broken_cases(site: Path, release: str) -> list[str]:
     """suite/case: reason of each broken case of site/<release>/report.json, once per case (not per system)."""
-    from evalkit.report.models import Report
-
     try:
         report = Report.model_validate_json((Path(site) / release / "report.json").read_bytes())
     except (OSError, ValueError):

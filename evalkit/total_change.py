@@ -48,7 +48,7 @@ class TotalChange(Model):
 
 def total_change(before: Sequence[float], after: Sequence[float], seed: int = 0) -> TotalChange:
     """The change of Σ ``after`` over Σ ``before``, the two paired by position (one value per case)."""
-    import numpy as np  # heavy: imported by the reports that compute changes only (evalkit.stats does the same)
+    import numpy as np  # deferred: numpy, only for this interval (a no-op run imports none)
 
     if len(before) != len(after):
         raise ValueError(f"paired totals need as many values after ({len(after)}) as before ({len(before)})")

@@ -120,8 +120,8 @@ def instance_report(instance_id: str, result: ExecutionResult | Regraded | Mappi
 def environment_signature(log: str) -> str | None:
     """The reason of SWE-bench's environment-tier infrastructure signature in a log (None: none, or the swebench
     package is not installed)."""
-    try:  # heavy optional dependency (evalkit[swebench]): its log classification, where it is installed
-        from swebench.harness.infra_failure import TIER_ENVIRONMENT, classify_text
+    try:  # the optional evalkit[swebench] extra: its log classification, where it is installed
+        from swebench.harness.infra_failure import TIER_ENVIRONMENT, classify_text  # deferred: swebench, heavy, optional
     except ImportError:
         return None
     found = classify_text(log)
