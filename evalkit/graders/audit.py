@@ -34,6 +34,7 @@ from evalkit.graders.audit_models import (FieldConsistency, JudgeAudit, PairJudg
 from evalkit.graders.audit_settings import AuditSettings
 from evalkit.kinds import kind as suite_kind
 from evalkit.llm.calls import LLMError, LLMRequest, LLMResponse
+from evalkit.stages.grade_batch import GradeBatchRecord, record_path
 
 AUDIT_FILE = "judge_audit.json"
 INFRA_PREFIX = "API failure: "
@@ -363,6 +364,12 @@ def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
         asked = [p for p in work.pairs if p[3] is not None]
         pairs = list(pool.map(lambda p: _pair_one(counting, *p), asked))  # type: ignore[misc]
     update: dict[str, Any] = {"requests": len(counting.keys), "calls_sent": counting.sent, "cost_usd": counting.cost_usd}
+    if judge.mode == "batch":  # the audit's requests rode the grade stage's batch: its spend is recorded there
+        path = record_path(cfg.work_path)
+        record = GradeBatchRecord.model_validate_json(path.read_bytes()) if path.exists() else GradeBatchRecord()
+        mine = [record.by_asker[a] for a in ("judge audit", "pairwise judge") if a in record.by_asker]
+        update["batch_requests"] = sum(m.answered for m in mine)
+        update["batch_cost_usd"] = sum(m.cost_usd for m in mine)
     if settings.repeats >= 2:
         shared = sum(len(r.same_output) for r in repeated)
         if shared:

@@ -145,5 +145,10 @@ class JudgeAudit(Model):
     """Of those, requests sent to the API by this run (answers from the response cache not counted)."""
     cost_usd: float = 0.0
     """What those requests cost."""
+    batch_requests: int = 0
+    """judge.mode batch: the audit's requests the grade stage's Message Batch sent for it (its own requests, not the
+    grade stage's answers it reuses), in the last batch step (<work>/batches/grade.json)."""
+    batch_cost_usd: float = 0.0
+    """What those cost (batch price): the audit's spend in batch mode, beside cost_usd's one-by-one requests."""
     notes: list[str] = Field(default_factory=list)
     """Remarks (skipped pairs, failures)."""

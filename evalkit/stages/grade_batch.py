@@ -45,11 +45,24 @@ class BatchRound(Model):
     """Request cache key -> why the batch did not answer it (the grade task sends it alone)."""
 
 
+class AskerSpend(Model):
+    """What the batches sent for one asker (the migration judge, the judge audit, the pairwise judge ...)."""
+
+    requests: int = 0
+    """Requests sent in a batch (each distinct request once)."""
+    answered: int = 0
+    """Of those, answered by the batch."""
+    cost_usd: float = 0.0
+    """What the answered ones cost (batch price)."""
+
+
 class GradeBatchRecord(Model):
     """``<work>/batches/grade.json``: what the batch step of the last run sent."""
 
     rounds: list[BatchRound] = Field(default_factory=list)
     """Batches, in order (empty: every request was already answered)."""
+    by_asker: dict[str, AskerSpend] = Field(default_factory=dict)
+    """Asker -> what the batches sent for it (a request two askers share counts for the first planned)."""
 
 
 def record_path(work: Path) -> Path:
@@ -72,15 +85,23 @@ def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
     for _ in range(MAX_ROUNDS):
         plan = plan_run(loaded, stages=("grade",), selected=selected)
         todo: dict[str, Any] = {}
+        asker: dict[str, str] = {}
         for call in plan.calls:
             key = client.key(call.request)
             if call.exact and key not in sent and key not in todo and client.cached(call.request) is None:
                 todo[key] = call.request
+                asker[key] = call.asker
         if not todo:
             break
         sent.update(todo)
         print(f"evalkit: judge.mode batch: sending {len(todo)} grade request(s) as one Message Batch", flush=True)
         answers = run_batch(client, list(todo.values()))
+        for key, answer in zip(todo, answers):
+            spend = record.by_asker.setdefault(asker[key], AskerSpend())
+            spend.requests += 1
+            if not isinstance(answer, LLMError):
+                spend.answered += 1
+                spend.cost_usd += answer.cost_usd
         failed = {key: str(a) for key, a in zip(todo, answers) if isinstance(a, LLMError)}
         record.rounds.append(BatchRound(requests=len(todo), answered=len(todo) - len(failed), failed=failed))
     return record

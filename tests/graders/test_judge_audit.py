@@ -348,3 +348,13 @@ def test_audit_in_batch_mode_rides_the_grade_batch(tmp_path: Path) -> None:
         audit = json.loads((root / "site/r1/report.json").read_text())["judge_audit"]
         assert audit["status"] == "done" and audit["calls_sent"] == 0 and audit["requests"] > 0
         assert audit["pairwise"]["flip_rate"]["n"] > 0 and audit["repeats"]["fields"][0]["n"] > 0
+        # the audit's spend is its share of the batch: its own requests (repeats past the grade stage's samples and
+        # the pairwise ones), priced like the batch (the record's per-asker costs), said on the page
+        own = est["by_asker"]["judge audit"] + est["by_asker"]["pairwise judge"]
+        assert audit["batch_requests"] == own
+        record = json.loads((root / ".evalkit/batches/grade.json").read_text())
+        assert audit["batch_cost_usd"] == record["by_asker"]["judge audit"]["cost_usd"] + \
+            record["by_asker"]["pairwise judge"]["cost_usd"] > 0
+        assert sum(s["requests"] for s in record["by_asker"].values()) == est["uncached_calls"]
+        page = (root / "site/r1/index.html").read_text()
+        assert f"{own} sent for the audit in the grade stage's Message Batch (${audit['batch_cost_usd']:.4f}" in page
