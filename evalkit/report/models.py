@@ -39,7 +39,8 @@ class Aggregate(Model):
     not_applicable: int = 0
     """Cases where the metric does not apply (left out, not counted as 0)."""
     excluded: dict[str, int] = {}
-    """Cases left out and why: broken, infra, not_judged, not_attempted."""
+    """Cases left out and why: broken, infra, not_judged, not_attempted, bug; judge_error (a judge metric of an output
+    whose judge gave no verdict: judge error, API failure or budget)."""
 
 
 class Coverage(Model):
