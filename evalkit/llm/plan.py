@@ -169,7 +169,7 @@ def grade_requests(cfg: Any, case: Any, sample: Sample, system_name: str, cache:
     if case.judged_files:  # a patch or e2e suite with `judge:` (evalkit.graders.judge_changes)
         from evalkit.graders.judge_changes import planned_requests
 
-        return [("changes judge", r, ok) for r, ok in planned_requests(cfg, case, sample, exact)]
+        return [("changes judge", r, ok) for r, ok in planned_requests(cfg, case, sample, exact, system_name)]
     from evalkit.kinds import kind
 
     return kind(case.kind).grade_requests(cfg, case, sample, cache, exact, settings)  # judge, rubric, ragas
