@@ -360,7 +360,7 @@ def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
         return base.model_copy(update={"status": "no_cases", "notes": notes})
     counting = CountingClient(client)
     with ThreadPoolExecutor(max_workers=judge.concurrency) as pool:
-        repeated = list(pool.map(lambda w: _repeat_one(cfg, counting, *w, work.same_output), work.repeats))
+        repeated = list(pool.map(lambda w: _repeat_one(cfg, counting, w[0], w[1], work.same_output), work.repeats))
         asked = [p for p in work.pairs if p[3] is not None]
         pairs = list(pool.map(lambda p: _pair_one(counting, *p), asked))  # type: ignore[misc]
     update: dict[str, Any] = {"requests": len(counting.keys), "calls_sent": counting.sent, "cost_usd": counting.cost_usd}
