@@ -177,6 +177,7 @@ def test_kappas_against_people_match_sklearn_and_mark_uncalibrated(tmp_path: Pat
     assert (f'Corrected by people (PPI): <strong>{sem_ppi["value"]:.2f}</strong> <span class="ci">'
             f'[{sem_ppi["low"]:.2f}, {sem_ppi["high"]:.2f}]</span>') in line
     assert f'judge mean {sem_ppi["judge_mean"]:.2f}' in line and "n = 11 labelled of N = 12 outputs" in line
+    assert page.count('data-ppi="judge_semantic_equivalence"') == 1 and page.count('"Corrected by people" is') == 1
     assert 'data-status="uncalibrated"' in page[page.index('id="calibration-judge_faithfulness"'):][:200]
     suite_page = (project / "site/r1/suites/migration.html").read_text()
     assert re.search(r"Judge faithfulness</abbr> <span class=\"badge s-infra_error uncal\"", suite_page)
