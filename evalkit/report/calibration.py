@@ -258,10 +258,15 @@ def calibration_summary(cfg: Any, project: Any, scores: dict[tuple[str, str], An
 
 
 def _bounds(field: Any) -> tuple[float, float]:
-    """The lowest and highest value of a field's metric (booleans as 0/1)."""
+    """The lowest and highest value of a field's metric (booleans as 0/1), the value a file the pre-checks decided
+    gets included (CodeJudge's 0 lies below its 1-5 scale, and such files count in the judge mean)."""
     if field.kind == "ordinal":
         cats = field.categories()
-        return float(cats[0]), float(cats[-1])
+        low, high = float(cats[0]), float(cats[-1])
+        decided = getattr(field, "decided", None)
+        if isinstance(decided, (int, float)) and not isinstance(decided, bool):
+            low, high = min(low, float(decided)), max(high, float(decided))
+        return low, high
     return 0.0, 1.0
 
 
