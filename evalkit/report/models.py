@@ -32,7 +32,8 @@ class Aggregate(Model):
     """Upper end of the interval."""
     method: str
     """How the interval was made: wilson (also for a mean of 0/1 values), the wider of the studentized bootstrap
-    and t, a stated fallback (no interval when all values are equal), or total."""
+    and t (on right-skewed values also Hall's bootstrap-t, the widest), a stated fallback (no interval when all
+    values are equal), or total."""
     approximate: bool = False
     """A bootstrap interval from fewer than evalkit.stats.APPROXIMATE_BELOW values: its coverage was measured
     short of nominal by more than 2.5 points at such n (benchmarks/coverage.py), so the page marks it approximate."""
