@@ -213,7 +213,7 @@ def test_offline_run_says_no_judged_outputs_and_check_names_bad_labels(tmp_path:
     assert sem["vs_people"]["n"] == 0 and sem["vs_people"]["kappa"] is None
     assert cal["stale"] == ["cases/migration/cdi-inject/labels/carol.yaml:1 (rules)"]
     assert cal["uncalibrated_metrics"] == {}
-    assert cal["outside_run"] == 6  # the demo's own labels name the demo's systems, not this project's
+    assert cal["outside_run"] == 9  # the demo's own labels name the demo's systems (rewriters and recorded-assistant)
     page = (project / "site/r1/index.html").read_text()
     assert "n = 0</strong>, no judged outputs" in page and "left out as stale" in page
     # bad labels: file:line and what was expected, exit 2
