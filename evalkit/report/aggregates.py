@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from evalkit.artifacts import ScoresArtifact
 from evalkit.config import Config
@@ -19,7 +19,7 @@ JUDGE_ERROR = "judge_error"
 """The excluded-count key of an output whose judge gave no verdict."""
 
 
-def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: dict[str, int], cfg: Config,
+def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: Mapping[str, int], cfg: Config,
               cache: StatsCache | None = None) -> Aggregate:
     """Rate with a Wilson interval, mean with a bootstrap interval (evalkit.stats.mean_ci), or a total.
 
@@ -47,11 +47,12 @@ def aggregate_scores(scores: Iterable[ScoresArtifact], metric_names: list[str], 
                      cache: StatsCache | None = None) -> dict[str, Aggregate]:
     """One aggregate per metric name over the scores that are not excluded (None values: not applicable)."""
     scores = list(scores)
-    excluded = Counter(s.excluded for s in scores if s.excluded)  # the same for every metric
+    excluded: Counter[str] = Counter(s.excluded for s in scores if s.excluded)  # the same for every metric
     kept = [s for s in scores if not s.excluded]
     out = {}
     for name in metric_names:
-        values, n_na = [], 0
+        values: list[float] = []
+        n_na = 0
         mine = excluded
         for s in kept:
             v = s.metrics.get(name)

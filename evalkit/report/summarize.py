@@ -22,11 +22,14 @@ from evalkit.report.stats_cache import StatsCache, cached_call
 from evalkit.report.summaries import case_rows, suite_summaries, system_summaries, tag_breakdowns
 from evalkit.report.leaderboard import CANARY_ADAPTER
 from evalkit.report.ties import suite_ties
+from evalkit.graders.audit import read_audit
+from evalkit.report.calibration import calibration_summary, mark_uncalibrated
+from evalkit.report.decision import decision_summary
+from evalkit.report.leaderboard import validity_alarms
 
 
 def summarize(cfg: Config, project: Project, write_case_details: bool = True) -> Report:
     """Read every scores.json of the run; write report.json and site/<release>/cases/**.json."""
-    from evalkit.graders.audit import read_audit
 
     pairs = participating(cfg, project)
     cache = StatsCache(cfg.work_path / "cache" / "stats.json")
@@ -40,12 +43,10 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
     suites = suite_summaries(cfg, project, names, scores, notes_by_suite, cache)
     breakdowns = tag_breakdowns(cfg, project, names, by_system, cache)
     prev = previous_report(cfg)
-    from evalkit.report.decision import decision_summary
 
     canaries = frozenset(s.name for s in cfg.systems if s.adapter == CANARY_ADAPTER)
     decision = decision_summary(lambda *a, **k: cached_call(cache, *a, **k), suites, rows, prev,
                                 cfg.report.seed, cfg.report.detect_difference, canaries)
-    from evalkit.report.calibration import calibration_summary, mark_uncalibrated
 
     calibration = calibration_summary(cfg, project, scores, lambda *a, **k: cached_call(cache, *a, **k))
 
@@ -69,7 +70,6 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                                  | set(project.input_notes())),
                     inputs_digest=digest(sorted((k, s.provenance.model_dump() if s.provenance else None)
                                                 for k, s in scores.items())))
-    from evalkit.report.leaderboard import validity_alarms
 
     report.validity_alarms = validity_alarms(report)
     out_dir = cfg.site_path / cfg.release

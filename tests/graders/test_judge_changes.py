@@ -183,7 +183,7 @@ def test_changed_files_capped_largest_first(tmp_path: Path, monkeypatch: pytest.
 
     import evalkit.stages.execute as execute
     from evalkit.graders.judge_changes import changed_files, judge_changes, ranked
-    from evalkit.graders.judge_rubric import load_rubric
+    from evalkit.graders.rubric_config import load_rubric
     from evalkit.llm.settings import JudgeSettings
 
     tree = tmp_path / "tree"
@@ -231,7 +231,7 @@ def test_e2e_output_judged_on_its_final_tree(tmp_path: Path, monkeypatch: pytest
 
     import evalkit.stages.execute as execute
     from evalkit.graders.judge_changes import judge_changes
-    from evalkit.graders.judge_rubric import load_rubric
+    from evalkit.graders.rubric_config import load_rubric
     from evalkit.llm.settings import JudgeSettings
     from evalkit.sandbox.worktree import diff_trees
 
@@ -288,8 +288,8 @@ def test_estimate_is_an_upper_bound_for_an_e2e_output(tmp_path: Path, monkeypatc
 
     import evalkit.graders.judge_changes as jc
     import evalkit.stages.execute as execute
-    from evalkit.graders.judge import decided_outcome
-    from evalkit.graders.judge_rubric import load_rubric
+    from evalkit.graders.migration_judge import decided_outcome
+    from evalkit.graders.rubric_config import load_rubric
     from evalkit.llm.settings import JudgeSettings
     from evalkit.sandbox.worktree import diff_trees
 
@@ -305,10 +305,9 @@ def test_estimate_is_an_upper_bound_for_an_e2e_output(tmp_path: Path, monkeypatc
                            inputs=E2EInputs.model_validate({"source_dir": "app", "instructions": "to Quarkus",
                                                             "incidents": []}))
     monkeypatch.setattr(execute, "source_tree", lambda cfg, case: tree)
-    import evalkit.graders.judge_rubric as jr
     from evalkit.fsutil import digest
 
-    monkeypatch.setattr(jr, "rubric_for", lambda cfg, case: load_rubric(None))
+    monkeypatch.setattr(jc, "rubric_for", lambda cfg, case: load_rubric(None))
     first = SimpleNamespace(patch=None, files={"src/A.java": "class A {}\n"})  # the first answer: one file
     planned = jc.planned_requests(cfg, case, first, True, "kai-full")
     other = jc.planned_requests(cfg, case, first, True, "kai-baseline")

@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 from evalkit.artifacts import ScoresArtifact
 from evalkit.config import ReportSettings
-from evalkit.graders.judge_rubric import shipped
-from evalkit.graders.judge_rubric import metric_infos
+from evalkit.graders.rubric_config import shipped
+from evalkit.graders.rubric_config import metric_infos
 from evalkit.report.aggregates import JUDGE_ERROR, aggregate_scores, judge_subsets_note
 
 CFG = SimpleNamespace(report=ReportSettings())
