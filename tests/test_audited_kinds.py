@@ -15,7 +15,7 @@ def test_guide_lists_the_audited_kinds() -> None:
     found = re.search(r"Audited kinds: ((?:`\w+`(?:, )?)+)\.", text)
     assert found, "docs/guide/judge-reliability.md must say 'Audited kinds: `...`.'"
     named = set(re.findall(r"`(\w+)`", found.group(1)))
-    audited = {name for name, k in kinds().items() if k.audited}
+    audited = {name for name, k in kinds().items() if k.judging.audited}
     assert named == audited == set(labelled_kinds())
     # the kinds the rubric judge also grades (patch and e2e with `judge:`) are said to be left out
     assert "patch" not in audited and "e2e" not in audited
