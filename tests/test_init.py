@@ -53,6 +53,9 @@ def test_every_kind_gives_a_project_check_accepts(tmp_path: Path) -> None:
     assert made.returncode == 0, made.stdout + made.stderr
     root = tmp_path / "all"
     assert sorted(p.name for p in (root / "cases").iterdir()) == demo_suites()
+    assert (Path(__file__).resolve().parents[1] / "cases" / "migration" / "_recorded").is_dir()  # the repo's demo has it
+    # the demo's recorded system (cases/migration/_recorded) is the repository's own; nothing in a new project uses it
+    assert not list(root.rglob("_recorded")) and not list(root.rglob("*.grades.json"))
     checked = evalkit(root, "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     names = {s["name"] for s in YAML(typ="safe").load((root / "evalkit.yaml").read_text())["systems"]}

@@ -8,10 +8,14 @@ change of a metric regenerates it: EVALKIT_UPDATE_GOLDEN=1 python3 -m pytest tes
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.helpers import long_floats
 from tests.report_numbers import differences, numbers
@@ -19,16 +23,48 @@ from tests.report_numbers import differences, numbers
 GOLDEN = Path(__file__).parent / "data" / "demo_report_numbers.json"
 
 
-def test_demo_report_numbers_are_unchanged(demo_run: tuple[Path, Any]) -> None:
-    project, _ = demo_run  # conftest.demo_run: the whole demo, run once per session (--strict only sets the exit status)
+@pytest.fixture(scope="module")
+def demo_site(demo_run: tuple[Path, Any]) -> Path:
+    """The release folder of conftest.demo_run: the whole demo, run once per session (--strict only sets the
+    exit status)."""
+    project, _ = demo_run
     (report_file,) = (project / "site").glob("*/report.json")
-    found = numbers(json.loads(report_file.read_text(encoding="utf-8")))
+    return report_file.parent
+
+
+def test_demo_report_numbers_are_unchanged(demo_site: Path) -> None:
+    found = numbers(json.loads((demo_site / "report.json").read_text(encoding="utf-8")))
     if os.environ.get("EVALKIT_UPDATE_GOLDEN") == "1":
         GOLDEN.write_text(json.dumps(found, sort_keys=True, indent=0, separators=(",", ":")) + "\n", encoding="utf-8")
     expected = json.loads(GOLDEN.read_text(encoding="utf-8"))
     moved = differences(expected, found)
     assert not moved, "demo report numbers moved:\n" + "\n".join(moved)
     # #30: every number a person reads on the demo's pages has a few significant digits (the same run, no other)
-    pages = list((project / "site").rglob("*.html"))
+    site = demo_site.parent
+    pages = list(site.rglob("*.html"))
     assert len(pages) > 50
-    assert not long_floats(project / "site"), long_floats(project / "site")
+    assert not long_floats(site), long_floats(site)
+
+
+PPI_LINE = re.compile(r'<span class="ppi" data-ppi="(\w+)">(.*?)</span>\.\s*\n', re.S)
+
+
+def test_demo_judge_reliability_shows_a_ppi_estimate_offline(demo_site: Path) -> None:
+    """Offline, the demo's recorded judge (cases/migration/_recorded) scores outputs people labelled, so the judge
+    reliability section corrects the judge by people: a number with an interval, not "no labelled output"."""
+    report = json.loads((demo_site / "report.json").read_text(encoding="utf-8"))
+    fields = {f["metric"]: f for f in report["calibration"]["fields"]}
+    sem = fields["judge_semantic_equivalence"]["ppi"]
+    assert sem["n_labelled"] == 4 and sem["low"] < sem["value"] < sem["high"]
+    assert sem["correction"] < 0  # the recorded judge rated the kept message-driven bean above the people
+    page = html.unescape((demo_site / "index.html").read_text(encoding="utf-8"))
+    section = page[page.index('id="judge-calibration"'):]
+    lines = dict(PPI_LINE.findall(section))
+    text = re.sub(r"<[^>]+>", "", lines["judge_semantic_equivalence"])
+    assert "no labelled output" not in text
+    shown = re.match(r"Corrected by people \(PPI\): (\d\.\d\d) \[(\d\.\d\d), (\d\.\d\d)\]", text)
+    assert shown, text
+    value, low, high = (float(g) for g in shown.groups())
+    assert (value, low, high) == tuple(round(sem[k], 2) for k in ("value", "low", "high"))
+    assert low < value < high
+    assert "recorded-assistant" in text and f"n = {sem['n_labelled']} labelled" in text

@@ -498,7 +498,7 @@ def test_t_interval_equals_scipy():
 def test_no_zero_width_interval_and_approximate_below_ten():
     from evalkit.stats import APPROXIMATE_BELOW
 
-    for method in ("studentized-or-t", "studentized", "bca", "t"):
+    for method in ("skew-aware", "studentized-or-t", "studentized", "bca", "t"):
         same = mean_ci([3.0] * 12, method=method)
         assert same.low is None and same.high is None and same.method == "degenerate: all values equal"
     small = mean_ci([1.0, 2.0, 4.0, 8.0, 3.0] * 5)
@@ -535,10 +535,13 @@ def test_pass_at_k_and_pass_hat_k_against_the_closed_form_and_enumeration():
 
 
 def test_the_default_interval_is_the_wider_of_studentized_and_t():
+    from evalkit.stats import MEAN_INTERVAL
+
+    assert MEAN_INTERVAL == "skew-aware"
     rng = np.random.default_rng(9)
     for _ in range(30):
         x = rng.lognormal(size=int(rng.integers(5, 40))).tolist()
-        both = mean_ci(x)
+        both = mean_ci(x, method="studentized-or-t")
         s, t = mean_ci(x, method="studentized"), mean_ci(x, method="t")
         assert both.method == "studentized bootstrap or t, the wider"
         assert both.low == min(s.low, t.low) and both.high == max(s.high, t.high)
@@ -592,3 +595,64 @@ def test_a_fixed_family_counts_members_without_a_p_value_as_one():
         for c, a in zip(out, adjusted[:k]):
             assert c.holm_family == m and c.p_holm == pytest.approx(a, rel=1e-12)
     assert apply_holm(comps, family=1)[0].holm_family == len(comps)  # never below the comparisons with a p
+
+
+def _hall_reference(x, resamples, seed, confidence):
+    """Hall's (1992) transformed bootstrap-t written out resample by resample (the same seeded indices), the
+    transformation's inverse found by bisection rather than the closed form."""
+    x = np.asarray(x, dtype=float)
+    n = x.size
+
+    def skew(v):
+        s = v.std(ddof=1)
+        return float(np.mean((v - v.mean()) ** 3)) / s**3
+
+    def g(t, a):
+        return t + a * t * t / 3 + a * a * t**3 / 27 + a / 6
+
+    def g_inverse(q, a):
+        lo, hi = -1e6, 1e6
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if g(mid, a) < q else (lo, mid)
+        return (lo + hi) / 2
+
+    idx = np.random.default_rng(seed).integers(0, n, size=(resamples, n), dtype="int64", endpoint=False)
+    m, se = x.mean(), x.std(ddof=1) / math.sqrt(n)
+    gs = []
+    for row in idx:
+        xb = x[row]
+        sb = xb.std(ddof=1) / math.sqrt(n)
+        if sb > 1e-9 * se:
+            gs.append(g((xb.mean() - m) / sb, skew(xb) / math.sqrt(n)))
+    a = (1 - confidence) / 2
+    lo_q, hi_q = np.quantile(np.asarray(gs), [a, 1 - a], method="linear")
+    a_hat = skew(x) / math.sqrt(n)
+    return m - g_inverse(hi_q, a_hat) * se, m - g_inverse(lo_q, a_hat) * se
+
+
+def test_skew_aware_adds_halls_bootstrap_t_on_skewed_samples_as_a_written_out_reference():
+    """The skew-aware interval: the studentized-or-t union, widened by Hall's bootstrap-t where g1 > SKEWED_ABOVE
+    (checked against `_hall_reference`), the union alone elsewhere (left skew too); never narrower than the union."""
+    from evalkit.stats import SKEWED_ABOVE
+
+    rng = np.random.default_rng(21)
+    skewed = 0
+    for i in range(40):
+        n = int(rng.integers(5, 30))
+        x = ([rng.lognormal(size=n), rng.normal(size=n), -rng.lognormal(size=n)][i % 3]).tolist()
+        resamples, seed, confidence = [2000, 999][i % 2], int(rng.integers(0, 1000)), [0.95, 0.9][i % 2]
+        got = mean_ci(x, n_resamples=resamples, seed=seed, confidence=confidence, method="skew-aware")
+        union = mean_ci(x, n_resamples=resamples, seed=seed, confidence=confidence, method="studentized-or-t")
+        v = np.asarray(x)
+        g1 = float(np.mean((v - v.mean()) ** 3)) / v.std(ddof=1) ** 3
+        if g1 <= SKEWED_ABOVE:
+            assert got == union
+            continue
+        skewed += 1
+        h_low, h_high = _hall_reference(x, resamples, seed, confidence)
+        assert got.method == "studentized bootstrap, Hall's bootstrap-t or t, the widest"
+        assert got.low == pytest.approx(min(union.low, h_low), rel=1e-9, abs=1e-12)
+        assert got.high == pytest.approx(max(union.high, h_high), rel=1e-9, abs=1e-12)
+        assert got.low <= union.low and got.high >= union.high
+    assert skewed >= 8

@@ -22,10 +22,15 @@ from ruamel.yaml import YAML
 from evalkit import __version__
 from evalkit.cli import command
 from evalkit.errors import InputError, Problem
+from evalkit.importers.kai import RECORDED
 from evalkit.report.site import PACKAGE_TEMPLATES
 
 #: The demo's suites, shipped as package data (evalkit/demo_cases links to the repository's cases/).
 DEMO_CASES = Path(__file__).resolve().parents[1] / "demo_cases"
+#: What a new project leaves out of the demo's suites: caches, and the recorded outputs and verdicts of the
+#: repository demo's own recorded system (evalkit.yaml's ``recorded-assistant``, under cases/migration/_recorded),
+#: which the project's evalkit.yaml does not name.
+LEFT_OUT = shutil.ignore_patterns("__pycache__", RECORDED)
 
 
 def demo_suites() -> list[str]:
@@ -83,7 +88,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     kinds = list(dict.fromkeys(args.kind or demo_suites()))
     root.mkdir(parents=True, exist_ok=True)
     for kind in kinds:
-        shutil.copytree(DEMO_CASES / kind, root / "cases" / kind, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(DEMO_CASES / kind, root / "cases" / kind, ignore=LEFT_OUT)
     workflow = root / ".github" / "workflows" / "evalkit.yml"
     workflow.parent.mkdir(parents=True)
     workflow.write_text(_template("evalkit-ci.yml.j2", version=__version__), encoding="utf-8")

@@ -22,7 +22,7 @@ import math
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 from typing import Any, Literal
@@ -43,6 +43,7 @@ from evalkit.stages.slices import grade_slice
 from evalkit.stats import wilson_interval
 from evalkit.store import ContentStore
 from evalkit.systems.base import RunContext, is_free, run_system
+from evalkit.stages.batch_record import GradeBatchRecord, record_path
 
 AUDIT_FILE = "judge_audit.json"
 INFRA_PREFIX = "API failure: "
@@ -117,6 +118,11 @@ class AuditWork:
     repeats: list[tuple[Candidate, list[LLMRequest]]]
     pairs: list[tuple[str, Candidate, Candidate, LLMRequest | None, LLMRequest | None]]
     """(case key, a, b, request with a first, request with b first); no requests for identical outputs."""
+    same_output: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    """(system, case key) of an audited output -> the other systems whose output on that case is byte-identical:
+    one output, audited once and counted once."""
+    duplicate_pairs: int = 0
+    """Pairs of systems whose two outputs are, byte for byte, a pair already compared on that case: left out."""
 
 
 def _systems(cfg: Any, project: Any, settings: AuditSettings) -> dict[str, list[Any]]:
@@ -155,17 +161,31 @@ def audit_work(cfg: Any, project: Any, candidates: dict[tuple[str, str], Candida
         mf = main_file(case)
         ready = [c for s in by_case[key] if (c := candidates.get((s.name, key))) is not None]
         if settings.repeats >= 2:
+            first_of: dict[str, Candidate] = {}  # output text -> the first system audited with it
             for cand in ready:
+                text = cand.sample.files.get(mf or "", "")
+                if cand.exact and text in first_of:  # the same file: one output, audited once
+                    work.same_output[(first_of[text].system, key)].append(cand.system)
+                    continue
                 item = migration_input(case, cand.sample, mf)
                 if cand.exact and decided_without_model(item):
                     continue  # decided without a model: nothing to ask again
+                if cand.exact:
+                    first_of[text] = cand
+                    work.same_output[(cand.system, key)] = []
                 work.repeats.append((cand, migration_requests(item, judge, rubric_for(cfg, case))))
         if settings.pairwise:
+            compared: set[frozenset[str]] = set()
             for a, b in combinations(ready, 2):
                 first, second = a.sample.files.get(mf or "", ""), b.sample.files.get(mf or "", "")
                 if first == second and a.exact and b.exact:
                     work.pairs.append((key, a, b, None, None))
                     continue
+                if a.exact and b.exact:
+                    if frozenset((first, second)) in compared:  # the same two files as a pair already compared
+                        work.duplicate_pairs += 1
+                        continue
+                    compared.add(frozenset((first, second)))
                 item = migration_input(case, a.sample, mf)
                 work.pairs.append((key, a, b,
                                    pairwise_request(item, first, second, judge, f"pairwise:{key}:{a.system}>{b.system}"),
@@ -255,7 +275,8 @@ def _run_candidates(cfg: Any, project: Any) -> dict[tuple[str, str], Candidate |
     return candidates
 
 
-def _repeat_one(cfg: Any, client: Any, cand: Candidate, requests: list[LLMRequest]) -> RepeatedVerdicts:
+def _repeat_one(cfg: Any, client: Any, cand: Candidate, requests: list[LLMRequest],
+                same: dict[tuple[str, str], list[str]]) -> RepeatedVerdicts:
     from evalkit.graders.migration_judge import parse_verdict  # deferred: the judge's code, only when the audit runs
     from evalkit.llm.structured import ask_samples  # deferred: the judge's code, only when the audit runs
 
@@ -266,7 +287,8 @@ def _repeat_one(cfg: Any, client: Any, cand: Candidate, requests: list[LLMReques
         for f in rubric.fields:
             values.setdefault(f.name, []).append(getattr(verdict, f.name))
     return RepeatedVerdicts(system=cand.system, case=cand.case.key, values=values, failed=len(got.errors),
-                            error=str(got.stopped) if got.stopped is not None else None)
+                            error=str(got.stopped) if got.stopped is not None else None,
+                            same_output=same.get((cand.system, cand.case.key), []))
 
 
 def field_consistency(cases: list[RepeatedVerdicts], fields: list[tuple[str, FieldKind, Any]]
@@ -311,12 +333,14 @@ def _pair_one(client: Any, key: str, a: Candidate, b: Candidate, ab: LLMRequest,
                          reasons=[v.reason for v in answers if v is not None], error=error)
 
 
-def pairwise_summary(pairs: list[PairJudgement], identical: int) -> PairwiseAudit:
-    """Flip rate over pairs with both answers; first-position preference over every non-tie answer."""
+def pairwise_summary(pairs: list[PairJudgement], identical: int, duplicates: int = 0) -> PairwiseAudit:
+    """Flip rate over pairs with both answers; first-position preference over every non-tie answer. ``pairs`` are
+    distinct pairs of files (``duplicates``: pairs of systems that repeat one of them, left out)."""
     both = [p for p in pairs if p.flipped is not None]
     answers = [w for p in pairs for w in (p.ab, p.ba) if w is not None]
     return PairwiseAudit(pairs=pairs, flip_rate=share(sum(bool(p.flipped) for p in both), len(both)),
-                         first_preferred=share(answers.count("first"), len(answers)), identical_skipped=identical)
+                         first_preferred=share(answers.count("first"), len(answers)), identical_skipped=identical,
+                         duplicates_skipped=duplicates)
 
 
 def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
@@ -336,11 +360,21 @@ def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
         return base.model_copy(update={"status": "no_cases", "notes": notes})
     counting = CountingClient(client)
     with ThreadPoolExecutor(max_workers=judge.concurrency) as pool:
-        repeated = list(pool.map(lambda w: _repeat_one(cfg, counting, *w), work.repeats))
+        repeated = list(pool.map(lambda w: _repeat_one(cfg, counting, w[0], w[1], work.same_output), work.repeats))
         asked = [p for p in work.pairs if p[3] is not None]
         pairs = list(pool.map(lambda p: _pair_one(counting, *p), asked))  # type: ignore[misc]
     update: dict[str, Any] = {"requests": len(counting.keys), "calls_sent": counting.sent, "cost_usd": counting.cost_usd}
+    if judge.mode == "batch":  # the audit's requests rode the grade stage's batch: its spend is recorded there
+        path = record_path(cfg.work_path)
+        record = GradeBatchRecord.model_validate_json(path.read_bytes()) if path.exists() else GradeBatchRecord()
+        mine = [record.by_asker[a] for a in ("judge audit", "pairwise judge") if a in record.by_asker]
+        update["batch_requests"] = sum(m.answered for m in mine)
+        update["batch_cost_usd"] = sum(m.cost_usd for m in mine)
     if settings.repeats >= 2:
+        shared = sum(len(r.same_output) for r in repeated)
+        if shared:
+            notes.append(f"{shared} output(s) byte-identical to another system's on the same case: each distinct "
+                         "output audited and counted once (same_output names the others)")
         fields = union_fields([field_kinds(cfg, cand.case) for cand, _requests in work.repeats])
         update["repeats"] = RepeatAudit(repeats=settings.repeats, cases=repeated,
                                         fields=field_consistency(repeated, fields))
@@ -350,9 +384,12 @@ def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
             notes.append(f"{len(failed)} audited output(s) stopped early (asked again next run): {failed[0].error}")
     if settings.pairwise:
         identical = len(work.pairs) - len(asked)
-        update["pairwise"] = pairwise_summary(pairs, identical)
+        update["pairwise"] = pairwise_summary(pairs, identical, work.duplicate_pairs)
         if identical:
             notes.append(f"{identical} pair(s) left out of the pairwise audit: both systems gave the same output")
+        if work.duplicate_pairs:
+            notes.append(f"{work.duplicate_pairs} pair(s) counted once with another: the same two files on the same "
+                         "case (byte-identical outputs of different systems)")
         missing = [p for p in pairs if p.flipped is None]
         if missing:
             notes.append(f"{len(missing)} pair(s) without both answers: {missing[0].error}")

@@ -41,6 +41,8 @@ class RepeatedVerdicts(Model):
     """Answers that stayed unusable after their repair (left out of ``values``)."""
     error: str | None = None
     """Why the audit of this (system, case) stopped (API failure, budget), if it did."""
+    same_output: list[str] = Field(default_factory=list)
+    """Other systems whose output on this case is byte-identical: the same output, audited and counted once."""
 
 
 class FieldConsistency(Model):
@@ -51,7 +53,8 @@ class FieldConsistency(Model):
     kind: Literal["ordinal", "boolean", "continuous"]
     """The rubric field's kind: ordinal (integer scale), boolean (yes/no) or continuous (0-1)."""
     n: int = 0
-    """(system, case) pairs with two or more usable answers."""
+    """Distinct outputs (byte-identical outputs of several systems on a case count once) with two or more usable
+    answers."""
     mean_spread: float | None = None
     """Ordinal and continuous fields: mean of max - min over the repeats (None for booleans)."""
     max_spread: float | None = None
@@ -109,6 +112,9 @@ class PairwiseAudit(Model):
     """Answers (both orders counted) that preferred whichever output came first: position bias above 0.5."""
     identical_skipped: int = 0
     """Pairs left out because both systems gave the same output (nothing to prefer)."""
+    duplicates_skipped: int = 0
+    """Pairs of systems left out because their two outputs are byte for byte a pair of files already compared on
+    that case (each distinct pair of files counts once)."""
 
 
 class JudgeAudit(Model):
@@ -139,5 +145,10 @@ class JudgeAudit(Model):
     """Of those, requests sent to the API by this run (answers from the response cache not counted)."""
     cost_usd: float = 0.0
     """What those requests cost."""
+    batch_requests: int = 0
+    """judge.mode batch: the audit's requests the grade stage's Message Batch sent for it (its own requests, not the
+    grade stage's answers it reuses), in the last batch step (<work>/batches/grade.json)."""
+    batch_cost_usd: float = 0.0
+    """What those cost (batch price): the audit's spend in batch mode, beside cost_usd's one-by-one requests."""
     notes: list[str] = Field(default_factory=list)
     """Remarks (skipped pairs, failures)."""

@@ -228,11 +228,13 @@ def _sample_verdict(rubric: JudgeRubric, outcomes: dict[str, JudgeOutcome], inde
     return RubricVerdict.model_validate({**values, "detailed_notes": f"combined over {n} changed file(s)"})
 
 
-def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tuple[Any, bool]]:
+def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool, owner: str = "") -> list[tuple[Any, bool]]:
     """(request, exact) of the judge's first round for one output, for ``evalkit estimate`` and ``judge.mode:
     batch``: one item per file the answer changes (largest ``max_files``; files the pre-checks decide ask
-    nothing). An e2e answer's final tree is known only after its iterations, so its first answer stands in
-    (never exact); an answer not generated yet counts as one changed file."""
+    nothing). Where the changed files are not known (an answer not generated yet, or an e2e answer, whose final
+    tree is known only after its iterations) the estimate is an upper bound: ``max_files`` items, the files the
+    first answer changes and stand-ins for the rest, never exact. ``owner`` (the system) keeps one system's
+    stand-ins apart from another's, so the count never merges them."""
 
     final_later = kind(case.kind).execution.final_tree_after_execute
     exact = exact and not final_later
@@ -246,8 +248,10 @@ def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tupl
     items = [judge_item(case, c) for c in changes if c.after is not None][: case.judged_files]
     if exact:
         items = [item for item in items if not decided_without_model(item)]
-    elif not items:
-        items = [judge_item(case, FileChange(path="(a changed file)", before="",
-                                             after=f"(answer of {case.key}: not known yet)"))]
+    else:  # up to max_files changed files, each judged: the bound
+        items += [judge_item(case, FileChange(path=f"(changed file {i + 1})", before="",
+                                              after=f"(answer of {owner or 'a system'} to {case.key}, file {i + 1}: "
+                                                    "not known yet)"))
+                  for i in range(len(items), case.judged_files)]
     settings, rubric = cfg.judge.with_env(), rubric_for(cfg, case)
     return [(r, exact) for item in items for r in migration_requests(item, settings, rubric)]

@@ -58,6 +58,9 @@ class OutputVerdicts(Model):
     """The new judge's value per field."""
     error: str | None = None
     """Why the new judge gave no verdict, if it did not."""
+    output_digest: str = ""
+    """Digest of the output's files: outputs of several systems on one case with the same digest are one item of the
+    per-field figures (byte-identical outputs are counted once)."""
 
 
 class FieldComparison(Model):
@@ -68,9 +71,12 @@ class FieldComparison(Model):
     kind: FieldKind
     """ordinal (quadratic-weighted kappa), boolean (Cohen's kappa) or continuous (no kappa)."""
     n: int = 0
-    """Outputs both judges gave a verdict on."""
+    """Distinct outputs both judges gave a verdict on (byte-identical outputs of several systems on a case count
+    once)."""
+    outputs: int = 0
+    """Outputs of all systems behind those n (n plus the repeats of an identical output)."""
     old_mean: float | None = None
-    """Mean under the old judge (share of true for a boolean field)."""
+    """Mean under the old judge (share of true for a boolean field), over the distinct outputs."""
     new_mean: float | None = None
     """Mean under the new judge."""
     mean_difference: float | None = None
@@ -238,10 +244,14 @@ def compare(rows: list[OutputVerdicts], fields: list[tuple[str, FieldKind, list[
     """Per field: kappa of new against old, mean difference and n; per system: the means."""
     comparisons, systems = [], []
     for name, kind, cats in fields:
-        both = [r for r in rows if name in r.old and name in r.new]
+        every = [r for r in rows if name in r.old and name in r.new]
+        distinct: dict[tuple[str, str], OutputVerdicts] = {}
+        for r in every:  # one item per distinct output: the same file from several systems is one verdict
+            distinct.setdefault((r.case, r.output_digest or f"{r.system}:{r.case}"), r)
+        both = list(distinct.values())
         old = [float(r.old[name]) for r in both]
         new = [float(r.new[name]) for r in both]
-        comp = FieldComparison(field=name, kind=kind, n=len(both),
+        comp = FieldComparison(field=name, kind=kind, n=len(both), outputs=len(every),
                                old_mean=sum(old) / len(old) if old else None, new_mean=sum(new) / len(new) if new else None,
                                mean_difference=sum(b - a for a, b in zip(old, new)) / len(both) if both else None,
                                changed=sum(r.old[name] != r.new[name] for r in both))
@@ -256,8 +266,8 @@ def compare(rows: list[OutputVerdicts], fields: list[tuple[str, FieldKind, list[
                                        [f"{r.system}:{r.case}" for r in both], first, second, categories,
                                        n_resamples=resamples, seed=seed)
         comparisons.append(comp)
-        for system in sorted({r.system for r in both}):
-            mine = [r for r in both if r.system == system]
+        for system in sorted({r.system for r in every}):
+            mine = [r for r in every if r.system == system]
             systems.append(SystemFieldMeans(system=system, field=name, n=len(mine),
                                             old_mean=sum(float(r.old[name]) for r in mine) / len(mine),
                                             new_mean=sum(float(r.new[name]) for r in mine) / len(mine)))
@@ -285,7 +295,8 @@ def rejudge(cfg: Any, cfg_new: Any, release: str, label: str, found: list[Target
     def one(t: Target) -> OutputVerdicts:
         fields = field_kinds(cfg, t.case)
         new = judge_case(cfg_new, t.case, t.sample, main_file(t.case))
-        return OutputVerdicts(system=t.system, case=t.case.key, old_status=t.old.status if t.old else None,
+        return OutputVerdicts(system=t.system, case=t.case.key, output_digest=digest(t.sample.files),
+                              old_status=t.old.status if t.old else None,
                               new_status=new.status if new else None, old=verdict_values(t.old, fields),
                               new=verdict_values(new, fields),
                               error=new.error if new is not None and new.status != "judged" else None)

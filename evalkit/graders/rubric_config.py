@@ -594,7 +594,7 @@ def metric_infos(rubric: JudgeRubric) -> list[Any]:
         infos.append(MetricInfo(
             name=f.metric_name, display=f.display, description=text,
             aggregate="rate" if f.is_boolean else "mean", binary=f.is_boolean,
-            higher_is_better=f.higher_is_better, scale=f.range_text(), kinds=judged_kinds()))
+            higher_is_better=f.higher_is_better, scale=f.range_text(), kinds=judged_kinds(), judge_field=True))
         if f is rubric.numeric[-1]:  # the overall score right after the scores it averages
             infos.append(_overall_info(rubric, MetricInfo))
     return infos
@@ -614,7 +614,7 @@ def _overall_info(rubric: JudgeRubric, info: Any) -> Any:
     equal = len({f.effective_weight() for f in weighted}) == 1
     parts = ", ".join(f.name if equal else f"{f.name} x {f.effective_weight():g}" for f in weighted)
     return info(name=rubric.overall_metric, display=rubric.overall_label, aggregate="mean",
-                scale=rubric.overall_range(), headline=True, primary=10, kinds=judged_kinds(),
+                scale=rubric.overall_range(), headline=True, primary=10, kinds=judged_kinds(), judge_field=True,
                 description=f"{'Mean' if equal else 'Weighted mean'} of the judge's {len(weighted)} scores under "
                             f"rubric {rubric.name} ({rubric.overall_range()}; the decided values when the file "
                             f"is decided without a model): {parts}.")

@@ -66,6 +66,11 @@ def _kai_args(p: argparse.ArgumentParser, what: str) -> None:
                                                   "source does not name it")
     p.add_argument("--project", default=".", help="project folder the systems' paths are written relative to "
                                                   "(default: the current folder)")
+    if "kai-eval" not in what:
+        p.add_argument("--rows", choices=("repeats", "separate"), default="repeats",
+                       help="a file's several rows in one run: repeat verdicts of one judgement, averaged into one case "
+                            "(repeats, the default: a suite mean is a mean of per-file means) or one case each "
+                            "(separate: a suite mean pools the rows)")
     if "kai-eval" in what:
         p.add_argument("--app", action="append", default=[], metavar="APP=DIR",
                        help="an application's source tree (repeatable; or DIR holding <app>/ trees): its test cases "
@@ -131,7 +136,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
         if args.source == "kai-ci":
             kai = import_kai_ci(Path(args.kai_source), Path(args.suite_dir), grader=args.grader,
-                                project=Path(args.project), shown=args.kai_source)
+                                project=Path(args.project), shown=args.kai_source, rows=args.rows)
         else:
             from evalkit.importers.kai import parse_app_map  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 

@@ -5,8 +5,9 @@
   unnecessaryChanges, averageScore}]}``, or the same rows as ``kai-ci_kai_eval_report.csv``). One
   migration case per judged file; one recorded system per run (``kai-ci-<date>``) whose recorded
   judge holds that run's verdicts on the file, under the shipped rubric ``kai_ci``. A file judged
-  several times in one run has several verdicts: their mean (booleans: majority) is the case's score,
-  as for a judge asked k times.
+  several times in one run has several verdicts: by default (``rows="repeats"``) their mean (booleans:
+  majority) is the case's score, as for a judge asked k times; with ``rows="separate"`` each row is its
+  own case. The suite's description says which, and each system's gives both means of its run.
 * ``import_kai_eval(DIR)``: kai-eval (pranavgaikwad/kai-eval): its test cases (``apps/<app>/test_cases/
   <name>/tc.yaml`` and ``notes.md``) and its results (``**/eval_results.json``: per test case, per
   experiment ``{variant, model, diff, metrics: {completeness, functionalParity, residualEffort:
@@ -316,20 +317,63 @@ def _fresh(suite_dir: Path) -> None:
         shutil.rmtree(suite_dir)
 
 
+ROWS_READINGS = ("repeats", "separate")
+"""How `import kai-ci` reads a file's several rows in one run: ``repeats`` (one case per file, its rows repeat
+verdicts of one judgement: their mean is the case's score, their disagreement judge_unstable; a suite mean is then
+a mean of per-file means) or ``separate`` (one case per row: each row its own judged item, a suite mean pools the
+rows, no judge_unstable)."""
+
+
+def _overall(values: dict[str, Any]) -> float:
+    """The kai_ci rubric's overall score of one row (Kai's averageScore: the mean of its weighted fields)."""
+    rubric = shipped("kai_ci")
+    got = rubric.overall({f.name: float(values[f.name]) for f in rubric.fields
+                          if f.effective_weight() > 0 and values.get(f.name) is not None})
+    return float(got) if got is not None else 0.0
+
+
+def rows_summary(verdicts: list[Judged]) -> str:
+    """One run's rows in words: how many per file, and its overall mean both ways (per-file means, pooled rows)."""
+    by_file: dict[str, list[float]] = {}
+    for j in verdicts:
+        by_file.setdefault(j.file, []).append(_overall(j.values))
+    if not by_file:
+        return "no rows"
+    per_file = sum(sum(v) / len(v) for v in by_file.values()) / len(by_file)
+    pooled = sum(x for v in by_file.values() for x in v) / sum(len(v) for v in by_file.values())
+    counts = [len(v) for v in by_file.values()]
+    return (f"{sum(counts)} rows on {len(by_file)} files ({min(counts)}-{max(counts)} per file); overall score: "
+            f"mean of per-file means {per_file:.2f}, pooled over rows {pooled:.2f}")
+
+
 def import_kai_ci(report: Path, suite_dir: Path, *, grader: str | None = None, project: Path = Path("."),
-                  shown: str | None = None) -> KaiImport:
-    """Kai CI's report -> a migration suite, one recorded system and recorded judge per run."""
+                  shown: str | None = None, rows: str = "repeats") -> KaiImport:
+    """Kai CI's report -> a migration suite, one recorded system and recorded judge per run. ``rows``: how a file's
+    several rows in one run are read (ROWS_READINGS)."""
+    if rows not in ROWS_READINGS:
+        raise InputError(Problem("--rows", None, f"{rows!r}: expected one of {', '.join(ROWS_READINGS)}"))
     runs = read_kai_ci(report, shown)
     _fresh(suite_dir)
     suite = suite_dir.name
     files = sorted({j.file for _, verdicts in runs for j in verdicts})
     ids = migration_ids(files)
-    out = KaiImport(suite=suite, cases=[ids[f] for f in files])
+    if rows == "separate":  # one case per row: the n-th row of a file in a run is case <file>-row-<n>
+        most = {f: max(sum(j.file == f for j in verdicts) for _, verdicts in runs) for f in files}
+        case_of = {(f, n): f"{ids[f]}-row-{n + 1}" for f in files for n in range(most[f])}
+    else:
+        case_of = {(f, 0): ids[f] for f in files}
+    out = KaiImport(suite=suite, cases=list(case_of.values()))
+    reading = ("each row is its own case (--rows separate): a suite mean pools the rows; rows of a file in two runs "
+               "are paired by their order" if rows == "separate" else
+               "a file's rows in one run are read as repeat verdicts of one judgement (--rows repeats): the case's "
+               "score is their mean and judge_unstable their disagreement, so a suite mean is a mean of per-file "
+               "means (`--rows separate` makes each row a case and pools them)")
     _write_suite(suite_dir, "kai_ci", f"Konveyor Kai CI's judge scores per migrated file, imported from {report.name} "
-                                      "(a recorded judge: the report holds scores, not code).")
-    for f in files:
-        _write_case(suite_dir, ids[f], f, f"Kai CI judged {f}", ["kai-ci-judged-file"], f"Kai CI's {report.name}",
-                    ["kai-ci"])
+                                      f"(a recorded judge: the report holds scores, not code). Rows: {reading}.")
+    for (f, n), case_id in case_of.items():
+        _write_case(suite_dir, case_id, f, f"Kai CI judged {f}" + (f" (row {n + 1} of the file in a run)"
+                                                                   if rows == "separate" else ""),
+                    ["kai-ci-judged-file"], f"Kai CI's {report.name}", ["kai-ci"])
     entries = []
     used: set[str] = set()
     for label, verdicts in runs:
@@ -339,8 +383,11 @@ def import_kai_ci(report: Path, suite_dir: Path, *, grader: str | None = None, p
             name, n = f"{base}-{n}", n + 1
         used.add(name)
         by_case: dict[str, list[RecordedVerdict]] = {}
+        seen: dict[str, int] = {}
         for j in verdicts:
-            by_case.setdefault(f"{suite}/{ids[j.file]}", []).append(RecordedVerdict(values=j.values, where=j.where))
+            n = seen[j.file] = seen.get(j.file, -1) + 1
+            case_id = case_of[(j.file, n if rows == "separate" else 0)]
+            by_case.setdefault(f"{suite}/{case_id}", []).append(RecordedVerdict(values=j.values, where=j.where))
         for key in by_case:
             _record(suite_dir, suite, name, key.split("/", 1)[1],
                     {"text": f"Kai CI ({label}) judged this file; its report holds the judge's scores, not the code."})
@@ -348,7 +395,8 @@ def import_kai_ci(report: Path, suite_dir: Path, *, grader: str | None = None, p
                            rubric="kai_ci", run=label, cases=dict(sorted(by_case.items())))
         _write(suite_dir / RECORDED / f"{name}.grades.json", g.model_dump_json(indent=1) + "\n")
         out.systems[name] = len(verdicts)
-        entries.append({"name": name, "description": f"Kai CI run of {label} (recorded judge: {g.grader})"})
+        entries.append({"name": name, "description": f"Kai CI run of {label} (recorded judge: {g.grader}); "
+                                                    f"{rows_summary(verdicts)}"})
     return _finish(out, suite_dir, project, entries)
 
 

@@ -154,9 +154,7 @@ def grade_requests(cfg: Any, case: Any, sample: Sample, system_name: str, cache:
     """(asker, request, exact) of the grade stage for one answer."""
     settings = cfg.judge.with_env()
     if case.judged_files:  # a patch or e2e suite with `judge:` (evalkit.graders.judge_changes)
-
-        return [("changes judge", r, ok) for r, ok in planned_requests(cfg, case, sample, exact)]
-
+        return [("changes judge", r, ok) for r, ok in planned_requests(cfg, case, sample, exact, system_name)]
     return kind(case.kind).grade_requests(cfg, case, sample, cache, exact, settings)  # judge, rubric, ragas
 
 

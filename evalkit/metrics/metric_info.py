@@ -38,6 +38,9 @@ class MetricInfo(Model):
     """Paired comparisons use McNemar (binary) or Wilcoxon (scores)."""
     primary: int | None = None
     """Rank as a case's one-number summary in case tables (lowest present wins)."""
+    judge_field: bool = False
+    """A judge rubric's field or overall score: an output whose judge gave no verdict (judge_error, infra_error,
+    budget) has no value of it and is counted as excluded (``judge error``), not as not applicable."""
     uncalibrated: str | None = None
     """Set in a report only: the judge field behind this metric agrees with people below
     judge.calibration.min_kappa (why, in a few words); marked on every page, never a suite's headline."""

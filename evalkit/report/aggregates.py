@@ -12,6 +12,12 @@ from evalkit.report.models import Aggregate, Coverage
 from evalkit.report.stats_cache import StatsCache, cached_call
 from evalkit.stats import MeanEstimate, RateEstimate, mean_ci, rate
 
+JUDGE_FAILED = frozenset({"judge_error", "infra_error", "not_judged_budget"})
+"""Judge statuses of an output that has no verdict though the judge was asked (or was to be): its judge metrics are
+excluded (JUDGE_ERROR), not inapplicable."""
+JUDGE_ERROR = "judge_error"
+"""The excluded-count key of an output whose judge gave no verdict."""
+
 
 def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: Mapping[str, int], cfg: Config,
               cache: StatsCache | None = None) -> Aggregate:
@@ -42,18 +48,39 @@ def aggregate_scores(scores: Iterable[ScoresArtifact], metric_names: list[str], 
     """One aggregate per metric name over the scores that are not excluded (None values: not applicable)."""
     scores = list(scores)
     excluded: Counter[str] = Counter(s.excluded for s in scores if s.excluded)  # the same for every metric
-    kept = [s.metrics for s in scores if not s.excluded]
+    kept = [s for s in scores if not s.excluded]
     out = {}
     for name in metric_names:
-        values, n_na = [], 0
-        for metrics in kept:
-            v = metrics.get(name)
-            if v is None:
-                n_na += 1
-            else:
+        values: list[float] = []
+        n_na = 0
+        mine = excluded
+        for s in kept:
+            v = s.metrics.get(name)
+            if v is not None:
                 values.append(float(v))
-        out[name] = aggregate(METRICS[name], values, n_na, excluded, cfg, cache)
+            elif METRICS[name].judge_field and s.judge_status in JUDGE_FAILED:
+                mine = mine + Counter({JUDGE_ERROR: 1})  # the judge gave no verdict: left out, not inapplicable
+            else:
+                n_na += 1
+        out[name] = aggregate(METRICS[name], values, n_na, mine, cfg, cache)
     return out
+
+
+def judge_subsets_note(per_system: dict[str, dict[str, Aggregate]], n_cases: int) -> list[str]:
+    """A note per judge metric whose systems are compared over different subsets of the suite's cases because the
+    judge gave no verdict on some outputs (judge errors are excluded, so the means stand on different cases)."""
+    notes = []
+    metrics = sorted({m for aggs in per_system.values() for m, a in aggs.items() if a.excluded.get(JUDGE_ERROR)})
+    for m in metrics:
+        counts = {n: aggs[m].n for n, aggs in per_system.items() if m in aggs}
+        if len(set(counts.values())) > 1:
+            each = ", ".join(f"{n} {k}" for n, k in counts.items())
+            errors = sum(aggs[m].excluded.get(JUDGE_ERROR, 0) for aggs in per_system.values() if m in aggs)
+            notes.append(f"{METRICS[m].display} compares systems over different subsets of the {n_cases} cases "
+                         f"({each}): {errors} output(s) without a judge verdict (judge error, API failure or budget) "
+                         "are excluded, so the means do not stand on the same cases; the paired comparisons use the "
+                         "cases both systems have.")
+    return notes
 
 
 def metric_order(scores: Iterable[ScoresArtifact]) -> list[str]:

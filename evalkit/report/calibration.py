@@ -24,6 +24,7 @@ from evalkit.agreement import Agreement, agreement
 from evalkit.artifacts import GradesArtifact
 from evalkit.models import Model
 from evalkit.outcomes import JudgeOutcome
+from evalkit.ppi import PPIEstimate, ppi_mean
 from evalkit.stats import RateEstimate, rate
 from evalkit.errors import InputError
 from evalkit.kind_registry import main_file
@@ -108,6 +109,11 @@ class FieldCalibration(Model):
     """Labels of outputs decided by the free pre-checks (no model verdict to compare)."""
     unjudged: int = 0
     """Labels of outputs without a verdict (judge not configured, budget, errors)."""
+    ppi: PPIEstimate | None = None
+    """The field's metric over every output of the rubric's suites (all systems), corrected by people's labels: the
+    prediction-powered estimate (evalkit.ppi) beside the raw judge mean; None when no output has the metric."""
+    ppi_by_system: dict[str, PPIEstimate] = {}
+    """The same per system (its outputs of the rubric's suites), for systems with a labelled output."""
 
 
 class CalibrationSummary(Model):
@@ -227,14 +233,19 @@ def calibration_summary(cfg: Any, project: Any, scores: dict[tuple[str, str], An
         fresh.append(lab)
 
     seed, resamples = cfg.report.seed, cfg.report.bootstrap_resamples
+    # canaries (leaderboard.CANARY_ADAPTER; not imported: leaderboard -> report.models -> here) answer nothing real
+    canaries = {s.name for s in cfg.systems if s.adapter == "canary"}
+    real_scores = {k: v for k, v in scores.items() if k[0] not in canaries}
     for rubric_name, rubric in rubrics.items():
         suites = suites_of[rubric_name]
         mine = [lab for lab in fresh if rubric_of_suite.get(lab.case.split("/", 1)[0]) == rubric_name]
         tests, tested_decided, tested_unjudged = _test_pairs(work, project, scores, set(suites))
         for field in rubric.fields:
             fc = _field(call, field, rubric, suites, mine, verdicts, tests, settings, seed, resamples)
+            ppi, ppi_by_system = _ppi(field, set(suites), mine, real_scores)
             summary.fields.append(fc.model_copy(update={"tested_decided": tested_decided,
-                                                        "tested_unjudged": tested_unjudged}))
+                                                        "tested_unjudged": tested_unjudged,
+                                                        "ppi": ppi, "ppi_by_system": ppi_by_system}))
         overall = rubric.overall_metric
         weighted = {f.name for f in rubric.fields if f.effective_weight() > 0}
         low = [fc for fc in summary.fields if fc.rubric == rubric_name and fc.status == "uncalibrated"]
@@ -244,6 +255,46 @@ def calibration_summary(cfg: Any, project: Any, scores: dict[tuple[str, str], An
             names = ", ".join(fc.display for fc in low if fc.field in weighted)
             summary.uncalibrated_metrics[overall] = f"weighs in uncalibrated {names}"
     return summary
+
+
+def _bounds(field: Any) -> tuple[float, float]:
+    """The lowest and highest value of a field's metric (booleans as 0/1), the value a file the pre-checks decided
+    gets included (CodeJudge's 0 lies below its 1-5 scale, and such files count in the judge mean)."""
+    if field.kind == "ordinal":
+        cats = field.categories()
+        low, high = float(cats[0]), float(cats[-1])
+        decided = getattr(field, "decided", None)
+        if isinstance(decided, (int, float)) and not isinstance(decided, bool):
+            low, high = min(low, float(decided)), max(high, float(decided))
+        return low, high
+    return 0.0, 1.0
+
+
+def _ppi(field: Any, suites: set[str], labels: list[Any], scores: dict[tuple[str, str], Any]
+         ) -> tuple[PPIEstimate | None, dict[str, PPIEstimate]]:
+    """The prediction-powered mean of ``field``'s metric over the outputs of ``suites`` (every system pooled, and per
+    system): the judge's metric of each output (model verdicts and pre-check decisions alike: the metric the tables
+    show), corrected by the mean of its people's labels where it has some."""
+    people: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for lab in labels:
+        if field.name in lab.values:
+            people[(lab.system, lab.case)].append(float(lab.values[field.name]))
+    rows: list[tuple[str, float, float | None]] = []  # (system, judge metric, mean label or None)
+    for (system, key), s in sorted(scores.items()):
+        value = s.metrics.get(field.metric_name) if key.split("/", 1)[0] in suites else None
+        if value is None:
+            continue
+        got = people.get((system, key))
+        rows.append((system, float(value), sum(got) / len(got) if got else None))
+    if not rows:
+        return None, {}
+    bounds = _bounds(field)
+    pooled = ppi_mean([r[1] for r in rows], [r[2] for r in rows], bounds=bounds)
+    by_system = {}
+    for system in sorted({r[0] for r in rows if r[2] is not None}):
+        mine = [r for r in rows if r[0] == system]
+        by_system[system] = ppi_mean([r[1] for r in mine], [r[2] for r in mine], bounds=bounds)
+    return pooled, by_system
 
 
 def _status(vs_people: Agreement | None, settings: Any) -> tuple[Status, str]:

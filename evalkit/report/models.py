@@ -33,14 +33,16 @@ class Aggregate(Model):
     """Upper end of the interval."""
     method: str
     """How the interval was made: wilson (also for a mean of 0/1 values), the wider of the studentized bootstrap
-    and t, a stated fallback (no interval when all values are equal), or total."""
+    and t (on right-skewed values also Hall's bootstrap-t, the widest), a stated fallback (no interval when all
+    values are equal), or total."""
     approximate: bool = False
     """A bootstrap interval from fewer than evalkit.stats.APPROXIMATE_BELOW values: its coverage was measured
     short of nominal by more than 2.5 points at such n (benchmarks/coverage.py), so the page marks it approximate."""
     not_applicable: int = 0
     """Cases where the metric does not apply (left out, not counted as 0)."""
     excluded: dict[str, int] = {}
-    """Cases left out and why: broken, infra, not_judged, not_attempted."""
+    """Cases left out and why: broken, infra, not_judged, not_attempted, bug; judge_error (a judge metric of an output
+    whose judge gave no verdict: judge error, API failure or budget)."""
 
 
 class Coverage(Model):

@@ -10,7 +10,7 @@ from evalkit.cases import Case, Project
 from evalkit.config import Config
 from evalkit.kind_registry import kind
 from evalkit.metrics.registry import METRICS
-from evalkit.report.aggregates import aggregate_scores, coverage, metric_order
+from evalkit.report.aggregates import aggregate_scores, coverage, judge_subsets_note, metric_order
 from evalkit.report.comparisons import compare_suite
 from evalkit.report.corpus import corpus_metrics
 from evalkit.report.criteria import criterion_rates
@@ -79,6 +79,7 @@ def suite_summaries(cfg: Config, project: Project, names: list[str], scores: Sco
                          and project.case(ck).ok} |
                         {f"left out: {lo.problem}" for lo in project.left_out if lo.suite == suite_name})
         notes = list(isolation_notes.get(suite_name, []))
+        notes += judge_subsets_note(per_system, len(cases))
         if "codebleu" in order and len(cases) > cfg.metrics.corpus_codebleu_max_cases:
             notes.append(f"Corpus-level CodeBLEU not computed: {len(cases)} cases is more than "
                          f"metrics.corpus_codebleu_max_cases ({cfg.metrics.corpus_codebleu_max_cases}).")

@@ -21,42 +21,17 @@ doit graph has one more task, ``judge_batch:run`` (only in batch mode with an AP
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
-
-from pydantic import Field
 
 from evalkit.fsutil import atomic_write_json
 from evalkit.kind_registry import kind
 from evalkit.llm.calls import LLMError
 from evalkit.llm.settings import configured
-from evalkit.models import Model
 from evalkit.project import load
+from evalkit.stages.batch_record import AskerSpend, BatchRound, GradeBatchRecord, record_path
 
 MAX_ROUNDS = 3
 """Batches per run at most (ragas needs two: statements first, then their verification)."""
-
-
-class BatchRound(Model):
-    """One Message Batch of a run."""
-
-    requests: int
-    """Requests sent (or resumed) in this batch."""
-    answered: int
-    """Requests the batch answered."""
-    failed: dict[str, str] = Field(default_factory=dict)
-    """Request cache key -> why the batch did not answer it (the grade task sends it alone)."""
-
-
-class GradeBatchRecord(Model):
-    """``<work>/batches/grade.json``: what the batch step of the last run sent."""
-
-    rounds: list[BatchRound] = Field(default_factory=list)
-    """Batches, in order (empty: every request was already answered)."""
-
-
-def record_path(work: Path) -> Path:
-    return Path(work) / "batches" / "grade.json"
 
 
 def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
@@ -75,15 +50,23 @@ def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
     for _ in range(MAX_ROUNDS):
         plan = plan_run(loaded, stages=("grade",), selected=selected)
         todo: dict[str, Any] = {}
+        asker: dict[str, str] = {}
         for call in plan.calls:
             key = client.key(call.request)
             if call.exact and key not in sent and key not in todo and client.cached(call.request) is None:
                 todo[key] = call.request
+                asker[key] = call.asker
         if not todo:
             break
         sent.update(todo)
         print(f"evalkit: judge.mode batch: sending {len(todo)} grade request(s) as one Message Batch", flush=True)
         answers = run_batch(client, list(todo.values()))
+        for key, answer in zip(todo, answers):
+            spend = record.by_asker.setdefault(asker[key], AskerSpend())
+            spend.requests += 1
+            if not isinstance(answer, LLMError):
+                spend.answered += 1
+                spend.cost_usd += answer.cost_usd
         failed = {key: str(a) for key, a in zip(todo, answers) if isinstance(a, LLMError)}
         record.rounds.append(BatchRound(requests=len(todo), answered=len(todo) - len(failed), failed=failed))
     return record

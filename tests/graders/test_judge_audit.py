@@ -138,6 +138,13 @@ def test_audit_spread_and_flips_as_the_server_rules_and_estimate_equals_sent(tmp
         # repeats: every audited output's answers are the rule's answers 0..k-1, and the figures follow
         cases = audit["repeats"]["cases"]
         assert cases and {c["case"] for c in cases} <= set(audit["sampled_cases"])
+        # byte-identical outputs of several systems on a case are one output: audited once, counted once
+        audited = [(c["case"], generated_file(root, c["system"], c["case"])) for c in cases]
+        assert len(set(audited)) == len(audited)
+        for c in cases:
+            for other in c["same_output"]:
+                assert generated_file(root, other, c["case"]) == generated_file(root, c["system"], c["case"])
+        assert any(c["same_output"] for c in cases)  # the demo systems repeat each other: not a vacuous check
         expected: dict[str, list[list]] = collections.defaultdict(list)
         for c in cases:
             generated = generated_file(root, c["system"], c["case"])
@@ -161,15 +168,21 @@ def test_audit_spread_and_flips_as_the_server_rules_and_estimate_equals_sent(tmp
         # pairwise: each pair's two answers and the flip rate follow the rule
         sampled = audit["sampled_cases"]
         systems = SYSTEMS
-        flips = asked = identical = 0
+        flips = asked = identical = duplicates = 0
         pairs = {(p["case"], p["a"], p["b"]): p for p in audit["pairwise"]["pairs"]}
         for case_key in sampled:
+            seen: set[frozenset] = set()
             for a, b in combinations(systems, 2):
                 fa, fb = generated_file(root, a, case_key), generated_file(root, b, case_key)
                 if fa == fb:
                     identical += 1
                     assert (case_key, a, b) not in pairs
                     continue
+                if frozenset((fa, fb)) in seen:  # the same two files as a pair already compared: counted once
+                    duplicates += 1
+                    assert (case_key, a, b) not in pairs
+                    continue
+                seen.add(frozenset((fa, fb)))
                 p = pairs[(case_key, a, b)]
                 ab, ba = pairwise_winner(fa, fb), pairwise_winner(fb, fa)
                 assert (p["ab"], p["ba"]) == (ab, ba)
@@ -188,6 +201,7 @@ def test_audit_spread_and_flips_as_the_server_rules_and_estimate_equals_sent(tmp
         assert audit["calls_sent"] == audit["requests"] - len(files)
         flip = audit["pairwise"]["flip_rate"]
         assert (flip["k"], flip["n"], audit["pairwise"]["identical_skipped"]) == (flips, asked, identical)
+        assert audit["pairwise"]["duplicates_skipped"] == duplicates
         assert (flip["ci_low"], flip["ci_high"]) == wilson_interval(flips, asked) and asked > 0
         print(f"figures: estimate {est['uncached_calls']} requests {est['by_asker']} = sent {server.message_calls()}; "
               f"flips {flips}/{asked}; changed per field "
@@ -245,11 +259,15 @@ def test_rejudge_estimates_first_pays_only_new_verdicts_and_reports_agreement(tm
             assert r["old"] == judge_values("claude-test-judge", generated, 0)
             assert r["new"] == judge_values("claude-new-judge", generated, 0)
         fields = {f["field"]: f for f in result["fields"]}
+        # byte-identical outputs of several systems on a case are one item: the first of each, in run order
+        distinct = list({(r["case"], generated_file(root, r["system"], r["case"])): r for r in reversed(rows)}.values())
+        assert len(distinct) < len(rows)  # the demo systems repeat each other: not a vacuous check
         for name in [*SCORE_NAMES, "is_compilable"]:
-            old, new = [r["old"][name] for r in rows], [r["new"][name] for r in rows]
+            old, new = [r["old"][name] for r in distinct], [r["new"][name] for r in distinct]
             f = fields[name]
-            assert f["n"] == len(rows) and f["changed"] == sum(a != b for a, b in zip(old, new))
-            assert abs(f["mean_difference"] - sum(float(b) - float(a) for a, b in zip(old, new)) / len(rows)) < 1e-12
+            assert (f["n"], f["outputs"]) == (len(distinct), len(rows))
+            assert f["changed"] == sum(a != b for a, b in zip(old, new))
+            assert abs(f["mean_difference"] - sum(float(b) - float(a) for a, b in zip(old, new)) / len(distinct)) < 1e-12
             if name == "is_compilable":
                 expected = cohen_kappa_score(new, old)
             else:
@@ -330,3 +348,13 @@ def test_audit_in_batch_mode_rides_the_grade_batch(tmp_path: Path) -> None:
         audit = json.loads((root / "site/r1/report.json").read_text())["judge_audit"]
         assert audit["status"] == "done" and audit["calls_sent"] == 0 and audit["requests"] > 0
         assert audit["pairwise"]["flip_rate"]["n"] > 0 and audit["repeats"]["fields"][0]["n"] > 0
+        # the audit's spend is its share of the batch: its own requests (repeats past the grade stage's samples and
+        # the pairwise ones), priced like the batch (the record's per-asker costs), said on the page
+        own = est["by_asker"]["judge audit"] + est["by_asker"]["pairwise judge"]
+        assert audit["batch_requests"] == own
+        record = json.loads((root / ".evalkit/batches/grade.json").read_text())
+        assert audit["batch_cost_usd"] == record["by_asker"]["judge audit"]["cost_usd"] + \
+            record["by_asker"]["pairwise judge"]["cost_usd"] > 0
+        assert sum(s["requests"] for s in record["by_asker"].values()) == est["uncached_calls"]
+        page = (root / "site/r1/index.html").read_text()
+        assert f"{own} sent for the audit in the grade stage's Message Batch (${audit['batch_cost_usd']:.4f}" in page

@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -277,3 +278,51 @@ def test_a_judged_patch_suite_names_its_rubric(tmp_path: Path) -> None:
         else:
             assert any(f"suite.yaml:{line}: rubric: only migration suites have a judge rubric, and patch or e2e "
                        "suites with `judge:`" in p for p in problems), problems
+
+
+def test_estimate_is_an_upper_bound_for_an_e2e_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#29: a judged e2e suite's estimate before the run counted the first answer's changed files (8 estimated,
+    11 sent). The final tree may change up to max_files files: the plan counts that many, one system's apart from
+    another's, and the judge then asks no more than that."""
+    from types import SimpleNamespace
+
+    import evalkit.graders.judge_changes as jc
+    import evalkit.stages.execute as execute
+    from evalkit.graders.migration_judge import decided_outcome
+    from evalkit.graders.rubric_config import load_rubric
+    from evalkit.llm.settings import JudgeSettings
+    from evalkit.sandbox.worktree import diff_trees
+
+    tree, final = tmp_path / "tree", tmp_path / "final"
+    for root, text in ((tree, "import javax.ejb.Stateless;\nclass A {}\n"), (final, "class A { int a; }\n")):
+        (root / "src").mkdir(parents=True)
+        (root / "src" / "A.java").write_text(text)
+    (final / "src" / "B.java").write_text("class B {}\n")
+    (final / "src" / "C.java").write_text("class C { int c; }\n")
+    settings = JudgeSettings(samples=2)
+    cfg = SimpleNamespace(judge=settings)
+    case = SimpleNamespace(kind="e2e", key="e/c", judged_files=3, description="migrate",
+                           inputs=E2EInputs.model_validate({"source_dir": "app", "instructions": "to Quarkus",
+                                                            "incidents": []}))
+    monkeypatch.setattr(execute, "source_tree", lambda cfg, case: tree)
+    from evalkit.fsutil import digest
+
+    monkeypatch.setattr(jc, "rubric_for", lambda cfg, case: load_rubric(None))
+    first = SimpleNamespace(patch=None, files={"src/A.java": "class A {}\n"})  # the first answer: one file
+    planned = jc.planned_requests(cfg, case, first, True, "kai-full")
+    other = jc.planned_requests(cfg, case, first, True, "kai-baseline")
+    assert all(not exact for _, exact in planned)
+    assert len(planned) == 3 * 2  # max_files items, each asked the judge's samples times
+    keys, other_keys = ({digest(r.key_inputs()) for r, _ in p} for p in (planned, other))
+    assert len(keys & other_keys) == 2  # only the first answer's own file is shared: the stand-ins are each system's
+    # the real grading of the final tree (three changed files): it asks no more than planned
+    asked: list[str] = []
+
+    def fake_judge(item: Any, client: Any, settings: Any, rubric: Any) -> Any:
+        asked.extend([item.generated_code] * settings.samples)
+        return decided_outcome(rubric, decided="unchanged", error="counted")
+
+    monkeypatch.setattr(jc, "judge_migration", fake_judge)
+    execution = SimpleNamespace(runs=[{"final_patch": diff_trees(tree, final)}])
+    jc.judge_changes(cfg, case, first, execution, object(), load_rubric(None))
+    assert len(asked) == 6 and len(asked) <= len(planned)

@@ -331,3 +331,51 @@ def test_the_imported_description_keeps_its_paragraphs(project: Path) -> None:
     page = (project / "site" / "kai-history" / "cases" / "kai-eval" / f"{case_yaml.parent.name}.html").read_text()
     lead = re.search(r'<div class="description">(.*?)</div>', page, re.S)
     assert lead is not None and lead.group(1).count('<p class="lead">') == len(blocks)
+
+
+def _both_means(rows: list[dict]) -> tuple[float, float]:
+    """(mean of per-file means, pooled mean) of Kai's averageScore over one run's rows."""
+    by_file: dict[str, list[float]] = {}
+    for r in rows:
+        by_file.setdefault(r["file"], []).append(float(r["averageScore"]))
+    return (statistics.mean(statistics.mean(v) for v in by_file.values()),
+            statistics.mean(x for v in by_file.values() for x in v))
+
+
+@needs_data
+def test_kai_ci_row_reading_is_said_on_the_page_with_both_means(project: Path) -> None:
+    """#29 Why 11: a file's 1-25 rows in a run are read as repeat verdicts and the suite mean is a mean of per-file
+    means; the suite says so and each run's system gives both means (recomputed here from the report)."""
+    rep = report(project)
+    suite = next(s for s in rep["suites"] if s["name"] == "kai-ci")
+    assert "read as repeat verdicts of one judgement (--rows repeats)" in suite["description"]
+    assert "mean of per-file means" in suite["description"]
+    runs = json.loads(KAI_CI.read_text())
+    page = (project / "site" / "kai-history" / "suites" / "kai-ci.html").read_text()
+    assert "--rows repeats" in page
+    for run in runs:
+        system = "kai-ci-" + run["date"].replace(" ", "-").replace(":", "-")
+        per_file, pooled = _both_means(run["kaiEvalData"])
+        assert per_file != pytest.approx(pooled, abs=0.005)  # the two readings differ: not a vacuous check
+        row = next(s for s in rep["systems"] if s["name"] == system)
+        assert f"mean of per-file means {per_file:.2f}, pooled over rows {pooled:.2f}" in row["description"]
+        assert "120 rows on 15 files (1-25 per file)" in row["description"]
+        agg = suite["systems"][system]["judge_kai_ci_mean"]
+        assert agg["value"] == pytest.approx(per_file)
+
+
+@needs_data
+def test_kai_ci_rows_separate_makes_one_case_per_row_whose_mean_pools_them(tmp_path: Path) -> None:
+    evalkit(tmp_path, "import", "kai-ci", str(KAI_CI), "--suite-dir", "cases/kai-ci", "--rows", "separate")
+    suite_dir = tmp_path / "cases" / "kai-ci"
+    assert "each row is its own case (--rows separate)" in (suite_dir / "suite.yaml").read_text()
+    runs = json.loads(KAI_CI.read_text())
+    assert len(list(suite_dir.glob("*/case.yaml"))) == max(len(r["kaiEvalData"]) for r in runs) == 120
+    for grades in sorted((suite_dir / "_recorded").glob("*.grades.json")):
+        cases = json.loads(grades.read_text())["cases"]
+        assert len(cases) == 120 and all(len(v) == 1 for v in cases.values())
+        run = next(r for r in runs if json.loads(grades.read_text())["run"] == r["date"])
+        mean = statistics.mean(statistics.mean(float(v[0]["values"][f]) for f in FOUR) for v in cases.values())
+        assert mean == pytest.approx(_both_means(run["kaiEvalData"])[1])
+    bad = evalkit(tmp_path, "import", "kai-ci", str(KAI_CI), "--suite-dir", "cases/x", "--rows", "pooled", check=False)
+    assert bad.returncode == 2 and "--rows" in bad.stderr

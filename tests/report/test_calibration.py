@@ -11,6 +11,7 @@ import re
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
@@ -138,6 +139,30 @@ def test_kappas_against_people_match_sklearn_and_mark_uncalibrated(tmp_path: Pat
         else:
             assert pair[0]["first"] == "alice" and pair[0]["agreement"]["n"] == 5
             assert pair[0]["agreement"]["kappa"] == pytest.approx(sk(a, b, weights, cats), abs=1e-9), name
+    # people-corrected means (PPI): every output's judge metric (scores.json), corrected by the mean of its labels
+    for name, metric in [("semantic_equivalence_score", "judge_semantic_equivalence"), ("is_compilable", "judge_compilable")]:
+        rows = []
+        for f in sorted((project / ".evalkit/artifacts").glob("*/migration/*/scores.json")):
+            system, case = f.parts[-4], f.parts[-2]
+            value = json.loads(f.read_text())["metrics"].get(metric)
+            mine = [float(v[name]) for (_, c, s_), v in LABELS.items() if (c, s_) == (case, system) and name in v]
+            if value is not None:
+                rows.append((float(value), float(np.mean(mine)) if mine else None))
+        f_all = np.array([r[0] for r in rows])
+        f_lab = np.array([r[0] for r in rows if r[1] is not None])
+        d = np.array([r[1] - r[0] for r in rows if r[1] is not None])
+        big_n, n = len(f_all), len(d)
+        theta = f_all.mean() + d.mean()
+        half = 1.959963984540054 * np.sqrt(f_all.var(ddof=1) / big_n + d.var(ddof=1) / n
+                                           + 2 * np.cov(f_lab, d)[0, 1] / big_n)
+        lo, hi = (1, 5) if name.endswith("score") else (0, 1)
+        ppi = fields[name]["ppi"]
+        assert (ppi["n_outputs"], ppi["n_labelled"]) == (big_n, n) == (12, 11), ppi
+        assert ppi["judge_mean"] == pytest.approx(f_all.mean()) and ppi["value"] == pytest.approx(theta)
+        assert ppi["low"] == pytest.approx(max(lo, theta - half)) and ppi["high"] == pytest.approx(min(hi, theta + half))
+        assert set(fields[name]["ppi_by_system"]) == {"gold", "naive", "rules"}
+    sem_ppi = fields["semantic_equivalence_score"]["ppi"]
+    assert sem_ppi["approximate"] is False and sem_ppi["value"] != pytest.approx(sem_ppi["judge_mean"])
     # the always-4 faithfulness agrees with people no better than chance: uncalibrated, and so is the mean it weighs in
     faith = fields["faithfulness_score"]
     assert faith["vs_people"]["kappa"] == pytest.approx(0.0, abs=1e-12) and faith["status"] == "uncalibrated"
@@ -149,6 +174,10 @@ def test_kappas_against_people_match_sklearn_and_mark_uncalibrated(tmp_path: Pat
     line = page[page.index('id="calibration-judge_semantic_equivalence"'):]
     line = line[:line.index("</li>")]
     assert f"{fields['semantic_equivalence_score']['vs_people']['kappa']:.2f}" in line and "n = 16" in line
+    assert (f'Corrected by people (PPI): <strong>{sem_ppi["value"]:.2f}</strong> <span class="ci">'
+            f'[{sem_ppi["low"]:.2f}, {sem_ppi["high"]:.2f}]</span>') in line
+    assert f'judge mean {sem_ppi["judge_mean"]:.2f}' in line and "n = 11 labelled of N = 12 outputs" in line
+    assert page.count('data-ppi="judge_semantic_equivalence"') == 1 and page.count('"Corrected by people" is') == 1
     assert 'data-status="uncalibrated"' in page[page.index('id="calibration-judge_faithfulness"'):][:200]
     suite_page = (project / "site/r1/suites/migration.html").read_text()
     assert re.search(r"Judge faithfulness</abbr> <span class=\"badge s-infra_error uncal\"", suite_page)
@@ -184,7 +213,7 @@ def test_offline_run_says_no_judged_outputs_and_check_names_bad_labels(tmp_path:
     assert sem["vs_people"]["n"] == 0 and sem["vs_people"]["kappa"] is None
     assert cal["stale"] == ["cases/migration/cdi-inject/labels/carol.yaml:1 (rules)"]
     assert cal["uncalibrated_metrics"] == {}
-    assert cal["outside_run"] == 6  # the demo's own labels name the demo's systems, not this project's
+    assert cal["outside_run"] == 9  # the demo's own labels name the demo's systems (rewriters and recorded-assistant)
     page = (project / "site/r1/index.html").read_text()
     assert "n = 0</strong>, no judged outputs" in page and "left out as stale" in page
     # bad labels: file:line and what was expected, exit 2
