@@ -131,7 +131,7 @@ def fmt_duration(seconds: float | None) -> str:
 #: Seconds one task of each stage takes, relative to the others (the demo's first run on 2 cores with Docker):
 #: where a stage has not started yet, its tasks are priced at its prior, scaled by how the stages seen so far
 #: compared with theirs. A stage not listed is priced at ``DEFAULT_PRIOR_S``.
-STAGE_PRIOR_S = {"generate": 0.08, "validate": 0.7, "sandbox_image": 0.01, "execute": 1.0, "grade": 0.05,
+STAGE_PRIOR_S = {"generate": 0.08, "validate": 0.7, "health": 0.5, "sandbox_image": 0.01, "execute": 1.0, "grade": 0.05,
                  "score": 0.01, "summarize": 0.6, "render": 0.4}
 DEFAULT_PRIOR_S = 0.1
 SHRINK = 3

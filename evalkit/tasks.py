@@ -163,6 +163,26 @@ def run_validate(config: str, case_key: str) -> bool:
 
 
 @_refuse_escapes
+def run_health(config: str, case_key: str) -> bool:
+    """One case's health (evalkit.stages.health): its reference against its own ablations, its tree's leaks;
+    through the project's executor, like validation (its own failure is recorded and retried next run)."""
+    from evalkit.executors import ExecutorFailure, MissingBlob, build_call, executor_for
+    from evalkit.health_models import CaseHealth
+    from evalkit.stages.health import health_path
+
+    loaded = load(config)
+    cfg = loaded.config
+    case = loaded.project.case(case_key)
+    try:
+        result = executor_for(cfg).run(build_call(cfg, "health", None, case, {}))
+    except (ExecutorFailure, MissingBlob) as exc:
+        result = CaseHealth(suite=case.suite, case_id=case.id, strength="infra_error",
+                            reason=f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000])
+    write_with_retry_mark(health_path(cfg.work_path, case), result)
+    return True
+
+
+@_refuse_escapes
 def run_audit_task(config: str) -> bool:
     """The judge's consistency audit (judge.audit) -> site/<release>/judge_audit.json."""
     from evalkit.graders.audit import write_audit
@@ -355,6 +375,48 @@ class Graph:
                 task["task_dep"] = ["sandbox_image:build"]
             yield task
 
+    def health_path(self, case: Any) -> str:
+        from evalkit.stages.health import health_path
+
+        return str(health_path(self.cfg.work_path, case))
+
+    @cached_property
+    def health_slice_file(self) -> str:
+        return slices.write_slice(self.cfg, "health", slices.health_slice(self.cfg))
+
+    def health_cases(self) -> list[Any]:
+        """The selected cases of validated kinds, once each: each gets one `health` task."""
+        seen: dict[str, Any] = {}
+        for _system, case in self.pairs:
+            if case.kind in self.validated_kinds and case.key not in seen and selected(case.key, self.globs):
+                seen[case.key] = case
+        return list(seen.values())
+
+    def health_tasks(self) -> Iterator[dict[str, Any]]:
+        """One task per case: a pure function of the case's files, its validation and the health slice."""
+        for case in self.health_cases():
+            target = self.health_path(case)
+            task = {"name": case.key, "actions": [(run_health, [self.config, case.key])],
+                    "file_dep": list(case.files) + [self.validation_path(case), self.health_slice_file],
+                    "targets": [target], "uptodate": [not marked_for_retry(target)], "clean": True,
+                    "io": NO_CAPTURE}
+            if self.needs_base_image(case):
+                task["task_dep"] = ["sandbox_image:build"]
+            yield task
+
+    def health_files(self) -> list[str]:
+        """The health files the report reads (those of unselected cases too, when they exist)."""
+        files = []
+        seen = set()
+        for _system, case in self.pairs:
+            if case.kind not in self.validated_kinds or case.key in seen:
+                continue
+            seen.add(case.key)
+            p = self.health_path(case)
+            if selected(case.key, self.globs) or os.path.exists(p):
+                files.append(p)
+        return files
+
     def score_files(self) -> list[str]:
         files = []
         for system, case in self.pairs:
@@ -398,7 +460,7 @@ def doit_config() -> dict[str, Any]:
     gc.freeze()  # the loaded project and graph live until the end: no collection needs to scan them
     return {"backend": doitplus.backend_name(), "dep_file": str(db), "verbosity": 1, "reporter": doitplus.ExecutedOnlyReporter,
             "check_file_uptodate": doitplus.MD5Checker,
-            "default_tasks": ["generate", "validate", "execute", "grade", "score", "audit", "summarize", "render"]}
+            "default_tasks": ["generate", "validate", "health", "execute", "grade", "score", "audit", "summarize", "render"]}
 
 
 def task_generate() -> Iterator[dict[str, Any]]:
@@ -417,6 +479,12 @@ def task_validate() -> Iterator[dict[str, Any]]:
     """Reference validation: the gold patch must resolve and no patch must not; other kinds' references must pass their case."""
     yield {"basename": "validate", "name": None, "doc": task_validate.__doc__}
     yield from graph().validate_tasks()
+
+
+def task_health() -> Iterator[dict[str, Any]]:
+    """Case health: each case's reference against partial answers derived from it (ablations), and leaks."""
+    yield {"basename": "health", "name": None, "doc": task_health.__doc__}
+    yield from graph().health_tasks()
 
 
 def task_sandbox_image() -> Iterator[dict[str, Any]]:
@@ -462,7 +530,7 @@ def task_summarize() -> dict[str, Any]:
     g = graph()
     from evalkit.report.site import previous_report_path
 
-    deps = g.score_files() + [g.slice_files["summarize"],
+    deps = g.score_files() + g.health_files() + [g.slice_files["summarize"],
                               slices.write_slice(g.cfg, "input-notes", {"notes": g.loaded.project.input_notes()})]
     prev = previous_report_path(g.cfg.site_path, g.cfg.release)
     if prev is not None and prev.exists():

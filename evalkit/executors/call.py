@@ -29,11 +29,13 @@ from evalkit.cases import Case
 from evalkit.config import PACKAGE_DIR, Config
 from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob, file_ref, matches
 from evalkit.fsutil import atomic_write_text, confine_writes, digest
+from evalkit.stages.health import case_health
 
-STAGES = ("generate", "execute", "grade", "score", "validate")
-"""The stages a call runs (validate: a case's reference checked against the case, no system)."""
+STAGES = ("generate", "execute", "grade", "score", "validate", "health")
+"""The stages a call runs (validate: a case's reference checked against the case, no system; health: the
+reference against its own ablations, no system)."""
 INPUTS = {"generate": (), "execute": ("generate",), "grade": ("generate", "execute"),
-          "score": ("generate", "execute", "grade"), "validate": ()}
+          "score": ("generate", "execute", "grade"), "validate": (), "health": ()}
 """The earlier artifacts each stage is handed."""
 
 
@@ -173,11 +175,11 @@ def build_call(cfg: Config, stage: str, system: Any, case: Case, inputs: dict[st
     work = cfg.work_path
     work_files = {}
     valid = validation_path(work, case)
-    if stage in ("execute", "score") and valid.is_file():
+    if stage in ("execute", "score", "health") and valid.is_file():
         work_files[str(valid.relative_to(work))] = file_ref(str(valid))
     trees = {}
     generated = inputs.get("generate")
-    if case.ok and (stage == "validate" or (stage == "execute" and generated is not None and generated.status == "ok")):
+    if case.ok and (stage in ("validate", "health") or (stage == "execute" and generated is not None and generated.status == "ok")):
         key = _tree_key(case)
         if key is not None:
             trees[key] = _tree(cfg, case)
@@ -296,6 +298,8 @@ def _dispatch(stage: str, v: _View, inputs: dict[str, ArtifactBase | None]) -> A
         from evalkit.stages.validate import validate_case
 
         return validate_case(cfg, case)
+    if stage == "health":
+        return case_health(cfg, case)
     if stage == "generate":
         from evalkit.stages.generate import generate
 

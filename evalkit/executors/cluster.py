@@ -47,9 +47,9 @@ from evalkit.executors.cache_service import CacheService, ServiceRef, ServiceUnr
 from evalkit.executors.call import StageCall, publish, run_call
 from evalkit.executors.cluster_record import ENV, RECORD, ClusterRun, WorkerStats
 
-REMOTE_STAGES = frozenset({"generate", "execute", "grade", "validate"})
+REMOTE_STAGES = frozenset({"generate", "execute", "grade", "validate", "health"})
 """Stages whose calls go to the workers (score runs on the coordinator)."""
-CONTAINER_STAGES = frozenset({"execute", "validate"})
+CONTAINER_STAGES = frozenset({"execute", "validate", "health"})
 """Stages whose calls run containers (each holds one ``containers`` unit of its worker when workers declare them)."""
 
 

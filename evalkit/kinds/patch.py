@@ -6,8 +6,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from evalkit.artifacts import Sample
 from evalkit.casemodels import PatchInputs, PatchReference
+from evalkit.cases import Case
+from evalkit.config import Config
+from evalkit.diffsplit import partial_patches
+from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Kind
+from evalkit.stages.execute import TreeUnavailable, run_patch, source_tree
+from evalkit.stages.health import post_images, tree_leaks
+
+ABLATION_CAP = 64
+"""Ablations derived per case before `validation.ablations` keeps the first few (the count shown beside them)."""
 
 LOCALIZATION = tuple(f"{unit}_{what}@{k}" for k in (1, 3, 5, 10, 20) for unit in ("file", "function")
                      for what in ("recall", "hit"))
@@ -61,6 +71,46 @@ class Patch(Kind):
         from evalkit.stages.validate import validate_patch
 
         return validate_patch(cfg, case)
+
+    ablations_checked_by = "tests"
+
+    def ablations(self, case: Case) -> list[Ablation]:
+        gold = case.read("reference.patch_file") or ""
+        return [Ablation(name=p.name, description=p.description, sample=Sample(patch=p.patch))
+                for p in partial_patches(gold, ABLATION_CAP)]
+
+    def no_ablation_reason(self, case: Case) -> str:
+        return ("the gold patch is one change (one hunk, one block of lines): without it, it is the empty "
+                "answer validation already fails; no partial answer to try")
+
+    def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
+        """The case's FAIL_TO_PASS and PASS_TO_PASS tests on the partial patch, through `run_patch` (the
+        sandbox and its content-addressed cache, as every run)."""
+        run = run_patch(cfg, case, ablation.sample.patch, trusted=True)
+        out = {"name": ablation.name, "description": ablation.description,
+               "container": run.get("isolation") is not None}
+        status = run.get("status")
+        if status in ("infra_error", "case_error"):
+            return AblationRun(**out, outcome="error", detail=f"{status}: {run.get('reason', '')}"[:500])
+        if status == "patch_failed":
+            return AblationRun(**out, outcome="error", detail="the partial patch does not apply")
+        if run.get("resolved"):
+            return AblationRun(**out, outcome="passed", detail="every FAIL_TO_PASS and PASS_TO_PASS test passes "
+                                                               "without it")
+        failing = sorted(t for t, st in {**run.get("fail_to_pass", {}), **run.get("pass_to_pass", {})}.items()
+                         if st != "passed")
+        detail = (f"failing: {', '.join(failing[:3])}" + (f" (and {len(failing) - 3} more)" if len(failing) > 3 else "")
+                  if failing else f"{status}: {run.get('reason', '')}"[:300])
+        return AblationRun(**out, outcome="noticed", detail=detail)
+
+    def leaks(self, cfg: Config, case: Case) -> list[str] | None:
+        if case.inputs_as(PatchInputs).tree_in_image:
+            return None  # the tree is inside the image: not looked at here
+        try:
+            tree = source_tree(cfg, case)
+        except TreeUnavailable:
+            return None
+        return tree_leaks(tree, post_images(tree, case.read("reference.patch_file") or ""))
 
     def scorers(self) -> list[Any]:
         from evalkit.stages.score_entropy import entropy_metrics

@@ -134,3 +134,9 @@ def write_slice(cfg: Config, name: str, data: dict[str, Any]) -> str:
         pass
     atomic_write_text(path, text)
     return str(path)
+
+
+def health_slice(cfg: Config) -> dict[str, Any]:
+    """What case health reads beyond the case and its validation: the execute slice (ablations of patch cases
+    run in the sandbox) and the cap on ablations per case."""
+    return {**execute_slice(cfg), "ablations": cfg.validation.ablations}
