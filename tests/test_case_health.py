@@ -1,0 +1,160 @@
+"""Case health: partial answers derived from a case's reference must fail the case (ablations), and the tree
+handed to a system must not give the reference away (leaks). Patch cases run in real Docker."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+from evalkit.diffsplit import partial_patches, split_diff
+from evalkit.stages.health import post_images, tree_leaks
+from helpers import evalkit, executed
+
+FILLER = "".join(f"\n\ndef helper_{i}():\n    return {i}\n" for i in range(4))
+LIB = f"def add(a, b):\n    return a - b\n{FILLER}\n\ndef mul(a, b):\n    return a + b\n"
+FIXED = f"def add(a, b):\n    return a + b\n{FILLER}\n\ndef mul(a, b):\n    return a * b\n"
+OLD_TESTS = "from calc import helper_1\n\n\ndef test_helper():\n    assert helper_1() == 1\n"
+
+
+def udiff(path: str, old: str, new: str, tmp: Path) -> str:
+    """A real unified diff made by git (two hunks when the changes are far apart)."""
+    (tmp / "a").write_text(old)
+    (tmp / "b").write_text(new)
+    out = subprocess.run(["git", "diff", "--no-index", "--no-prefix", "a", "b"], cwd=tmp, capture_output=True,
+                         text=True).stdout
+    body = out[out.index("@@"):]
+    return f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n{body}"
+
+
+def new_file(path: str, text: str) -> str:
+    lines = text.splitlines(keepends=True)
+    return (f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+            f"@@ -0,0 +1,{len(lines)} @@\n" + "".join("+" + x for x in lines))
+
+
+def test_partial_patches_of_two_hunks_one_block_and_two_files(tmp_path: Path) -> None:
+    gold = udiff("calc/__init__.py", LIB, FIXED, tmp_path)
+    assert [len(f.hunks) for f in split_diff(gold)] == [2]
+    parts = partial_patches(gold, 8)
+    assert [p.name for p in parts] == ["without-hunk-1", "without-hunk-2"]
+    assert "return a * b" in parts[0].patch and "return a - b" not in parts[0].patch
+    assert "calc/__init__.py, line" in parts[1].description
+    assert partial_patches(gold, 1) == parts[:1] and partial_patches(gold, 0) == []
+    # a one-line fix: nothing to leave out but the whole (the empty answer validation runs)
+    assert partial_patches(udiff("x.py", "a = 1\n", "a = 2\n", tmp_path), 8) == []
+    # two files: each hunk left out, then each file alone
+    two = gold + new_file("calc/extra.py", "X = 1\n")
+    assert [p.name for p in partial_patches(two, 8)] == ["without-hunk-1", "without-hunk-2", "without-hunk-3",
+                                                          "only-file-1", "only-file-2"]
+    # a removed line reading like a file header stays in its hunk
+    tricky = "diff --git a/f b/f\n--- a/f\n+++ b/f\n@@ -1,2 +1,1 @@\n--- x\n keep\n"
+    (f,) = split_diff(tricky)
+    assert f.path == "f" and f.hunks == [["@@ -1,2 +1,1 @@\n", "--- x\n", " keep\n"]]
+
+
+def write_case(suite: Path, cid: str, gold: str, test_patch: str, f2p: list[str]) -> None:
+    d = suite / cid
+    d.mkdir(parents=True)
+    (d / "gold.patch").write_text(gold)
+    (d / "test.patch").write_text(test_patch)
+    (d / "case.yaml").write_text(textwrap.dedent(f"""\
+        id: {cid}
+        inputs:
+          problem_statement: add subtracts and mul adds
+          test_patch_file: test.patch
+        reference:
+          patch_file: gold.patch
+          fail_to_pass: {json.dumps(f2p)}
+          pass_to_pass: ["tests/test_old.py::test_helper"]
+        """))
+
+
+def calc_project(root: Path, ablations: int | None = None) -> Path:
+    src = root / "cases" / "calc" / "_src"
+    (src / "calc").mkdir(parents=True)
+    (src / "tests").mkdir()
+    (src / "calc" / "__init__.py").write_text(LIB)
+    (src / "tests" / "test_old.py").write_text(OLD_TESTS)
+    suite = root / "cases" / "calc"
+    (suite / "suite.yaml").write_text(textwrap.dedent("""\
+        kind: patch
+        language: python
+        defaults:
+          source_dir: ../_src
+          image: evalkit/python-pytest:bookworm
+          test_command: python3 -m pytest -rA -p no:cacheprovider tests
+          timeout_s: 60
+        """))
+    scratch = root / "scratch"
+    scratch.mkdir()
+    gold = udiff("calc/__init__.py", LIB, FIXED, scratch)
+    add_test = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    both = add_test.replace("import add", "import add, mul") + "\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
+    write_case(suite, "weak", gold, new_file("tests/test_new.py", add_test), ["tests/test_new.py::test_add"])
+    write_case(suite, "strong", gold, new_file("tests/test_new.py", both),
+               ["tests/test_new.py::test_add", "tests/test_new.py::test_mul"])
+    extra = f"validation: {{ablations: {ablations}}}\n" if ablations is not None else ""
+    (root / "evalkit.yaml").write_text("release: r1\nsystems:\n  - {name: gold, adapter: gold}\n"
+                                       f"sandbox: {{backend: docker}}\n{extra}")
+    return root
+
+
+def health(root: Path, suite: str, cid: str) -> dict:
+    return json.loads((root / ".evalkit" / "health" / suite / f"{cid}.json").read_text())
+
+
+def test_weak_and_strong_patch_cases_in_docker(tmp_path: Path) -> None:
+    root = calc_project(tmp_path / "p")
+    proc = evalkit(root, "run", "health")
+    assert {"health:calc/weak", "health:calc/strong"} <= executed(proc)
+    weak, strong = health(root, "calc", "weak"), health(root, "calc", "strong")
+    assert weak["strength"] == "weak" and strong["strength"] == "strong", (weak, strong)
+    outcomes = {a["name"]: a["outcome"] for a in weak["ablations"]}
+    assert outcomes == {"without-hunk-1": "noticed", "without-hunk-2": "passed"}
+    (passed,) = [a for a in weak["ablations"] if a["outcome"] == "passed"]
+    assert "hunk 2" in passed["description"] and "line 19" in passed["description"]  # mul's hunk
+    assert "without its hunk 2" in weak["reason"]
+    assert all(a["container"] for a in weak["ablations"] + strong["ablations"])
+    assert {a["outcome"] for a in strong["ablations"]} == {"noticed"}
+    assert "test_mul" in next(a["detail"] for a in strong["ablations"] if a["name"] == "without-hunk-2")
+    assert weak["leaks"] == [] and strong["leaks"] == []
+    # the same inputs: nothing reruns; the cap at 0 turns ablations off (a new verdict, no container)
+    assert not {t for t in executed(evalkit(root, "run", "health")) if t.startswith("health:")}
+    text = (root / "evalkit.yaml").read_text()
+    (root / "evalkit.yaml").write_text(text + "validation: {ablations: 0}\n")
+    evalkit(root, "run", "health")
+    off = health(root, "calc", "weak")
+    assert off["strength"] == "skipped" and off["ablations"] == [] and "validation.ablations is 0" in off["reason"]
+
+
+def test_a_tree_with_git_and_a_fixed_copy_leaks(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "calc").mkdir(parents=True)
+    (tree / "calc" / "__init__.py").write_text(LIB)
+    gold = udiff("calc/__init__.py", LIB, FIXED, tmp_path)
+    after = post_images(tree, gold)
+    assert after == {"calc/__init__.py": FIXED.encode()}
+    assert tree_leaks(tree, after) == []
+    subprocess.run(["git", "init", "-q"], cwd=tree, check=True)  # .git left in
+    (tree / "backup").mkdir()
+    (tree / "backup" / "calc_fixed.py").write_text(FIXED)  # the fix itself, under another name
+    found = tree_leaks(tree, after)
+    assert len(found) == 2
+    assert found[0].startswith(".git: git metadata")
+    assert found[1].startswith("backup/calc_fixed.py: holds the reference's calc/__init__.py")
+
+
+def test_a_case_whose_tree_has_git_reports_the_leak(tmp_path: Path) -> None:
+    root = calc_project(tmp_path / "p")
+    subprocess.run(["git", "init", "-q"], cwd=root / "cases" / "calc" / "_src", check=True)
+    (root / "evalkit.yaml").write_text((root / "evalkit.yaml").read_text().replace("docker", "local")
+                                       + "validation: {ablations: 0}\n")
+    (root / "cases" / "calc" / "suite.yaml").write_text(
+        (root / "cases" / "calc" / "suite.yaml").read_text() + "trusted: true\n")
+    evalkit(root, "run", "health")
+    leaks = health(root, "calc", "weak")["leaks"]
+    assert leaks and leaks[0].startswith(".git: git metadata")
+
+
