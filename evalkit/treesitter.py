@@ -193,6 +193,14 @@ def _function_spans(tree: tree_sitter.Tree, language: str) -> list[_Span]:
     return spans
 
 
+def function_spans(source: str, language: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, qualified name) of every function or method of ``source`` that holds no
+    other function, in source order (1-based lines; a decorator or annotation belongs to its function)."""
+    spans = sorted(_function_spans(parse(source, language), language), key=lambda s: (s.first, s.last))
+    leaves = [s for s in spans if not any(o is not s and s.first <= o.first and o.last <= s.last for o in spans)]
+    return [(s.first, s.last, s.name) for s in leaves]
+
+
 def functions_at_lines(source: str, language: str, lines: Iterable[int]) -> list[str]:
     """Qualified names of the innermost functions enclosing any of the 1-based ``lines``.
 

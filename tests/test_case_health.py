@@ -4,6 +4,7 @@ handed to a system must not give the reference away (leaks). Patch cases run in 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import textwrap
 from pathlib import Path
@@ -161,3 +162,69 @@ def test_a_case_whose_tree_has_git_reports_the_leak(tmp_path: Path) -> None:
     assert leaks and leaks[0].startswith(".git: git metadata")
 
 
+
+
+LEGACY_JAVA = """package com.acme;
+
+import javax.inject.Inject;
+
+public class Prices {
+
+    @Inject
+    Rates rates;
+
+    public double net(double gross) {
+        return gross / rates.vat();
+    }
+}
+"""
+EXPECTED_JAVA = LEGACY_JAVA.replace("javax.", "jakarta.").replace("    }\n}\n", """    }
+
+    public double gross(double net) {
+        return net * rates.vat();
+    }
+
+    public double vatOf(double gross) {
+        return gross - net(gross);
+    }
+
+    public double rounded(double amount) {
+        return Math.round(amount * 100) / 100.0;
+    }
+}
+""")
+
+
+def test_a_migration_reference_that_passes_its_checks_with_half_its_methods_gone(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    suite = root / "cases" / "mig"
+    (suite / "thin" / "legacy").mkdir(parents=True)
+    (suite / "thin" / "expected").mkdir()
+    (suite / "suite.yaml").write_text("kind: migration\nlanguage: java\n")
+    (suite / "thin" / "legacy" / "Prices.java").write_text(LEGACY_JAVA)
+    (suite / "thin" / "expected" / "Prices.java").write_text(EXPECTED_JAVA)
+    (suite / "thin" / "case.yaml").write_text(textwrap.dedent("""\
+        id: thin
+        inputs:
+          file_path: src/main/java/com/acme/Prices.java
+          legacy_file: legacy/Prices.java
+          incidents:
+            - {rule_id: javax-to-jakarta-import-00001, message: "Replace javax.inject with jakarta.inject", line: 3}
+        reference:
+          expected_file: expected/Prices.java
+        assertions:
+          - {type: not_contains, value: "javax."}
+        """))
+    demo = Path(__file__).resolve().parents[1] / "cases" / "migration" / "cdi-inject"
+    shutil.copytree(demo, suite / "cdi-inject")
+    (root / "evalkit.yaml").write_text("release: r1\nsystems:\n  - {name: gold, adapter: gold}\n")
+    evalkit(root, "run", "health")
+    thin, strong = health(root, "mig", "thin"), health(root, "mig", "cdi-inject")
+    assert thin["checked_by"] == "reference" and thin["strength"] == "weak", thin
+    half = next(a for a in thin["ablations"] if a["name"] == "half-methods")
+    assert half["outcome"] == "passed" and "2 of its 4 methods" in half["description"]
+    assert "Prices.vatOf" in half["description"] and "Prices.rounded" in half["description"]
+    # the legacy method the migration must keep: leaving it out is noticed
+    net = next(a for a in thin["ablations"] if "Prices.net" in a["description"])
+    assert net["outcome"] == "noticed" and "keeps no method Prices.net" in net["detail"]
+    assert strong["strength"] == "strong" and not any(a["container"] for a in strong["ablations"])

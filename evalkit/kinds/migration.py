@@ -5,8 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalkit.artifacts import OutputArtifact, Sample
 from evalkit.casemodels import MigrationInputs, MigrationReference
+from evalkit.cases import Case
+from evalkit.config import Config
+from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Kind
+from evalkit.stages.score_migration import migration_failures
+from evalkit.stages.validate import sample_problems
+from evalkit.treesitter import PARSEABLE, canonical, function_spans
+
+
+def without_lines(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """``text`` without the (first, last) line ranges of ``spans``."""
+    gone = {n for first, last, _ in spans for n in range(first, last + 1)}
+    return "".join(line for n, line in enumerate(text.splitlines(keepends=True), 1) if n not in gone)
 
 
 class Migration(Kind):
@@ -100,6 +113,41 @@ class Migration(Kind):
         # answer: nothing to parse or judge (elsewhere the missing file is graded as empty).
         return (case.reference_as(MigrationReference).deleted and main_file in sample.deleted_files
                 and main_file not in sample.files)
+
+    def ablations(self, case: Case) -> list[Ablation]:
+        """The expected file with half its methods gone (the later half), then with each method gone in turn."""
+        if not isinstance(case.inputs, MigrationInputs) or canonical(case.language) not in PARSEABLE:
+            return []
+        expected = case.read("reference.expected_file")
+        if not expected or case.reference_as(MigrationReference).deleted:
+            return []
+        spans = function_spans(expected, case.language)
+        if not spans:
+            return []
+        path = case.inputs.file_path
+        out = []
+        if len(spans) >= 2:
+            half = spans[len(spans) // 2:]
+            out.append(Ablation(name="half-methods", description=f"the expected file without {len(half)} of its "
+                                f"{len(spans)} methods ({', '.join(s[2] for s in half)})",
+                                sample=Sample(files={path: without_lines(expected, half)})))
+        for n, span in enumerate(spans, 1):
+            out.append(Ablation(name=f"without-method-{n}", description=f"the expected file without {span[2]} "
+                                f"(lines {span[0]}-{span[1]})", sample=Sample(files={path: without_lines(expected, [span])})))
+        return out
+
+    def no_ablation_reason(self, case: Case) -> str:
+        return "no expected file with methods to leave out (none, deleted, or a language evalkit does not parse)"
+
+    def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
+        """The checks that cost nothing: the case's assertions, syntax, completeness, incidents and the
+        `migrated` checks (structure kept from the legacy file); the judge is not asked."""
+        output = OutputArtifact(system="ablation", suite=case.suite, case_id=case.id, samples=[ablation.sample])
+        found = sample_problems(case, ablation.sample, "the partial answer") + (migration_failures(case, output) or [])
+        base = {"name": ablation.name, "description": ablation.description}
+        if found:
+            return AblationRun(**base, outcome="noticed", detail="; ".join(found[:3])[:500])
+        return AblationRun(**base, outcome="passed", detail="assertions, incidents and the migrated checks all pass")
 
     def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
         from evalkit.graders.judging import migration_case
