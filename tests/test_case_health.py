@@ -261,3 +261,34 @@ def test_real_pydicom_rows_get_a_strength_verdict_each(tmp_path: Path) -> None:
     assert "validation is broken" in verdicts["pydicom__pydicom-1256"]["reason"]
     assert all(a["container"] for h in verdicts.values() for a in h["ablations"])
     assert all(h["leaks"] == [] for cid, h in verdicts.items() if cid != "pydicom__pydicom-1256")
+
+
+def test_duplicates_across_suites_badges_and_the_healthy_line(tmp_path: Path) -> None:
+    demo = Path(__file__).resolve().parents[1] / "cases" / "migration"
+    root = tmp_path / "p"
+    for suite in ("a", "b"):
+        (root / "cases" / suite).mkdir(parents=True)
+        shutil.copy(demo / "suite.yaml", root / "cases" / suite / "suite.yaml")
+    shutil.copytree(demo / "cdi-inject", root / "cases" / "a" / "cdi-inject")
+    shutil.copytree(demo / "jpa-entity", root / "cases" / "a" / "jpa-entity")
+    copy = root / "cases" / "b" / "cdi-again"
+    shutil.copytree(demo / "cdi-inject", copy)  # the same legacy file under another id, in another suite
+    (copy / "case.yaml").write_text((copy / "case.yaml").read_text().replace("id: cdi-inject", "id: cdi-again"))
+    (root / "evalkit.yaml").write_text(
+        "release: r1\nbaseline: naive\nsystems:\n  - {name: naive, adapter: command, command: "
+        '["{python}", "-m", "evalkit.demo_systems.naive_rewriter"]}\n  - {name: gold, adapter: gold}\n')
+    evalkit(root, "run")
+    report = json.loads((root / "site" / "r1" / "report.json").read_text())
+    rows = {f"{c['suite']}/{c['case_id']}": c["health"] for c in report["cases"]}
+    assert rows["a/cdi-inject"]["healthy"] and "duplicate" not in rows["a/cdi-inject"]["badges"]
+    again = rows["b/cdi-again"]
+    assert not again["healthy"] and "duplicate" in again["badges"] and "gold passes" in again["badges"]
+    assert "duplicate of a/cdi-inject (the same legacy file)" in again["detail"]
+    suites = {s["name"]: s["health"] for s in report["suites"]}
+    assert suites["a"]["strong"] == 2 and suites["a"]["healthy"] == 2 and suites["b"]["duplicates"] == 1
+    assert suites["b"]["healthy"] == 0 and suites["b"]["sensitivity"]["gold"] == {
+        "all": 1.0, "healthy": None, "n_all": 1, "n_healthy": 0}
+    page = (root / "site" / "r1" / "suites" / "b.html").read_text()
+    assert 'id="case-health"' in page and "duplicate of a/cdi-inject" in page
+    release = (root / "site" / "r1" / "index.html").read_text()
+    assert "100% (all) / — (healthy cases)" in release and "(healthy cases)" in release

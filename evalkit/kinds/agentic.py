@@ -6,7 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.casemodels import AgenticInputs, AgenticReference
+from evalkit.cases import Case
+from evalkit.config import Config
 from evalkit.kinds.base import Kind
+from evalkit.stages.execute import TreeUnavailable, source_tree
+from evalkit.stages.health import post_images, tree_leaks
 
 
 class Agentic(Kind):
@@ -61,6 +65,15 @@ class Agentic(Kind):
             return [f"gold keeps {len(kept)} incident(s): "
                     + ", ".join(f"{i['rule_id']} in {i['file']}" for i in kept[:5])], True
         return [], True
+
+    def leaks(self, cfg: Config, case: Case) -> list[str] | None:
+        """`.git` in the application tree, or a file holding the reference patch's post-image."""
+        try:
+            tree = source_tree(cfg, case)
+        except TreeUnavailable:
+            return None
+        patch = case.read("reference.patch_file") if case.reference_as(AgenticReference).patch_file else None
+        return tree_leaks(tree, post_images(tree, patch) if patch else {})
 
     def scorers(self) -> list[Any]:
         from evalkit.recorded_judge import recorded_judge_metrics
