@@ -144,10 +144,11 @@ class Migration(Kind):
         `migrated` checks (structure kept from the legacy file); the judge is not asked."""
         output = OutputArtifact(system="ablation", suite=case.suite, case_id=case.id, samples=[ablation.sample])
         found = sample_problems(case, ablation.sample, "the partial answer") + (migration_failures(case, output) or [])
-        base = {"name": ablation.name, "description": ablation.description}
         if found:
-            return AblationRun(**base, outcome="noticed", detail="; ".join(found[:3])[:500])
-        return AblationRun(**base, outcome="passed", detail="assertions, incidents and the migrated checks all pass")
+            return AblationRun(name=ablation.name, description=ablation.description, outcome="noticed",
+                               detail="; ".join(found[:3])[:500])
+        return AblationRun(name=ablation.name, description=ablation.description, outcome="passed",
+                           detail="assertions, incidents and the migrated checks all pass")
 
     def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
         from evalkit.graders.judging import migration_case
