@@ -292,3 +292,21 @@ def test_duplicates_across_suites_badges_and_the_healthy_line(tmp_path: Path) ->
     assert 'id="case-health"' in page and "duplicate of a/cdi-inject" in page
     release = (root / "site" / "r1" / "index.html").read_text()
     assert "100% (all) / — (healthy cases)" in release and "(healthy cases)" in release
+
+
+def test_agentic_reference_minus_one_task_is_noticed_by_task_matching() -> None:
+    from evalkit.kinds import kind
+    from evalkit.project import load
+
+    loaded = load(str(Path(__file__).resolve().parents[1] / "evalkit.yaml"))
+    case = loaded.project.case("agentic/catalog")
+    agentic = kind("agentic")
+    ablations = agentic.ablations(case)
+    assert [a.name for a in ablations] == ["without-task-1", "without-task-2", "without-task-3"]
+    assert all(len(a.sample.tasks) == 2 for a in ablations)
+    runs = [agentic.try_ablation(loaded.config, case, a) for a in ablations]
+    assert {r.outcome for r in runs} == {"noticed"} and runs[0].detail == "discovery recall 0.67"
+    # a discovered task said twice does not stand for the missing one (matching pairs tasks one to one)
+    twice = ablations[0].model_copy(update={"sample": ablations[0].sample.model_copy(
+        update={"tasks": [*ablations[0].sample.tasks, ablations[0].sample.tasks[0]]})})
+    assert agentic.try_ablation(loaded.config, case, twice).outcome == "noticed"

@@ -8,6 +8,8 @@ from typing import Any
 from evalkit.casemodels import AgenticInputs, AgenticReference
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.graders.incidents import match_tasks
+from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Kind
 from evalkit.stages.execute import TreeUnavailable, source_tree
 from evalkit.stages.health import post_images, tree_leaks
@@ -65,6 +67,30 @@ class Agentic(Kind):
             return [f"gold keeps {len(kept)} incident(s): "
                     + ", ".join(f"{i['rule_id']} in {i['file']}" for i in kept[:5])], True
         return [], True
+
+    def ablations(self, case: Case) -> list[Ablation]:
+        """The expected task list minus one task, each in turn (a reference of two or more tasks)."""
+        gold = self.gold(case)
+        if len(gold.tasks) < 2:
+            return []
+        return [Ablation(name=f"without-task-{n}", description=f"the expected tasks without task {n} "
+                         f"({t.rule_id} in {t.file}" + (f", line {t.line})" if t.line else ")"),
+                         sample=gold.model_copy(update={"tasks": gold.tasks[:n - 1] + gold.tasks[n:]}))
+                for n, t in enumerate(gold.tasks, 1)]
+
+    def no_ablation_reason(self, case: Case) -> str:
+        return "the reference expects fewer than two tasks: no task list to leave one out of"
+
+    def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
+        """Task matching (as the discovery metrics match): the list without a task must miss one."""
+        ref = case.reference_as(AgenticReference)
+        match = match_tasks(ablation.sample.tasks, ref.expected_tasks, ref.line_tolerance)
+        recall = match.recall()
+        if recall is not None and recall < 1:
+            return AblationRun(name=ablation.name, description=ablation.description, outcome="noticed",
+                               detail=f"discovery recall {recall:.2f}")
+        return AblationRun(name=ablation.name, description=ablation.description, outcome="passed",
+                           detail="every expected task still matches a discovered one")
 
     def leaks(self, cfg: Config, case: Case) -> list[str] | None:
         """`.git` in the application tree, or a file holding the reference patch's post-image."""
