@@ -23,8 +23,10 @@ from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, Ar
                                write_artifact, write_with_retry_mark)
 from evalkit import envfail
 from evalkit.errors import InputError
+from evalkit.health_models import CaseHealth
 from evalkit.project import Loaded, load, participating
 from evalkit.stages import slices
+from evalkit.stages.health import health_path
 
 
 NO_CAPTURE = {"capture": False}
@@ -143,42 +145,38 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
     return True
 
 
-@_refuse_escapes
-def run_validate(config: str, case_key: str) -> bool:
-    """Validation of one case's reference (patch: gold must resolve, no patch must not; others: gold
-    passes the case's assertions and incidents, parses and is complete)."""
+def _run_case_call(config: str, case_key: str, stage: str) -> None:
+    """Run a case's `validate` or `health` call through the project's executor, like the stages, and write its
+    result (the executor's own failure: an infra_error, retried next run)."""
     from evalkit.executors import ExecutorFailure, MissingBlob, build_call, executor_for
     from evalkit.stages.validate import Validation, validation_path
 
     loaded = load(config)
     cfg = loaded.config
     case = loaded.project.case(case_key)
-    try:  # through the project's executor, like the stages (its own failure: retried next run)
-        result = executor_for(cfg).run(build_call(cfg, "validate", None, case, {}))
+    result: Any
+    try:
+        result = executor_for(cfg).run(build_call(cfg, stage, None, case, {}))
     except (ExecutorFailure, MissingBlob) as exc:
-        result = Validation(suite=case.suite, case_id=case.id, status="infra_error",
-                            reason=f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000])
-    write_with_retry_mark(validation_path(cfg.work_path, case), result)
+        why = f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000]
+        result = (Validation(suite=case.suite, case_id=case.id, status="infra_error", reason=why) if stage == "validate"
+                  else CaseHealth(suite=case.suite, case_id=case.id, strength="infra_error", reason=why))
+    target = validation_path(cfg.work_path, case) if stage == "validate" else health_path(cfg.work_path, case)
+    write_with_retry_mark(target, result)
+
+
+@_refuse_escapes
+def run_validate(config: str, case_key: str) -> bool:
+    """Validation of one case's reference (patch: gold must resolve, no patch must not; others: gold
+    passes the case's assertions and incidents, parses and is complete)."""
+    _run_case_call(config, case_key, "validate")
     return True
 
 
 @_refuse_escapes
 def run_health(config: str, case_key: str) -> bool:
-    """One case's health (evalkit.stages.health): its reference against its own ablations, its tree's leaks;
-    through the project's executor, like validation (its own failure is recorded and retried next run)."""
-    from evalkit.executors import ExecutorFailure, MissingBlob, build_call, executor_for
-    from evalkit.health_models import CaseHealth
-    from evalkit.stages.health import health_path
-
-    loaded = load(config)
-    cfg = loaded.config
-    case = loaded.project.case(case_key)
-    try:
-        result = executor_for(cfg).run(build_call(cfg, "health", None, case, {}))
-    except (ExecutorFailure, MissingBlob) as exc:
-        result = CaseHealth(suite=case.suite, case_id=case.id, strength="infra_error",
-                            reason=f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000])
-    write_with_retry_mark(health_path(cfg.work_path, case), result)
+    """One case's health (evalkit.stages.health): its reference against its own ablations, its tree's leaks."""
+    _run_case_call(config, case_key, "health")
     return True
 
 
@@ -376,8 +374,6 @@ class Graph:
             yield task
 
     def health_path(self, case: Any) -> str:
-        from evalkit.stages.health import health_path
-
         return str(health_path(self.cfg.work_path, case))
 
     @cached_property
