@@ -24,6 +24,7 @@ from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, Ar
 from evalkit import envfail
 from evalkit.errors import InputError
 from evalkit.health_models import CaseHealth
+from evalkit.kinds import kind as kind_of
 from evalkit.project import Loaded, load, participating
 from evalkit.stages import slices
 from evalkit.stages.health import health_path
@@ -377,8 +378,10 @@ class Graph:
         return str(health_path(self.cfg.work_path, case))
 
     @cached_property
-    def health_slice_file(self) -> str:
-        return slices.write_slice(self.cfg, "health", slices.health_slice(self.cfg))
+    def health_slice_files(self) -> dict[bool, str]:
+        """executed kind or not -> the health slice file its cases' health tasks depend on."""
+        return {ex: slices.write_slice(self.cfg, f"health{'-executed' if ex else ''}", slices.health_slice(self.cfg, ex))
+                for ex in (False, True)}
 
     def health_cases(self) -> list[Any]:
         """The selected cases of validated kinds, once each: each gets one `health` task."""
@@ -392,8 +395,9 @@ class Graph:
         """One task per case: a pure function of the case's files, its validation and the health slice."""
         for case in self.health_cases():
             target = self.health_path(case)
+            slice_file = self.health_slice_files[kind_of(case.kind).executed]
             task = {"name": case.key, "actions": [(run_health, [self.config, case.key])],
-                    "file_dep": list(case.files) + [self.validation_path(case), self.health_slice_file],
+                    "file_dep": list(case.files) + [self.validation_path(case), slice_file],
                     "targets": [target], "uptodate": [not marked_for_retry(target)], "clean": True,
                     "io": NO_CAPTURE}
             if self.needs_base_image(case):

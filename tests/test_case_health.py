@@ -292,6 +292,9 @@ def test_duplicates_across_suites_badges_and_the_healthy_line(tmp_path: Path) ->
     assert 'id="case-health"' in page and "duplicate of a/cdi-inject" in page
     release = (root / "site" / "r1" / "index.html").read_text()
     assert "100% (all) / — (healthy cases)" in release and "(healthy cases)" in release
+    # health of a kind that runs nothing in the sandbox does not depend on the sandbox settings
+    (root / "evalkit.yaml").write_text((root / "evalkit.yaml").read_text() + "sandbox: {memory_mb: 2048}\n")
+    assert not {t for t in executed(evalkit(root, "run")) if t.startswith("health:")}
 
 
 def test_agentic_reference_minus_one_task_is_noticed_by_task_matching() -> None:
