@@ -38,23 +38,6 @@ def realdata(*parts: str) -> Path:
     return path
 
 
-MIRRORS = Path(os.environ.get("EVALKIT_MIRRORS") or REPO.parent / ".mirror")
-"""Local git mirrors of public repositories (``<owner>+<name>/repo``, a bare clone): ``../.mirror`` beside the
-repository, or $EVALKIT_MIRRORS."""
-
-
-def mirror(owner: str, name: str) -> Path:
-    """The local git mirror of ``owner/name`` (fails in CI when absent, skips elsewhere, as `realdata`)."""
-    import pytest
-
-    path = MIRRORS / f"{owner}+{name}" / "repo"
-    if not path.exists():
-        if in_ci():
-            pytest.fail(f"the mirror {path} of {owner}/{name} is absent, and CI=true")
-        pytest.skip(f"the mirror {path} of {owner}/{name} is absent (../.mirror beside the repository, or $EVALKIT_MIRRORS)")
-    return path
-
-
 def make_project(root: Path, cases: list[str] | None = None, systems: str | None = None, extra: str = "") -> Path:
     """A project with a copy of some demo migration cases and the two demo rewriters (+ gold)."""
     root.mkdir(parents=True, exist_ok=True)
