@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
