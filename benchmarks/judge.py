@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the lo
 
 from fake_server import FakeAnthropic, Reply  # noqa: E402
 
-from evalkit.graders.judge import Incident, MigrationJudgeInput, judge_many  # noqa: E402
+from evalkit.graders.migration_judge import Incident, MigrationJudgeInput, judge_many  # noqa: E402
 from evalkit.llm.client import ModelClient  # noqa: E402
 from evalkit.llm.settings import JudgeSettings  # noqa: E402
 

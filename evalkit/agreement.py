@@ -90,7 +90,7 @@ def _codes(values: Sequence[Hashable], categories: Sequence[Hashable], who: str)
 
 def weight_matrix(k: int, weights: Weights) -> np.ndarray:
     """Disagreement weights over k categories: 0/1 (none) or squared index distance (quadratic)."""
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     idx = np.arange(k, dtype=np.float64)
     if weights == "quadratic":
@@ -105,7 +105,7 @@ def kappa_of_confusion(confusion: np.ndarray, weights: Weights) -> np.ndarray:
 
     NaN stays inside this module: the public functions turn it into None with a reason.
     """
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     conf = np.asarray(confusion, dtype=np.float64)
     w = weight_matrix(conf.shape[-1], weights)
@@ -128,7 +128,7 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], weights: Weights =
     category indices, so give the whole scale, e.g. 1..5); by default the sorted union of both.
     Equals ``sklearn.metrics.cohen_kappa_score(a, b, labels=categories, weights=...)``.
     """
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     if len(a) != len(b):
         raise ValueError(f"cohen_kappa: {len(a)} ratings against {len(b)}")
@@ -147,7 +147,7 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable], weights: Weights =
 def _item_confusions(items: Sequence[Hashable], ca: Sequence[int], cb: Sequence[int], k: int
                      ) -> np.ndarray:
     """(n_items, K*K) counts: each item's pairs as a flattened confusion matrix, items in first-seen order."""
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     order: dict[Hashable, int] = {}
     item_idx = [order.setdefault(it, len(order)) for it in items]
@@ -162,7 +162,7 @@ def bootstrap_kappa(per_item: np.ndarray, k: int, weights: Weights, n_resamples:
     The draws are those of evalkit.stats' bootstrap: ``default_rng(seed).integers(0, n, (B, n))``,
     made in row blocks so memory stays bounded on large label sets.
     """
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     n = per_item.shape[0]
     rng = np.random.default_rng(seed)
@@ -190,7 +190,7 @@ def agreement(field: str, scale: Scale, items: Sequence[Hashable], first: Sequen
     boolean fields the unweighted kappa. The interval is the percentile interval of the kappas of
     seeded bootstrap resamples of the items; resamples where kappa is undefined are left out and counted.
     """
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     if not (len(items) == len(first) == len(second)):
         raise ValueError(f"agreement({field}): {len(items)} items, {len(first)} and {len(second)} ratings")

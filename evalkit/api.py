@@ -18,6 +18,7 @@ Only the names in ``__all__`` are the API; the modules it calls may change betwe
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import inspect
 import json
@@ -29,26 +30,46 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
-from evalkit.config import Config, System
+from evalkit import project as _project
+from evalkit import tasks
+from evalkit.cli import main
+from evalkit.config import Config, System, load_config
+from evalkit.config import load_config as _load_config
+from evalkit.contracts import AnyMetricScorer, MetricValue, ScoreContext
 from evalkit.errors import InputError, Problem
+from evalkit.fsutil import digest
+from evalkit.importers.swebench import import_swebench, parse_row
+from evalkit.importers.swebench_report import instance_report
+from evalkit.kind_registry import names
 from evalkit.llm.keys import sealed_env
-from evalkit.metrics.localization import LocalizationResult
-from evalkit.metrics.registry import MetricInfo
+from evalkit.metrics.localization import LocalizationResult, gold_locations, localization
+from evalkit.metrics.registry import ADDED, ADDED_SCORERS, LEADERBOARD_METRICS, METRICS, MetricInfo, metric
 from evalkit.models import Model
 from evalkit.report.models import CaseCell, CaseRow, Report, SuiteSummary, SystemSummary
+from evalkit.report.site import list_releases
+from evalkit.run_status import failed_systems
+from evalkit.stages.execute import TreeUnavailable, run_patch, source_tree
+from evalkit.tasks import check_selection
+
+if TYPE_CHECKING:
+    from evalkit.cases import Case, Suite
+    from evalkit.importers.swebench import Row
+    from evalkit.project import Loaded
 
 __all__ = [
     "EvaluationResult",
     "InputError",
     "Localization",
+    "MetricValue",
     "Project",
     "Results",
     "RunFailed",
     "RunResult",
+    "ScoreContext",
     "TestLists",
     "evaluate",
     "load",
@@ -72,9 +93,9 @@ class Project:
 
     config: Config
     """evalkit.yaml, validated."""
-    suites: dict[str, Any]
+    suites: dict[str, Suite]
     """Suite name -> evalkit.cases.Suite (its folder, kind and suite.yaml)."""
-    cases: list[Any]
+    cases: list[Case]
     """Every case in the run (evalkit.cases.Case), in suite and case order."""
     systems: list[System]
     """The systems under test (matrices expanded)."""
@@ -97,11 +118,18 @@ class Project:
         """The release label a run writes (the config's, or $EVALKIT_RELEASE when set at load)."""
         return self.config.release
 
-    def case(self, key: str) -> Any:
+    def case(self, key: str) -> Case:
         """The case ``suite/case_id`` (KeyError when there is none)."""
-        return self._loaded.project.case(key)
+        return self._as_loaded().project.case(key)
 
-    _loaded: Any = field(default=None, repr=False)
+    def _as_loaded(self) -> Loaded:
+        """What load() read (read again for a Project made by hand)."""
+        if self._loaded is None:
+            self._loaded = load(self.config)._loaded
+        assert self._loaded is not None  # load() always sets it
+        return self._loaded
+
+    _loaded: Loaded | None = field(default=None, repr=False)
 
 
 def _config_file(path_or_config: str | os.PathLike[str] | Config | Project | None) -> str | None:
@@ -124,7 +152,6 @@ def load(path_or_config: str | os.PathLike[str] | Config | None = None, *, stric
     the others (a run records it as broken): it is listed in ``Project.problems``; with ``strict=True``
     it raises InputError too.
     """
-    from evalkit import project as _project
 
     loaded = _project.load(_config_file(path_or_config), refresh=True)
     problems = loaded.project.problems  # every broken suite and case, and what was left out, by file:line
@@ -189,8 +216,6 @@ class RunFailed(RuntimeError):
 def _run_environment() -> Iterator[None]:
     """Put back the environment variables `evalkit run` sets, and drop the task graph and loaded
     projects it memoizes, so the next in-process run reads the files again."""
-    from evalkit import project as _project
-    from evalkit import tasks
 
     saved = {k: os.environ.get(k) for k in RUN_ENV}
     os.environ.pop("EVALKIT_SELECT", None)  # select=None means every case, whatever this process's env says
@@ -223,11 +248,9 @@ def run(project: Project | str | os.PathLike[str] | None = None, select: str | S
     or, with ``check=False``, returns ``ok=False`` and the exit status: never a silent success.
     One in-process run at a time per process (the task graph is the process's).
     """
-    from evalkit.run_status import failed_systems
 
     proj = project if isinstance(project, Project) else load(project)
     globs = [select] if isinstance(select, str) else list(select or [])
-    from evalkit.metrics.registry import ADDED_SCORERS
 
     if not in_process and ADDED_SCORERS:
         raise ValueError(f"metric(s) {', '.join(sorted(ADDED_SCORERS))} were added in this process: they score only "
@@ -243,18 +266,14 @@ def run(project: Project | str | os.PathLike[str] | None = None, select: str | S
     start = time.perf_counter()
     output = ""
     if in_process:
-        from evalkit.cli import main
-
         with _run_environment():
             # the checks `evalkit run` makes before doit starts, raised here as InputError
-            from evalkit.config import load_config
-            from evalkit.tasks import check_selection
 
             if release:
                 os.environ["EVALKIT_RELEASE"] = release
                 load_config(str(proj.path))  # a bad release label: InputError naming the option
             if globs:
-                check_selection(globs, proj._loaded.project)  # a glob matching no case: InputError
+                check_selection(globs, proj._as_loaded().project)  # a glob matching no case: InputError
             code = main(argv)
     else:
         env = {**os.environ, **sealed_env()}  # the keys this process sealed away: the child seals them in turn
@@ -262,7 +281,6 @@ def run(project: Project | str | os.PathLike[str] | None = None, select: str | S
         proc = subprocess.run([sys.executable, "-m", "evalkit", *argv], capture_output=True, text=True, env=env,
                               timeout=timeout)
         code, output = proc.returncode, proc.stdout + proc.stderr
-    from evalkit.config import load_config as _load_config
 
     label = release or _load_config(str(proj.path)).release
     path = proj.site / label / "report.json"
@@ -337,7 +355,6 @@ def results(site_or_project: Project | str | os.PathLike[str] | None = None, rel
     defaults to the project's release, or for a bare site to its newest release. Raises InputError
     when there is no such report.
     """
-    from evalkit.report.site import list_releases
 
     if isinstance(site_or_project, Project):
         site, default = site_or_project.site, site_or_project.release
@@ -346,8 +363,6 @@ def results(site_or_project: Project | str | os.PathLike[str] | None = None, rel
         if p is not None and p.is_dir() and ((p / "manifest.json").is_file() or any(p.glob("*/report.json"))):
             site, default = p, None
         else:
-            from evalkit.config import load_config
-
             cfg = load_config(_config_file(site_or_project))
             site, default = cfg.site_path, cfg.release
     label = release or default or next(iter(list_releases(site)), None)
@@ -441,7 +456,7 @@ CODEBLEU_NOTE = ("evalkit does not score patches with CodeBLEU: it scores whole 
                  "files (migration and generation suites); a diff against a diff is not what CodeBLEU measures")
 
 
-def _row_dict(instance: Any) -> dict[str, Any]:
+def _row_dict(instance: object) -> dict[str, Any]:
     """A SWE-bench row as a plain dict: a mapping, a pydantic model, a dataclass or a named tuple."""
     if isinstance(instance, Mapping):
         return dict(instance)
@@ -451,9 +466,7 @@ def _row_dict(instance: Any) -> dict[str, Any]:
             out = fn()
             if isinstance(out, Mapping):
                 return dict(out)
-    if hasattr(instance, "__dataclass_fields__"):
-        import dataclasses
-
+    if dataclasses.is_dataclass(instance) and not isinstance(instance, type):
         return dataclasses.asdict(instance)
     raise InputError(Problem("instance", None, f"expected a SWE-bench row (a dict with instance_id, repo, base_commit, "
                                                f"patch, test_patch, FAIL_TO_PASS, PASS_TO_PASS), got {type(instance).__name__}"))
@@ -466,17 +479,14 @@ def _default_work_dir() -> Path:
 
 def _instance_report(instance_id: str, run_record: Mapping[str, Any], patch: str | None) -> dict[str, Any]:
     """SWE-bench's report.json entry of one run (the writer of `evalkit swebench-report`)."""
-    from evalkit.importers.swebench_report import instance_report
 
     return instance_report(instance_id, run_record, patch)[instance_id]
 
 
-def _one_case_project(row: Any, raw: dict[str, Any], work: Path, *, backend: str, repo: str | None,
+def _one_case_project(row: Row, raw: dict[str, Any], work: Path, *, backend: str, repo: str | None,
                       tree: str | os.PathLike[str] | None, image: str | None, tree_in_image: str | None,
                       test_command: str | None) -> Path:
     """A project holding the instance as a one-case SWE-bench import (`evalkit import swebench`)."""
-    from evalkit.fsutil import digest
-    from evalkit.importers.swebench import import_swebench
 
     root = work / "instances" / digest([raw, backend, repo, str(tree) if tree else None, image, tree_in_image,
                                         test_command])[:20]
@@ -496,7 +506,7 @@ def _one_case_project(row: Any, raw: dict[str, Any], work: Path, *, backend: str
     return root
 
 
-def evaluate(patch: str | None, instance: Mapping[str, Any] | Any, *, backend: Literal["auto", "docker", "local"] = "auto",
+def evaluate(patch: str | None, instance: Mapping[str, object] | object, *, backend: Literal["auto", "docker", "local"] = "auto",
              repo: str | os.PathLike[str] | None = None, tree: str | os.PathLike[str] | None = None,
              image: str | None = None, tree_in_image: str | None = None, test_command: str | None = None,
              context_files: Sequence[str] | None = None, context_functions: Sequence[str] | None = None,
@@ -514,10 +524,6 @@ def evaluate(patch: str | None, instance: Mapping[str, Any] | Any, *, backend: L
     twice. A malformed row raises InputError; tests that could not run give status infra_error or
     case_error with ``error`` saying why (``resolved`` is then False).
     """
-    from evalkit import project as _project
-    from evalkit.importers.swebench import parse_row
-    from evalkit.metrics.localization import gold_locations, localization
-    from evalkit.stages.execute import TreeUnavailable, run_patch, source_tree
 
     start = time.perf_counter()
     raw = _row_dict(instance)
@@ -581,19 +587,15 @@ def evaluate(patch: str | None, instance: Mapping[str, Any] | Any, *, backend: L
 
 def _known_kinds() -> set[str]:
     """Suite kinds a metric may name: the registered ones (evalkit.kinds)."""
-    from evalkit.metrics.registry import LEADERBOARD_METRICS
 
     try:
-        from evalkit.kinds import names
-
         return set(names())
     except ImportError:  # an older layout: the kinds the registry ranks
         return set(LEADERBOARD_METRICS)
 
 
-def _scorer_identity(fn: Callable[..., Any]) -> str:
+def _scorer_identity(fn: Callable[..., object]) -> str:
     """What changes when the scorer does: its qualified name and source text (rescored when it changes)."""
-    from evalkit.fsutil import digest
 
     try:
         source = inspect.getsource(fn)
@@ -605,18 +607,18 @@ def _scorer_identity(fn: Callable[..., Any]) -> str:
 def register_metric(name: str, *, description: str, aggregate: Literal["rate", "mean", "sum"] = "mean",
                     display: str | None = None, higher_is_better: bool | None = True, unit: str = "",
                     scale: str = "0-1", kinds: Sequence[str] = (), headline: bool = False, binary: bool | None = None,
-                    primary: int | None = None, scorer: Callable[[Any, Any, Any, Any], float | bool | None] | None = None,
+                    primary: int | None = None, scorer: AnyMetricScorer | None = None,
                     replace: bool = False) -> MetricInfo:
     """Add a metric to evalkit's one metric registry (evalkit.metrics.registry), so its values get a
     name, a direction and an aggregation (rate: Wilson interval; mean: bootstrap; sum: a total) in
     report.json's ``metric_info`` and on every page.
 
-    ``scorer(case, output, execution, grades)`` computes the value of one (system, case) of the
-    ``kinds`` given (empty: every kind) from the stage artifacts; a bool counts as 0/1, None as "not
-    applicable". It runs in the score stage of in-process runs (run()); adding or changing it rescores.
+    ``scorer(ctx)`` computes the value of one (system, case) of the ``kinds`` given (empty: every kind) from
+    its ``ScoreContext`` (config, case, reference, output, execution, grades: what a kind's scorer gets, in one
+    object; evalkit.contracts.MetricScorer), as a number, a bool (0/1), None ("not applicable") or a
+    ``MetricValue`` with its explanation. The older form ``scorer(case, output, execution, grades)`` still works. It runs in the score stage of in-process runs (run()); adding or changing it rescores.
     A name evalkit already has is refused unless ``replace``. Returns the registered MetricInfo.
     """
-    from evalkit.metrics.registry import ADDED, ADDED_SCORERS, METRICS, metric
 
     if name in METRICS and not replace and name not in ADDED:
         raise ValueError(f"metric {name!r} is evalkit's already (pass replace=True to redefine it)")

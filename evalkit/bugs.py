@@ -2,7 +2,7 @@
 
 Such an artifact has status ``bug`` (kept apart from the system's failures and from infrastructure
 errors) and a record under ``<work>/bugs/<system>/<suite>/<case>/<stage>.json`` naming the code
-that failed (`evalkit.executors.code.code_digest`). It is not retried on every run, as a flaky
+that failed (`evalkit.code_digest.code_digest`). It is not retried on every run, as a flaky
 Docker daemon or API is: the same code would fail the same way. It is redone when evalkit's code
 changes, or when asked (``evalkit run --retry-bugs``, ``EVALKIT_RETRY_BUGS=1``).
 """
@@ -14,6 +14,7 @@ import sys
 import traceback
 from pathlib import Path
 
+from evalkit.code_digest import code_digest
 from evalkit.fsutil import atomic_write_json, remove
 from evalkit.models import Model
 
@@ -68,8 +69,6 @@ def report(stage: str, system: str, case_key: str, exc: BaseException) -> str:
 
 def write_record(work: Path | str, stage: str, system: str, suite: str, case_id: str, target: str,
                  reason: str, tb: str) -> None:
-    from evalkit.executors.code import code_digest
-
     record = BugRecord(target=target, stage=stage, system=system, case=f"{suite}/{case_id}", code=code_digest(),
                        reason=reason, traceback=tb)
     atomic_write_json(record_path(work, stage, system, suite, case_id), record)
@@ -107,7 +106,6 @@ def to_redo(work: Path | str, retry_all: bool | None = None) -> set[str]:
         retry_all = os.environ.get("EVALKIT_RETRY_BUGS") == "1"
     if retry_all:
         return {r.target for r in found}
-    from evalkit.executors.code import code_digest
 
     now = code_digest()
     return {r.target for r in found if r.code != now}

@@ -9,6 +9,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN
 from evalkit.plugins import registry
+from evalkit.kind_registry import kind as kind_named, kinds, names
 
 SuiteKind = str
 """A registered suite kind's name (evalkit.kinds: patch, migration, generation, rag, agentic, e2e and any an
@@ -26,7 +27,6 @@ class ChangesJudgeSpec(Model):
 
 def _known_kinds(schema: dict[str, Any]) -> None:
     """The JSON Schema of `kind:` lists the registered kinds."""
-    from evalkit.kinds import names
 
     schema["enum"] = list(names())
 
@@ -57,7 +57,7 @@ class SuiteSpec(Model):
     setup configuration file."""
     rubric: str | None = None
     """Migration suites (and patch or e2e suites with `judge:`): the judge rubric, a shipped name (codejudge,
-    kai_ci, kai_eval) or a rubric .yaml path relative to the suite folder (evalkit.graders.judge_rubric); None:
+    kai_ci, kai_eval) or a rubric .yaml path relative to the suite folder (evalkit.graders.rubric_config); None:
     the judge config's (default codejudge)."""
     judge: bool | ChangesJudgeSpec = False
     """Patch and e2e suites: `true` or `{max_files: N}` has the rubric judge grade each output besides the tests,
@@ -77,11 +77,9 @@ class SuiteSpec(Model):
     @field_validator("judge")
     @classmethod
     def _judge_kind(cls, value: bool | ChangesJudgeSpec, info: ValidationInfo) -> bool | ChangesJudgeSpec:
-        from evalkit.kinds import kind as kind_named, kinds
-
         kind = info.data.get("kind")
-        if value is not False and kind is not None and not kind_named(kind).changes_judge:
-            judged = [n for n, k in kinds().items() if k.changes_judge]
+        if value is not False and kind is not None and not kind_named(kind).judging.changes_judge:
+            judged = [n for n, k in kinds().items() if k.judging.changes_judge]
             raise ValueError(f"judge: is an option of {' and '.join(judged)} suites, not of a {kind} "
                              "suite (migration suites are always judged; generation suites by their criteria)")
         return value

@@ -25,12 +25,15 @@ from typing import Any, Iterable, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalkit.casemodels import AssertionSpec, CaseFile, Criterion, SuiteSpec
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_bytes, digest, file_digest
 from evalkit.models import OpenModel
 from evalkit.names import case_id_problem, is_valid_name, name_problem, suite_name_problem
 from evalkit.yamlio import describe_error, line_of, load_yaml, validate
+from evalkit.graders.rubric_config import resolved_ref, suite_rubric_problem
+from evalkit.kind_registry import UNKNOWN
+import dataclasses
 
 CACHE_VERSION = 8
 REF_SUFFIXES = ("_file", "_dir", "_files")
@@ -48,8 +51,6 @@ class Suite:
 
     @property
     def kind(self) -> str:
-        from evalkit.kinds import UNKNOWN
-
         return self.spec.kind if self.spec else UNKNOWN
 
     @property
@@ -128,7 +129,6 @@ class Case:
 
     def with_inputs(self, **changes: Any) -> "Case":
         """A copy whose inputs have ``changes`` (e.g. a re-invoked system's feedback), the rest shared."""
-        import dataclasses
 
         return dataclasses.replace(self, inputs=self.inputs.model_copy(update=changes))
 
@@ -248,7 +248,7 @@ def _walk_refs(node: Any, prefix: tuple[Any, ...]) -> Iterable[tuple[tuple[Any, 
 def _files_below(path: Path) -> list[str]:
     if path.is_file():
         return [str(path)]
-    out = []
+    out: list[str] = []
     for root, dirs, files in os.walk(path):
         dirs[:] = sorted(d for d in dirs if d != ".git")
         out.extend(str(Path(root) / f) for f in sorted(files))
@@ -256,6 +256,8 @@ def _files_below(path: Path) -> list[str]:
 
 
 def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
+    from evalkit.solved_store import attach_solved_example  # deferred: only for suites with a solved-incident store
+
     suite_yaml = str(Path(suite.dir) / "suite.yaml")
     case = Case(suite=suite.name, id=name, kind=suite.kind, language=suite.language,
                 path=str(case_path), dir=str(case_path.parent), files=[str(case_path), suite_yaml])
@@ -283,7 +285,6 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
     data["inputs"] = {**suite.spec.defaults, **data["inputs"]}
     case.trusted = suite.spec.trusted
     if suite.spec.rubric is not None:  # its contents reach the grade stage through the grade slice
-        from evalkit.graders.judge_rubric import resolved_ref
 
         case.rubric = resolved_ref(suite.spec.rubric, suite.dir)
     case.test_changes = suite.spec.test_changes
@@ -321,9 +322,7 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
             continue
         case.refs[dotted] = target
         case.files.extend(_files_below(Path(target)))
-    if suite.spec.solved_store and own.solved_store and not data["inputs"].get("solved_example"):
-        from evalkit.solved_store import attach_solved_example
-
+    if suite.spec.solved_store and own.answers.solved_store and not data["inputs"].get("solved_example"):
         below = os.path.relpath(case_path, suite.dir)  # the suite's folder as the case's file is shown
         problems += attach_solved_example(case, data, suite, shown[: -len(below)] if shown.endswith(below) else f"{suite.name}/")
         if "inputs" in typed:  # the looked-up example joined the inputs
@@ -337,7 +336,7 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
 
 
 def _stat_sig(paths: Iterable[str]) -> tuple:
-    sig = []
+    sig: list[tuple[str, int | None, int | None]] = []
     for p in paths:
         try:
             st = os.stat(p)
@@ -354,7 +353,6 @@ def _load_suite(name: str, suite_dir: Path, shown: str) -> Suite:
             raise InputError(Problem(shown, 1, "expected a mapping with keys kind, language, defaults"))
         spec = validate(SuiteSpec, node, shown)
         if spec.rubric is not None:  # a bad rubric breaks the suite, at the rubric file's line
-            from evalkit.graders.judge_rubric import suite_rubric_problem
 
             problem = suite_rubric_problem(spec.rubric, suite_dir, shown, line_of(node, ("rubric",)), spec.kind,
                                            judged=spec.judged_files() > 0)

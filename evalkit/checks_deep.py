@@ -30,9 +30,19 @@ from pydantic import ValidationError
 from evalkit.casemodels import IncidentMatcher, PatchInputs
 from evalkit.cases import Case, Project
 from evalkit.config import CommandSystem, Config
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.errors import InputError, Problem, rel
 from evalkit.yamlio import line_of, load_yaml
+from evalkit.artifacts import Sample
+from evalkit.fsutil import digest
+from evalkit.recorded_judge import load_recorded_grades
+from evalkit.sandbox.backends import uses_images
+from evalkit.sandbox.patchcheck import PatchRejected, check_patch, git_apply_check
+from evalkit.stages.execute import RepoUnmapped, official_image, resolve_repo, tree_in_image
+from evalkit.systems.base import runs_on
+from evalkit.systems.command import system_env
+from evalkit.systems.recorded import load_predictions
+from evalkit.yamlio import read_input_text, validate
 
 PYTHON_IMPORT_TIMEOUT_S = 60.0
 
@@ -115,7 +125,7 @@ def _config_lines(cfg: Config) -> tuple[Any, dict[str, int]]:
         node = load_yaml(Path(cfg.path))
     except InputError:
         return None, {}
-    index = {}
+    index: dict[str, int] = {}
     for i, raw in enumerate(node.get("systems") or [] if isinstance(node, dict) else []):
         if isinstance(raw, dict) and isinstance(raw.get("name"), str):
             index.setdefault(raw["name"], i)
@@ -133,10 +143,6 @@ def resolve_command(cfg: Config, system: Any) -> str | None:
 
 def _run_env(system: Any) -> dict[str, str]:
     """The environment the run gives the system (clean: evalkit.systems.command.system_env)."""
-    try:
-        from evalkit.systems.command import system_env
-    except ImportError:  # pragma: no cover - older tree without a clean environment
-        return {**os.environ, **system.env}
     return system_env(system, {})
 
 
@@ -207,8 +213,6 @@ def check_systems(cfg: Config, project: Project) -> list[Problem]:
             problems.extend(check_recorded(cfg, project, system, shown, at("path")))
             grades = getattr(system, "grades", None)
             if grades:
-                from evalkit.recorded_judge import load_recorded_grades
-
                 if not cfg.resolve(grades).is_file():
                     problems.append(Problem(shown, at("grades"), f"system {system.name!r}: grades file {grades!r} "
                                             "not found (relative paths resolve against the config's folder); expected "
@@ -228,8 +232,6 @@ def check_systems(cfg: Config, project: Project) -> list[Problem]:
 
 def _json_problems(path: Path, shown: str) -> list[Problem]:
     """A recorded output file: UTF-8 JSON of the answer shape, or problems naming file:line."""
-    from evalkit.artifacts import Sample
-    from evalkit.yamlio import read_input_text, validate
 
     try:
         text = read_input_text(path, shown)
@@ -259,15 +261,12 @@ def _json_problems(path: Path, shown: str) -> list[Problem]:
 
 def check_recorded(cfg: Config, project: Project, system: Any, shown: str, line: int | None) -> list[Problem]:
     """A recorded system's predictions file, or every recorded output of the cases it runs on."""
-    from evalkit.systems.base import runs_on
 
     path = cfg.resolve(system.path)
     if not path.exists():
         return [Problem(shown, line, f"system {system.name!r}: recorded path {system.path!r} does not exist; "
                                      f"expected a folder of <suite>/<case>.json or a predictions .jsonl")]
     if path.is_file():
-        from evalkit.systems.recorded import load_predictions
-
         try:
             load_predictions(path)
         except InputError as exc:
@@ -286,9 +285,9 @@ def check_recorded(cfg: Config, project: Project, system: Any, shown: str, line:
             missing.setdefault(case.suite, []).append(case.id)
         for f in found:
             problems.extend(_json_problems(f, rel(f, cfg.root)))
-    for suite, ids in sorted(missing.items()):
+    for suite_name, ids in sorted(missing.items()):
         problems.append(CheckWarning(shown, line, f"system {system.name!r}: no recorded output for {len(ids)} case(s) "
-                                                  f"of suite {suite} ({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''}); "
+                                                  f"of suite {suite_name} ({', '.join(ids[:5])}{', ...' if len(ids) > 5 else ''}); "
                                                   f"they will be recorded as errors"))
     return problems
 
@@ -345,8 +344,8 @@ def check_assertions(case: Case, where: Locator, python_calls: list[tuple[Case, 
             else:
                 python_calls.append((case, i, value))
         elif typ == "is_json" and spec.schema_ is not None:
-            from jsonschema import Draft202012Validator
-            from jsonschema.exceptions import SchemaError
+            from jsonschema import Draft202012Validator  # deferred: jsonschema, only when a schema is checked
+            from jsonschema.exceptions import SchemaError  # deferred: jsonschema, only when a schema is checked
 
             try:
                 Draft202012Validator.check_schema(spec.schema_)
@@ -380,7 +379,7 @@ def check_text_files(case: Case, where: Locator) -> list[Problem]:
     for dotted, target in case.refs.items():
         if not (dotted.endswith("_file") or dotted.startswith("reference.files.")) or not os.path.isfile(target):
             continue
-        if kind(case.kind).executed and dotted.endswith("patch_file"):
+        if kind(case.kind).execution.executed and dotted.endswith("patch_file"):
             continue  # check_patches says it, with the rest of what is wrong with the patch
         try:
             data = Path(target).read_bytes()
@@ -414,16 +413,12 @@ def _tree(case: Case, cfg: Config, scratch: Path, where: Locator) -> tuple[Path 
     inputs = case.inputs_as(PatchInputs)  # agentic and e2e cases have a source_dir
     repo, commit = inputs.repo, inputs.base_commit
     if inputs.tree_in_image:
-        from evalkit.stages.execute import official_image
-
         return None, where.problem(case, ("inputs", "tree_in_image"), f"the tree is in the image "
                                    f"{official_image(cfg, inputs.image)}: check does not open images, "
                                    "so the patches were not checked against it", warning=True)
     if not repo or not commit:
         return None, where.problem(case, ("inputs",), "patch case needs inputs.source_dir, or inputs.repo and "
                                                       "inputs.base_commit")
-    from evalkit.fsutil import digest
-    from evalkit.stages.execute import RepoUnmapped, resolve_repo
 
     try:
         repo = resolve_repo(cfg, str(repo))  # `owner/name` (portable SWE-bench imports) -> this machine's clone
@@ -451,8 +446,6 @@ def _tree(case: Case, cfg: Config, scratch: Path, where: Locator) -> tuple[Path 
 def patch_problem(tree: Path, data: bytes, strict: bool) -> str | None:
     """Why the patch would be refused or not apply to the tree (None: it applies), as the sandbox tries it:
     `git apply`, then (not strict) `patch --fuzz=3`; nothing in the tree is changed."""
-    from evalkit.importers.swebench import _apply_check
-    from evalkit.sandbox.patchcheck import PatchRejected, check_patch
 
     try:
         check_patch(data)
@@ -460,7 +453,7 @@ def patch_problem(tree: Path, data: bytes, strict: bool) -> str | None:
         return f"is refused: {exc}; expected a unified diff of files inside the tree"
     text = data.decode("utf-8")
     text = text if text.endswith("\n") else text + "\n"
-    err = _apply_check(tree, text)
+    err = git_apply_check(tree, text)
     if err is not None and not strict and shutil.which("patch"):
         fuzz = subprocess.run(["patch", "-p1", "--fuzz=3", "--batch", "--forward", "--dry-run", "-r", os.devnull],
                               cwd=tree, input=text.encode(), capture_output=True)
@@ -470,7 +463,7 @@ def patch_problem(tree: Path, data: bytes, strict: bool) -> str | None:
 
 def check_patches(case: Case, cfg: Config, scratch: Path, where: Locator) -> list[Problem]:
     """Empty FAIL_TO_PASS; the gold patch and the test patch are diffs that apply to the case's tree."""
-    problems = []
+    problems: list[Problem] = []
     patches = [(k, p, strict) for k, strict in (("reference.patch_file", False), ("inputs.test_patch_file", True))
                if (p := case.ref_path(k)) is not None and p.is_file()]
     if not patches:
@@ -498,9 +491,9 @@ def check_patches(case: Case, cfg: Config, scratch: Path, where: Locator) -> lis
 
 def _docker_answers(timeout_s: int = 5) -> bool:
     """Whether a Docker daemon answers a ping within a few seconds (check must not hang on a dead host)."""
-    import docker
-    import docker.errors
-    import requests.exceptions
+    import docker  # deferred: docker-py, only when a container runs
+    import docker.errors  # deferred: docker-py, only when a container runs
+    import requests.exceptions  # deferred: requests (with docker-py), only when a container runs
 
     try:
         return bool(docker.from_env(timeout=timeout_s).ping())
@@ -510,7 +503,6 @@ def _docker_answers(timeout_s: int = 5) -> bool:
 
 def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem]:
     """Every sandbox image is present or buildable (warnings only when Docker does not answer)."""
-    from evalkit.sandbox.backends import uses_images
 
     if not uses_images(cfg.sandbox.backend):
         return []
@@ -520,10 +512,8 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
             continue
         dockerfile = case.ref_path("inputs.dockerfile_dir")
         image = str(getattr(case.inputs, "image", ""))  # every kind that runs tests names its image
-        from evalkit.stages.execute import tree_in_image
 
         if tree_in_image(case):  # SWE-bench's image: under sandbox.swebench_namespace, as the run names it
-            from evalkit.stages.execute import official_image
 
             image = official_image(cfg, image)
         uses.setdefault((image, str(dockerfile) if dockerfile else None), []).append(case)
@@ -534,23 +524,23 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
         # One per place the value is written (suite.yaml defaults: once); deep_checks drops repeats.
         return [where.problem(case, ("inputs", key), message, warning) for case in group]
 
-    problems = []
-    for (image, dockerfile), group in uses.items():
-        if dockerfile and not (Path(dockerfile) / "Dockerfile").is_file():
+    problems: list[Problem] = []
+    for (image, folder), group in uses.items():
+        if folder and not (Path(folder) / "Dockerfile").is_file():
             problems += report(group, "dockerfile_dir", f"inputs.dockerfile_dir: no Dockerfile in "
-                                                        f"{rel(dockerfile, where.root)}; expected a folder holding "
+                                                        f"{rel(folder, where.root)}; expected a folder holding "
                                                         f"a Dockerfile to build {image}")
     if not _docker_answers():
         for (image, _), group in uses.items():
             problems += report(group, "image", f"Docker does not answer, so the sandbox image {image} was not "
                                                f"checked", warning=True)
         return problems
-    import docker.errors
+    import docker.errors  # deferred: docker-py, only when a container runs
 
-    from evalkit.sandbox.images import image_id
+    from evalkit.sandbox.images import image_id  # deferred: imports docker-py (heavy); only a Docker run needs it
 
     present: dict[str, bool] = {}
-    for (image, dockerfile), group in uses.items():
+    for (image, folder), group in uses.items():
         try:
             if image not in present:
                 present[image] = image_id(image) is not None
@@ -558,7 +548,7 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
             problems += report(group, "image", f"inputs.image {image!r}: Docker cannot look it up: "
                                                f"{str(exc).splitlines()[0][:200]}")
             continue
-        if present[image] or (dockerfile and (Path(dockerfile) / "Dockerfile").is_file()):
+        if present[image] or (folder and (Path(folder) / "Dockerfile").is_file()):
             continue
         hint = "; for the default image run scripts/build-base-image.sh" if image.startswith("evalkit/") else \
             f"; pull it first (docker pull {image}) or give inputs.dockerfile_dir"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -9,11 +10,16 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Discriminator, Field, PrivateAttr, Tag, field_validator, model_validator
 
 from evalkit.errors import InputError, Problem
+from evalkit.fsutil import confine_writes
+from evalkit.graders.rubric_config import config_rubric_problem
 from evalkit.llm.settings import FallbackSettings, JudgeSettings
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN, is_valid_name, name_problem, release_problem
 from evalkit.plugins import registry
-from evalkit.yamlio import load_yaml, validate
+from evalkit.yamlio import line_of, load_yaml, validate
+
+AUTO_BACKEND = "auto"
+"""``sandbox.backend: auto``: Docker when it answers, else the local backend (evalkit.isolation)."""
 
 NAME_RE = NAME_PATTERN  # the one name rule (evalkit.names): system names and release labels become folder names
 PACKAGE_PLACEHOLDER = "{evalkit}"
@@ -213,9 +219,7 @@ class SandboxSettings(Model):
     @field_validator("backend")
     @classmethod
     def _registered(cls, v: str) -> str:
-        from evalkit.sandbox.backends import AUTO
-
-        return registry("sandbox_backends").require(v, "sandbox backend", also=(AUTO,))
+        return registry("sandbox_backends").require(v, "sandbox backend", also=(AUTO_BACKEND,))
 
 
 class ValidationSettings(Model):
@@ -302,14 +306,12 @@ class Config(Model):
         if isinstance(v, dict) and len(v) != 1:
             raise ValueError("expected one executor name, or a mapping of one executor name to its settings")
         name = v if isinstance(v, str) else next(iter(v))
-        from evalkit.plugins import registry
 
         known = registry("executors").names()
         if name not in known:
             raise ValueError(f"unknown executor {name!r}; expected one of {', '.join(known)} "
                              "(entry points of group evalkit.executors)")
         return v
-
 
     # Set by load_config, not read from YAML.
     root: str = ""
@@ -405,7 +407,6 @@ def _scenario_suffix(combo: dict[str, Any]) -> str:
 
 def expand_matrix(system: Any) -> list[Any]:
     """One system per combination of a `matrix` entry's settings, in product order."""
-    import itertools
 
     if not system.matrix:
         return [system]
@@ -439,7 +440,6 @@ def config_path(explicit: str | os.PathLike[str] | None = None) -> Path:
 def name_problems(node: dict[str, Any], shown: str) -> list[tuple[int | None, Problem]]:
     """(index of the system or None for the release label, problem) for every name that breaks the
     name rule, each at its line (in plain words: pydantic would only quote the regular expression)."""
-    from evalkit.yamlio import line_of
 
     out: list[tuple[int | None, Problem]] = []
     if isinstance(node.get("release"), str) and (why := release_problem(node["release"])):
@@ -457,8 +457,6 @@ def name_problems(node: dict[str, Any], shown: str) -> list[tuple[int | None, Pr
         matrix = raw.get("matrix")
         if names is None and isinstance(raw.get("name"), str) and isinstance(matrix, dict) and matrix \
                 and all(isinstance(v, list) and v for v in matrix.values()):
-            import itertools
-
             for values in itertools.product(*matrix.values()):
                 expanded = f"{raw['name']}-{_scenario_suffix(dict(zip(matrix, values)))}"
                 if why := name_problem(expanded, "expanded system name"):
@@ -474,7 +472,6 @@ LEFT_OUT = "; the system is left out of the run"
 def _leave_out_systems(node: dict[str, Any], shown: str, bad: list[tuple[int | None, Problem]]) -> set[str]:
     """Give each system with a bad name a placeholder name (and matrix `names`) so the rest of the
     config validates as usual; return the placeholders, whose systems load_config then drops."""
-    from evalkit.yamlio import line_of
 
     placeholders = set()
     originals = set()
@@ -531,12 +528,10 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         cfg = cfg.model_copy(update={"executor": {"cluster": {"address": os.environ["EVALKIT_CLUSTER"]}}})
     cfg = cfg.model_copy(update={"root": str(p.parent), "path": str(p)})
     if cfg.judge.rubric:  # the judge rubric it names must load (a bad rubric file: its own file:line)
-        from evalkit.graders.judge_rubric import config_rubric_problem
 
         if (problem := config_rubric_problem(cfg, node, shown)) is not None:
             raise problem
     cfg._left_out = [problem for _, problem in bad_names]
-    from evalkit.fsutil import confine_writes
 
     confine_writes(cfg.work_path, cfg.site_path)  # every later write must land below one of these
     return cfg

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import gc
 import os
+from importlib.metadata import entry_points
 from typing import Any
 
 from doit.control import TaskControl
@@ -40,7 +41,6 @@ BACKEND_NAME = "evalkit-sqlite3"
 
 def backend_name() -> str:
     """`evalkit-sqlite3` when its entry point is installed, else doit's `sqlite3` (same database)."""
-    from importlib.metadata import entry_points
 
     return BACKEND_NAME if any(ep.name == BACKEND_NAME for ep in entry_points(group="doit.BACKEND")) else "sqlite3"
 

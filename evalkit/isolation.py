@@ -9,15 +9,16 @@ running untrusted outputs on the host needs an explicit ``sandbox.backend: local
 
 from __future__ import annotations
 
-import os
-import socket
 import threading
 from typing import Literal
 
 from pydantic import model_validator
 
+from evalkit.config import AUTO_BACKEND
 from evalkit.errors import InputError, Problem
 from evalkit.models import Model
+from evalkit.sandbox.backends import auto_candidates
+from evalkit.sandbox.backends import backend as part
 
 BackendName = str
 """A ``sandbox.backend`` value: ``auto`` or a registered sandbox backend (evalkit.sandbox.backends)."""
@@ -48,49 +49,15 @@ class IsolationDecision(Model):
         return self.isolation == "docker" or self.backend != AUTO
 
 
-AUTO = "auto"
+AUTO = AUTO_BACKEND
 
 _lock = threading.Lock()
 _decided: dict[str, IsolationDecision] = {}
 
 
-def daemon_answers(timeout: float = 10.0) -> bool:
-    """Whether the Docker daemon of $DOCKER_HOST answers ``GET /_ping``: plain HTTP on its socket, so
-    that a run's start (a no-op run included) does not pay for importing docker-py; TLS and ssh
-    hosts ask docker-py."""
-    host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-    if os.environ.get("DOCKER_TLS_VERIFY") or not host.startswith(("unix://", "tcp://")):
-        from evalkit.sandbox.dockerclient import docker_available
-
-        return docker_available()
-    try:
-        if host.startswith("unix://"):
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(timeout)
-            sock.connect(host[len("unix://"):])
-        else:
-            hostport = host[len("tcp://"):].split("/", 1)[0]
-            name, _, port = hostport.rpartition(":")
-            sock = socket.create_connection((name or hostport, int(port or 2375)), timeout=timeout)
-        with sock:
-            sock.sendall(b"GET /_ping HTTP/1.0\r\nHost: docker\r\n\r\n")
-            reply = b""
-            while len(reply) < 4096:
-                chunk = sock.recv(4096)
-                if not chunk:
-                    break
-                reply += chunk
-    except (OSError, ValueError):
-        return False
-    status = reply.split(b"\r\n", 1)[0].split()
-    return len(status) >= 2 and status[1] == b"200"
-
-
 def decide(backend: BackendName) -> IsolationDecision:
     """Ask now (for ``auto``: each candidate's ``available()``, most preferred first, e.g. one daemon
     ping); not cached: see ``for_run``."""
-    from evalkit.sandbox.backends import auto_candidates
-    from evalkit.sandbox.backends import backend as part
 
     if backend != AUTO:
         return IsolationDecision(backend=backend, isolation=part(backend).isolation,

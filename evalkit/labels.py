@@ -33,9 +33,13 @@ from typing import Annotated, Any, Callable
 
 from pydantic import BeforeValidator, Field, RootModel, ValidationError, create_model
 
+import evalkit.graders.rubric_config as judge_rubric
 from evalkit.errors import InputError, Problem, rel
+from evalkit.graders.rubric_config import JudgeRubric, field_validator_of
+from evalkit.kind_registry import kinds
 from evalkit.models import Model
 from evalkit.names import is_valid_name, name_problem
+from evalkit.yamlio import describe_error, line_of, load_yaml, plain
 
 LABELS_DIR = "labels"
 SHA_PATTERN = r"^[0-9a-f]{8,64}$"
@@ -87,12 +91,11 @@ def _none_or(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
 @cache
 def _entry_model(rubric_json: str) -> type[Model]:
     """The model of one labelled output under a rubric: every field optional, on its scale."""
-    from evalkit.graders.judge_rubric import JudgeRubric, _validator
 
     rubric = JudgeRubric.model_validate_json(rubric_json)
     fields: dict[str, Any] = {}
     for f in rubric.fields:
-        check = _validator(f)
+        check = field_validator_of(f)
         fields[f.name] = (Annotated[int | float | bool | None, BeforeValidator(_none_or(check)),
                                     Field(description=f.description)], None)
     fields["output_sha256"] = (str | None, Field(default=None, pattern=SHA_PATTERN,
@@ -111,8 +114,6 @@ def file_model(rubric: Any) -> type[RootModel]:
 
 def _entries(node: Any, loc: tuple[Any, ...], rubric: Any, shown: str, case_key: str, labeller: str
              ) -> tuple[list[HumanLabel], list[Problem]]:
-    from evalkit.yamlio import describe_error, line_of, plain
-
     where = " > ".join(str(p) for p in loc)
     sub = node
     for part in loc:
@@ -154,7 +155,6 @@ def load_case_labels(case: Any, rubric: Any, shown_root: Path | None = None) -> 
 
     A file with a problem contributes nothing; the others still count.
     """
-    from evalkit.yamlio import line_of, load_yaml
 
     def show(path: str) -> str:
         return rel(path, shown_root) if shown_root is not None else path
@@ -218,9 +218,8 @@ def load_case_labels(case: Any, rubric: Any, shown_root: Path | None = None) -> 
 
 def labelled_kinds() -> tuple[str, ...]:
     """Suite kinds whose outputs the rubric judge grades, so people's labels have a verdict to meet."""
-    from evalkit.kinds import kinds
 
-    return tuple(n for n, k in kinds().items() if k.audited)
+    return tuple(n for n, k in kinds().items() if k.judging.audited)
 
 
 def project_labels(cfg: Any, project: Any) -> tuple[list[HumanLabel], list[Problem]]:
@@ -250,8 +249,7 @@ def project_labels(cfg: Any, project: Any) -> tuple[list[HumanLabel], list[Probl
 
 
 def rubric_for(cfg: Any, project: Any, case: Any) -> Any:
-    """The judge rubric grading ``case``'s suite (evalkit.graders.judge_rubric)."""
-    from evalkit.graders import judge_rubric
+    """The judge rubric grading ``case``'s suite (evalkit.graders.rubric_config)."""
 
     finder = getattr(judge_rubric, "rubric_for_suite", None)
     suite = project.suites.get(case.suite)

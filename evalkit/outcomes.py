@@ -67,7 +67,7 @@ class JudgeOutcome(GraderSpend):
     model: str | None = None
     """Judge model id."""
     rubric: str | None = None
-    """Name of the rubric the verdicts follow (evalkit.graders.judge_rubric); None in records older than rubrics
+    """Name of the rubric the verdicts follow (evalkit.graders.rubric_config); None in records older than rubrics
     (CodeJudge's)."""
     samples: int = 0
     """Verdicts asked for."""
@@ -269,8 +269,9 @@ class ExecutionResult(Model):
     """completed; patch_failed (the system's patch is unsafe or does not apply); tampered_with_tests (the patch changes test infrastructure and the policy refuses it, or evalkit's pytest plugin saw the functions that make verdicts changed during the run: not resolved); timeout; oom; infra_error (retry later); case_error (the case is unusable)."""
     reason: str
     """Plain-language explanation of the status and of anything notable (fallbacks, distrusted output)."""
-    isolation: Literal["docker", "local"]
-    """Where the tests ran: a Docker container, or a local subprocess (weaker isolation)."""
+    isolation: Literal["docker", "local"] | None
+    """Where the tests ran: a Docker container, or a local subprocess (weaker isolation); required, and None
+    only in a record of a run that did not happen (``SandboxRun``, which reads records with defaults)."""
     patch_applied: bool = False
     """Whether the system's patch was applied."""
     test_changes: list[str] = []

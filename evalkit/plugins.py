@@ -12,7 +12,9 @@ stale list; outside packages always come from their metadata. A name two distrib
 is refused (exit 2, naming both); so is an entry point that does not import.
 
 Parts are imported only when first used (``Registry.get``); ``Registry.names`` imports nothing.
-``Registry.register`` adds a part in-process (``evalkit.api``, tests).
+``Registry.register`` adds a part in-process (``evalkit.api``, tests). What a part of each point must be is
+its contract (evalkit.contracts); ``registry(point)`` gives the parts as ``object``s, and each point's own
+module offers them typed by their contract (``evalkit.kinds.kind``, ``evalkit.systems.base.adapters``, ...).
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable, Generic, TypeVar, cast
+
+from pydantic.config import JsonDict
 
 from evalkit.errors import InputError, Problem
+
+T = TypeVar("T")
 
 POINTS = ("kinds", "adapters", "assertions", "sandbox_backends", "providers", "executors")
 """The plug-in points; group ``evalkit.<point>``."""
@@ -81,12 +87,12 @@ def _discovered(group: str) -> list[Entry]:
 
 
 @dataclass
-class Registry:
-    """The parts of one plug-in point, by name."""
+class Registry(Generic[T]):
+    """The parts of one plug-in point, by name; ``T``: what the point's contract says a part is."""
 
     point: str
     _entries: dict[str, Entry] | None = field(default=None, repr=False)
-    _loaded: dict[str, Any] = field(default_factory=dict, repr=False)
+    _loaded: dict[str, T] = field(default_factory=dict, repr=False)
 
     @property
     def group(self) -> str:
@@ -112,11 +118,11 @@ class Registry:
     def __contains__(self, name: object) -> bool:
         return name in self.entries()
 
-    def schema_enum(self, *extra: str) -> Callable[[dict[str, Any]], None]:
+    def schema_enum(self, *extra: str) -> Callable[[JsonDict], None]:
         """A ``json_schema_extra`` listing the registered names (and ``extra`` ones) as the field's ``enum``:
         the shipped JSON Schemas let an editor reject a misspelled name too."""
 
-        def put(schema: dict[str, Any]) -> None:
+        def put(schema: JsonDict) -> None:
             schema["enum"] = [*extra, *self.names()]
 
         return put
@@ -130,8 +136,9 @@ class Registry:
             raise ValueError(f"unknown {what} {name!r}; expected one of {', '.join(known) or 'none'}")
         return name
 
-    def get(self, name: str) -> Any:
-        """The part registered as ``name``, imported on first use."""
+    def get(self, name: str) -> T:
+        """The part registered as ``name``, imported on first use (what its entry point names: the point's
+        contract is its author's promise, kept when the part is used)."""
         if name in self._loaded:
             return self._loaded[name]
         entry = self.entries().get(name)
@@ -140,7 +147,7 @@ class Registry:
                            f"known: {', '.join(self.names()) or 'none'}")
         module_name, _, attr = entry.target.partition(":")
         try:
-            obj: Any = importlib.import_module(module_name)
+            obj: object = importlib.import_module(module_name)
             for part in attr.split(".") if attr else []:
                 obj = getattr(obj, part)
         except Exception as exc:  # noqa: BLE001 - whatever an outside part raises while it loads is its author's
@@ -149,14 +156,15 @@ class Registry:
             raise InputError(Problem(f"entry point {self.group} {name!r}", None,
                                      f"{entry.target} (from {entry.dist}) does not load: "
                                      f"{type(exc).__name__}: {_first_line(exc)}")) from exc
-        self._loaded[name] = obj
-        return obj
+        loaded = cast(T, obj)  # what the entry point names: its point's contract, as its author promises
+        self._loaded[name] = loaded
+        return loaded
 
-    def load_all(self) -> dict[str, Any]:
+    def load_all(self) -> dict[str, T]:
         """Every part, imported."""
         return {name: self.get(name) for name in self.names()}
 
-    def register(self, name: str, obj: Any, *, replace: bool = False) -> None:
+    def register(self, name: str, obj: T, *, replace: bool = False) -> None:
         """Add a part in this process (``evalkit.api``, tests); refuses a taken name unless ``replace``."""
         entries = self.entries()
         if name in entries and not replace:
@@ -176,11 +184,12 @@ def _first_line(exc: BaseException) -> str:
     return " ".join(line.strip() for line in lines[:3])
 
 
-_REGISTRIES: dict[str, Registry] = {}
+_REGISTRIES: dict[str, Registry[object]] = {}
 
 
-def registry(point: str) -> Registry:
-    """The registry of one plug-in point (one per process)."""
+def registry(point: str) -> Registry[object]:
+    """The registry of one plug-in point (one per process); its parts typed by the point's contract come from the
+    point's module (e.g. ``evalkit.systems.base.adapters()``)."""
     if point not in POINTS:
         raise KeyError(f"unknown plug-in point {point!r}; known: {', '.join(POINTS)}")
     if point not in _REGISTRIES:

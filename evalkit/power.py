@@ -143,7 +143,7 @@ def mcnemar_thresholds(n: int, alpha: float = ALPHA) -> list[int]:
     """For D = 0..n discordant pairs, the largest k with the exact McNemar p (evalkit.stats.mcnemar_exact:
     min(1, 2 * Binom(D, 1/2).cdf(k))) below alpha, so that the test rejects iff min(b, c) <= k; -1 when no
     split of D rejects. Non-decreasing in D; kept per alpha for the life of the process."""
-    from scipy.special import bdtr
+    from scipy.special import bdtr  # deferred: scipy (~0.3 s), only here
 
     ks = _THRESHOLDS.setdefault(alpha, [-1])
     k = ks[-1]
@@ -158,8 +158,8 @@ def mcnemar_exact_power(n: int, p10: float, p01: float, alpha: float = ALPHA) ->
     """Power of the two-sided exact McNemar test at level alpha, by enumeration: n pairs, each discordant
     baseline-right (probability p10) or system-right (p01). D ~ Binom(n, p10 + p01) discordant pairs; given
     D, the system-right count c ~ Binom(D, p01 / (p10 + p01)); the test rejects iff min(b, c) <= k_D."""
-    import numpy as np
-    from scipy.special import bdtr, gammaln, xlog1py, xlogy
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
+    from scipy.special import bdtr, gammaln, xlog1py, xlogy  # deferred: scipy (~0.3 s), only here
 
     pd = p10 + p01
     if n <= 0 or pd <= 0:
@@ -231,7 +231,7 @@ def mcnemar_exact_n(diff: float, p_disc: float, alpha: float = ALPHA, power: flo
 
 def ttest_power(effect: float, nobs: float, alpha: float = ALPHA) -> float:
     """Power of the two-sided one-sample (paired) t-test: statsmodels' TTestPower().power(effect, nobs, alpha)."""
-    from scipy.special import nctdtr, stdtrit
+    from scipy.special import nctdtr, stdtrit  # deferred: scipy (~0.3 s), only here
 
     df = nobs - 1
     if df <= 0:

@@ -9,7 +9,7 @@ Three modes, chosen by `evalkit run` (`mode_for`):
   executed task (`doitplus.ExecutedOnlyReporter`, unchanged: tests and scripts parse them).
 - ``quiet`` (``-q``): no progress at all; failures are still reported.
 
-Counters (`COUNTERS`) are process-wide and thread-safe: the model client counts each call it
+Counters (`COUNTERS`, evalkit.counters) are process-wide and thread-safe: the model client counts each call it
 charges to a budget, the Docker sandbox each container while it runs. doit calls the reporter from
 its worker threads under ``-n N -P thread``, so every reporter method takes the state's lock.
 
@@ -25,70 +25,17 @@ import sys
 import threading
 import time
 from collections import defaultdict
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
+from evalkit.counters import COUNTERS, EXTRA_LINES  # the counters live below the engine, which counts
 from evalkit.doitplus import ExecutedOnlyReporter
+from evalkit.report.leaderboard import leaderboards
+from evalkit.report.models import Report
+from evalkit.report.verdict import untestable_reason, verdict
 from evalkit.termtext import terminal_safe
 
 MODES = ("live", "plain", "quiet")
-
-
-class Counters:
-    """Model calls, spend and running containers of this process (thread-safe)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.reset()
-
-    def reset(self) -> None:
-        with self._lock:
-            self.model_calls = 0
-            self.spend_usd = 0.0
-            self.budgeted_spend_usd = 0.0
-            self.budget_usd: float | None = None
-            self.containers = 0
-            self.containers_started = 0
-
-    def add_budget(self, limit_usd: float | None) -> None:
-        """A budget was made (one per judge client): its limit adds to the run's."""
-        if limit_usd is None:
-            return
-        with self._lock:
-            self.budget_usd = (self.budget_usd or 0.0) + limit_usd
-
-    def model_call(self, usd: float, budgeted: bool) -> None:
-        """One model call was charged (``budgeted``: to a budget with a limit)."""
-        with self._lock:
-            self.model_calls += 1
-            self.spend_usd += usd
-            if budgeted:
-                self.budgeted_spend_usd += usd
-
-    @contextmanager
-    def container(self) -> Iterator[None]:
-        """Counts a container as running for the duration of the block."""
-        with self._lock:
-            self.containers += 1
-            self.containers_started += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self.containers -= 1
-
-    def snapshot(self) -> dict[str, Any]:
-        with self._lock:
-            return {"model_calls": self.model_calls, "spend_usd": self.spend_usd,
-                    "budgeted_spend_usd": self.budgeted_spend_usd, "budget_usd": self.budget_usd,
-                    "containers": self.containers, "containers_started": self.containers_started}
-
-
-COUNTERS = Counters()
-
-EXTRA_LINES: list[Callable[[], str]] = []
-"""More status lines of the live display, each asked at every refresh (the cluster executor's calls per worker)."""
 
 
 def mode_for(quiet: bool, stream: Any = None) -> str:
@@ -271,10 +218,10 @@ class LiveReporter(ExecutedOnlyReporter):
 
     # ---- display --------------------------------------------------------------------------
     def render(self) -> Any:
-        from rich.console import Group
-        from rich.progress_bar import ProgressBar
-        from rich.table import Table
-        from rich.text import Text
+        from rich.console import Group  # deferred: rich, only for the live display and the summary table
+        from rich.progress_bar import ProgressBar  # deferred: rich, only for the live display and the summary table
+        from rich.table import Table  # deferred: rich, only for the live display and the summary table
+        from rich.text import Text  # deferred: rich, only for the live display and the summary table
 
         table = Table.grid(padding=(0, 1))
         table.add_column("stage", style="bold")
@@ -309,8 +256,8 @@ class LiveReporter(ExecutedOnlyReporter):
 
     # ---- doit's reporter interface ---------------------------------------------------------
     def initialize(self, tasks: Any, selected_tasks: Any) -> None:
-        from rich.console import Console
-        from rich.live import Live
+        from rich.console import Console  # deferred: rich, only for the live display and the summary table
+        from rich.live import Live  # deferred: rich, only for the live display and the summary table
 
         self.state.plan(tasks, list(selected_tasks))
         super().initialize(tasks, selected_tasks)  # freezes the heap (doitplus)
@@ -376,7 +323,6 @@ def reporter_for(mode: str, jobs: int = 1) -> type:
 
 def _verdict_words(c: Any) -> str:
     """The headline comparison's verdict as the pages word it (evalkit.report.verdict)."""
-    from evalkit.report.verdict import untestable_reason, verdict
 
     v = c.verdict or verdict(c)
     if v == "not testable":
@@ -401,9 +347,7 @@ def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] |
 
     ``retries``: (suite/case, system) -> reason of pairs left with an infrastructure error to retry
     (`evalkit.run_status.pending_retries`; a judge API failure leaves the report's cell ok): errors too."""
-    from evalkit.report.leaderboard import leaderboards
-    from evalkit.report.models import Report
-    from evalkit.report.render import fmt_value
+    from evalkit.report.render import fmt_value  # deferred: the site renderer imports jinja2; only rendering needs it
 
     path = Path(site) / release / "report.json"
     try:
@@ -459,9 +403,9 @@ def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] |
 def print_summary(site: Path, release: str, console: Any = None,
                   retries: dict[tuple[str, str], str] | None = None) -> bool:
     """Print the table (``retries``: see `summary_rows`); False when the release has no report.json."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    from rich.console import Console  # deferred: rich, only for the live display and the summary table
+    from rich.markup import escape  # deferred: rich, only for the live display and the summary table
+    from rich.table import Table  # deferred: rich, only for the live display and the summary table
 
     rows = summary_rows(site, release, retries)
     if not rows:

@@ -9,7 +9,10 @@ from pathlib import Path
 from evalkit.cases import Case, LeftOut, Project, discover
 from evalkit.config import Config, System, config_path, load_config
 from evalkit.errors import InputError, Problem
+from evalkit.kind_registry import kind
 from evalkit.names import is_valid_name
+from evalkit.systems.base import runs_on
+from evalkit.yamlio import line_of, load_yaml
 
 _lock = threading.Lock()
 _loaded: dict[str, "Loaded"] = {}
@@ -45,7 +48,6 @@ def load(path: str | None = None, refresh: bool = False) -> Loaded:
         if blockers:
             raise InputError(blockers)
         project.left_out[:0] = [LeftOut(None, p) for p in cfg.left_out]  # systems with a bad name
-        from evalkit.kinds import kind
 
         for suite in project.suites.values():  # each suite's kind module, loaded: its metrics are registered
             if suite.spec is not None:
@@ -62,7 +64,6 @@ def unknown_suites(cfg: Config, project: Project) -> list[Problem]:
            if s not in project.suites and not (is_valid_name(s) and (cfg.cases_path / s).is_dir())]
     if not bad:
         return []
-    from evalkit.yamlio import line_of, load_yaml
 
     try:
         node = load_yaml(Path(cfg.path))
@@ -74,8 +75,8 @@ def unknown_suites(cfg: Config, project: Project) -> list[Problem]:
             index.setdefault(raw["name"], i)
     out = []
     for system, j, s in bad:
-        i = index.get(system.scenario_of or system.name)
-        line = line_of(node, ("systems", i, "suites", j)) if node is not None and i is not None else None
+        at = index.get(system.scenario_of or system.name)
+        line = line_of(node, ("systems", at, "suites", j)) if node is not None and at is not None else None
         out.append(Problem(cfg.path, line, f"system {system.name!r}: unknown suite {s!r}; "
                                            f"expected one of {', '.join(sorted(project.suites)) or '(none)'}"))
     return out
@@ -84,7 +85,6 @@ def unknown_suites(cfg: Config, project: Project) -> list[Problem]:
 def participating(cfg: Config, project: Project) -> list[tuple[System, Case]]:
     """Every (system, case) pair a run covers, in config and case order: the same list as
     evalkit.systems.base.participating, asking runs_on once per (system, suite), not per case."""
-    from evalkit.systems.base import runs_on
 
     memo: dict[tuple[int, str], bool] = {}
     pairs: list[tuple[System, Case]] = []

@@ -20,8 +20,11 @@ from typing import Any
 from pydantic import Field, ValidationError
 
 from evalkit.errors import InputError, Problem
+from evalkit.graders.migration_judge import outcome_of
+from evalkit.graders.rubric_config import shipped
 from evalkit.models import Model
 from evalkit.outcomes import JudgeOutcome
+from evalkit.stages.score_judge import judge_metrics
 from evalkit.stat_keyed import StatKeyedCache
 from evalkit.yamlio import load_json
 
@@ -81,8 +84,6 @@ def recorded_outcome(grades_path: Path, case_key: str, shown: str) -> JudgeOutco
     """The judge outcome of a case from a recorded-grades file: status judged, source recorded,
     model = the grader; ``not_configured``-like ``judge_error`` naming the file when it has no verdict for the
     case or a verdict breaks the rubric's scales."""
-    from evalkit.graders.judge import outcome_of
-    from evalkit.graders.judge_rubric import shipped
 
     try:
         grades = load_recorded_grades(grades_path, shown)
@@ -105,7 +106,6 @@ def recorded_outcome(grades_path: Path, case_key: str, shown: str) -> JudgeOutco
 
 def recorded_judge_metrics(cfg: Any, case: Any, output: Any, execution: Any, grades: Any) -> dict[str, Any]:
     """The recorded judge's metrics beside a case's own (agentic: kai-eval with its application tree)."""
-    from evalkit.stages.score_judge import judge_metrics
 
     if grades.judge is None or grades.judge.source != "recorded":
         return {}

@@ -26,6 +26,7 @@ from typing import Any
 
 from evalkit.artifacts import RETRY_SUFFIX, artifact_path
 from evalkit.models import Model
+from evalkit.report.models import Report
 
 DONE_EXIT = 0
 DOIT_FAILED_EXIT = 1
@@ -58,7 +59,6 @@ class FailedSystem(Model):
 
 def failed_systems(report_path: Path) -> list[FailedSystem]:
     """Systems whose every counted case in a release's report.json failed; [] without a report."""
-    from evalkit.report.models import Report
 
     if not report_path.exists():
         return []
@@ -148,7 +148,6 @@ def run_cells(report_path: Path, retries: dict[tuple[str, str], str] | None = No
     """The cells of a release's report.json by outcome; None without a report. ``retries``
     (`pending_retries`): pairs whose artifacts are marked for retry, counted as infrastructure errors
     too (a judge call that failed leaves the cell ok without a verdict)."""
-    from evalkit.report.models import Report
 
     if not report_path.exists():
         return None
@@ -198,7 +197,6 @@ def after_run(cells: RunCells | None) -> tuple[int, list[str]]:
     return DONE_EXIT, []
 def validity_alarms(report_path: Path) -> dict[str, str]:
     """Suite -> metric-validity alarm of a release's report.json ({} without a report or an alarm)."""
-    from evalkit.report.models import Report
 
     if not report_path.exists():
         return {}

@@ -4,9 +4,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, cast
+
+from pydantic import BaseModel
 
 from evalkit.fsutil import atomic_write_text
+from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample, ScoresArtifact
+from evalkit.casemodels import CaseFile, SuiteSpec
+from evalkit.config import Config
+from evalkit.graders.audit_models import JudgeAudit
+from evalkit.graders.migration_judge import JudgeOutcome
+from evalkit.graders.rubric_config import JudgeRubric
+from evalkit.kind_registry import kinds
+from evalkit.models import FIELD_DOCS
+from evalkit.plugins import OWN, registry
+from evalkit.report.models import CaseDetail, Report
+import os
+import subprocess
+import sys
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 SCHEMA_NAMES = ("suite", "case", "config", "report", "case-detail", "output", "execution", "grades", "scores",
@@ -15,36 +30,26 @@ SCHEMA_NAMES = ("suite", "case", "config", "report", "case-detail", "output", "e
 kind (``case-<kind>``)."""
 
 
-def models() -> dict[str, type]:
-    from evalkit.casemodels import SuiteSpec
-    from evalkit.config import Config
-    from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample, ScoresArtifact
-    from evalkit.graders.audit_models import JudgeAudit
-    from evalkit.graders.judge import JudgeOutcome
-    from evalkit.graders.judge_rubric import JudgeRubric
-    from evalkit.report.models import CaseDetail, Report
-
-    classes = (SuiteSpec, case_file_union(), Config, Report, CaseDetail, OutputArtifact, ExecutionArtifact,
+def models(own_only: bool = True) -> dict[str, type[BaseModel]]:
+    """Every schema's model by name; the case schemas of evalkit's own kinds, or (``own_only`` False) of every
+    registered kind, outside packages' too."""
+    classes: tuple[type[BaseModel], ...] = (SuiteSpec, case_file_union(own_only), Config, Report, CaseDetail, OutputArtifact, ExecutionArtifact,
                GradesArtifact, ScoresArtifact, Sample, JudgeAudit, JudgeRubric, JudgeOutcome)
-    return {**dict(zip(SCHEMA_NAMES, classes, strict=True)), **kind_case_models()}
+    return {**dict(zip(SCHEMA_NAMES, classes, strict=True)), **kind_case_models(own_only)}
 
 
 NO_KIND = "(no kind)"
 """The tag of `case_file_union`'s branch for a case file without `kind:`."""
 
 
-def kind_case_models(own_only: bool = True, says_kind: bool = False) -> dict[str, type]:
+def kind_case_models(own_only: bool = True, says_kind: bool = False) -> dict[str, type[BaseModel]]:
     """``case-<kind>``: a case file of each registered suite kind, its `inputs` and `reference` typed by the kind's
     models (evalkit.kinds), so an editor rejects a misspelled key; evalkit's own kinds unless ``own_only`` is False.
     Its `kind:` is optional (the suite.yaml says it), or required with ``says_kind`` (a branch of the union)."""
-    from pydantic import Field, create_model
-
-    from evalkit.casemodels import CaseFile
-    from evalkit.kinds import kinds
-    from evalkit.plugins import OWN, registry
+    from pydantic import Field, create_model  # deferred: pydantic internals, only here
 
     literal: Any = Literal  # of a name known only at run time
-    out: dict[str, type] = {}
+    out: dict[str, type[BaseModel]] = {}
     for name, k in kinds().items():
         if own_only and registry("kinds").source(name) != OWN:
             continue
@@ -67,15 +72,13 @@ def kind_case_models(own_only: bool = True, says_kind: bool = False) -> dict[str
     return out
 
 
-def case_file_union(own_only: bool = True) -> type:
+def case_file_union(own_only: bool = True) -> type[BaseModel]:
     """``case``: a case file of any registered suite kind, a union discriminated on its optional `kind:`.
 
     A file saying ``kind: <name>`` is a ``case-<name>`` case file (inputs and reference typed, an unknown key
     refused); a file saying a kind no one registered is refused; a file without `kind:` is the generic case
     file, inputs and reference free-form (its kind is known only from its suite.yaml)."""
-    from pydantic import ConfigDict, Discriminator, Field, RootModel, Tag, create_model
-
-    from evalkit.casemodels import CaseFile
+    from pydantic import ConfigDict, Discriminator, Field, RootModel, Tag, create_model  # deferred: pydantic internals, only here
 
     def tag(node: Any) -> Any:
         said = node.get("kind") if isinstance(node, dict) else getattr(node, "kind", None)
@@ -103,8 +106,9 @@ def case_file_union(own_only: bool = True) -> type:
                             else {"properties": {"kind": {"type": "null"}}}, "then": branch}
                            for t, branch in zip(tags, schema.pop("oneOf"), strict=True)]
 
-    return type("CaseFile", (RootModel[union],), {"__module__": __name__, "__doc__": CASE_UNION_DOC,
+    made = type("CaseFile", (RootModel[union],), {"__module__": __name__, "__doc__": CASE_UNION_DOC,
                                                   "model_config": ConfigDict(json_schema_extra=kind_picks_the_branch)})
+    return cast(type[BaseModel], made)  # type() is typed as returning a plain `type`; this one is a RootModel
 
 
 CASE_UNION_DOC = """A case file: cases/<suite>/<case>/case.yaml or cases/<suite>/<case>.yaml.
@@ -116,27 +120,24 @@ free-form, because its kind is known only from its suite.yaml: for those, associ
 case-<kind>.schema.json, with the suite's case files (e.g. cases/migration/*/case.yaml), or write `kind:`."""
 
 
-def write_schemas(out: Path | None = None) -> list[Path]:
-    """Write every schema to ``out`` (default: the package's schemas/). Field docstrings become descriptions only
-    in a process started with EVALKIT_FIELD_DOCS=1 (evalkit.models.FIELD_DOCS): elsewhere the schemas are
-    written by such a process."""
-    from evalkit.models import FIELD_DOCS
+def write_schemas(out: Path | None = None, own_only: bool = True) -> list[Path]:
+    """Write every schema to ``out`` (default: the package's schemas/): the case schemas of evalkit's own kinds, or
+    with ``own_only`` False of every registered kind (an outside package's ``case-<kind>.schema.json``, and its
+    branch of ``case.schema.json``). Field docstrings become descriptions only in a process started with
+    EVALKIT_FIELD_DOCS=1 (evalkit.models.FIELD_DOCS): elsewhere the schemas are written by such a process."""
 
     out = out or SCHEMA_DIR
     if not FIELD_DOCS:
-        import os
-        import subprocess
-        import sys
-
         code = "import sys; from pathlib import Path; from evalkit.schemas import write_schemas; " \
-               "print('\\n'.join(map(str, write_schemas(Path(sys.argv[1])))))"
-        proc = subprocess.run([sys.executable, "-c", code, str(out)], env={**os.environ, "EVALKIT_FIELD_DOCS": "1"},
+               "print('\\n'.join(map(str, write_schemas(Path(sys.argv[1]), sys.argv[2] == 'own'))))"
+        proc = subprocess.run([sys.executable, "-c", code, str(out), "own" if own_only else "all"],
+                              env={**os.environ, "EVALKIT_FIELD_DOCS": "1"},
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"writing the JSON Schemas failed: {proc.stderr[-2000:]}")
         return [Path(line) for line in proc.stdout.splitlines() if line]
     written = []
-    for name, model in models().items():
+    for name, model in models(own_only).items():
         path = out / f"{name}.schema.json"
         atomic_write_text(path, json.dumps(model.model_json_schema(by_alias=True), indent=1, sort_keys=True) + "\n")
         written.append(path)

@@ -205,7 +205,7 @@ def _file_parts(path: str) -> tuple[str, str]:
 
 def file_similarity(a: str, b: str) -> float:
     """0-100: mean of the file names' (without extension) ratio and the folders' token set ratio."""
-    from rapidfuzz import fuzz
+    from rapidfuzz import fuzz  # deferred: rapidfuzz, only when answers are matched
 
     (sa, da), (sb, db) = _file_parts(a), _file_parts(b)
     return (fuzz.ratio(sa, sb) + fuzz.token_set_ratio(da, db)) / 2
@@ -213,7 +213,7 @@ def file_similarity(a: str, b: str) -> float:
 
 def message_similarity(a: str, b: str) -> float:
     """0-100: token set ratio of two incident messages."""
-    from rapidfuzz import fuzz
+    from rapidfuzz import fuzz  # deferred: rapidfuzz, only when answers are matched
 
     return fuzz.token_set_ratio(a, b)
 
@@ -225,7 +225,7 @@ def best_match(index: Index, file_path: str, incidents: list[dict[str, Any]],
     Each distinct (rule, file, message) of the case is compared with each distinct (file, message) of the
     rule's solved incidents once: a case with 30 incidents of one rule with 600 solved ones in 40 files
     costs a few dozen comparisons."""
-    from rapidfuzz import fuzz, process
+    from rapidfuzz import fuzz, process  # deferred: rapidfuzz, only when answers are matched
 
     best: tuple[tuple[Any, ...], StoredIncident, str, float, float] | None = None
     mine = sorted({(i.get("rule_id", ""), i.get("file") or file_path, i.get("message", "")) for i in incidents})

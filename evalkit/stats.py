@@ -10,6 +10,7 @@ import math
 import operator
 import warnings
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Literal
 
 from evalkit.models import Model
@@ -82,7 +83,6 @@ def _ndtri(p: float) -> float:
         return math.inf
     if not 0 < p < 1:
         return math.nan
-    from statistics import NormalDist
 
     return NormalDist().inv_cdf(p)
 
@@ -214,7 +214,7 @@ def rate(k: int, n: int, confidence: float = 0.95) -> RateEstimate:
 
 
 def _finite_array(values: Sequence[float] | np.ndarray, what: str) -> np.ndarray:
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     x = np.asarray(values, dtype=float)
     if x.ndim != 1:
@@ -226,7 +226,7 @@ def _finite_array(values: Sequence[float] | np.ndarray, what: str) -> np.ndarray
 
 def _quantile_linear(sorted_values: np.ndarray, probs: np.ndarray) -> np.ndarray:
     """scipy.stats.quantile(method="linear") of sorted 1-D values; NaN for a prob off [0, 1]."""
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     p = np.asarray(probs, dtype=float)
     bad = (p > 1) | (p < 0) | np.isnan(p)
@@ -254,7 +254,7 @@ def _bca_bootstrap(x: np.ndarray, n_resamples: int, seed: int, confidence: float
     percentile of the estimate, the acceleration from the leave-one-out means, and scipy.stats'
     linear quantile of the bootstrap distribution. A bound may be NaN (e.g. z0 infinite).
     """
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     n = int(x.size)
     rng = np.random.default_rng(seed)
@@ -300,7 +300,7 @@ def _studentized_bootstrap(x: np.ndarray, n_resamples: int, seed: int, confidenc
     miss the 7; counting them as infinite t* would make the interval infinite). Both bounds are NaN when
     fewer than half the resamples have a t*. Returns (low, high, the resamples' means).
     """
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     n = int(x.size)
     rng = np.random.default_rng(seed)
@@ -321,8 +321,8 @@ def _studentized_bootstrap(x: np.ndarray, n_resamples: int, seed: int, confidenc
 
 def _t_interval(x: np.ndarray, confidence: float) -> tuple[float, float]:
     """mean +- t(n - 1, 1 - a/2) sd / sqrt(n)."""
-    import numpy as np
-    from scipy.special import stdtrit
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
+    from scipy.special import stdtrit  # deferred: scipy (~0.3 s), only here
 
     n = int(x.size)
     m = float(np.mean(x))
@@ -355,7 +355,7 @@ def mean_ci(
     - ``approximate`` is set below APPROXIMATE_BELOW values, where the benchmark found the coverage more than
       2.5 points short of nominal on some population.
     """
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     x = _finite_array(values, "mean_ci")
     n = int(x.size)
@@ -420,9 +420,9 @@ def mcnemar_exact(b: int, c: int) -> float:
         return 1.0
     try:
         # a private name (stubs do not list it): the fallback below covers its absence
-        from scipy.special._ufuncs import _binom_cdf as binom_cdf  # pyright: ignore[reportAttributeAccessIssue]
+        from scipy.special._ufuncs import _binom_cdf as binom_cdf  # pyright: ignore[reportAttributeAccessIssue]  # deferred: scipy (~0.3 s), only here
     except ImportError:  # pragma: no cover - private name of scipy 1.17
-        from scipy.special import bdtr as binom_cdf
+        from scipy.special import bdtr as binom_cdf  # deferred: scipy (~0.3 s), only here
 
     cdf = float(binom_cdf(float(math.floor(min(b, c))), float(b + c), 0.5))
     return float(min(1.0, 2.0 * min(1.0, max(0.0, cdf))))
@@ -430,7 +430,7 @@ def mcnemar_exact(b: int, c: int) -> float:
 
 def _wilcoxon_exact_pmf(n: int) -> np.ndarray:
     """Null pmf of the signed-rank sum r+ for n untied, nonzero differences (r+ = 0 .. n(n+1)/2)."""
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     c = np.ones(1, dtype=np.float64)
     for k in range(1, n + 1):
@@ -451,7 +451,7 @@ def _wilcoxon_pratt_pvalue(d: np.ndarray) -> float:
     approximation. The normal approximation carries Pratt's (Cureton's) zero adjustment and the
     tie correction, without continuity correction.
     """
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     n = int(d.size)
     abs_d = np.abs(d)
@@ -535,7 +535,7 @@ def wilcoxon_pratt(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndar
     Otherwise the p-value of scipy.stats ``wilcoxon(x, y, zero_method="pratt")`` (its defaults:
     method "auto", no continuity correction), computed without scipy.stats.
     """
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     a, b = _finite_array(x, "wilcoxon_pratt x"), _finite_array(y, "wilcoxon_pratt y")
     if a.size != b.size:
@@ -627,7 +627,7 @@ def compare_scores(
     seed: int = 0,
 ) -> PairedComparison:
     """Paired comparison of continuous scores with the Wilcoxon signed-rank test (Pratt zeros)."""
-    import numpy as np
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     _check_pairs(base, other, metric)
     x = _finite_array(base, f"{metric} baseline")

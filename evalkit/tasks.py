@@ -24,10 +24,11 @@ from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, Ar
 from evalkit import envfail
 from evalkit.errors import InputError
 from evalkit.health_models import CaseHealth
-from evalkit.kinds import kind as kind_of
+from evalkit.models import Model
 from evalkit.project import Loaded, load, participating
+from evalkit.selection import selected, selection
 from evalkit.stages import slices
-from evalkit.stages.health import health_path
+import functools
 
 
 NO_CAPTURE = {"capture": False}
@@ -37,21 +38,11 @@ become a chain of thousands of tees and the final flush fails (exit 120 after a 
 Uncaptured, an action writes to the real streams (stderr shown as before, tracebacks included)."""
 
 
-def selection() -> list[str]:
-    """Case globs from $EVALKIT_SELECT (`suite/case-glob`, comma separated); empty = all."""
-    raw = os.environ.get("EVALKIT_SELECT", "")
-    return [p.strip() for p in raw.split(",") if p.strip()]
-
-
-def selected(case_key: str, globs: list[str]) -> bool:
-    return not globs or any(fnmatch.fnmatchcase(case_key, g) for g in globs)
-
-
 def check_selection(globs: list[str], project: Any) -> None:
     """A selection must pick some case: raise InputError naming the globs when none matches any."""
     if not globs:
         return
-    from evalkit.errors import Problem
+    from evalkit.errors import Problem  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     keys = [c.key for c in project.cases]
     if not any(selected(k, globs) for k in keys):
@@ -65,7 +56,7 @@ def check_selection(globs: list[str], project: Any) -> None:
 
 def stage_chain(kind: str) -> list[str]:
     """The stages a (system, case) of a suite kind goes through, in order (the kind's)."""
-    from evalkit.kinds import kind as kind_named
+    from evalkit.kind_registry import kind as kind_named  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     return kind_named(kind).stages
 
@@ -81,9 +72,8 @@ def _refuse_escapes(action: Any) -> Any:
     """A write refused by the write guard (evalkit.fsutil.guarded) fails the task with one plain line; so does
     a failure of the machine (disk full, read-only, out of memory: evalkit.envfail), recorded for the exit
     status (6), never a traceback."""
-    import functools
 
-    from evalkit.fsutil import WriteOutsideRoots
+    from evalkit.fsutil import WriteOutsideRoots  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     @functools.wraps(action)
     def wrapper(*args: Any) -> bool:
@@ -109,9 +99,9 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
     """Run one stage for one (system, case) through the project's executor (evalkit.executors) and write the
     artifact it returns atomically. An exception the stage raises is an evalkit bug (status ``bug``, a short
     traceback, redone when evalkit's code changes); the executor's own failure is an infrastructure error."""
-    from evalkit import bugs
-    from evalkit.executors import ExecutorFailure, MissingBlob, build_call, executor_for
-    from evalkit.executors.call import INPUTS
+    from evalkit import bugs  # deferred: the stage's code, loaded by its task's action, not while doit plans
+    from evalkit.executors import ExecutorFailure, MissingBlob, build_call, executor_for  # deferred: the stage's code, loaded by its task's action, not while doit plans
+    from evalkit.executors.call import INPUTS  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     loaded = load(config)
     cfg = loaded.config
@@ -140,7 +130,7 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
     else:
         bugs.clear_record(work, stage, system.name, case.suite, case.id)
     if stage == "grade":
-        from evalkit.stages.grade_retry import mark_after_grade
+        from evalkit.stages.grade_retry import mark_after_grade  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         mark_after_grade(target, result)  # a judge API failure is retried next run
     return True
@@ -149,14 +139,15 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
 def _run_case_call(config: str, case_key: str, stage: str) -> None:
     """Run a case's `validate` or `health` call through the project's executor, like the stages, and write its
     result (the executor's own failure: an infra_error, retried next run)."""
-    from evalkit.executors import ExecutorFailure, MissingBlob, build_call, executor_for
-    from evalkit.stages.validate import Validation, validation_path
+    from evalkit.executors import ExecutorFailure, MissingBlob, build_call, executor_for  # deferred: the stage's code, loaded by its task's action, not while doit plans
+    from evalkit.stages.health import health_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
+    from evalkit.stages.validate import Validation, validation_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     loaded = load(config)
     cfg = loaded.config
     case = loaded.project.case(case_key)
-    result: Any
-    try:
+    result: Model  # a Validation or a CaseHealth (the executor's run returns it for a validate or health call), or an infra_error one
+    try:  # through the project's executor, like the stages (its own failure: retried next run)
         result = executor_for(cfg).run(build_call(cfg, stage, None, case, {}))
     except (ExecutorFailure, MissingBlob) as exc:
         why = f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000]
@@ -184,7 +175,7 @@ def run_health(config: str, case_key: str) -> bool:
 @_refuse_escapes
 def run_audit_task(config: str) -> bool:
     """The judge's consistency audit (judge.audit) -> site/<release>/judge_audit.json."""
-    from evalkit.graders.audit import write_audit
+    from evalkit.graders.audit import write_audit  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     loaded = load(config)
     write_audit(loaded.config, loaded.project)
@@ -193,7 +184,7 @@ def run_audit_task(config: str) -> bool:
 
 @_refuse_escapes
 def run_summarize(config: str) -> bool:
-    from evalkit.report.summarize import summarize
+    from evalkit.report.summarize import summarize  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     loaded = load(config)
     summarize(loaded.config, loaded.project)
@@ -202,7 +193,7 @@ def run_summarize(config: str) -> bool:
 
 @_refuse_escapes
 def run_render(config: str, release: str) -> bool:
-    from evalkit.report.render import render_site
+    from evalkit.report.render import render_site  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     loaded = load(config)
     cfg = loaded.config
@@ -228,10 +219,10 @@ class Graph:
         self.cfg = cfg
         self.work = str(cfg.work_path)
         self._stage_rows: list[tuple[Any, Any, str, list[str], bool]] | None = None
-        from evalkit import isolation as decision
+        from evalkit import isolation as decision  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         decision.forget()  # one isolation per run: decided here (execute slice), before any task, and kept
-        from evalkit import tempdirs
+        from evalkit import tempdirs  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         tempdirs.sweep()  # work folders of killed runs (their owner process is gone)
         self.slice_files = {
@@ -242,18 +233,18 @@ class Graph:
         }
         self.system_slice_files = {s.name: slices.write_slice(cfg, f"generate-{s.name}", slices.generate_slice(cfg, s))
                                    for s in cfg.systems}
-        from evalkit.stages import grade_retry
+        from evalkit.stages import grade_retry  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         grade_retry.endpoint_changed(cfg)  # a new judge endpoint or use_cache: regrade what has no verdict
         if os.environ.get("EVALKIT_RETRY_JUDGE_ERRORS") == "1":
             grade_retry.mark_grades(cfg.work_path, {"judge_error"})
-        from evalkit import bugs
+        from evalkit import bugs  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         self.redo_bugs = bugs.to_redo(cfg.work_path)  # evalkit bugs of other code, or all with --retry-bugs
 
     def needs_base_image(self, case: Any) -> bool:
         """The case runs in evalkit's own base image (built by `sandbox_image:build` when absent)."""
-        from evalkit.sandbox.backends import uses_images
+        from evalkit.sandbox.backends import uses_images  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         inputs = case.inputs  # a kind that runs tests has an image (and a patch case may build its own)
         return (uses_images(self.cfg.sandbox.backend) and not getattr(inputs, "dockerfile_dir", None)
@@ -264,7 +255,7 @@ class Graph:
         if not any(chosen and "execute" in chain and self.needs_base_image(case)
                    for _s, case, _f, chain, chosen in self.stage_rows()):
             return None
-        from evalkit.sandbox.images import base_image_ready, ensure_base_image
+        from evalkit.sandbox.images import base_image_ready, ensure_base_image  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         name = self.cfg.sandbox.base_image
         return {"name": "build", "actions": [(ensure_base_image, [name])], "uptodate": [(base_image_ready, [name])],
@@ -273,7 +264,7 @@ class Graph:
     def batch_task(self) -> dict[str, Any] | None:
         """The `judge_batch:run` task (judge.mode batch with a key), else None; built once."""
         if not hasattr(self, "_batch_task"):
-            from evalkit.stages.grade_batch import batch_task
+            from evalkit.stages.grade_batch import batch_task  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
             self._batch_task = batch_task(self)
         return self._batch_task
@@ -297,7 +288,7 @@ class Graph:
         cfg = self.cfg
         file_of = ARTIFACT_FILES
         watched: dict[str, list[str]] = {}
-        from evalkit.systems.recorded import recorded_sources
+        from evalkit.systems.recorded import recorded_sources  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         root = Path(cfg.root)
         for system, case, folder, chain, chosen in self.stage_rows():
@@ -340,31 +331,31 @@ class Graph:
     @cached_property
     def validated_kinds(self) -> tuple[str, ...]:
         """Kinds whose cases the validate task checks."""
-        from evalkit.kinds import kinds
+        from evalkit.kind_registry import kinds  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
-        return tuple(n for n, k in kinds().items() if k.validated)
+        return tuple(n for n, k in kinds().items() if k.execution.validated)
 
     @cached_property
     def execute_reads_validation(self) -> tuple[str, ...]:
         """Kinds whose execute stage reads the case's validation."""
-        from evalkit.kinds import kinds
+        from evalkit.kind_registry import kinds  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
-        return tuple(n for n, k in kinds().items() if k.execute_reads_validation)
+        return tuple(n for n, k in kinds().items() if k.execution.execute_reads_validation)
 
     def validation_path(self, case: Any) -> str:
-        from evalkit.stages.validate import validation_path
+        from evalkit.stages.validate import validation_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         return str(validation_path(self.cfg.work_path, case))
 
     def validate_tasks(self) -> Iterator[dict[str, Any]]:
-        from evalkit.kinds import kind as kind_named
+        from evalkit.kind_registry import kind as kind_named  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         seen = set()
         for _system, case in self.pairs:
             if case.kind not in self.validated_kinds or case.key in seen or not selected(case.key, self.globs):
                 continue
             seen.add(case.key)
-            executed = kind_named(case.kind).executed
+            executed = kind_named(case.kind).execution.executed
             target = self.validation_path(case)
             task = {"name": case.key, "actions": [(run_validate, [self.config, case.key])],
                     "file_dep": list(case.files) + ([self.slice_files["execute"]] if executed else []),
@@ -375,6 +366,8 @@ class Graph:
             yield task
 
     def health_path(self, case: Any) -> str:
+        from evalkit.stages.health import health_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
+
         return str(health_path(self.cfg.work_path, case))
 
     @cached_property
@@ -393,9 +386,11 @@ class Graph:
 
     def health_tasks(self) -> Iterator[dict[str, Any]]:
         """One task per case: a pure function of the case's files, its validation and the health slice."""
+        from evalkit.kind_registry import kind as kind_named  # deferred: the stage's code, loaded by its task's action, not while doit plans
+
         for case in self.health_cases():
             target = self.health_path(case)
-            slice_file = self.health_slice_files[kind_of(case.kind).executed]
+            slice_file = self.health_slice_files[kind_named(case.kind).execution.executed]
             task = {"name": case.key, "actions": [(run_health, [self.config, case.key])],
                     "file_dep": list(case.files) + [self.validation_path(case), slice_file],
                     "targets": [target], "uptodate": [not marked_for_retry(target)], "clean": True,
@@ -438,9 +433,9 @@ def graph() -> Graph:
 
 def doit_config() -> dict[str, Any]:
     """DOIT_CONFIG for dodo.py: sqlite3 database in the work folder, quiet reporter, evalkit.doitplus."""
-    from evalkit import doitplus
+    from evalkit import doitplus  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
-    from evalkit.fsutil import WriteOutsideRoots
+    from evalkit.fsutil import WriteOutsideRoots  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     try:
         g = graph()
@@ -454,7 +449,7 @@ def doit_config() -> dict[str, Any]:
     for note in g.loaded.project.input_notes():  # said on every run, and on the release page
         print(f"evalkit: warning: {note}", file=sys.stderr)
     db = g.cfg.work_path / "doit.sqlite3"
-    from evalkit.fsutil import ensure_dir
+    from evalkit.fsutil import ensure_dir  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     ensure_dir(db.parent)
     gc.freeze()  # the loaded project and graph live until the end: no collection needs to scan them
@@ -515,11 +510,31 @@ def task_score() -> Iterator[dict[str, Any]]:
     yield from graph().stage_tasks("score")
 
 
+def audit_task(g: Any) -> dict[str, Any] | None:
+    """The doit task `audit:run` (after every grade task) when judge.audit asks for something, else None."""
+    from evalkit.graders.audit import audit_path, audit_slice, retry_marker  # deferred: the stage's code, loaded by its task's action, not while doit plans
+    from evalkit.kind_registry import kind as suite_kind  # deferred: the stage's code, loaded by its task's action, not while doit plans
+
+    cfg = g.cfg
+    if cfg.judge.audit is None or not cfg.judge.audit.active:
+        return None
+    deps = []
+    for system, case in g.pairs:
+        if suite_kind(case.kind).judging.audited:
+            path = g.path("generate", system.name, case)
+            if selected(case.key, g.globs) or Path(path).exists():  # unselected cases have no generate task
+                deps.append(path)
+    deps.append(slices.write_slice(cfg, "audit", audit_slice(cfg)))
+    task = {"name": "run", "actions": [(run_audit_task, [g.config])], "file_dep": deps,
+            "targets": [str(audit_path(cfg))], "task_dep": ["grade"], "clean": True, "io": NO_CAPTURE}
+    if retry_marker(cfg).exists():
+        task["uptodate"] = [False]
+    return task
+
+
 def task_audit() -> Iterator[dict[str, Any]]:
     """judge.audit: ask the judge again on a seeded sample (repeats' spread, pairwise order flips)."""
     yield {"basename": "audit", "name": None, "doc": task_audit.__doc__}
-    from evalkit.graders.audit import audit_task
-
     task = audit_task(graph())
     if task is not None:
         yield task
@@ -528,18 +543,18 @@ def task_audit() -> Iterator[dict[str, Any]]:
 def task_summarize() -> dict[str, Any]:
     """Aggregate scores into site/<release>/report.json (intervals, paired comparisons, regressions)."""
     g = graph()
-    from evalkit.report.site import previous_report_path
+    from evalkit.report.site import previous_report_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     deps = g.score_files() + g.health_files() + [g.slice_files["summarize"],
                               slices.write_slice(g.cfg, "input-notes", {"notes": g.loaded.project.input_notes()})]
     prev = previous_report_path(g.cfg.site_path, g.cfg.release)
     if prev is not None and prev.exists():
         deps.append(str(prev))
-    from evalkit.graders.audit import audit_path
+    from evalkit.graders.audit import audit_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     audit = g.cfg.judge.audit is not None and g.cfg.judge.audit.active  # its file, once the audit task wrote it
     deps += [slices.write_slice(g.cfg, "summarize-audit", {"audit": audit})] + ([str(audit_path(g.cfg))] if audit else [])
-    from evalkit.report.calibration import label_inputs
+    from evalkit.report.calibration import label_inputs  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     labels = label_inputs(g.cfg, g.loaded.project)  # people's labels: a label edit re-summarizes, never re-grades
     deps += labels + [slices.write_slice(g.cfg, "summarize-labels", {"files": labels})]
@@ -549,7 +564,7 @@ def task_summarize() -> dict[str, Any]:
 
 
 def _template_files(g: Graph) -> list[str]:
-    from evalkit.report.site import templates_dir
+    from evalkit.report.site import templates_dir  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     tdir = templates_dir(g.cfg.resolve(g.cfg.templates_dir) if g.cfg.templates_dir else None) / "site"
     return sorted(str(p) for p in tdir.rglob("*") if p.is_file())
@@ -559,7 +574,7 @@ def task_render() -> Iterator[dict[str, Any]]:
     """Render the HTML pages of this release (and re-render older releases when templates change)."""
     g = graph()
     yield {"basename": "render", "name": None, "doc": task_render.__doc__}
-    from evalkit.report.site import list_releases
+    from evalkit.report.site import list_releases  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     templates = _template_files(g)
     site = g.cfg.site_path

@@ -54,7 +54,7 @@ def owner_alive(name: str) -> bool | None:
 def sweep(tmp: str | os.PathLike[str] | None = None) -> list[str]:
     """Remove evalkit's temporary folders whose owner is dead; return their names."""
     base = Path(tmp or tempfile.gettempdir())
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(os.scandir(base))
     except OSError:

@@ -71,19 +71,19 @@ def language_for(language: str) -> tree_sitter.Language:
     """The compiled tree-sitter ``Language`` for ``language`` (shared between threads)."""
     language = _check(language)
     if language == "java":
-        import tree_sitter_java
+        import tree_sitter_java  # deferred: a tree-sitter grammar, only for files of its language
 
         return tree_sitter.Language(tree_sitter_java.language())
     if language in ("typescript", "tsx"):
-        import tree_sitter_typescript
+        import tree_sitter_typescript  # deferred: a tree-sitter grammar, only for files of its language
 
         fn = tree_sitter_typescript.language_tsx if language == "tsx" else tree_sitter_typescript.language_typescript
         return tree_sitter.Language(fn())
     if language == "javascript":
-        import tree_sitter_javascript
+        import tree_sitter_javascript  # deferred: a tree-sitter grammar, only for files of its language
 
         return tree_sitter.Language(tree_sitter_javascript.language())
-    import tree_sitter_python
+    import tree_sitter_python  # deferred: a tree-sitter grammar, only for files of its language
 
     return tree_sitter.Language(tree_sitter_python.language())
 

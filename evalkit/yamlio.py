@@ -109,7 +109,12 @@ def _yaml(limits: YamlLimits | None = None) -> YAML:
     y = YAML(typ="rt", pure=True)
     y.allow_duplicate_keys = False
     y.max_depth = limits.max_depth
-    y.Composer = type("Composer", (LimitedComposer,), {"max_nodes": limits.max_nodes})
+    cap = limits.max_nodes
+
+    class Composer(LimitedComposer):
+        max_nodes = cap
+
+    y.Composer = Composer
     return y
 
 

@@ -146,8 +146,8 @@ def test_invalid_values_get_one_repair(tmp_path: Path, server: FakeAnthropic) ->
 
 
 def test_a_value_off_the_scale_after_the_repair_is_a_judge_error(tmp_path: Path, server: FakeAnthropic) -> None:
-    from evalkit.graders.judge import Incident, MigrationJudgeInput, judge_migration
-    from evalkit.graders.judge_rubric import load_rubric
+    from evalkit.graders.migration_judge import Incident, MigrationJudgeInput, judge_migration
+    from evalkit.graders.rubric_config import load_rubric
     from evalkit.llm.client import ModelClient
     from evalkit.llm.settings import JudgeSettings
 

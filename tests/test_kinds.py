@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.kinds import kind, names
-from evalkit.kinds.base import Kind
+from evalkit.kinds.base import Answers, Execution, Judging, Kind
 from tests.helpers import REPO, evalkit, plugin_dist
 
 OWN_KINDS = ("agentic", "e2e", "generation", "migration", "patch", "rag")
@@ -147,11 +147,62 @@ def test_evalkit_kinds_are_registered_entry_points() -> None:
         k = kind(name)
         assert isinstance(k, Kind) and k.name == name and registry("kinds").source(name) == OWN
         assert k.stages[0] == "generate" and k.stages[-2:] == ["grade", "score"]
-        assert ("execute" in k.stages) == k.executed
+        assert ("execute" in k.stages) == k.execution.executed
         assert k.inputs is not None and k.reference is not None, name  # every own kind's cases are typed
         assert k.scorers(), name
     with pytest.raises(KeyError, match="known: .*migration"):
         kind("no-such-kind")
+
+
+def test_the_policies_of_evalkit_kinds() -> None:
+    """Three policy objects hold what the yes/no class attributes said (values as before they were grouped)."""
+    patch, migration, generation = kind("patch"), kind("migration"), kind("generation")
+    assert patch.execution == Execution(executed=True, validated=True, execute_reads_validation=True,
+                                        validation_label="harness validation")
+    assert patch.judging == Judging(changes_judge=True) and patch.answers == Answers()
+    assert migration.judging.audited and migration.answers == Answers(code_answer=True, solved_store=True)
+    assert generation.answers.criteria and generation.judging.graded_by_model and not generation.execution.executed
+    assert kind("e2e").execution.final_tree_after_execute and kind("agentic").judging.takes_rubric
+
+
+def test_an_entry_point_naming_the_kind_class_is_bad_input() -> None:
+    """The class instead of an instance: InputError (exit 2) naming the entry point, no traceback."""
+    from evalkit import plugins
+    from evalkit.errors import InputError
+
+    class Classy(Kind):
+        name = "classy"
+
+    try:
+        plugins.registry("kinds").register("classy", Classy)
+        with pytest.raises(InputError, match=r"entry point evalkit.kinds 'classy' .*is not a suite kind; expected"):
+            kind("classy")
+    finally:
+        plugins.forget()
+
+
+def test_a_kind_written_with_the_flat_flags_gets_them_in_its_policies() -> None:
+    """An outside kind written before the policies (``executed = True`` as its own class attribute) keeps working."""
+
+    class Old(Kind):
+        name = "old"
+        executed = True
+        validation_label = "its own validation"
+        audited = True
+        code_answer = True
+        rubric_graded = True  # read by nothing any more: accepted and dropped
+
+    old = Old()
+    assert old.execution == Execution(executed=True, validation_label="its own validation")
+    assert old.judging == Judging(audited=True) and old.answers == Answers(code_answer=True)
+    assert old.stages == ["generate", "execute", "grade", "score"]
+    assert not hasattr(Old, "executed") and not hasattr(Old, "rubric_graded")  # one place says it: the policy
+    assert Kind.execution == Execution() and Kind.judging == Judging()  # the base class is untouched
+
+    class Newer(Old):
+        judging = Judging(changes_judge=True)
+
+    assert Newer.execution.executed and Newer.judging == Judging(changes_judge=True)
 
 
 def test_every_kind_declares_registry_metrics() -> None:
@@ -212,6 +263,7 @@ ECHO_MODULE = '''\
 
 from pathlib import Path
 
+from evalkit.contracts import ScoreContext, ScoreResult
 from evalkit.kinds.base import Kind
 from evalkit.metrics.registry import metric
 from evalkit.models import Model
@@ -235,9 +287,10 @@ metric(name="echo_match", display="Echo match", aggregate="rate", binary=True, h
        kinds=("echo",), description="Share of cases whose answer text equals the reference text.")
 
 
-def echo_match(cfg, case, output, execution, grades):
-    answer = output.first.text if output.status == "ok" else None
-    return {"echo_match": float((answer or "").strip() == case.reference.text.strip())}
+def echo_match(ctx: ScoreContext) -> ScoreResult:
+    answer = ctx.sample.text if ctx.output.status == "ok" else None
+    same = (answer or "").strip() == ctx.reference.text.strip()
+    return ScoreResult({"echo_match": float(same)}, "the answer's text against the reference's")
 
 
 class Echo(Kind):
@@ -403,6 +456,27 @@ def test_shipped_case_schema_per_kind_types_inputs() -> None:
     assert set(OWN_KINDS) <= set(suite["properties"]["kind"]["enum"])
 
 
+def test_evalkit_schema_writes_an_outside_kinds_case_schema(tmp_path: Path) -> None:
+    """`evalkit schema --out DIR` with an outside kind installed: DIR gets its case-<kind>.schema.json (typed inputs and
+    reference: a misspelled key is refused) and its branch of case.schema.json, beside evalkit's own."""
+    from jsonschema import Draft202012Validator
+
+    dist, project, _suite = _echo_project(tmp_path, "kind: echo\n")
+    out = tmp_path / "schemas"
+    proc = evalkit(project, "schema", "--out", str(out), env={"PYTHONPATH": os.pathsep.join([str(dist), str(REPO)])})
+    assert proc.returncode == 0, proc.stderr
+    assert str(out / "case-echo.schema.json") in proc.stdout.splitlines()
+    assert (out / "case-migration.schema.json").is_file() and (out / "config.schema.json").is_file()
+    good = {"id": "hello", "inputs": {"prompt": "hi"}, "reference": {"text": "hi"}}
+    typo = {"id": "hello", "inputs": {"promt": "hi"}, "reference": {"text": "hi"}}
+    own = Draft202012Validator(json.loads((out / "case-echo.schema.json").read_text()))
+    assert own.is_valid(good) and not own.is_valid(typo)
+    union = Draft202012Validator(json.loads((out / "case.schema.json").read_text()))
+    assert union.is_valid({**good, "kind": "echo"}) and not union.is_valid({**typo, "kind": "echo"})
+    shipped = json.loads((REPO / "evalkit" / "schemas" / "case.schema.json").read_text())
+    assert "echo" not in json.dumps(shipped["properties"]["kind"])  # the package's own schemas: its own kinds only
+
+
 def test_an_outside_kind_whose_inputs_accept_unknown_keys_is_refused(tmp_path: Path) -> None:
     """A plain pydantic BaseModel ignores a misspelled case key in silence: the kind is refused when it loads,
     at `evalkit check` (exit 2, naming the entry point, its distribution and the model)."""
@@ -445,6 +519,8 @@ def test_editing_an_outside_kinds_scorer_rescores(tmp_path: Path) -> None:
     before = scores.stat().st_mtime_ns
     assert echo_match() == pytest.approx(0.5) and scores.stat().st_mtime_ns == before  # nothing edited: no rescore
     module = dist / "evalkit_echo.py"
-    module.write_text(module.read_text().replace("(answer or \"\").strip() == case.reference.text.strip()",
-                                                 "(answer or \"\").strip().lower() == case.reference.text.strip().lower()"))
+    scorer_line = "(answer or \"\").strip() == ctx.reference.text.strip()"
+    assert scorer_line in module.read_text()
+    module.write_text(module.read_text().replace(scorer_line,
+                                                 "(answer or \"\").strip().lower() == ctx.reference.text.strip().lower()"))
     assert echo_match() == pytest.approx(1.0)  # case-blind now: 'SHOUT THIS' matches too

@@ -34,9 +34,12 @@ ASSERTION = textwrap.dedent('''\
     """An assertion type: the checked text has at most `value` lines."""
 
 
-    def max_lines(spec, text, sample, language):
-        n = len(text.splitlines())
-        return n <= int(spec.value), f"{n} lines (at most {spec.value})"
+    from evalkit.contracts import AssertionContext, AssertionOutcome
+
+
+    def max_lines(ctx: AssertionContext) -> AssertionOutcome:
+        n = len(ctx.text.splitlines())
+        return AssertionOutcome(n <= int(ctx.spec.value), f"{n} lines (at most {ctx.spec.value})")
     ''')
 
 BACKEND = textwrap.dedent('''\

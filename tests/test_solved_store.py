@@ -139,7 +139,7 @@ def test_the_system_and_the_judge_see_the_example_and_a_changed_store_regenerate
 
     # the judge's input and a model system's prompt carry the same text
     from evalkit.artifacts import Sample
-    from evalkit.graders.judging import migration_input
+    from evalkit.graders.judge_dispatch import migration_input
     from evalkit.systems.anthropic_adapter import render_prompt
     from evalkit.systems.base import RunContext
 

@@ -29,14 +29,14 @@ def command(name: str, help: str, configure: Callable[[argparse.ArgumentParser],
     return deco
 
 
-def _config_arg(p: argparse.ArgumentParser) -> None:
+def config_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", "-c", help="evalkit.yaml to use (default: $EVALKIT_CONFIG or ./evalkit.yaml)")
 
 
-@command("check", "validate evalkit.yaml and every suite and case; list every problem (exit 2 if any)", _config_arg)
+@command("check", "validate evalkit.yaml and every suite and case; list every problem (exit 2 if any)", config_arg)
 def cmd_check(args: argparse.Namespace) -> int:
-    from evalkit.checks import check_project
-    from evalkit.checks_deep import is_warning
+    from evalkit.checks import check_project  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.checks_deep import is_warning  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     problems, summary = check_project(args.config)
     for p in problems:
@@ -51,7 +51,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
-    _config_arg(p)
+    config_arg(p)
     p.add_argument("--select", "-s", action="append", default=[],
                    help="only cases matching SUITE/CASE-GLOB (repeatable); others keep their results")
     p.add_argument("--jobs", "-n", type=int, default=None,
@@ -95,12 +95,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.cluster:
         os.environ["EVALKIT_CLUSTER"] = args.cluster
     if args.repo:
-        from evalkit.importers.swebench import parse_repo_map
+        from evalkit.importers.swebench import parse_repo_map  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         mapped = parse_repo_map(args.repo)  # bad or missing folders: exit 2 naming the option
         os.environ["EVALKIT_REPOS"] = ",".join([*filter(None, [os.environ.get("EVALKIT_REPOS", "")]),
                                                 *(f"{k}={v}" for k, v in mapped.items())])
-    from evalkit.config import load_config
+    from evalkit.config import load_config  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     try:
         work = load_config().work_path
@@ -117,10 +117,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _run_locked(args: argparse.Namespace) -> int:
     """`evalkit run` once this process holds the project's lock (`evalkit.runlock`)."""
-    from doit.cmd_base import ModuleTaskLoader
-    from doit.doit_cmd import DoitMain
+    from doit.cmd_base import ModuleTaskLoader  # deferred: doit, only when tasks run
+    from doit.doit_cmd import DoitMain  # deferred: doit, only when tasks run
 
-    import evalkit.tasks as tasks
+    import evalkit.tasks as tasks  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     try:
         module = {"DOIT_CONFIG": tasks.doit_config(), **{k: getattr(tasks, k) for k in dir(tasks) if k.startswith("task_")}}
@@ -128,14 +128,14 @@ def _run_locked(args: argparse.Namespace) -> int:
         return int(exc.code or 2)
     run_cfg = tasks.graph().cfg
     if run_cfg.executor_name == "cluster":  # no address: exit 2 naming where to give one, before any task
-        from evalkit.executors.cluster import cluster_address
+        from evalkit.executors.cluster import cluster_address  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         cluster_address(run_cfg.executor_settings)
     if args.jobs is None:  # on a cluster, doit's threads are the calls in flight
         args.jobs = 16 if run_cfg.executor_name == "cluster" else 1
     argv = ["run"] + (["-n", str(args.jobs), "-P", "thread"] if args.jobs > 1 else []) + list(args.doit_args)
-    from evalkit import progress
-    from evalkit.interrupted import run_marker
+    from evalkit import progress  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.interrupted import run_marker  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     mode = progress.mode_for(args.quiet)  # live on a terminal, doit's lines otherwise, nothing with -q
     module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"], "reporter": progress.reporter_for(mode, args.jobs)}
@@ -168,7 +168,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     if failed:
         say(f"exit status {ALL_FAILED_EXIT}: {len(failed)} system(s) failed on every case")
         return ALL_FAILED_EXIT
-    from evalkit.bugs import BUG_EXIT, describe_bugs
+    from evalkit.bugs import BUG_EXIT, describe_bugs  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     found = describe_bugs(cfg.work_path, {(s.name, c.key) for s, c in tasks.graph().pairs})
     for line in found:
@@ -194,33 +194,35 @@ def _run_locked(args: argparse.Namespace) -> int:
 
 
 def _schema_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default=None, help="folder to write the schemas to (default: the package's schemas/)")
+    p.add_argument("--out", default=None, help="folder to write the schemas to (default: the package's schemas/, "
+                                               "evalkit's own kinds only); a folder given gets a case schema of every "
+                                               "registered kind, installed packages' too")
 
 
 @command("schema", "write JSON Schemas of case, suite, config and report files", _schema_args)
 def cmd_schema(args: argparse.Namespace) -> int:
-    from evalkit.schemas import write_schemas
+    from evalkit.schemas import write_schemas  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
-    for path in write_schemas(Path(args.out) if args.out else None):
+    for path in write_schemas(Path(args.out) if args.out else None, own_only=not args.out):
         print(path)
     return 0
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:
-    _config_arg(p)
+    config_arg(p)
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--dir", default=None, help="folder to serve (default: the config's site_dir)")
 
 
 @command("serve", "serve the report site on http://127.0.0.1:PORT/", _serve_args)
 def cmd_serve(args: argparse.Namespace) -> int:
-    import functools
-    import http.server
+    import functools  # deferred: only for `evalkit serve`
+    import http.server  # deferred: http.server, only for `evalkit serve`
 
     if args.dir:
         site = Path(args.dir)
     else:
-        from evalkit.config import load_config
+        from evalkit.config import load_config  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         site = load_config(args.config).site_path
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
@@ -234,7 +236,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _compare_args(p: argparse.ArgumentParser) -> None:
-    _config_arg(p)
+    config_arg(p)
     p.add_argument("a", help="the older release (compared with)")
     p.add_argument("b", help="the newer release")
     p.add_argument("--site", default=None, help="site folder (default: the config's site_dir)")
@@ -242,15 +244,15 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 @command("compare", "compare two releases of the site: site/compare/A..B.html, per case what changed", _compare_args)
 def cmd_compare(args: argparse.Namespace) -> int:
-    from evalkit.fsutil import confine_writes
-    from evalkit.report.compare import counts, render_comparison
-    from evalkit.report.compare import ReleaseComparison
+    from evalkit.fsutil import confine_writes  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.report.compare_page import counts, render_comparison  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.report.compare_page import ReleaseComparison  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     tdir = cache = None
     if args.site:
         site = Path(args.site)
     else:
-        from evalkit.config import load_config
+        from evalkit.config import load_config  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         cfg = load_config(args.config)
         site = cfg.site_path
@@ -270,7 +272,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _load_plugins() -> None:
     """Commands defined in other modules register themselves on import."""
-    import importlib
+    import importlib  # deferred: only when plug-in commands load
 
     for module in ("evalkit.cli.estimate", "evalkit.cli.init", "evalkit.importers.cli", "evalkit.graders.rejudge_cmd"):
         try:

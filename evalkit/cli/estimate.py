@@ -14,13 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalkit.cli import _config_arg, command
-from evalkit.kinds import kind
+from evalkit.cli import command, config_arg
+from evalkit.kind_registry import kind
 from evalkit.llm.pricing import unpriced_models
-from evalkit.stages.health import health_path
 from evalkit.models import Model
+
+if TYPE_CHECKING:
+    from evalkit.project import Loaded
 
 
 class EstimateLine(Model):
@@ -54,9 +56,9 @@ class EstimateLine(Model):
 
 def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> list[EstimateLine]:
     """Price ``plan``'s calls: one line per group, duplicates counted once."""
-    from evalkit.llm.client import estimate_tokens
-    from evalkit.llm.pricing import Usage, cost_usd, price_for
-    from evalkit.llm.providers import cache_scope
+    from evalkit.llm.client import estimate_tokens  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.llm.pricing import Usage, cost_usd, price_for  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.llm.providers import cache_scope  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     lines: dict[tuple[str, str, str, str], EstimateLine] = {}
     seen: set[str] = set()
@@ -88,14 +90,16 @@ def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> lis
     return [lines[k] for k in sorted(lines)]
 
 
-def ablation_containers(loaded: Any) -> tuple[int, int]:
+def ablation_containers(loaded: Loaded) -> tuple[int, int]:
     """(all, not run yet) sandbox runs of case health's ablations (evalkit.stages.health) over the project's
     cases whose kind checks ablations with its tests; a case with a health file has run them."""
+    from evalkit.stages.health import health_path  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+
     cfg = loaded.config
     total = pending = 0
     for case in loaded.project.cases:
         kd = kind(case.kind)
-        if not case.ok or kd.ablations_checked_by != "tests" or not kd.validated:
+        if not case.ok or kd.ablations_checked_by != "tests" or not kd.execution.validated:
             continue
         n = len(kd.ablations(case)[:cfg.validation.ablations])
         total += n
@@ -104,19 +108,19 @@ def ablation_containers(loaded: Any) -> tuple[int, int]:
 
 
 @command("estimate", "count every model call the next run would make (systems under test, judges, rubrics, "
-         "ragas) and its cost; no call is paid", _config_arg)
+         "ragas) and its cost; no call is paid", config_arg)
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from evalkit.llm.cache import ResponseCache
-    from evalkit.llm.plan import key_selection, plan_run
-    from evalkit.llm.settings import configured
-    from evalkit.project import load
+    from evalkit.llm.cache import ResponseCache  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.llm.settings import configured  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.project import load  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.run_plan import key_selection, plan_run  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     loaded = load(args.config)
     cfg = loaded.config
     settings = cfg.judge.with_env()
     counter = None
     if configured(settings):
-        from evalkit.llm.client import ModelClient
+        from evalkit.llm.client import ModelClient  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         counter = ModelClient(settings, cfg.work_path / "cache")
     plan = plan_run(loaded, selected=key_selection())
@@ -142,7 +146,7 @@ def cmd_estimate(args: argparse.Namespace) -> int:
               "stand-in answer (identical answers would share a verdict); `evalkit run generate` first for an "
               "exact count")
     if counter is None:
-        from evalkit.llm.keys import env_names
+        from evalkit.llm.keys import env_names  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         print(f"{env_names(settings.provider)[1]} is not set: the run would make none of these calls "
               "(judges not configured)")

@@ -47,7 +47,7 @@ def _init_args(p: argparse.ArgumentParser) -> None:
 
 
 def _template(name: str, **values: object) -> str:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined  # heavy-ish: only `init` renders
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined  # deferred: jinja2, only when pages are rendered
 
     env = Environment(loader=FileSystemLoader(str(PACKAGE_TEMPLATES / "starter")), undefined=StrictUndefined,
                       keep_trailing_newline=True)

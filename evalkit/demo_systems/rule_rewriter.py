@@ -36,7 +36,8 @@ def rewrite(source: str, case: dict[str, Any]) -> str:
         text = re.sub(r"@PersistenceContext(\([^)]*\))?", "@Inject", text)
         text = text.replace("import javax.persistence.PersistenceContext;", "import jakarta.inject.Inject;")
     lines = text.split("\n")
-    out, block = [], []
+    out: list[str] = []
+    block: list[str] = []
 
     def flush() -> None:
         if block:

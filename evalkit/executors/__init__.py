@@ -15,42 +15,35 @@ exception comes from the stage and is recorded as an evalkit ``bug``.
 from __future__ import annotations
 
 import threading
-from typing import Any, Protocol
+from typing import cast
 
-from evalkit.artifacts import ArtifactBase
+from evalkit.config import Config
+from evalkit.contracts import Executor, ExecutorFactory
 from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob
 from evalkit.executors.call import StageCall, build_call, publish, run_call
+from evalkit.plugins import registry
 
 
 class ExecutorFailure(RuntimeError):
     """The executor itself failed to run a call (not the stage): an infrastructure error, retried next run."""
 
 
-class Executor(Protocol):
-    """Runs stage calls and returns their artifacts."""
-
-    def run(self, call: StageCall) -> ArtifactBase:
-        """The call's artifact (a validate call: its `Validation`), from `run_call` wherever it ran."""
-        ...
-
-
 _cache: dict[tuple[str, str, str], Executor] = {}
 _cache_lock = threading.Lock()
 
 
-def executor_for(cfg: Any) -> Executor:
+def executor_for(cfg: Config) -> Executor:
     """The executor ``cfg.executor`` names (one per process and project), built by its registered factory."""
     name, settings = cfg.executor_name, cfg.executor_settings
     key = (cfg.path, name, repr(sorted(settings.items())))
     with _cache_lock:  # doit's threads ask at once on the first calls: one executor (one cluster client) each
         if key not in _cache:
-            from evalkit.plugins import registry
-
-            _cache[key] = registry("executors").get(name)(cfg, settings)
+            factory = cast(ExecutorFactory, registry("executors").get(name))  # the group's contract
+            _cache[key] = factory(cfg, settings)
         return _cache[key]
 
 
-def blob_store(cfg: Any) -> BlobStore:
+def blob_store(cfg: Config) -> BlobStore:
     """The coordinator's blob source: ``<work>/cache/blobs``."""
     return BlobStore(cfg.work_path / "cache" / "blobs")
 

@@ -15,7 +15,6 @@ the stage's slice (`evalkit.stages.slices`), digested into the artifact's proven
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import json
 import os
@@ -23,13 +22,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from evalkit import __version__
 from evalkit.artifacts import ArtifactBase
 from evalkit.casemodels import PatchInputs
 from evalkit.cases import Case
-from evalkit.config import PACKAGE_DIR, Config
+from evalkit.config import Config, PACKAGE_DIR, System
 from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob, file_ref, matches
 from evalkit.fsutil import atomic_write_text, confine_writes, digest
+from evalkit.graders.rubric_config import resolved_ref
+from evalkit.stages.execute import RepoUnmapped, TreeUnavailable, execute, source_tree, tree_in_image
+from evalkit.stages.generate import generate
+from evalkit.stages.grade import grade
+from evalkit.stages.handed_trees import HANDED, TreeRef
 from evalkit.stages.health import case_health
+from evalkit.stages.score import score
+from evalkit.stages.validate import validate_case, validation_path
+from evalkit.systems.recorded import recorded_sources
 
 STAGES = ("generate", "execute", "grade", "score", "validate", "health")
 """The stages a call runs (validate: a case's reference checked against the case, no system; health: the
@@ -40,20 +48,6 @@ INPUTS = {"generate": (), "execute": ("generate",), "grade": ("generate", "execu
 
 
 @dataclass(frozen=True)
-class TreeRef:
-    """A case's source tree made from ``repo@commit`` on the coordinator, by content (or why it could not be)."""
-
-    files: dict[str, FileRef] = field(default_factory=dict)
-    """Path inside the tree (posix) -> content."""
-    host: str = ""
-    """Where the coordinator holds it (used in place when the files are there)."""
-    error: str = ""
-    """Why there is no tree (``files`` empty)."""
-    unmapped: bool = False
-    """The error is this machine's setup (the repository is mapped nowhere), not the case."""
-
-
-@dataclass(frozen=True)
 class StageCall:
     """One stage of one (system, case), by content: picklable, run by `run_call` wherever an executor puts it."""
 
@@ -61,7 +55,7 @@ class StageCall:
     """generate, execute, grade, score or validate."""
     config: Config
     """The project's config (whole: its slices are not separable, see the module docstring)."""
-    system: Any
+    system: System | None
     """The system under test (a `config.System` model); None for validate."""
     case: Case
     """The loaded case; its host paths are re-rooted where the call runs."""
@@ -90,7 +84,7 @@ class StageCall:
 
 # ---- coordinator side ---------------------------------------------------------------------------
 
-def _system_files(cfg: Config, system: Any, case: Case) -> list[str]:
+def _system_files(cfg: Config, system: System, case: Case) -> list[str]:
     """The system's own files below the project (watched program files, command arguments naming project
     files, recordings and a recorded judge's verdicts); files of the evalkit package are not carried."""
     out = [str(cfg.resolve(w)) for w in getattr(system, "watch", [])]
@@ -101,8 +95,6 @@ def _system_files(cfg: Config, system: Any, case: Case) -> list[str]:
             if p.is_file():
                 out.append(str(p))
     if getattr(system, "adapter", None) == "recorded":
-        from evalkit.systems.recorded import recorded_sources
-
         for i in range(system.samples):
             out += [str(p) for p in recorded_sources(system, case, root, i)]
     package = str(PACKAGE_DIR) + os.sep
@@ -112,8 +104,6 @@ def _system_files(cfg: Config, system: Any, case: Case) -> list[str]:
 def _rubric_files(cfg: Config, case: Case) -> list[str]:
     out = [case.rubric] if case.rubric and os.path.isabs(case.rubric) else []
     if cfg.judge.rubric:
-        from evalkit.graders.judge_rubric import resolved_ref
-
         ref = resolved_ref(cfg.judge.rubric, cfg.root or ".")
         if ref and os.path.isabs(ref):
             out.append(ref)
@@ -122,7 +112,6 @@ def _rubric_files(cfg: Config, case: Case) -> list[str]:
 
 def _tree_key(case: Case) -> str | None:
     """``repo@commit`` of a case whose tree the execute stage makes from a repository, else None."""
-    from evalkit.stages.execute import tree_in_image
 
     inputs = case.inputs
     if not isinstance(inputs, PatchInputs) or tree_in_image(case) or case.ref_path("inputs.source_dir") is not None:
@@ -153,8 +142,6 @@ def tree_manifest(folder: Path) -> dict[str, FileRef]:
 
 
 def _tree(cfg: Config, case: Case) -> TreeRef:
-    from evalkit.stages.execute import RepoUnmapped, TreeUnavailable, source_tree
-
     try:
         folder = source_tree(cfg, case)
     except RepoUnmapped as exc:
@@ -164,11 +151,9 @@ def _tree(cfg: Config, case: Case) -> TreeRef:
     return TreeRef(files=tree_manifest(folder), host=str(folder))
 
 
-def build_call(cfg: Config, stage: str, system: Any, case: Case, inputs: dict[str, ArtifactBase | None]) -> StageCall:
+def build_call(cfg: Config, stage: str, system: System | None, case: Case, inputs: dict[str, ArtifactBase | None]) -> StageCall:
     """The call for one stage of one (system, case) (validate: system None): files by content, the repository
     tree made here."""
-    from evalkit import __version__
-    from evalkit.stages.validate import validation_path
 
     paths = list(case.files) + _rubric_files(cfg, case) + (_system_files(cfg, system, case) if system is not None and stage != "score" else [])
     files = {p: file_ref(p) for p in dict.fromkeys(paths) if os.path.isfile(p)}
@@ -194,30 +179,10 @@ def publish(call: StageCall, blobs: BlobStore) -> int:
 
 # ---- executing side -----------------------------------------------------------------------------
 
-_handed: contextvars.ContextVar[dict[str, TreeRef | Path] | None] = contextvars.ContextVar("evalkit_handed_trees",
-                                                                                           default=None)
-
-
-def handed_tree(repo: str, commit: str) -> TreeRef | Path | None:
-    """Inside a stage call: the tree handed for ``repo@commit`` (a folder, or a `TreeRef` saying why there is
-    none); outside one (validation, planning): None, and the caller makes the tree itself."""
-    handed = _handed.get()
-    if handed is None:
-        return None
-    got = handed.get(f"{repo}@{commit}")
-    return got if got is not None else TreeRef(error=f"the source tree of {repo}@{commit} was not handed to the "
-                                                     "stage call (an evalkit bug)")
-
-
-def in_call() -> bool:
-    """A stage call is running in this context."""
-    return _handed.get() is not None
-
-
 @dataclass
-class _View:
+class View:
     cfg: Config
-    system: Any
+    system: System | None
     case: Case
     trees: dict[str, TreeRef | Path]
 
@@ -229,7 +194,7 @@ def _on_host(call: StageCall) -> bool:
             and all(matches(f"{t.host}/{rel}", ref) for t in call.trees.values() for rel, ref in t.files.items()))
 
 
-def _materialized(call: StageCall, blobs: BlobStore, scratch: Path) -> _View:
+def materialized(call: StageCall, blobs: BlobStore, scratch: Path) -> View:
     """The call re-rooted below ``scratch``: project files at ``scratch/snap/<digest>/<host path>``, the work
     folder ``scratch/work`` (caches made there stay there), trees under ``scratch/trees``."""
     scratch = Path(os.path.abspath(scratch))
@@ -264,56 +229,48 @@ def _materialized(call: StageCall, blobs: BlobStore, scratch: Path) -> _View:
                                  "cases_dir": r(cfg.cases_dir)})
     system = call.system
     moved = {k: r(getattr(system, k)) for k in ("path", "grades") if isinstance(getattr(system, k, None), str)}
-    if moved:
+    if moved and system is not None:
         system = system.model_copy(update=moved)
-    return _View(cfg, system, case, trees)
+    return View(cfg, system, case, trees)
 
 
-def view(call: StageCall, blobs: BlobStore | None = None, scratch: Path | None = None) -> _View:
+def view(call: StageCall, blobs: BlobStore | None = None, scratch: Path | None = None) -> View:
     """What the stage function is handed: the host's own files when they are all there with the call's content,
     else the call materialized from ``blobs`` below ``scratch``."""
     if _on_host(call):
         trees: dict[str, TreeRef | Path] = {k: Path(t.host) if t.files else t for k, t in call.trees.items()}
-        return _View(call.config, call.system, call.case, trees)
+        return View(call.config, call.system, call.case, trees)
     if blobs is None or scratch is None:
         raise MissingBlob(f"{call.case.key}: files of the case changed or are missing on this host since the "
                           f"{call.stage} call was built, and the executor has no blob source")
-    return _materialized(call, blobs, scratch)
+    return materialized(call, blobs, scratch)
 
 
 def run_call(call: StageCall, blobs: BlobStore | None = None, scratch: Path | None = None) -> Any:
     """Run one stage call and return its artifact (validate: its `Validation`; nothing is written but the
     caches'); an exception the stage raises is passed on (the coordinator records it as an evalkit bug)."""
     v = view(call, blobs, scratch)
-    token = _handed.set(v.trees)
+    token = HANDED.set(v.trees)
     try:
-        return _dispatch(call.stage, v, call.inputs)
+        return dispatch(call.stage, v, call.inputs)
     finally:
-        _handed.reset(token)
+        HANDED.reset(token)
 
 
-def _dispatch(stage: str, v: _View, inputs: dict[str, ArtifactBase | None]) -> Any:
+def dispatch(stage: str, v: View, inputs: dict[str, ArtifactBase | None]) -> Any:
     cfg, system, case = v.cfg, v.system, v.case
     if stage == "validate":
-        from evalkit.stages.validate import validate_case
-
         return validate_case(cfg, case)
     if stage == "health":
         return case_health(cfg, case)
+    if system is None:
+        raise ValueError(f"{stage} call without a system (only validate and health calls have none)")
     if stage == "generate":
-        from evalkit.stages.generate import generate
-
         return generate(cfg, system, case)
     if stage == "execute":
-        from evalkit.stages.execute import execute
-
         return execute(cfg, system, case, inputs["generate"])  # type: ignore[arg-type]
     if stage == "grade":
-        from evalkit.stages.grade import grade
-
         return grade(cfg, system, case, inputs["generate"], inputs.get("execute"))  # type: ignore[arg-type]
     if stage == "score":
-        from evalkit.stages.score import score
-
         return score(cfg, system, case, inputs["generate"], inputs.get("execute"), inputs["grade"])  # type: ignore[arg-type]
     raise ValueError(f"unknown stage {stage!r}; expected one of {', '.join(STAGES)}")

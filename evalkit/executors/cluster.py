@@ -39,13 +39,26 @@ import time
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.artifacts import ArtifactBase
 from evalkit.executors.blobs import BlobStore
 from evalkit.executors.cache_service import CacheService, ServiceRef, ServiceUnreachable
 from evalkit.executors.call import StageCall, publish, run_call
 from evalkit.executors.cluster_record import ENV, RECORD, ClusterRun, WorkerStats
+from evalkit.counters import EXTRA_LINES
+from evalkit import store
+from evalkit.errors import InputError, Problem
+from evalkit.executors import ExecutorFailure, blob_store
+from evalkit.executors.call import dispatch, materialized
+from evalkit.fsutil import atomic_write_json, confine_writes
+from evalkit.stages.handed_trees import HANDED
+from urllib.parse import urlsplit
+import pickle
+import socket
+
+if TYPE_CHECKING:
+    from evalkit.config import Config
 
 REMOTE_STAGES = frozenset({"generate", "execute", "grade", "validate", "health"})
 """Stages whose calls go to the workers (score runs on the coordinator)."""
@@ -71,12 +84,11 @@ class StageBug(RuntimeError):
 
 
 def _worker_folder() -> Path:
-    from distributed import get_worker
+    from distributed import get_worker  # deferred: dask.distributed (heavy), only with --cluster
 
     worker = get_worker()
     folder = Path(worker.local_directory).parent / "evalkit"  # outlives a worker restart in the same dir
     folder.mkdir(parents=True, exist_ok=True)
-    from evalkit.fsutil import confine_writes
 
     confine_writes(folder)  # this worker's blobs and scratch: the only folder a call writes here
     return folder
@@ -85,10 +97,7 @@ def _worker_folder() -> Path:
 def run_on_worker(call: StageCall, service: ServiceRef) -> _Outcome:
     """On a Dask worker: fetch the blobs this worker lacks, materialize the call below this worker's scratch
     folder, run it with the caches and budget of the coordinator, and name this worker in the artifact."""
-    from distributed import get_worker
-
-    from evalkit import store
-    from evalkit.executors.call import _materialized
+    from distributed import get_worker  # deferred: dask.distributed (heavy), only with --cluster
 
     address = get_worker().address
     folder = _worker_folder()
@@ -96,7 +105,7 @@ def run_on_worker(call: StageCall, service: ServiceRef) -> _Outcome:
     started = time.monotonic()
     fetched = service.fetch_missing(blobs, (ref for _, ref in call.host_files()))
     fetch_seconds = time.monotonic() - started
-    view = _materialized(call, blobs, folder / "scratch")  # MissingBlob here: shipping failed, Dask retries
+    view = materialized(call, blobs, folder / "scratch")  # MissingBlob here: shipping failed, Dask retries
     began = time.monotonic()
     with store.remote(service, view.cfg.work_path):
         try:
@@ -114,13 +123,11 @@ def run_on_worker(call: StageCall, service: ServiceRef) -> _Outcome:
 
 
 def _run_view(call: StageCall, view: Any) -> ArtifactBase:
-    from evalkit.executors.call import _dispatch, _handed
-
-    token = _handed.set(view.trees)
+    token = HANDED.set(view.trees)
     try:
-        return _dispatch(call.stage, view, call.inputs)
+        return dispatch(call.stage, view, call.inputs)
     finally:
-        _handed.reset(token)
+        HANDED.reset(token)
 
 
 class ClusterExecutor:
@@ -128,10 +135,8 @@ class ClusterExecutor:
 
     name = "cluster"
 
-    def __init__(self, cfg: Any, address: str, *, cache_host: str | None = None) -> None:
-        from distributed import Client
-
-        from evalkit.executors import ExecutorFailure, blob_store
+    def __init__(self, cfg: Config, address: str, *, cache_host: str | None = None) -> None:
+        from distributed import Client  # deferred: dask.distributed (heavy), only with --cluster
 
         self.address = address
         try:
@@ -147,9 +152,7 @@ class ClusterExecutor:
         self._containers = self._has_container_resource()
         self._placed: dict[str, int] = {}
         self._placed_at = 0.0
-        from evalkit import progress
-
-        progress.EXTRA_LINES.append(self.progress_line)
+        EXTRA_LINES.append(self.progress_line)
 
     def _has_container_resource(self) -> bool:
         info = self.client.scheduler_info()
@@ -158,11 +161,8 @@ class ClusterExecutor:
     def run(self, call: StageCall) -> ArtifactBase:
         if call.stage not in REMOTE_STAGES:
             return run_call(call)
-        import pickle
 
-        from distributed import KilledWorker
-
-        from evalkit.executors import ExecutorFailure
+        from distributed import KilledWorker  # deferred: dask.distributed (heavy), only with --cluster
 
         publish(call, self.blobs)
         size = len(pickle.dumps(call, protocol=pickle.HIGHEST_PROTOCOL))
@@ -219,8 +219,6 @@ class ClusterExecutor:
         return f"cluster {self.address}: {queued} queued" + (f" · {each}" if each else "")
 
     def _save(self) -> None:
-        from evalkit.fsutil import atomic_write_json
-
         atomic_write_json(self.record_path, self.record)
 
     def close(self) -> None:
@@ -230,8 +228,6 @@ class ClusterExecutor:
 
 def _reachable_ip(address: str) -> str:
     """This host's address on the route to the scheduler (where workers can reach the cache service)."""
-    import socket
-    from urllib.parse import urlsplit
 
     host = urlsplit(address if "://" in address else f"tcp://{address}").hostname or "127.0.0.1"
     if host in ("127.0.0.1", "localhost", "::1"):
@@ -245,20 +241,17 @@ def cluster_address(settings: dict[str, Any]) -> str:
     """The scheduler's address: $EVALKIT_CLUSTER (or --cluster) first, else the config's setting."""
     address = os.environ.get(ENV) or settings.get("address") or settings.get("value")
     if not address or not isinstance(address, str):
-        from evalkit.errors import InputError, Problem
-
         raise InputError(Problem("executor: cluster", None, "no scheduler address; expected "
                                  "executor: {cluster: {address: tcp://HOST:PORT}}, --cluster or $EVALKIT_CLUSTER"))
     return address
 
 
-def cluster(cfg: Any, settings: dict[str, Any] | None = None) -> ClusterExecutor:
+def cluster(cfg: Config, settings: dict[str, Any] | None = None) -> ClusterExecutor:
     """Factory registered as ``evalkit.executors: cluster`` (settings: ``address``, optional ``cache_host``:
     the coordinator's address as the workers reach it, default its address on the route to the scheduler)."""
     settings = settings or {}
     address = cluster_address(settings)
     if address in _unreachable:  # asked again by every call of the run: said once, not waited for each time
-        from evalkit.executors import ExecutorFailure
 
         raise ExecutorFailure(_unreachable[address])
     try:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.artifacts import ArtifactBase
 from evalkit.executors.call import StageCall, run_call
+
+if TYPE_CHECKING:
+    from evalkit.config import Config
 
 
 class LocalExecutor:
@@ -17,6 +20,6 @@ class LocalExecutor:
         return run_call(call)
 
 
-def local(cfg: Any = None, settings: dict[str, Any] | None = None) -> LocalExecutor:
+def local(cfg: Config | None = None, settings: dict[str, Any] | None = None) -> LocalExecutor:
     """Factory registered as ``evalkit.executors: local`` (no settings)."""
     return LocalExecutor()

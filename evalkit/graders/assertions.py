@@ -4,7 +4,8 @@ Types: contains / not_contains (and case-insensitive icontains / not_icontains),
 not_regex, is_json (optionally against a JSON Schema), syntax_valid (tree-sitter), file_set (the
 expected files and no others) and python (`module:function(output_text, sample, spec) -> bool |
 (bool, detail)`). Each has a weight; the case's score is the weighted fraction that held.
-An outside package adds a type with an ``evalkit.assertions`` entry point naming a ``Check``.
+An outside package adds a type with an ``evalkit.assertions`` entry point naming an
+``evalkit.contracts.Assertion``: ``(AssertionContext) -> AssertionOutcome`` (the older ``Check`` form still works).
 """
 
 from __future__ import annotations
@@ -12,92 +13,108 @@ from __future__ import annotations
 import importlib
 import json
 import re
-from typing import Callable
+from typing import TYPE_CHECKING, cast
 
-from evalkit.artifacts import AssertionResult, Sample
+from evalkit.artifacts import AssertionResult, ExecutionArtifact, Sample
 from evalkit.casemodels import AssertionSpec
+from evalkit.graders.degenerate import is_blank
+from evalkit.graders.syntax import check_syntax
+from evalkit.contracts import AnyAssertion, AssertionContext, AssertionOutcome, LegacyAssertion, assert_with
 from evalkit.plugins import Registry, registry
 
-Check = Callable[[AssertionSpec, str, Sample, str], tuple[bool, str]]
-"""An assertion type: ``(spec, text, sample, language) -> (passed, detail)``; ``text`` is what the spec looks
-at (``subject_text``). Registered under its ``type`` name in the ``evalkit.assertions`` entry-point group
-(evalkit's own in pyproject.toml); raising ``re.error``, ``ImportError``, ``AttributeError``, ``ValueError`` or
-``TypeError`` records the assertion as failed with the error as its detail."""
+if TYPE_CHECKING:
+    from evalkit.cases import Case
+    from evalkit.config import Config
+
+Check = LegacyAssertion
+"""An assertion type in the older form: ``(spec, text, sample, language) -> (passed, detail)``; ``text`` is what the
+spec looks at (``subject_text``). The context form is evalkit.contracts.Assertion. Either is registered under its
+``type`` name in the ``evalkit.assertions`` entry-point group (evalkit's own in pyproject.toml); raising
+``re.error``, ``ImportError``, ``AttributeError``, ``ValueError`` or ``TypeError`` records the assertion as failed
+with the error as its detail."""
 
 
-def checks() -> Registry:
+def checks() -> Registry[AnyAssertion]:
     """The assertion types by name (``evalkit.plugins.registry("assertions")``)."""
-    return registry("assertions")
+    return cast("Registry[AnyAssertion]", registry("assertions"))  # the group's contract
 
 
 def _snippet(text: str, start: int, end: int) -> str:
     return text[max(0, start - 20): end + 20].replace("\n", "\\n")
 
 
-def contains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def contains(ctx: AssertionContext) -> AssertionOutcome:
+    spec, text = ctx.spec, ctx.text
     i = text.find(str(spec.value))
-    return i >= 0, "found" if i >= 0 else "not found"
+    return AssertionOutcome(i >= 0, "found" if i >= 0 else "not found")
 
 
-def not_contains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def not_contains(ctx: AssertionContext) -> AssertionOutcome:
+    spec, text = ctx.spec, ctx.text
     i = text.find(str(spec.value))
-    return i < 0, "absent" if i < 0 else f"found: …{_snippet(text, i, i + len(str(spec.value)))}…"
+    return AssertionOutcome(i < 0, "absent" if i < 0 else f"found: …{_snippet(text, i, i + len(str(spec.value)))}…")
 
 
-def icontains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def icontains(ctx: AssertionContext) -> AssertionOutcome:
+    spec, text = ctx.spec, ctx.text
     i = text.lower().find(str(spec.value).lower())
-    return i >= 0, "found" if i >= 0 else "not found"
+    return AssertionOutcome(i >= 0, "found" if i >= 0 else "not found")
 
 
-def not_icontains(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def not_icontains(ctx: AssertionContext) -> AssertionOutcome:
+    spec, text = ctx.spec, ctx.text
     i = text.lower().find(str(spec.value).lower())
-    return i < 0, "absent" if i < 0 else f"found: …{_snippet(text, i, i + len(str(spec.value)))}…"
+    return AssertionOutcome(i < 0, "absent" if i < 0 else f"found: …{_snippet(text, i, i + len(str(spec.value)))}…")
 
 
-def regex(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def regex(ctx: AssertionContext) -> AssertionOutcome:
+    spec, text = ctx.spec, ctx.text
     m = re.search(str(spec.value), text, re.MULTILINE)
-    return m is not None, f"matched {m.group(0)[:80]!r}" if m else "no match"
+    return AssertionOutcome(m is not None, f"matched {m.group(0)[:80]!r}" if m else "no match")
 
 
-def not_regex(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def not_regex(ctx: AssertionContext) -> AssertionOutcome:
+    spec, text = ctx.spec, ctx.text
     m = re.search(str(spec.value), text, re.MULTILINE)
-    return m is None, "no match" if m is None else f"matched {m.group(0)[:80]!r}"
+    return AssertionOutcome(m is None, "no match" if m is None else f"matched {m.group(0)[:80]!r}")
 
 
-def is_json(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def is_json(ctx: AssertionContext) -> AssertionOutcome:
+    spec, text = ctx.spec, ctx.text
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        return False, f"not JSON: {exc.msg} at line {exc.lineno}"
+        return AssertionOutcome(False, f"not JSON: {exc.msg} at line {exc.lineno}")
     if spec.schema_:
-        from jsonschema import Draft202012Validator  # shipped with ragas' dependencies
+        from jsonschema import Draft202012Validator  # deferred: jsonschema, only when a schema is checked
 
         errors = sorted(Draft202012Validator(spec.schema_).iter_errors(value), key=lambda e: list(e.path))
         if errors:
             e = errors[0]
-            return False, f"schema: {'/'.join(map(str, e.path)) or '(root)'}: {e.message[:200]}"
-    return True, "valid JSON"
+            return AssertionOutcome(False, f"schema: {'/'.join(map(str, e.path)) or '(root)'}: {e.message[:200]}")
+    return AssertionOutcome(True, "valid JSON")
 
 
-def syntax_valid(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
-    from evalkit.graders.syntax import check_syntax
-
-    result = check_syntax(text, str(spec.value or language))
+def syntax_valid(ctx: AssertionContext) -> AssertionOutcome:
+    spec, text = ctx.spec, ctx.text
+    result = check_syntax(text, str(spec.value or ctx.language))
     if result.valid is None:
-        return False, f"no parser for {result.language}"
-    return bool(result.valid), "parses" if result.valid else "; ".join(result.issues) or "empty"
+        return AssertionOutcome(False, f"no parser for {result.language}")
+    return AssertionOutcome(bool(result.valid), "parses" if result.valid else "; ".join(result.issues) or "empty")
 
 
-def file_set(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def file_set(ctx: AssertionContext) -> AssertionOutcome:
+    spec = ctx.spec
     expected = {str(v) for v in (spec.value or [])}
-    got = set(sample.files)
+    got = set(ctx.sample.files)
     missing, extra = sorted(expected - got), sorted(got - expected)
     if not missing and not extra:
-        return True, "exactly the expected files"
-    return False, "; ".join(filter(None, [f"missing {missing}" if missing else "", f"unexpected {extra}" if extra else ""]))
+        return AssertionOutcome(True, "exactly the expected files")
+    return AssertionOutcome(False, "; ".join(filter(None, [f"missing {missing}" if missing else "", f"unexpected {extra}" if extra else ""])))
 
 
-def python_check(spec: AssertionSpec, text: str, sample: Sample, language: str) -> tuple[bool, str]:
+def python_check(ctx: AssertionContext) -> AssertionOutcome:
+    spec, text = ctx.spec, ctx.text
     module, _, func = str(spec.value).partition(":")
     try:
         fn = getattr(importlib.import_module(module), func)
@@ -106,12 +123,12 @@ def python_check(spec: AssertionSpec, text: str, sample: Sample, language: str) 
     except Exception as exc:  # the user's module fails while importing: the case's problem, said plainly
         raise ImportError(f"importing {module} raised {type(exc).__name__}: {exc}") from None
     try:
-        result = fn(text, sample, spec)
+        result = fn(text, ctx.sample, spec)
     except Exception as exc:  # the user's function failed: recorded as this assertion's failure
-        return False, f"{spec.value} raised {type(exc).__name__}: {exc}"
+        return AssertionOutcome(False, f"{spec.value} raised {type(exc).__name__}: {exc}")
     if isinstance(result, tuple):
-        return bool(result[0]), str(result[1])
-    return bool(result), ""
+        return AssertionOutcome(bool(result[0]), str(result[1]))
+    return AssertionOutcome(bool(result), "")
 
 
 def subject_text(spec: AssertionSpec, sample: Sample, main_file: str | None) -> str | None:
@@ -121,7 +138,6 @@ def subject_text(spec: AssertionSpec, sample: Sample, main_file: str | None) -> 
     or the whole answer): every assertion about it fails, negative ones included. A file the answer
     deletes (``deleted_files``) is checked as empty text.
     """
-    from evalkit.graders.degenerate import is_blank
 
     deleted = getattr(sample, "deleted_files", None) or []
     if (spec.file or main_file) in deleted and (spec.file or main_file) not in sample.files:
@@ -146,9 +162,11 @@ def describe(spec: AssertionSpec) -> str:
     return f"{spec.type} {value!r}" + (f" in {spec.file}" if spec.file else "")
 
 
-def run_assertions(specs: list[AssertionSpec], sample: Sample, language: str, main_file: str | None
-                   ) -> tuple[list[AssertionResult], float | None]:
-    """Every assertion's outcome and the weighted score (None without assertions)."""
+def run_assertions(specs: list[AssertionSpec], sample: Sample, language: str, main_file: str | None, *,
+                   case: Case | None = None, config: Config | None = None,
+                   execution: ExecutionArtifact | None = None) -> tuple[list[AssertionResult], float | None]:
+    """Every assertion's outcome and the weighted score (None without assertions). An assertion type sees the
+    ``case`` (and its reference), the ``config`` and the ``execution`` given, in its ``AssertionContext``."""
     results = []
     for spec in specs:
         text = subject_text(spec, sample, main_file)
@@ -158,7 +176,9 @@ def run_assertions(specs: list[AssertionSpec], sample: Sample, language: str, ma
                                            weight=spec.weight, detail=f"no output to check: {missing} is missing or empty"))
             continue
         try:
-            passed, detail = checks().get(spec.type)(spec, text or "", sample, language)
+            ctx = AssertionContext(spec=spec, text=text or "", sample=sample, language=language, case=case,
+                                   config=config, execution=execution)
+            passed, detail = assert_with(checks().get(spec.type), ctx)
         except (re.error, ImportError, AttributeError, ValueError, TypeError) as exc:
             passed, detail = False, f"assertion could not run: {type(exc).__name__}: {exc}"
         results.append(AssertionResult(type=spec.type, description=describe(spec), passed=passed,

@@ -32,8 +32,17 @@ from evalkit.fsutil import digest
 from evalkit.graders.audit_models import (FieldConsistency, JudgeAudit, PairJudgement, PairwiseAudit, RepeatAudit,
                                           RepeatedVerdicts, Share)
 from evalkit.graders.audit_settings import AuditSettings
-from evalkit.kinds import kind as suite_kind
+from evalkit.kind_registry import kind as suite_kind
 from evalkit.llm.calls import LLMError, LLMRequest, LLMResponse
+from evalkit.artifacts import artifact_path, read_optional
+from evalkit.fsutil import atomic_write_json
+from evalkit.graders.rubric_config import rubric_for
+from evalkit.kind_registry import main_file
+from evalkit.project import participating
+from evalkit.stages.slices import grade_slice
+from evalkit.stats import wilson_interval
+from evalkit.store import ContentStore
+from evalkit.systems.base import RunContext, is_free, run_system
 
 AUDIT_FILE = "judge_audit.json"
 INFRA_PREFIX = "API failure: "
@@ -42,7 +51,6 @@ INFRA_PREFIX = "API failure: "
 
 def share(k: int, n: int) -> Share:
     """k of n with its Wilson 95% interval (evalkit.stats)."""
-    from evalkit.stats import wilson_interval
 
     ci = wilson_interval(k, n)
     return Share(k=k, n=n, value=k / n if n else None, ci_low=ci[0] if ci else None, ci_high=ci[1] if ci else None)
@@ -53,8 +61,7 @@ FieldKind = Literal["ordinal", "boolean", "continuous"]
 
 def field_kinds(cfg: Any, case: Any) -> list[tuple[str, FieldKind, list[Any] | None]]:
     """(name, kind, categories) of the verdict fields ``case`` is judged on: its rubric's
-    (evalkit.graders.judge_rubric.rubric_for), in the rubric's order."""
-    from evalkit.graders.judge_rubric import rubric_for
+    (evalkit.graders.rubric_config.rubric_for), in the rubric's order."""
 
     out: list[tuple[str, FieldKind, list[Any] | None]] = []
     for f in rubric_for(cfg, case).fields:
@@ -114,11 +121,10 @@ class AuditWork:
 
 def _systems(cfg: Any, project: Any, settings: AuditSettings) -> dict[str, list[Any]]:
     """Case key -> systems (config order) that run it, of the audited kinds and the audit's systems."""
-    from evalkit.project import participating
 
     by_case: dict[str, list[Any]] = {}
     for system, case in participating(cfg, project):
-        if not suite_kind(case.kind).audited or not case.ok:  # e.g. migration: the judge's verdict fields
+        if not suite_kind(case.kind).judging.audited or not case.ok:  # e.g. migration: the judge's verdict fields
             continue
         if settings.systems and system.name not in settings.systems:
             continue
@@ -134,12 +140,10 @@ def audit_work(cfg: Any, project: Any, candidates: dict[tuple[str, str], Candida
     """The audit's requests given each sampled (system, case)'s answer (None: failed, nothing to audit).
 
     ``candidates`` must hold every (system name, case key) of the sampled cases' systems."""
-    from evalkit.graders.judge import migration_requests
-    from evalkit.graders.judge_rubric import rubric_for
-    from evalkit.graders.judging import migration_input
-    from evalkit.graders.pairwise import pairwise_request
-    from evalkit.llm.plan import decided_without_model
-    from evalkit.stages.grade import main_file
+
+    from evalkit.graders.migration_judge import decided_without_model, migration_requests  # deferred: the judge's code, only when the audit runs
+    from evalkit.graders.judge_dispatch import migration_input  # deferred: the judge's code, only when the audit runs
+    from evalkit.graders.pairwise import pairwise_request  # deferred: the judge's code, only when the audit runs
 
     settings: AuditSettings = cfg.judge.audit
     by_case = _systems(cfg, project, settings)
@@ -175,9 +179,9 @@ def work_calls(work: AuditWork) -> Iterator[AuditCall]:
         for request in requests:
             yield AuditCall("judge audit", cand.system, cand.case.suite, request, cand.exact)
     for _key, a, b, ab, ba in work.pairs:
-        for request in (ab, ba):
-            if request is not None:
-                yield AuditCall("pairwise judge", f"{a.system} vs {b.system}", a.case.suite, request,
+        for pair_request in (ab, ba):
+            if pair_request is not None:
+                yield AuditCall("pairwise judge", f"{a.system} vs {b.system}", a.case.suite, pair_request,
                                 a.exact and b.exact)
 
 
@@ -185,14 +189,13 @@ def work_calls(work: AuditWork) -> Iterator[AuditCall]:
 
 def audit_plan(loaded: Any) -> list[AuditCall]:
     """The audit's requests of the next run, from the answers known now (stand-ins for the others)."""
+    from evalkit.llm.plan import stand_in  # deferred: the judge's code, only when the audit runs
+    from evalkit.stages.generate import generate_key  # deferred: the judge's code, only when the audit runs
+
     cfg, project = loaded.config, loaded.project
     settings: AuditSettings | None = cfg.judge.audit
     if settings is None or not settings.active:
         return []
-    from evalkit.llm.plan import _stand_in
-    from evalkit.stages.generate import generate_key
-    from evalkit.store import ContentStore
-    from evalkit.systems.base import RunContext, is_free, run_system
 
     generated = ContentStore(cfg.work_path / "cache", "generate")
     ctx = RunContext(root=Path(cfg.root), work=cfg.work_path, judge=cfg.judge)
@@ -206,7 +209,7 @@ def audit_plan(loaded: Any) -> list[AuditCall]:
             if sample is None and is_free(system.adapter):
                 sample = run_system(system, case, 0, ctx)
             if sample is None:
-                candidates[(system.name, key)] = Candidate(system.name, case, _stand_in(system, case), exact=False)
+                candidates[(system.name, key)] = Candidate(system.name, case, stand_in(system, case), exact=False)
             elif sample.status in ("error", "timeout", "infra_error"):
                 candidates[(system.name, key)] = None
             else:
@@ -240,8 +243,6 @@ class CountingClient:
 
 
 def _run_candidates(cfg: Any, project: Any) -> dict[tuple[str, str], Candidate | None]:
-    from evalkit.artifacts import artifact_path, read_optional
-
     settings: AuditSettings = cfg.judge.audit
     by_case = _systems(cfg, project, settings)
     candidates: dict[tuple[str, str], Candidate | None] = {}
@@ -255,9 +256,8 @@ def _run_candidates(cfg: Any, project: Any) -> dict[tuple[str, str], Candidate |
 
 
 def _repeat_one(cfg: Any, client: Any, cand: Candidate, requests: list[LLMRequest]) -> RepeatedVerdicts:
-    from evalkit.graders.judge import parse_verdict
-    from evalkit.graders.judge_rubric import rubric_for
-    from evalkit.llm.structured import ask_samples
+    from evalkit.graders.migration_judge import parse_verdict  # deferred: the judge's code, only when the audit runs
+    from evalkit.llm.structured import ask_samples  # deferred: the judge's code, only when the audit runs
 
     rubric = rubric_for(cfg, cand.case)
     got = ask_samples(client, requests, lambda text: parse_verdict(text, rubric))
@@ -289,7 +289,7 @@ def field_consistency(cases: list[RepeatedVerdicts], fields: list[tuple[str, Fie
 
 
 def _pair_one(client: Any, key: str, a: Candidate, b: Candidate, ab: LLMRequest, ba: LLMRequest) -> PairJudgement:
-    from evalkit.graders.pairwise import ask_pairwise, preferred
+    from evalkit.graders.pairwise import ask_pairwise, preferred  # deferred: the judge's code, only when the audit runs
 
     answers: list[Any] = []
     error = None
@@ -368,8 +368,8 @@ def audit_path(cfg: Any, release: str | None = None) -> Path:
 
 def write_audit(cfg: Any, project: Any) -> JudgeAudit:
     """Run the audit with the run's shared client and write site/<release>/judge_audit.json."""
-    from evalkit.fsutil import atomic_write_json
-    from evalkit.graders.judging import client_for
+
+    from evalkit.graders.judge_dispatch import client_for  # deferred: the judge's code, only when the audit runs
 
     result = run_audit(cfg, project, client_for(cfg))
     atomic_write_json(audit_path(cfg), result)
@@ -396,33 +396,9 @@ def read_audit(cfg: Any) -> JudgeAudit | None:
 
 def audit_slice(cfg: Any) -> dict[str, Any]:
     """What the audit's answers depend on beyond its input artifacts: its settings, the judge, the prompts."""
-    from evalkit.graders import pairwise
-    from evalkit.stages.slices import grade_slice
+
+    from evalkit.graders import pairwise  # deferred: the judge's code, only when the audit runs
 
     audit = cfg.judge.audit
     return {"audit": audit.model_dump(mode="json") if audit else None, "grade": grade_slice(cfg),
             "pairwise_prompts": pairwise.prompt_version(), "release": cfg.release}
-
-
-def audit_task(g: Any) -> dict[str, Any] | None:
-    """The doit task `audit:run` (after every grade task) when judge.audit asks for something, else None."""
-    from evalkit.stages import slices
-    from evalkit.tasks import NO_CAPTURE, run_audit_task
-
-    cfg = g.cfg
-    if cfg.judge.audit is None or not cfg.judge.audit.active:
-        return None
-    from evalkit.tasks import selected
-
-    deps = []
-    for system, case in g.pairs:
-        if suite_kind(case.kind).audited:
-            path = g.path("generate", system.name, case)
-            if selected(case.key, g.globs) or Path(path).exists():  # unselected cases have no generate task
-                deps.append(path)
-    deps.append(slices.write_slice(cfg, "audit", audit_slice(cfg)))
-    task = {"name": "run", "actions": [(run_audit_task, [g.config])], "file_dep": deps,
-            "targets": [str(audit_path(cfg))], "task_dep": ["grade"], "clean": True, "io": NO_CAPTURE}
-    if retry_marker(cfg).exists():
-        task["uptodate"] = [False]
-    return task

@@ -195,10 +195,10 @@ def _go(text: str, out: Structure) -> None:
     depth = 0
     for line in code.splitlines():
         if depth == 0:
-            m = _GO_TYPE.match(line)
-            if m:
-                out.declarations.add(f"type {m.group(1)}")
-                struct = m.group(1) if m.group(2) == "struct" else None
+            t = _GO_TYPE.match(line)
+            if t:
+                out.declarations.add(f"type {t.group(1)}")
+                struct = t.group(1) if t.group(2) == "struct" else None
         elif depth == 1 and struct is not None and not line.strip().startswith("}"):
             f = _GO_FIELD.match(line)
             if f:

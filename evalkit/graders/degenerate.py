@@ -13,7 +13,7 @@
 
 Conservative on purpose: every expected file of the demo cases and of the real Konveyor Kai data
 is judged complete. Kai's judge prompt gives such files all zeros and "not compilable", so the
-migration judge decides them here without a model call (see evalkit.graders.judge).
+migration judge decides them here without a model call (see evalkit.graders.migration_judge).
 """
 
 from __future__ import annotations

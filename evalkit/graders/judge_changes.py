@@ -1,7 +1,7 @@
 """The rubric judge on a patch or e2e answer: one judge item per file the answer changed.
 
 A patch or e2e suite with ``judge:`` in its suite.yaml (evalkit.casemodels.ChangesJudgeSpec) is graded
-by the migration judge (evalkit.graders.judge) besides its tests, so the judge's verdicts can be held
+by the migration judge (evalkit.graders.migration_judge) besides its tests, so the judge's verdicts can be held
 against the tests (report.json ``calibration``, evalkit.report.calibration).
 
 What the judge reads per output: every file the answer changed, *before* (the case's source tree) and
@@ -32,10 +32,19 @@ from typing import Any, Literal
 
 from evalkit import tempdirs
 from evalkit.casemodels import PatchInputs, SandboxInputs
-from evalkit.graders.judge import Incident, JudgeOutcome, MigrationJudgeInput, Status, decided_outcome, judge_migration
-from evalkit.graders.judge_rubric import JudgeRubric, RubricVerdict
+from evalkit.graders.migration_judge import Incident, JudgeOutcome, MigrationJudgeInput, Status, decided_outcome, judge_migration
+from evalkit.graders.rubric_config import JudgeRubric, RubricVerdict
 from evalkit.models import Model
 from evalkit.outcomes import ChangesJudgeOutcome, FileVerdict
+from evalkit.graders.migration_judge import aggregate_outcome, decided_without_model, migration_requests
+from evalkit.graders.rubric_config import rubric_for
+from evalkit.kind_registry import kind
+from evalkit.llm.pricing import Usage
+from evalkit.sandbox.patchcheck import PatchRejected, check_patch
+from evalkit.sandbox.worktree import ChangeRejected, apply_changes
+from evalkit.stages import execute as execute_stage  # its source_tree read when called (tests replace it)
+from evalkit.stages.execute import TreeUnavailable, tree_in_image
+from evalkit.treesitter import language_of_path
 
 FAILED_ORDER: tuple[Status, ...] = ("infra_error", "not_judged_budget", "judge_error", "not_configured")
 """Statuses of a file without a verdict, the one a case takes first (an API failure is retried next run)."""
@@ -69,15 +78,12 @@ class TreeMissing(RuntimeError):
 def answer_changes(cfg: Any, case: Any, sample: Any, execution: Any | None) -> tuple[str | None, dict[str, str]]:
     """(patch, files) that turn the case's tree into the answer's: the sample's patch for a patch case (what the
     tests ran on), the final iteration's diff for an e2e case."""
-    from evalkit.kinds import kind
 
     return kind(case.kind).answer_changes(case, sample, execution)
 
 
 def changed_files(tree: Path, patch: str | None, files: dict[str, str]) -> list[FileChange]:
     """Every text file ``patch`` and ``files`` change in ``tree`` (ChangeRejected: unsafe or not applying)."""
-    from evalkit.sandbox.patchcheck import PatchRejected, check_patch
-    from evalkit.sandbox.worktree import ChangeRejected, apply_changes
 
     touched = set(files)
     if patch and patch.strip():
@@ -116,7 +122,6 @@ def ranked(changes: list[FileChange]) -> list[FileChange]:
 
 def judge_item(case: Any, change: FileChange) -> MigrationJudgeInput:
     """What the judge reads about one changed file: before, after, and the case's task as the incident."""
-    from evalkit.treesitter import language_of_path
 
     inputs = case.inputs  # a patch case's, or an e2e (or agentic) case's: a tree and its analysis incidents
     task = (inputs.problem_statement if isinstance(inputs, PatchInputs)
@@ -136,15 +141,13 @@ def judge_item(case: Any, change: FileChange) -> MigrationJudgeInput:
 def judge_changes(cfg: Any, case: Any, sample: Any, execution: Any | None, client: Any | None,
                   rubric: JudgeRubric) -> ChangesJudgeOutcome:
     """The judge outcome of one patch or e2e output (see the module docstring)."""
-    from evalkit.sandbox.worktree import ChangeRejected
-    from evalkit.stages.execute import TreeUnavailable, source_tree, tree_in_image
 
     settings = cfg.judge.with_env()
     common = {"max_files": case.judged_files}
     patch, files = answer_changes(cfg, case, sample, execution)
     try:
         in_image = tree_in_image(case)
-        tree = source_tree(cfg, case) if in_image is None else None
+        tree = execute_stage.source_tree(cfg, case) if in_image is None else None
         if tree is None:
             raise TreeMissing(f"the case's tree is only in its image ({in_image})")
         changes = ranked(changed_files(tree, patch, files))
@@ -178,8 +181,6 @@ def _record(change: FileChange, judged: bool, outcome: JudgeOutcome | None) -> F
 
 def combine(rubric: JudgeRubric, settings: Any, outcomes: dict[str, JudgeOutcome]) -> JudgeOutcome:
     """One outcome for the case from its files' (path -> outcome): see the module docstring."""
-    from evalkit.graders.judge import _aggregate  # the judge's own aggregation over samples
-    from evalkit.llm.pricing import Usage
 
     spend: dict[str, Any] = {
         "usage": sum((o.usage for o in outcomes.values()), Usage()),
@@ -207,7 +208,7 @@ def combine(rubric: JudgeRubric, settings: Any, outcomes: dict[str, JudgeOutcome
     verdicts = [_sample_verdict(rubric, outcomes, i, len(outcomes)) for i in range(samples)]
     outcome = JudgeOutcome(status="judged", source="judge", verdicts=verdicts,
                            reasoning=[f"{p}: {r}" for p, o in outcomes.items() for r in o.reasoning], **base)
-    outcome = _aggregate(outcome, rubric)
+    outcome = aggregate_outcome(outcome, rubric)
     return outcome.model_copy(update={"unstable": outcome.unstable or any(o.unstable for o in outcomes.values())})
 
 
@@ -232,20 +233,14 @@ def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool) -> list[tupl
     batch``: one item per file the answer changes (largest ``max_files``; files the pre-checks decide ask
     nothing). An e2e answer's final tree is known only after its iterations, so its first answer stands in
     (never exact); an answer not generated yet counts as one changed file."""
-    from evalkit.graders.judge import migration_requests
-    from evalkit.graders.judge_rubric import rubric_for
-    from evalkit.llm.plan import decided_without_model
-    from evalkit.sandbox.worktree import ChangeRejected
-    from evalkit.kinds import kind
-    from evalkit.stages.execute import TreeUnavailable, source_tree, tree_in_image
 
-    final_later = kind(case.kind).final_tree_after_execute
+    final_later = kind(case.kind).execution.final_tree_after_execute
     exact = exact and not final_later
     try:
         if tree_in_image(case) is not None:
             raise TreeMissing("tree only in the image")
         files = dict(sample.files or {}) if final_later else {}  # e2e: the first answer's patch and files
-        changes = ranked(changed_files(source_tree(cfg, case), sample.patch, files))
+        changes = ranked(changed_files(execute_stage.source_tree(cfg, case), sample.patch, files))
     except (TreeUnavailable, TreeMissing, ChangeRejected):
         changes = []
     items = [judge_item(case, c) for c in changes if c.after is not None][: case.judged_files]

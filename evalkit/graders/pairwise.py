@@ -16,7 +16,7 @@ from evalkit.llm.structured import ask_structured, parse_model
 from evalkit.models import Model
 
 if TYPE_CHECKING:
-    from evalkit.graders.judge import MigrationJudgeInput
+    from evalkit.graders.migration_judge import MigrationJudgeInput
     from evalkit.llm.client import ModelClient
     from evalkit.llm.structured import StructuredAnswer
 

@@ -20,6 +20,8 @@ from evalkit.artifacts import Sample
 from evalkit.casemodels import RagInputs
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.graders.judge_dispatch import NOT_CONFIGURED, client_for
+from evalkit.llm.pricing import Usage
 from evalkit.outcomes import JudgeOutcome, JudgeStatus, RagasMetric, RagasOutcome
 
 SOURCE: Literal["ragas"] = "ragas"
@@ -28,8 +30,7 @@ _WORST_FIRST: tuple[JudgeStatus, ...] = ("not_judged_budget", "infra_error", "ju
 
 def not_configured() -> tuple[JudgeOutcome, RagasOutcome]:
     """(judge summary, extra["ragas"]) when no judge is configured: no call, nothing scored."""
-    from evalkit.graders.judging import NOT_CONFIGURED
-    from evalkit.metrics.ragas_metrics import METRIC_NAMES
+    from evalkit.metrics.ragas_metrics import METRIC_NAMES  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     metrics = {name: RagasMetric(status="not_configured", value=None, value_5=None) for name in METRIC_NAMES}
     return NOT_CONFIGURED.model_copy(), RagasOutcome(status="not_configured", metrics=metrics)
@@ -37,13 +38,11 @@ def not_configured() -> tuple[JudgeOutcome, RagasOutcome]:
 
 def grade_rag(cfg: Config, case: Case, sample: Sample) -> tuple[JudgeOutcome, RagasOutcome]:
     """(judge summary, extra["ragas"]) for one rag answer."""
-    from evalkit.graders.judging import client_for
 
     client = client_for(cfg)
     if client is None:
         return not_configured()
-    from evalkit.llm.pricing import Usage
-    from evalkit.metrics.ragas_metrics import EMBEDDING_DIM, RAGAS_VERSION, EvalkitRagasLLM, judge_rag
+    from evalkit.metrics.ragas_metrics import EMBEDDING_DIM, RAGAS_VERSION, EvalkitRagasLLM, judge_rag  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     settings = cfg.judge.with_env()
     inputs = case.inputs_as(RagInputs)

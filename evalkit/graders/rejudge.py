@@ -2,7 +2,7 @@
 
 ``evalkit rejudge --judge MODEL`` (evalkit.graders.rejudge_cmd) takes the outputs of the release the
 work folder holds (its report.json must be the one those artifacts made), asks the new judge exactly
-what the grade stage would ask it (same rubric, samples and pre-checks: evalkit.graders.judging), and
+what the grade stage would ask it (same rubric, samples and pre-checks: evalkit.graders.judge_dispatch), and
 writes a side release ``site/<label>/`` with ``rejudge.json`` and a page: per verdict field the
 agreement of the new judge with the old (Cohen's kappa, quadratic-weighted for ordinal scales, with
 its bootstrap interval: evalkit.agreement), the mean difference (new - old) and n. Requests are
@@ -11,8 +11,10 @@ content-addressed like every judge call, so only new verdicts are paid for and a
 
 from __future__ import annotations
 
+import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,13 +24,18 @@ from typing import Any
 from pydantic import Field
 
 from evalkit.agreement import Agreement, agreement
-from evalkit.artifacts import Sample
+from evalkit.artifacts import ARTIFACT_FILES, Sample, ScoresArtifact, artifact_path, read_optional
 from evalkit.errors import InputError, Problem
-from evalkit.fsutil import digest
+from evalkit.fsutil import atomic_write_json, atomic_write_text, digest
+from evalkit.graders import judge_dispatch as judging
 from evalkit.graders.audit import FieldKind, field_kinds, union_fields
-from evalkit.kinds import kind as suite_kind
+from evalkit.kind_registry import kind as suite_kind
+from evalkit.kind_registry import main_file
+from evalkit.llm.cache import ResponseCache
+from evalkit.llm.plan import Plan, PlannedCall, grade_requests
 from evalkit.models import Model
 from evalkit.outcomes import JudgeOutcome, RubricOutcome
+from evalkit.project import participating
 
 REJUDGE_SCHEMA_VERSION = 1
 REJUDGE_FILE = "rejudge.json"
@@ -138,8 +145,6 @@ def new_config(cfg: Any, model: str) -> Any:
 
 def release_inputs_digest(cfg: Any, project: Any) -> str:
     """The digest summarize records as report.json's inputs_digest, over the scores the work folder holds now."""
-    from evalkit.artifacts import ARTIFACT_FILES, ScoresArtifact
-    from evalkit.project import participating
 
     scores = {}
     for system, case in participating(cfg, project):
@@ -151,7 +156,6 @@ def release_inputs_digest(cfg: Any, project: Any) -> str:
 
 def check_release(cfg: Any, project: Any, release: str) -> None:
     """The work folder's artifacts must be the ones ``release``'s report was made from."""
-    import json
 
     path = cfg.site_path / release / "report.json"
     if not path.exists():
@@ -177,13 +181,10 @@ class Target:
 
 def targets(cfg: Any, project: Any) -> list[Target]:
     """Every output of a judged suite kind that the grade stage graded (in run order)."""
-    from evalkit.artifacts import artifact_path, read_optional
-    from evalkit.project import participating
-    from evalkit.stages.grade import main_file
 
     found = []
     for system, case in participating(cfg, project):
-        if not suite_kind(case.kind).audited or not case.ok:  # kinds whose judge verdicts are compared field by field
+        if not suite_kind(case.kind).judging.audited or not case.ok:  # kinds whose judge verdicts are compared field by field
             continue
         output = read_optional(artifact_path(cfg.work_path, "generate", system.name, case.suite, case.id), "generate")
         grades = read_optional(artifact_path(cfg.work_path, "grade", system.name, case.suite, case.id), "grade")
@@ -198,8 +199,6 @@ def targets(cfg: Any, project: Any) -> list[Target]:
 
 def planned_calls(cfg_new: Any, found: list[Target]) -> Any:
     """The new judge's requests for ``found`` as an evalkit.llm.plan.Plan (for estimate_plan)."""
-    from evalkit.llm.cache import ResponseCache
-    from evalkit.llm.plan import Plan, PlannedCall, grade_requests
 
     cache = ResponseCache(cfg_new.work_path / "cache")
     plan = Plan()
@@ -268,10 +267,6 @@ def compare(rows: list[OutputVerdicts], fields: list[tuple[str, FieldKind, list[
 def rejudge(cfg: Any, cfg_new: Any, release: str, label: str, found: list[Target],
             judge_case: Callable[..., Any] | None = None) -> Rejudge:
     """Judge ``found`` with ``cfg_new``'s judge and compare with the recorded verdicts."""
-    from collections import Counter
-
-    from evalkit.graders import judging
-    from evalkit.stages.grade import main_file
 
     judge_case = judge_case or judging.judge_case
     sent: list[float] = []
@@ -312,8 +307,7 @@ def rejudge(cfg: Any, cfg_new: Any, release: str, label: str, found: list[Target
 
 def write_side_release(cfg: Any, result: Rejudge) -> Path:
     """site/<label>/rejudge.json and its page; returns the page."""
-    from evalkit.fsutil import atomic_write_json, atomic_write_text
-    from evalkit.report.render import environment
+    from evalkit.report.render import environment  # deferred: the site renderer imports jinja2; only rendering needs it
 
     out = cfg.site_path / result.label
     atomic_write_json(out / REJUDGE_FILE, result)

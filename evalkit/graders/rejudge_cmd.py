@@ -13,12 +13,12 @@ import json
 import os
 import sys
 
-from evalkit.cli import _config_arg, command
+from evalkit.cli import config_arg, command
 from evalkit.errors import InputError, Problem
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    _config_arg(p)
+    config_arg(p)
     p.add_argument("--judge", required=True, metavar="MODEL", help="the new judge model id")
     p.add_argument("--release", help="the release whose outputs are judged again (default: the config's release; "
                                      "the work folder must hold its outputs)")
@@ -30,12 +30,11 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("rejudge", "judge a release's outputs again with another judge model into a side release, with the "
          "agreement of old and new judge per field (estimate first; --yes to pay)", _args)
 def cmd_rejudge(args: argparse.Namespace) -> int:
-    from evalkit.graders.rejudge import (check_label, check_release, new_config, planned_calls, rejudge, side_label,
-                                         targets, write_side_release)
-    from evalkit.llm.cache import ResponseCache
-    from evalkit.cli.estimate import estimate_plan
-    from evalkit.llm.settings import MODEL_ENV, configured
-    from evalkit.project import load
+    from evalkit.graders.rejudge import check_label, check_release, new_config, planned_calls, rejudge, side_label, targets, write_side_release  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.llm.cache import ResponseCache  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.cli.estimate import estimate_plan  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.llm.settings import MODEL_ENV, configured  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.project import load  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     model = args.judge.strip()
     if not model:
@@ -57,7 +56,7 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     plan = planned_calls(cfg_new, found)
     counter = None
     if configured(cfg_new.judge):
-        from evalkit.llm.client import ModelClient
+        from evalkit.llm.client import ModelClient  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         counter = ModelClient(cfg_new.judge.with_env(), cfg.work_path / "cache")
     lines = estimate_plan(plan, ResponseCache(cfg.work_path / "cache"), counter, False)

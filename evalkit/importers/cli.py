@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalkit.cli import _config_arg, command
+from evalkit.cli import command, config_arg
 
 
 def _swebench_args(p: argparse.ArgumentParser) -> None:
@@ -96,7 +96,7 @@ def _import_args(p: argparse.ArgumentParser) -> None:
 @command("import", "make a suite from another benchmark's task files (swebench)", _import_args)
 def cmd_import(args: argparse.Namespace) -> int:
     if args.source == "swebench":
-        from evalkit.importers.swebench import import_swebench, parse_repo_map, parse_tree_map
+        from evalkit.importers.swebench import import_swebench, parse_repo_map, parse_tree_map  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         repos = parse_repo_map(args.repo)
         trees = parse_tree_map(args.tree)
@@ -113,7 +113,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"evalkit import: wrote {len(result.written)} case(s) to {args.suite_dir}")
         return 0
     if args.source == "konveyor":
-        from evalkit.importers.konveyor import import_konveyor
+        from evalkit.importers.konveyor import import_konveyor  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         kres = import_konveyor(Path(args.report), Path(args.source_dir), Path(args.suite_dir), kind=args.kind,
                                rules=Path(args.rules) if args.rules else None, name=args.name,
@@ -127,13 +127,13 @@ def cmd_import(args: argparse.Namespace) -> int:
               f"{matchers} to {args.suite_dir}")
         return 0
     if args.source in ("kai-ci", "kai-eval"):
-        from evalkit.importers.kai import SYSTEMS_FILE, import_kai_ci, import_kai_eval
+        from evalkit.importers.kai import SYSTEMS_FILE, import_kai_ci, import_kai_eval  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         if args.source == "kai-ci":
             kai = import_kai_ci(Path(args.kai_source), Path(args.suite_dir), grader=args.grader,
                                 project=Path(args.project), shown=args.kai_source)
         else:
-            from evalkit.importers.kai import parse_app_map
+            from evalkit.importers.kai import parse_app_map  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
             kai = import_kai_eval(Path(args.kai_source), Path(args.suite_dir), grader=args.grader,
                                   project=Path(args.project), shown=args.kai_source, apps=parse_app_map(args.app))
@@ -144,7 +144,7 @@ def cmd_import(args: argparse.Namespace) -> int:
               f"add their entries ({Path(args.suite_dir) / SYSTEMS_FILE}) to evalkit.yaml:\n{kai.snippet}", end="")
         return 0
     if args.source == "llmservice":
-        from evalkit.importers.llmservice import SNIPPET_FILE, import_llmservice
+        from evalkit.importers.llmservice import SNIPPET_FILE, import_llmservice  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         lres = import_llmservice([Path(d) for d in args.datasets], Path(args.suite_dir), test_ids=args.test_ids,
                                  command=args.generator_command, system_name=args.system_name)
@@ -161,7 +161,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _report_args(p: argparse.ArgumentParser) -> None:
-    _config_arg(p)
+    config_arg(p)
     p.add_argument("--system", required=True, help="system whose execution results to write")
     p.add_argument("--suite", action="append", default=[], help="only these patch suites (repeatable; default: all)")
     p.add_argument("--out", required=True, help="report.json to write (SWE-bench's per-instance shape)")
@@ -169,7 +169,7 @@ def _report_args(p: argparse.ArgumentParser) -> None:
 
 @command("swebench-report", "write a system's patch results as SWE-bench report.json", _report_args)
 def cmd_swebench_report(args: argparse.Namespace) -> int:
-    from evalkit.importers.swebench_report import write_system_report
+    from evalkit.importers.swebench_report import write_system_report  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     report, missing = write_system_report(args.config, args.system, Path(args.out), args.suite or None)
     if missing:
@@ -195,7 +195,7 @@ def _swebench_tool_args(p: argparse.ArgumentParser) -> None:
 
 @command("swebench", "SWE-bench tools: `swebench grade` re-grades saved harness logs", _swebench_tool_args)
 def cmd_swebench(args: argparse.Namespace) -> int:
-    from evalkit.swebench.grade import grade_command
+    from evalkit.swebench.grade import grade_command  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     res = grade_command(Path(args.instances), Path(args.logs), Path(args.out),
                         Path(args.predictions) if args.predictions else None)

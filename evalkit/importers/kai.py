@@ -37,8 +37,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from evalkit.errors import InputError, Problem
-from evalkit.importers.konveyor import case_id_for, dump_yaml, migration_ids
+from evalkit.graders.rubric_config import shipped
+from evalkit.importers.konveyor import case_id_for, copy_source, dump_yaml, migration_ids
 from evalkit.recorded_judge import RecordedGrades, RecordedVerdict
+from evalkit.yamlio import line_of, load_yaml, read_input_text
 
 RECORDED = "_recorded"
 SYSTEMS_FILE = "_systems.yaml"
@@ -85,8 +87,6 @@ def _system_name(text: str) -> str:
 
 
 def _check(rubric_name: str, values: dict[str, Any], shown: str, line: int | None, what: str) -> list[Problem]:
-    from evalkit.graders.judge_rubric import shipped
-
     problems = []
     for f in shipped(rubric_name).fields:
         if f.name not in values or values[f.name] in (None, ""):
@@ -103,7 +103,6 @@ def _check(rubric_name: str, values: dict[str, Any], shown: str, line: int | Non
 
 def read_kai_ci(report: Path, shown: str | None = None) -> list[tuple[str, list[Judged]]]:
     """(run label, verdicts) per run of a Kai CI report (.json: every run; .csv: one run). InputError: file:line."""
-    from evalkit.yamlio import line_of, load_yaml, read_input_text
 
     shown = shown or str(report)
     if not report.is_file():
@@ -192,7 +191,6 @@ def _files_of(description: str) -> list[str]:
 def read_kai_eval(root: Path, shown_root: str | None = None) -> tuple[dict[tuple[str, str], EvalCase],
                                                                       list[tuple[tuple[str, str], dict[str, Any], list[Judged]]]]:
     """kai-eval's test cases by (app, name) and per (app, name) its experiments with their verdicts."""
-    from evalkit.yamlio import line_of, load_yaml
 
     shown_root = shown_root or str(root)
     if not root.is_dir():
@@ -211,10 +209,10 @@ def read_kai_eval(root: Path, shown_root: str | None = None) -> tuple[dict[tuple
             problems.append(Problem(shown, 1, "expected a test case: app, name, description, rules"))
             continue
         rules = [r["rule"] for r in node.get("rules") or [] if isinstance(r, dict) and r.get("rule")]
-        notes = tc.parent / "notes.md"
+        notes_file = tc.parent / "notes.md"
         app = str(node.get("app") or tc.parents[2].name)
         cases[(app, node["name"])] = EvalCase(app, node["name"], str(node.get("description") or ""), rules,
-                                              notes.read_text(encoding="utf-8") if notes.is_file() else "",
+                                              notes_file.read_text(encoding="utf-8") if notes_file.is_file() else "",
                                               _files_of(str(node.get("description") or "")))
     results = sorted(root.glob("**/eval_results.json"))
     if not results:
@@ -372,8 +370,6 @@ def parse_app_map(values: list[str]) -> dict[str, Path]:
 
 
 def _write_agentic_case(suite_dir: Path, case_id: str, tc: EvalCase, tree: Path, max_mb: float) -> None:
-    from evalkit.importers.konveyor import copy_source
-
     copy_source(tree, suite_dir / case_id / "source", max_mb)
     rules = tc.rules or ["kai-eval-test-case"]
     files = [f for f in tc.files if (tree / f).is_file()] or tc.files

@@ -34,7 +34,7 @@ import shutil
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from json.decoder import JSONDecodeError
-from json.decoder import scanstring  # pyright: ignore[reportAttributeAccessIssue]  # real (C scanner); typeshed omits it
+from json.decoder import scanstring  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue]  # real (C scanner); typeshed omits it
 from pathlib import Path, PurePosixPath
 from typing import Any
 

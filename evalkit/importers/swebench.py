@@ -22,12 +22,9 @@ the gold patch and the test patch apply to the folder.
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import re
 import shlex
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
@@ -39,6 +36,8 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 from evalkit.casemodels import CASE_ID
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_text, confine_writes, ensure_dir, guarded
+from evalkit.sandbox.patchcheck import git_apply_check
+from evalkit.swebench.rows import read_rows, test_list
 
 #: SWE-bench 5.x row fields carried into the case.
 V5_FIELDS = ("image", "eval_script", "log_parser", "eval_type")
@@ -98,108 +97,6 @@ class ImportResult:
     """Things about written cases the user should know (e.g. test ids cut at a space)."""
 
 
-def _parquet_rows(path: Path) -> list[tuple[int | None, Any]]:
-    """Rows of a parquet file (the Hugging Face dataset's `data/*.parquet`); no line numbers."""
-    shown = str(path)
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        raise InputError(Problem(shown, None, "reading parquet needs pyarrow (pip install 'evalkit[swebench]'), "
-                                              "or give the rows as JSON / JSONL")) from None
-    try:
-        table = pq.read_table(path)
-    except FileNotFoundError:
-        raise InputError(Problem(shown, None, "file not found (expected SWE-bench instances as .json, .jsonl or .parquet)")) from None
-    except Exception as exc:  # pyarrow raises ArrowInvalid / OSError for a file that is not parquet
-        raise InputError(Problem(shown, None, f"not a readable parquet file: {exc}")) from None
-    return [(None, row) for row in table.to_pylist()]
-
-
-_JSON_WS = re.compile(r"[ \t\r\n]*")
-
-
-def _skip_ws(text: str, pos: int) -> int:
-    """The first position at or after ``pos`` that is not JSON whitespace."""
-    m = _JSON_WS.match(text, pos)
-    return m.end() if m else pos
-
-
-def _json_list_rows(text: str, shown: str) -> list[tuple[int | None, Any]] | None:
-    """(line where the element starts, element) of a JSON list, or None when the text is not one."""
-    decoder = json.JSONDecoder()
-    pos = len(text) - len(text.lstrip())
-    if not text.startswith("[", pos):
-        return None
-    pos += 1
-    out: list[tuple[int | None, Any]] = []
-    while True:
-        pos = _skip_ws(text, pos)
-        if text.startswith("]", pos) and not out:
-            return out
-        value, end = decoder.raw_decode(text, pos)  # JSONDecodeError: the caller reports it
-        out.append((text.count("\n", 0, pos) + 1, value))
-        pos = _skip_ws(text, end)
-        if text.startswith(",", pos):
-            pos += 1
-            continue
-        if text.startswith("]", pos) and not text[pos + 1:].strip():
-            return out
-        raise json.JSONDecodeError("expected ',' or ']' after a row", text, pos)
-
-
-def read_rows(path: Path) -> list[tuple[int | None, Any]]:
-    """(line, raw row) of a JSON list (or `{id: row}` mapping), a JSONL file or a parquet file; line
-    is where the row starts (None for parquet and mappings)."""
-    shown = str(path)
-    if path.suffix == ".parquet":
-        return _parquet_rows(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(Problem(shown, None, "file not found (expected SWE-bench instances as .json or .jsonl)")) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(shown, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})")) from None
-    except OSError as exc:
-        raise InputError(Problem(shown, None, f"cannot read: {exc.strerror}")) from None
-    if path.suffix == ".jsonl" or (path.suffix != ".json" and not text.lstrip().startswith("[")):
-        rows: list[tuple[int | None, Any]] = []
-        problems = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((n, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(shown, n, f"malformed JSON: {exc.msg} (column {exc.colno})"))
-        if problems:
-            raise InputError(problems)
-        return rows
-    try:
-        listed = _json_list_rows(text, shown)
-        if listed is not None:
-            return listed
-        loaded = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(Problem(shown, exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})")) from None
-    if isinstance(loaded, dict):
-        loaded = list(loaded.values())
-    if not isinstance(loaded, list):
-        raise InputError(Problem(shown, 1, "expected a JSON list of SWE-bench instances"))
-    return [(None, r) for r in loaded]
-
-
-def _test_list(value: Any) -> list[str] | None:
-    """FAIL_TO_PASS / PASS_TO_PASS: a list of ids, or that list JSON-encoded in a string."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value) if value.strip() else []
-        except json.JSONDecodeError:
-            return None
-    if isinstance(value, list) and all(isinstance(t, str) for t in value):
-        return value
-    return None
-
-
 def parse_row(raw: Any, shown: str, line: int | None, index: int) -> Row:
     """Validate one raw row; raise InputError naming the file (and line, for JSONL) on a bad one."""
     where = f"row {index + 1}" + (f" ({raw.get('instance_id')})" if isinstance(raw, dict) and raw.get("instance_id") else "")
@@ -214,7 +111,7 @@ def parse_row(raw: Any, shown: str, line: int | None, index: int) -> Row:
             problems.append(f"{key} must be a non-empty string")
     lists = {}
     for key in ("FAIL_TO_PASS", "PASS_TO_PASS"):
-        lists[key] = _test_list(raw[key])
+        lists[key] = test_list(raw[key])
         if lists[key] is None:
             problems.append(f"{key} must be a list of test ids (or that list as a JSON string)")
     iid = raw["instance_id"]
@@ -234,8 +131,8 @@ def parse_row(raw: Any, shown: str, line: int | None, index: int) -> Row:
     if problems:
         raise InputError([Problem(shown, line, f"{where}: {p}") for p in problems])
     return Row(line=line, instance_id=iid, repo=raw["repo"], base_commit=raw["base_commit"].strip(),
-               patch=raw["patch"], test_patch=raw["test_patch"], fail_to_pass=lists["FAIL_TO_PASS"],
-               pass_to_pass=lists["PASS_TO_PASS"], problem_statement=ps if isinstance(ps, str) else "",
+               patch=raw["patch"], test_patch=raw["test_patch"], fail_to_pass=lists["FAIL_TO_PASS"] or [],
+               pass_to_pass=lists["PASS_TO_PASS"] or [], problem_statement=ps if isinstance(ps, str) else "",
                version=str(raw.get("version") or ""), raw=raw, **extra)
 
 
@@ -342,18 +239,6 @@ def parse_tree_map(specs: list[str]) -> dict[str, Path]:
     return out
 
 
-def _apply_check(folder: Path, patch: str) -> str | None:
-    """None when `git apply --check` accepts the patch in the folder, else git's complaint."""
-    # Ceiling: a folder inside some other work tree must not make git apply paths relative to that repo.
-    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(folder.parent)}
-    proc = subprocess.run(["git", "apply", "--check", "-"], cwd=folder, input=patch, text=True,
-                          capture_output=True, env=env)
-    if proc.returncode == 0:
-        return None
-    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")] or proc.stderr.splitlines()
-    return "; ".join(errors[:3])[:300] or f"git apply exited {proc.returncode}"
-
-
 def check_trees(rows: list[Row], trees: dict[str, Path], source: Path) -> list[Problem]:
     """Every --tree must name a row, and the row's gold and test patches must apply to its folder."""
     by_id = {r.instance_id: r for r in rows}
@@ -364,7 +249,7 @@ def check_trees(rows: list[Row], trees: dict[str, Path], source: Path) -> list[P
             problems.append(Problem("--tree", None, f"{iid}: no row with that instance_id in {source}"))
             continue
         for what, patch in (("gold patch", row.patch), ("test patch", row.test_patch)):
-            err = _apply_check(folder, patch)
+            err = git_apply_check(folder, patch)
             if err:
                 problems.append(Problem("--tree", None, f"{iid}: the {what} does not apply to {folder} "
                                                          f"(so it is not the tree at base_commit {row.base_commit[:12]}): {err}"))

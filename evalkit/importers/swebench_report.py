@@ -23,6 +23,11 @@ from typing import Any, Iterable, Literal, Mapping
 
 from pydantic import BaseModel
 
+from evalkit.artifacts import artifact_path, read_optional
+from evalkit.cases import discover
+from evalkit.config import load_config
+from evalkit.errors import InputError, Problem
+from evalkit.fsutil import atomic_write_text, confine_writes
 from evalkit.models import Model
 from evalkit.sandbox.grading import grade
 from evalkit.sandbox.parsing import apply_collection_errors, parse_pytest_summary
@@ -95,7 +100,7 @@ def instance_report(instance_id: str, result: ExecutionResult | Regraded | Mappi
                                      for k in ("FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL")}
         return {instance_id: entry}
     if applied and r.get("status") == "completed":
-        empty = {"success": [], "failure": []}
+        empty: dict[str, list[str]] = {"success": [], "failure": []}
         entry["tests_status"] = {
             "FAIL_TO_PASS": _split(r.get("fail_to_pass", {})),
             "PASS_TO_PASS": _split(r.get("pass_to_pass", {})),
@@ -107,7 +112,6 @@ def instance_report(instance_id: str, result: ExecutionResult | Regraded | Mappi
 
 def system_report(work: Path, system: str, suite_case_ids: Iterable[tuple[str, str]]) -> tuple[dict[str, Any], list[str]]:
     """Report of one system over (suite, case) pairs from its artifacts; also the cases with no execution.json."""
-    from evalkit.artifacts import artifact_path, read_optional
 
     report: dict[str, Any] = {}
     missing: list[str] = []
@@ -125,10 +129,6 @@ def system_report(work: Path, system: str, suite_case_ids: Iterable[tuple[str, s
 
 def write_system_report(config: str | None, system: str, out: Path, suites: list[str] | None = None) -> tuple[dict[str, Any], list[str]]:
     """`evalkit swebench-report`: the patch cases of a config's suites, one system, written to ``out``."""
-    from evalkit.cases import discover
-    from evalkit.config import load_config
-    from evalkit.errors import InputError, Problem
-    from evalkit.fsutil import atomic_write_text, confine_writes
 
     cfg = load_config(config)
     names = [s.name for s in cfg.systems]

@@ -3,16 +3,18 @@ tree; discovery is matched against the expected tasks and the incidents are re-c
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from evalkit.artifacts import DiscoveredTask, Sample
 from evalkit.casemodels import AgenticInputs, AgenticReference
-from evalkit.cases import Case
-from evalkit.config import Config
-from evalkit.graders.incidents import match_tasks
+from evalkit.contracts import AnyKindScorer
 from evalkit.health_models import Ablation, AblationRun
-from evalkit.kinds.base import Kind
-from evalkit.stages.execute import TreeUnavailable, source_tree
-from evalkit.stages.health import post_images, tree_leaks
+from evalkit.kinds.base import Execution, Judging, Kind
+
+if TYPE_CHECKING:
+    from evalkit.artifacts import OutputArtifact
+    from evalkit.cases import Case
+    from evalkit.config import Config, System
 
 
 class Agentic(Kind):
@@ -20,24 +22,21 @@ class Agentic(Kind):
     description = "An application to analyse and migrate; discovered tasks against expected, incidents re-checked."
     inputs = AgenticInputs
     reference = AgenticReference
-    executed = True
-    validated = True
-    takes_rubric = True
+    execution = Execution(executed=True, validated=True)
+    judging = Judging(takes_rubric=True)
     metrics = ("discovery_precision", "discovery_recall", "discovery_f1", "resolution_effectiveness",
                "time_per_resolved_s", "steps_per_resolved")
     leaderboard = ("resolution_effectiveness", "discovery_f1", "discovery_recall")
 
-    def gold(self, case: Any) -> Any:
-        from evalkit.systems.gold import reference_sample
+    def gold(self, case: Case) -> Sample:
+        from evalkit.systems.gold import reference_sample  # deferred: stage code; planning tasks needs only the declarations
 
         tasks = [t.model_dump(include={"rule_id", "file", "line"})
                  for t in case.reference_as(AgenticReference).expected_tasks]
         return reference_sample(case, tasks=tasks)
 
-    def canary(self, case: Any, variant: str) -> Any:
-        from evalkit.artifacts import Sample
-
-        tasks = [t.model_dump(include={"rule_id", "file", "line"})
+    def canary(self, case: Case, variant: str) -> Sample | None:
+        tasks = [DiscoveredTask.model_validate(t.model_dump(include={"rule_id", "file", "line"}))
                  for t in case.reference_as(AgenticReference).expected_tasks]
         if variant == "empty":
             return Sample()
@@ -47,14 +46,14 @@ class Agentic(Kind):
             return Sample(tasks=tasks[:1])
         return None
 
-    def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
-        from evalkit.stages.execute_agentic import recheck
+    def execute(self, cfg: Config, system: System, case: Case, output: OutputArtifact) -> list[dict[str, object]]:
+        from evalkit.stages.execute_agentic import recheck  # deferred: stage code; planning tasks needs only the declarations
 
         return [recheck(cfg, case, sample) for sample in output.samples]
 
-    def more_validation(self, cfg: Any, case: Any) -> tuple[list[str], bool]:
+    def more_validation(self, cfg: Config, case: Case) -> tuple[list[str], bool]:
         """The gold patch applied on the host; every expected task's incident must be gone."""
-        from evalkit.stages.execute_agentic import recheck
+        from evalkit.stages.execute_agentic import recheck  # deferred: stage code; planning tasks needs only the declarations
 
         if not case.reference_as(AgenticReference).patch_file:
             return [], False
@@ -83,6 +82,8 @@ class Agentic(Kind):
 
     def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
         """Task matching (as the discovery metrics match): the list without a task must miss one."""
+        from evalkit.graders.incidents import match_tasks  # deferred: stage code; planning tasks needs only the declarations
+
         ref = case.reference_as(AgenticReference)
         match = match_tasks(ablation.sample.tasks, ref.expected_tasks, ref.line_tolerance)
         recall = match.recall()
@@ -94,6 +95,9 @@ class Agentic(Kind):
 
     def leaks(self, cfg: Config, case: Case) -> list[str] | None:
         """`.git` in the application tree, or a file holding the reference patch's post-image."""
+        from evalkit.stages.execute import TreeUnavailable, source_tree  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.health import post_images, tree_leaks  # deferred: stage code; planning tasks needs only the declarations
+
         try:
             tree = source_tree(cfg, case)
         except TreeUnavailable:
@@ -101,15 +105,15 @@ class Agentic(Kind):
         patch = case.read("reference.patch_file") if case.reference_as(AgenticReference).patch_file else None
         return tree_leaks(tree, post_images(tree, patch) if patch else {})
 
-    def scorers(self) -> list[Any]:
-        from evalkit.recorded_judge import recorded_judge_metrics
-        from evalkit.stages.score_agentic import agentic_metrics
-        from evalkit.stages.score_entropy import entropy_metrics
+    def scorers(self) -> list[AnyKindScorer]:
+        from evalkit.recorded_judge import recorded_judge_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_agentic import agentic_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [recorded_judge_metrics, agentic_metrics, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.report.case_kinds import agentic_detail
+        from evalkit.kinds.pages import agentic_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return agentic_detail(case, arts)
 

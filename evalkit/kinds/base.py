@@ -1,31 +1,101 @@
 """The one object a suite kind module exports as ``KIND``: what its cases hold and how each stage treats them.
 
 A kind module (``evalkit.kinds.migration``, or an outside package's module registered under the
-``evalkit.kinds`` entry-point group) subclasses ``Kind``, sets the declarative attributes and overrides
-the methods whose default does not fit. Stages, the task graph, the judge dispatch, the gold system, the
+``evalkit.kinds`` entry-point group) subclasses ``Kind``, sets the declarative attributes (its name, models and
+metrics, and three policies: ``Execution``, what it runs besides generating; ``Judging``, how a model grades it;
+``Answers``, what its cases and answers hold) and overrides the methods whose default does not fit. Stages, the task graph, the judge dispatch, the gold system, the
 estimate and the report ask the case's kind (``evalkit.kinds.kind(case.kind)``); none compares its name.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult, Metrics
+
+from evalkit.artifacts import Sample
 from evalkit.health_models import Ablation, AblationRun
+from evalkit.kind_registry import UNKNOWN, KindContract
 
 if TYPE_CHECKING:
-    from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Sample
+    from evalkit.artifacts import ExecutionArtifact, OutputArtifact
     from evalkit.cases import Case
-    from evalkit.config import Config
+    from evalkit.checks_deep import Locator
+    from evalkit.config import Config, System
     from evalkit.errors import Problem
+    from evalkit.llm.cache import ResponseCache
+    from evalkit.llm.calls import LLMRequest
+    from evalkit.llm.settings import JudgeSettings
     from evalkit.models import Model
+    from evalkit.outcomes import GradesExtra
+    from evalkit.stages.validate import Validation
 
-Metrics = dict[str, float | None]
-Scorer = Callable[..., Metrics]
-"""``fn(cfg, case, output, execution, grades) -> {metric: value}`` (evalkit.stages.score)."""
+__all__ = ["Answers", "Execution", "Judging", "Kind", "Metrics", "Scorer", "put_extra"]
+
+Scorer = AnyKindScorer
+"""A kind's scorer: ``(ScoreContext) -> ScoreResult | {metric: value}`` (evalkit.contracts.KindScorer), or the older
+``(cfg, case, output, execution, grades) -> {metric: value}`` (evalkit.stages.score calls either)."""
 
 
-class Kind:
+@dataclass(frozen=True)
+class Execution:
+    """What a kind runs besides generating an answer: the sandboxed execute stage and the reference's validation."""
+
+    executed: bool = False
+    """An execute stage runs each answer (in the sandbox) between generate and grade (``Kind.execute``)."""
+    validated: bool = False
+    """The validate task checks each case's reference before scores count (evalkit.stages.validate)."""
+    execute_reads_validation: bool = False
+    """The execute stage reads the case's validation (``environment_broken``): it waits for it."""
+    validation_label: str = "reference validation"
+    """How a failed validation is named in a score's reason."""
+    final_tree_after_execute: bool = False
+    """The answer's final change is known only after the execute stage (e2e: its iterations)."""
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How a model grades the kind's answers."""
+
+    graded_by_model: bool = False
+    """The grade stage asks a model (judge, rubric or ragas): the batch judge collects its answers first."""
+    always_judged: bool = False
+    """Every output is graded by the rubric judge (not only where the suite says `judge:`)."""
+    changes_judge: bool = False
+    """suite.yaml may say `judge:` (the rubric judge reads the files an answer changed)."""
+    takes_rubric: bool = False
+    """suite.yaml may name a `rubric:` without `judge:` (the judge's, or a recorded judge's verdict fields)."""
+    audited: bool = False
+    """The judge's verdicts on this kind are audited, re-judged and met by people's labels."""
+    recorded_verdict_alone: bool = False
+    """A recorded judge's verdict on code the import does not hold is the case's only score."""
+
+
+@dataclass(frozen=True)
+class Answers:
+    """What the kind's cases and answers hold, beyond its models."""
+
+    code_answer: bool = False
+    """The answer is one code file: an unanswered case counts as not parsing and not complete."""
+    criteria: bool = False
+    """Cases list rubric `criteria` whose pass rates the suite page shows."""
+    solved_store: bool = False
+    """suite.yaml may name a solved-incident store that attaches a `solved_example` to each case."""
+
+
+POLICIES: dict[str, type[Execution] | type[Judging] | type[Answers]] = {
+    "execution": Execution, "judging": Judging, "answers": Answers}
+"""``Kind`` attribute -> its policy class."""
+FLAT_NAMES = {f.name: attr for attr, policy in POLICIES.items() for f in fields(policy)}
+"""A policy field -> the ``Kind`` attribute holding it: a kind written before the policies set them as class
+attributes of their own (``executed = True``); ``Kind.__init_subclass__`` moves them into the policies."""
+RETIRED = ("rubric_graded",)
+"""Flags a kind may still set that nothing reads any more (accepted and dropped)."""
+
+
+class Kind(KindContract):
     """A suite kind. Class attributes declare it; methods have defaults a small kind keeps."""
 
     name: ClassVar[str] = ""
@@ -36,36 +106,12 @@ class Kind:
     """Model of a case's `inputs` (None: a free-form mapping)."""
     reference: ClassVar[type[Model] | None] = None
     """Model of a case's `reference` (None: a free-form mapping)."""
-    executed: ClassVar[bool] = False
-    """An execute stage runs each answer (in the sandbox) between generate and grade."""
-    validated: ClassVar[bool] = False
-    """The validate task checks each case's reference before scores count (evalkit.stages.validate)."""
-    execute_reads_validation: ClassVar[bool] = False
-    """The execute stage reads the case's validation (``environment_broken``): it waits for it."""
-    validation_label: ClassVar[str] = "reference validation"
-    """How a failed validation is named in a score's reason."""
-    graded_by_model: ClassVar[bool] = False
-    """The grade stage asks a model (judge, rubric or ragas): the batch judge collects its answers first."""
-    always_judged: ClassVar[bool] = False
-    """Every output is graded by the rubric judge (not only where the suite says `judge:`)."""
-    changes_judge: ClassVar[bool] = False
-    """suite.yaml may say `judge:` (the rubric judge reads the files an answer changed)."""
-    takes_rubric: ClassVar[bool] = False
-    """suite.yaml may name a `rubric:` without `judge:` (the judge's, or a recorded judge's verdict fields)."""
-    audited: ClassVar[bool] = False
-    """The judge's verdicts on this kind are audited, re-judged and met by people's labels."""
-    solved_store: ClassVar[bool] = False
-    """suite.yaml may name a solved-incident store that attaches a `solved_example` to each case."""
-    code_answer: ClassVar[bool] = False
-    """The answer is one code file: an unanswered case counts as not parsing and not complete."""
-    recorded_verdict_alone: ClassVar[bool] = False
-    """A recorded judge's verdict on code the import does not hold is the case's only score."""
-    final_tree_after_execute: ClassVar[bool] = False
-    """The answer's final change is known only after the execute stage (e2e: its iterations)."""
-    rubric_graded: ClassVar[bool] = False
-    """The model grading's outcome is a rubric outcome (criteria met), kept as the grades' `rubric`."""
-    criteria: ClassVar[bool] = False
-    """Cases list rubric `criteria` whose pass rates the suite page shows."""
+    execution: ClassVar[Execution] = Execution()
+    """What the kind runs besides generating (the execute stage, the reference's validation)."""
+    judging: ClassVar[Judging] = Judging()
+    """How a model grades the kind's answers."""
+    answers: ClassVar[Answers] = Answers()
+    """What the kind's cases and answers hold."""
     metrics: ClassVar[tuple[str, ...]] = ()
     """Metric names (evalkit.metrics.registry) this kind's scorers write, beyond the common ones."""
     leaderboard: ClassVar[tuple[str, ...]] = ()
@@ -73,11 +119,22 @@ class Kind:
     templates: ClassVar[Path | None] = None
     """Folder holding the case page partial ``case_<name>.html.j2`` (None: evalkit's site templates)."""
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        """Fold the yes/no attributes of a kind written before the policies (``executed = True``) into them."""
+        super().__init_subclass__(**kwargs)
+        flat = {name: value for name, value in vars(cls).items() if name in FLAT_NAMES}
+        for attr in POLICIES:
+            mine = {name: value for name, value in flat.items() if FLAT_NAMES[name] == attr}
+            if mine:
+                setattr(cls, attr, replace(getattr(cls, attr), **mine))
+        for name in [*flat, *(n for n in RETIRED if n in vars(cls))]:
+            delattr(cls, name)
+
     # --- the stage chain ----------------------------------------------------------------------------------
     @property
     def stages(self) -> list[str]:
         """The stages of one (system, case), in order."""
-        return ["generate"] + (["execute"] if self.executed else []) + ["grade", "score"]
+        return ["generate"] + (["execute"] if self.execution.executed else []) + ["grade", "score"]
 
     # --- what a case holds --------------------------------------------------------------------------------
     def main_file(self, case: Case) -> str | None:
@@ -96,7 +153,7 @@ class Kind:
         """CodeBLEU of a do-nothing answer, for `codebleu_gain` (None: no gain metric)."""
         return None
 
-    def prompt_context(self, case: Case) -> dict[str, Any]:
+    def prompt_context(self, case: Case) -> dict[str, object]:
         """Extra variables of the `anthropic` adapter's prompt template."""
         return {}
 
@@ -106,14 +163,14 @@ class Kind:
 
     def gold(self, case: Case) -> Sample:
         """What a perfect system answers, built from the case's reference (the `gold` system)."""
-        from evalkit.systems.gold import reference_sample
+
+        from evalkit.systems.gold import reference_sample  # deferred: stage code; planning tasks needs only the declarations
 
         return reference_sample(case)
 
     def canary(self, case: Case, variant: str) -> Sample | None:
         """The answer of canary ``variant`` (evalkit.graders.canaries.VARIANTS) to the case, made from the case
         itself (no model); None where the variant means nothing for the kind (the canary skips the case)."""
-        from evalkit.artifacts import Sample
 
         return Sample() if variant == "empty" else None
 
@@ -122,14 +179,15 @@ class Kind:
         """Why no answer of the case is run (a broken environment found by validation), or None."""
         return None
 
-    def execute(self, cfg: Config, system: Any, case: Case, output: OutputArtifact) -> list[dict[str, Any]]:
+    def execute(self, cfg: Config, system: System, case: Case, output: OutputArtifact) -> list[dict[str, object]]:
         """One run (sandbox result as JSON) per sample of ``output``; only kinds with ``executed``."""
         raise NotImplementedError(f"suite kind {self.name} declares no execute stage")
 
     # --- validate -----------------------------------------------------------------------------------------
-    def validate(self, cfg: Config, case: Case) -> Any:
+    def validate(self, cfg: Config, case: Case) -> Validation:
         """The case's reference checked against the case (a ``Validation``)."""
-        from evalkit.stages.validate import validate_reference
+
+        from evalkit.stages.validate import validate_reference  # deferred: stage code; planning tasks needs only the declarations
 
         return validate_reference(cfg, case)
 
@@ -173,18 +231,20 @@ class Kind:
         return False
 
     def grade_model(self, cfg: Config, case: Case, sample: Sample, main_file: str | None,
-                    execution: ExecutionArtifact | None, extra: Any) -> Any:
+                    execution: ExecutionArtifact | None, extra: GradesExtra) -> JudgeResult:
         """The judge outcome of one answer (None: not model-graded); may add grades to ``extra``
         (``put_extra``)."""
-        from evalkit.graders import judging
+
+        from evalkit.graders import judge_dispatch as judging  # deferred: stage code; planning tasks needs only the declarations
 
         return judging.judge_case(cfg, case, sample, main_file, execution)
 
-    def judge(self, cfg: Config, case: Case, sample: Sample, main_file: str | None) -> Any:
-        """The kind's own model grading of an answer (judge_case without `judge:`), None when none."""
+    def judge(self, ctx: JudgeContext) -> JudgeResult:
+        """The kind's own model grading of an answer (judge_case without `judge:`), None when none
+        (evalkit.contracts.Judge; an override in the older form ``judge(cfg, case, sample, main_file)`` still works)."""
         return None
 
-    def more_grades(self, case: Case, sample: Sample, extra: Any) -> None:
+    def more_grades(self, case: Case, sample: Sample, extra: GradesExtra) -> None:
         """Grades of one answer beyond the judge's, added to ``extra`` (``put_extra``)."""
 
     def answer_changes(self, case: Case, sample: Sample,
@@ -192,21 +252,21 @@ class Kind:
         """(patch, files) that turn the case's tree into the answer's (the changes judge reads them)."""
         return sample.patch, {}
 
-    def grade_requests(self, cfg: Any, case: Case, sample: Sample, cache: Any, exact: bool,
-                       settings: Any) -> list[tuple[str, Any, bool]]:
+    def grade_requests(self, cfg: Config, case: Case, sample: Sample, cache: ResponseCache, exact: bool,
+                       settings: JudgeSettings) -> list[tuple[str, LLMRequest, bool]]:
         """(asker, request, exact) of the grade stage for one answer (``evalkit estimate``)."""
         return []
 
     def stand_in(self, case: Case, note: str) -> Sample:
         """An answer standing for one not generated yet (``evalkit estimate``)."""
-        from evalkit.artifacts import Sample
 
         return Sample(text=note)
 
     # --- score --------------------------------------------------------------------------------------------
-    def scorers(self) -> list[Scorer]:
+    def scorers(self) -> list[AnyKindScorer]:
         """The functions that add this kind's metrics, in order (later ones win a shared name)."""
-        from evalkit.stages.score_entropy import entropy_metrics
+
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [entropy_metrics]
 
@@ -218,13 +278,14 @@ class Kind:
     # --- evalkit check --deep -----------------------------------------------------------------------------
     def sandbox_image(self, case: Case) -> bool:
         """The case runs tests in a sandbox image (``check --deep`` checks the image)."""
-        return self.executed and bool(getattr(case.inputs, "test_command", None))
+        return self.execution.executed and bool(getattr(case.inputs, "test_command", None))
 
-    def deep_checks(self, case: Case, cfg: Config, scratch: Path, where: Any) -> list[Problem]:
+    def deep_checks(self, case: Case, cfg: Config, scratch: Path, where: Locator) -> list[Problem]:
         """``evalkit check --deep`` problems of one case beyond the common ones."""
-        if not self.executed:
+        from evalkit.checks_deep import check_patches  # deferred: stage code; planning tasks needs only the declarations
+
+        if not self.execution.executed:
             return []
-        from evalkit.checks_deep import check_patches
 
         return check_patches(case, cfg, scratch, where)
 
@@ -232,7 +293,14 @@ class Kind:
         return f"<suite kind {self.name}>"
 
 
-def put_extra(extra: Any, key: str, value: Any) -> None:
+class Unknown(Kind):
+    """The kind of a suite whose suite.yaml is broken (``evalkit.kind_registry.UNKNOWN``): the defaults."""
+
+    name = UNKNOWN
+    description = "a suite whose suite.yaml is broken: its cases are recorded as broken"
+
+
+def put_extra(extra: GradesExtra | dict[str, object], key: str, value: object) -> None:
     """Set one entry of a grades artifact's `extra` (a mapping, or a model whose field validates ``value``)."""
     if isinstance(extra, dict):
         extra[key] = value

@@ -3,10 +3,17 @@ tests' output up to max_iterations times."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from evalkit.artifacts import Sample
 from evalkit.casemodels import E2EInputs, E2EReference
-from evalkit.kinds.base import Kind
+from evalkit.contracts import AnyKindScorer
+from evalkit.kinds.base import Execution, Judging, Kind
+
+if TYPE_CHECKING:
+    from evalkit.artifacts import ExecutionArtifact, OutputArtifact
+    from evalkit.cases import Case
+    from evalkit.config import Config, System
 
 
 class E2E(Kind):
@@ -14,41 +21,38 @@ class E2E(Kind):
     description = "A whole application migrated until its tests pass, iterating on the failures."
     inputs = E2EInputs
     reference = E2EReference
-    executed = True
-    changes_judge = True
-    final_tree_after_execute = True
+    execution = Execution(executed=True, final_tree_after_execute=True)
+    judging = Judging(changes_judge=True)
     metrics = ("e2e_resolved", "e2e_pass_rate", "e2e_iterations", "e2e_interventions", "e2e_time_s")
     leaderboard = ("e2e_resolved", "e2e_pass_rate")
 
-    def canary(self, case: Any, variant: str) -> Any:
-        from evalkit.artifacts import Sample
-
+    def canary(self, case: Case, variant: str) -> Sample | None:
         if variant == "empty":
             return Sample()
         if variant == "unchanged":  # the application as it is: an empty diff, every iteration
             return Sample(patch="")
         return None
 
-    def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
-        from evalkit.stages.execute_e2e import iterate
+    def execute(self, cfg: Config, system: System, case: Case, output: OutputArtifact) -> list[dict[str, object]]:
+        from evalkit.stages.execute_e2e import iterate  # deferred: stage code; planning tasks needs only the declarations
 
         return [iterate(cfg, system, case, sample, i) for i, sample in enumerate(output.samples)]
 
-    def answer_changes(self, case: Any, sample: Any, execution: Any) -> tuple[str | None, dict[str, str]]:
+    def answer_changes(self, case: Case, sample: Sample, execution: ExecutionArtifact | None) -> tuple[str | None, dict[str, str]]:
         runs = (execution.runs if execution is not None else None) or []
         first = runs[0] if runs else None  # the final iteration's diff
         final = first.get("final_patch") if isinstance(first, dict) else getattr(first, "final_patch", None)
         return final or None, {}
 
-    def scorers(self) -> list[Any]:
-        from evalkit.stages.score_e2e import e2e_metrics
-        from evalkit.stages.score_entropy import entropy_metrics
-        from evalkit.stages.score_judge import judge_metrics
+    def scorers(self) -> list[AnyKindScorer]:
+        from evalkit.stages.score_e2e import e2e_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_judge import judge_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [judge_metrics, e2e_metrics, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.report.case_kinds import e2e_detail
+        from evalkit.kinds.pages import e2e_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return e2e_detail(case, arts)
 

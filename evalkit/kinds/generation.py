@@ -3,18 +3,23 @@ score stage never had an expected file to compare with)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.artifacts import Sample
 from evalkit.casemodels import GenerationInputs, GenerationReference
-from evalkit.cases import Case
-from evalkit.config import Config
-from evalkit.graders.judging import rubric_without_model
+from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.health_models import Ablation, AblationRun
-from evalkit.kinds.base import Kind
+from evalkit.kinds.base import Answers, Execution, Judging, Kind, put_extra
 from evalkit.kinds.migration import without_lines
-from evalkit.stages.validate import sample_problems
 from evalkit.treesitter import PARSEABLE, canonical, statement_spans
+
+if TYPE_CHECKING:
+    from evalkit.cases import Case
+    from evalkit.config import Config
+    from evalkit.llm.cache import ResponseCache
+    from evalkit.llm.calls import LLMRequest
+    from evalkit.llm.settings import JudgeSettings
+    from evalkit.outcomes import GradesExtra
 
 
 class Generation(Kind):
@@ -22,23 +27,20 @@ class Generation(Kind):
     description = "New code written from instructions; graded by rubric criteria and assertions."
     inputs = GenerationInputs
     reference = GenerationReference
-    validated = True
-    graded_by_model = True
-    code_answer = True
-    rubric_graded = True
-    criteria = True
+    execution = Execution(validated=True)
+    judging = Judging(graded_by_model=True)
+    answers = Answers(code_answer=True, criteria=True)
     metrics = ("syntax_valid", "complete", "rubric_score", "rubric_fallback_score", "injection_clean")
     leaderboard = ("rubric_score", "assertion_score")
 
-    def main_file(self, case: Any) -> str | None:
+    def main_file(self, case: Case) -> str | None:
         return case.inputs.output_path if isinstance(case.inputs, GenerationInputs) else None  # None: a broken case
 
-    def files_syntax(self, case: Any) -> bool:
+    def files_syntax(self, case: Case) -> bool:
         return True  # files named by the system: each parsed by its extension
 
-    def canary(self, case: Any, variant: str) -> Any:
-        from evalkit.artifacts import Sample
-        from evalkit.graders import canaries
+    def canary(self, case: Case, variant: str) -> Sample | None:
+        from evalkit.graders import canaries  # deferred: stage code; planning tasks needs only the declarations
 
         if variant == "empty" or not isinstance(case.inputs, GenerationInputs):
             return Sample() if variant == "empty" else None
@@ -89,6 +91,9 @@ class Generation(Kind):
         """The graders that cost nothing: the case's assertions, the output file's presence, syntax and
         completeness, and the rubric's pre-check (an empty or incomplete file meets no criterion); the rubric
         judge is not asked."""
+        from evalkit.graders.judge_dispatch import rubric_without_model  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.validate import sample_problems  # deferred: stage code; planning tasks needs only the declarations
+
         found = sample_problems(case, ablation.sample, "the partial answer")
         pre = rubric_without_model(case, ablation.sample) if case.criteria else None
         if pre is not None:
@@ -99,42 +104,39 @@ class Generation(Kind):
         return AblationRun(name=ablation.name, description=ablation.description, outcome="passed",
                            detail="the assertions and the rubric's pre-check all pass (the judge was not asked)")
 
-    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
-        from evalkit.graders.judging import rubric_case
+    def judge(self, ctx: JudgeContext) -> JudgeResult:
+        from evalkit.graders.judge_dispatch import rubric_case  # deferred: stage code; planning tasks needs only the declarations
 
-        return rubric_case(cfg, case, sample)
+        return rubric_case(ctx.config, ctx.case, ctx.sample)
 
-    def more_grades(self, case: Any, sample: Any, extra: Any) -> None:
-        from evalkit.graders.injection import detect
-        from evalkit.kinds.base import put_extra
+    def more_grades(self, case: Case, sample: Sample, extra: GradesExtra) -> None:
+        from evalkit.graders.injection import detect  # deferred: stage code; planning tasks needs only the declarations
 
         put_extra(extra, "injection", [r.model_dump(mode="json") for r in detect(sample)])
 
-    def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
-                       settings: Any) -> list[tuple[str, Any, bool]]:
+    def grade_requests(self, cfg: Config, case: Case, sample: Sample, cache: ResponseCache, exact: bool,
+                       settings: JudgeSettings) -> list[tuple[str, LLMRequest, bool]]:
         if not case.criteria:
             return []
-        from evalkit.graders.judging import rubric_input, rubric_without_model
-        from evalkit.graders.rubric import rubric_requests
+        from evalkit.graders.judge_dispatch import rubric_input, rubric_without_model  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.graders.rubric_judge import rubric_requests  # deferred: stage code; planning tasks needs only the declarations
 
         if exact and rubric_without_model(case, sample) is not None:
             return []  # an empty or incomplete main file: decided without a model
         return [("rubric", r, exact) for r in rubric_requests(rubric_input(case, sample), settings)]
 
-    def stand_in(self, case: Any, note: str) -> Any:
-        from evalkit.artifacts import Sample
-
+    def stand_in(self, case: Case, note: str) -> Sample:
         return Sample(files={self.main_file(case) or "main": note})
 
-    def scorers(self) -> list[Any]:
-        from evalkit.stages.score import code_metrics
-        from evalkit.stages.score_entropy import entropy_metrics
-        from evalkit.stages.score_generation import generation_metrics
+    def scorers(self) -> list[AnyKindScorer]:
+        from evalkit.stages.score import code_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_generation import generation_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [code_metrics, entropy_metrics, generation_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.report.case_kinds import generation_detail
+        from evalkit.kinds.pages import generation_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return generation_detail(case, arts)
 

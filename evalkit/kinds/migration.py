@@ -3,17 +3,21 @@ the analyzer's incidents are re-checked, CodeBLEU compares it with the expected 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.artifacts import OutputArtifact, Sample
 from evalkit.casemodels import MigrationInputs, MigrationReference
-from evalkit.cases import Case
-from evalkit.config import Config
+from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.health_models import Ablation, AblationRun
-from evalkit.kinds.base import Kind
-from evalkit.stages.score_migration import migration_failures
-from evalkit.stages.validate import sample_problems
+from evalkit.kinds.base import Answers, Execution, Judging, Kind
 from evalkit.treesitter import PARSEABLE, canonical, function_spans
+
+if TYPE_CHECKING:
+    from evalkit.cases import Case
+    from evalkit.config import Config
+    from evalkit.llm.cache import ResponseCache
+    from evalkit.llm.calls import LLMRequest
+    from evalkit.llm.settings import JudgeSettings
 
 
 def without_lines(text: str, spans: list[tuple[int, int, str]]) -> str:
@@ -27,47 +31,41 @@ class Migration(Kind):
     description = "A legacy file to migrate; judged, incidents re-checked, compared with the expected file."
     inputs = MigrationInputs
     reference = MigrationReference
-    validated = True
-    graded_by_model = True
-    always_judged = True
-    takes_rubric = True
-    audited = True
-    solved_store = True
-    code_answer = True
-    recorded_verdict_alone = True
+    execution = Execution(validated=True)
+    judging = Judging(graded_by_model=True, always_judged=True, takes_rubric=True, audited=True,
+                      recorded_verdict_alone=True)
+    answers = Answers(solved_store=True, code_answer=True)
     metrics = ("syntax_valid", "complete", "unchanged", "codebleu", "codebleu_ngram_match",
                "codebleu_weighted_ngram_match", "codebleu_syntax_match", "codebleu_dataflow_match", "codebleu_gain",
                "migrated", "incidents_resolved", "corpus_codebleu")
     leaderboard = ("migrated", "incidents_resolved", "judge_mean", "codebleu", "assertion_score")
 
-    def main_file(self, case: Any) -> str | None:
+    def main_file(self, case: Case) -> str | None:
         return case.inputs.file_path if isinstance(case.inputs, MigrationInputs) else None  # None: a broken case
 
-    def expected_code(self, case: Any) -> str | None:
+    def expected_code(self, case: Case) -> str | None:
         return case.read("reference.expected_file")
 
-    def legacy_text(self, case: Any) -> str | None:
+    def legacy_text(self, case: Case) -> str | None:
         return case.read("inputs.legacy_file")
 
-    def codebleu_baseline(self, cfg: Any, case: Any, reference: str) -> float | None:
-        from evalkit.stages.score_migration import legacy_codebleu
+    def codebleu_baseline(self, cfg: Config, case: Case, reference: str) -> float | None:
+        from evalkit.stages.score_migration import legacy_codebleu  # deferred: stage code; planning tasks needs only the declarations
 
         return legacy_codebleu(cfg, case, reference)
 
-    def prompt_context(self, case: Any) -> dict[str, Any]:
-        from evalkit.solved_store import solved_example_text
+    def prompt_context(self, case: Case) -> dict[str, object]:
+        from evalkit.solved_store import solved_example_text  # deferred: stage code; planning tasks needs only the declarations
 
         solved = solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
         return {"legacy_code": case.read("inputs.legacy_file") or "", "solved_example": solved}
 
-    def parse_answer(self, case: Any, blocks: list[tuple[str, str]]) -> dict[str, str] | None:
+    def parse_answer(self, case: Case, blocks: list[tuple[str, str]]) -> dict[str, str] | None:
         if not blocks:
             return {}
         return {case.inputs_as(MigrationInputs).file_path: max(blocks, key=lambda b: len(b[1]))[1]}
 
-    def gold(self, case: Any) -> Any:
-        from evalkit.artifacts import Sample
-
+    def gold(self, case: Case) -> Sample:
         file_path = case.inputs_as(MigrationInputs).file_path
         if case.reference_as(MigrationReference).deleted:  # the target has no such file: deleting it is the answer
             return Sample(deleted_files=[file_path])
@@ -76,10 +74,9 @@ class Migration(Kind):
             return Sample(status="error", reason="the case has no reference.expected_file: gold has no answer")
         return Sample(files={file_path: expected})
 
-    def canary(self, case: Any, variant: str) -> Any:
-        from evalkit.artifacts import Sample
-        from evalkit.graders import canaries
-        from evalkit.stages.score_migration import offending_lines
+    def canary(self, case: Case, variant: str) -> Sample | None:
+        from evalkit.graders import canaries  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_migration import offending_lines  # deferred: stage code; planning tasks needs only the declarations
 
         if variant == "empty" or not isinstance(case.inputs, MigrationInputs):
             return Sample() if variant == "empty" else None
@@ -93,8 +90,8 @@ class Migration(Kind):
                 "lines-deleted": lambda: canaries.delete_lines(legacy, offending_lines(case))}.get(variant)
         return Sample(files={path: text()}) if text is not None else None
 
-    def gold_problems(self, case: Any, text: str | None, deleted: bool) -> list[str]:
-        from evalkit.stages.score_migration import incident_checks
+    def gold_problems(self, case: Case, text: str | None, deleted: bool) -> list[str]:
+        from evalkit.stages.score_migration import incident_checks  # deferred: stage code; planning tasks needs only the declarations
 
         problems = []
         legacy = incident_checks(case, case.read("inputs.legacy_file") or "")
@@ -108,7 +105,7 @@ class Migration(Kind):
             problems.append(f"gold keeps {len(kept)} incident(s) of {', '.join(rules)}")
         return problems
 
-    def deleted_is_answer(self, case: Any, sample: Any, main_file: str | None) -> bool:
+    def deleted_is_answer(self, case: Case, sample: Sample, main_file: str | None) -> bool:
         # A migration output may delete the case's file; where the target deletes it too, that is the
         # answer: nothing to parse or judge (elsewhere the missing file is graded as empty).
         return (case.reference_as(MigrationReference).deleted and main_file in sample.deleted_files
@@ -125,7 +122,7 @@ class Migration(Kind):
         if not spans:
             return []
         path = case.inputs.file_path
-        out = []
+        out: list[Ablation] = []
         if len(spans) >= 2:
             half = spans[len(spans) // 2:]
             out.append(Ablation(name="half-methods", description=f"the expected file without {len(half)} of its "
@@ -142,6 +139,9 @@ class Migration(Kind):
     def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
         """The checks that cost nothing: the case's assertions, syntax, completeness, incidents and the
         `migrated` checks (structure kept from the legacy file); the judge is not asked."""
+        from evalkit.stages.score_migration import migration_failures  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.validate import sample_problems  # deferred: stage code; planning tasks needs only the declarations
+
         output = OutputArtifact(system="ablation", suite=case.suite, case_id=case.id, samples=[ablation.sample])
         found = sample_problems(case, ablation.sample, "the partial answer") + (migration_failures(case, output) or [])
         if found:
@@ -150,39 +150,37 @@ class Migration(Kind):
         return AblationRun(name=ablation.name, description=ablation.description, outcome="passed",
                            detail="assertions, incidents and the migrated checks all pass")
 
-    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
-        from evalkit.graders.judging import migration_case
+    def judge(self, ctx: JudgeContext) -> JudgeResult:
+        from evalkit.graders.judge_dispatch import migration_case  # deferred: stage code; planning tasks needs only the declarations
 
-        return migration_case(cfg, case, sample, main_file)
+        return migration_case(ctx.config, ctx.case, ctx.sample, ctx.main_file)
 
-    def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
-                       settings: Any) -> list[tuple[str, Any, bool]]:
-        from evalkit.graders.judge import migration_requests
-        from evalkit.graders.judge_rubric import rubric_for
-        from evalkit.graders.judging import migration_input
-        from evalkit.llm.plan import decided_without_model
+    def grade_requests(self, cfg: Config, case: Case, sample: Sample, cache: ResponseCache, exact: bool,
+                       settings: JudgeSettings) -> list[tuple[str, LLMRequest, bool]]:
+        from evalkit.graders.migration_judge import migration_requests  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.graders.rubric_config import rubric_for  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.graders.judge_dispatch import migration_input  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.graders.migration_judge import decided_without_model  # deferred: stage code; planning tasks needs only the declarations
 
         item = migration_input(case, sample, self.main_file(case))
         if exact and decided_without_model(item):
             return []
         return [("migration judge", r, exact) for r in migration_requests(item, settings, rubric_for(cfg, case))]
 
-    def stand_in(self, case: Any, note: str) -> Any:
-        from evalkit.artifacts import Sample
-
+    def stand_in(self, case: Case, note: str) -> Sample:
         legacy = case.read("inputs.legacy_file") or ""
         return Sample(files={self.main_file(case) or "main": f"{legacy}\n// {note}\n"})
 
-    def scorers(self) -> list[Any]:
-        from evalkit.stages.score import code_metrics
-        from evalkit.stages.score_entropy import entropy_metrics
-        from evalkit.stages.score_judge import judge_metrics
-        from evalkit.stages.score_migration import incident_metrics, migrated_metric
+    def scorers(self) -> list[AnyKindScorer]:
+        from evalkit.stages.score import code_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_judge import judge_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_migration import incident_metrics, migrated_metric  # deferred: stage code; planning tasks needs only the declarations
 
         return [code_metrics, judge_metrics, incident_metrics, migrated_metric, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.report.case_kinds import migration_detail
+        from evalkit.kinds.pages import migration_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return migration_detail(case, arts)
 

@@ -4,17 +4,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from evalkit.artifacts import Sample
 from evalkit.casemodels import PatchInputs, PatchReference
-from evalkit.cases import Case
-from evalkit.config import Config
+from evalkit.contracts import AnyKindScorer
 from evalkit.diffsplit import partial_patches
 from evalkit.health_models import Ablation, AblationRun
-from evalkit.kinds.base import Kind
-from evalkit.stages.execute import TreeUnavailable, run_patch, source_tree
-from evalkit.stages.health import post_images, tree_leaks
+from evalkit.kinds.base import Execution, Judging, Kind
+
+if TYPE_CHECKING:
+    from evalkit.artifacts import OutputArtifact
+    from evalkit.cases import Case
+    from evalkit.checks_deep import Locator
+    from evalkit.config import Config, System
+    from evalkit.errors import Problem
+    from evalkit.stages.validate import Validation
 
 ABLATION_CAP = 64
 """Ablations derived per case before `validation.ablations` keeps the first few (the count shown beside them)."""
@@ -28,23 +33,17 @@ class Patch(Kind):
     description = "A repository and an issue; the answer's diff is applied and the tests run in the sandbox."
     inputs = PatchInputs
     reference = PatchReference
-    executed = True
-    validated = True
-    execute_reads_validation = True
-    validation_label = "harness validation"
-    changes_judge = True
+    execution = Execution(executed=True, validated=True, execute_reads_validation=True, validation_label="harness validation")
+    judging = Judging(changes_judge=True)
     metrics = ("resolved", "pass_at_1", "pass_at_k", "pass_hat_k", "patch_applied", "f2p_pass_rate", "p2p_pass_rate", "flaky_tests", "sandbox_timeout",
                "tampered_with_tests", *LOCALIZATION)
     leaderboard = ("resolved", "f2p_pass_rate")
 
-    def gold(self, case: Any) -> Any:
-        from evalkit.artifacts import Sample
-
+    def gold(self, case: Case) -> Sample:
         return Sample(patch=case.read("reference.patch_file") or "")
 
-    def canary(self, case: Any, variant: str) -> Any:
-        from evalkit.artifacts import Sample
-        from evalkit.graders import canaries
+    def canary(self, case: Case, variant: str) -> Sample | None:
+        from evalkit.graders import canaries  # deferred: stage code; planning tasks needs only the declarations
 
         if variant == "empty":
             return Sample()
@@ -57,18 +56,18 @@ class Patch(Kind):
             return Sample(patch=half) if half else None
         return None
 
-    def environment_broken(self, cfg: Any, case: Any) -> str | None:
-        from evalkit.stages.validate import environment_broken
+    def environment_broken(self, cfg: Config, case: Case) -> str | None:
+        from evalkit.stages.validate import environment_broken  # deferred: stage code; planning tasks needs only the declarations
 
         return environment_broken(cfg, case)  # validated once: gold and no patch both time out
 
-    def execute(self, cfg: Any, system: Any, case: Any, output: Any) -> list[dict[str, Any]]:
-        from evalkit.stages.execute import run_patch
+    def execute(self, cfg: Config, system: System, case: Case, output: OutputArtifact) -> list[dict[str, object]]:
+        from evalkit.stages.execute import run_patch  # deferred: stage code; planning tasks needs only the declarations
 
         return [run_patch(cfg, case, sample.patch) for sample in output.samples]
 
-    def validate(self, cfg: Any, case: Any) -> Any:
-        from evalkit.stages.validate import validate_patch
+    def validate(self, cfg: Config, case: Case) -> Validation:
+        from evalkit.stages.validate import validate_patch  # deferred: stage code; planning tasks needs only the declarations
 
         return validate_patch(cfg, case)
 
@@ -86,6 +85,8 @@ class Patch(Kind):
     def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
         """The case's FAIL_TO_PASS and PASS_TO_PASS tests on the partial patch, through `run_patch` (the
         sandbox and its content-addressed cache, as every run)."""
+        from evalkit.stages.execute import run_patch  # deferred: stage code; planning tasks needs only the declarations
+
         run = run_patch(cfg, case, ablation.sample.patch, trusted=True)
         out = {"name": ablation.name, "description": ablation.description,
                "container": run.get("isolation") is not None}
@@ -104,6 +105,9 @@ class Patch(Kind):
         return AblationRun(**out, outcome="noticed", detail=detail)
 
     def leaks(self, cfg: Config, case: Case) -> list[str] | None:
+        from evalkit.stages.execute import TreeUnavailable, source_tree  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.health import post_images, tree_leaks  # deferred: stage code; planning tasks needs only the declarations
+
         if case.inputs_as(PatchInputs).tree_in_image:
             return None  # the tree is inside the image: not looked at here
         try:
@@ -112,17 +116,17 @@ class Patch(Kind):
             return None
         return tree_leaks(tree, post_images(tree, case.read("reference.patch_file") or ""))
 
-    def scorers(self) -> list[Any]:
-        from evalkit.stages.score_entropy import entropy_metrics
-        from evalkit.stages.score_judge import judge_metrics
-        from evalkit.stages.score_patch import patch_metrics
+    def scorers(self) -> list[AnyKindScorer]:
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_judge import judge_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_patch import patch_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [judge_metrics, patch_metrics, entropy_metrics]
 
-    def sandbox_image(self, case: Any) -> bool:
+    def sandbox_image(self, case: Case) -> bool:
         return True
 
-    def deep_checks(self, case: Any, cfg: Any, scratch: Path, where: Any) -> list[Any]:
+    def deep_checks(self, case: Case, cfg: Config, scratch: Path, where: Locator) -> list[Problem]:
         problems = []
         if not case.reference_as(PatchReference).fail_to_pass:
             problems.append(where.problem(case, ("reference", "fail_to_pass"),

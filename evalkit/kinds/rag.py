@@ -3,10 +3,21 @@ always, the LLM-path ones through the judge's client)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from evalkit.artifacts import Sample
 from evalkit.casemodels import RagInputs, RagReference
-from evalkit.kinds.base import Kind
+from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
+from evalkit.kinds.base import Execution, Judging, Kind, put_extra
+
+if TYPE_CHECKING:
+    from evalkit.artifacts import ExecutionArtifact
+    from evalkit.cases import Case
+    from evalkit.config import Config
+    from evalkit.llm.cache import ResponseCache
+    from evalkit.llm.calls import LLMRequest
+    from evalkit.llm.settings import JudgeSettings
+    from evalkit.outcomes import GradesExtra
 
 
 class Rag(Kind):
@@ -14,15 +25,13 @@ class Rag(Kind):
     description = "A question and retrieved contexts; the hint is scored with ragas."
     inputs = RagInputs
     reference = RagReference
-    validated = True
-    graded_by_model = True
+    execution = Execution(validated=True)
+    judging = Judging(graded_by_model=True)
     metrics = ("rag_answer_similarity", "rag_context_recall", "rag_faithfulness", "rag_faithfulness_5",
                "rag_context_relevance", "rag_context_relevance_5", "rag_answer_relevancy", "rag_answer_relevancy_5")
     leaderboard = ("rag_faithfulness", "rag_answer_similarity", "rag_context_recall")
 
-    def canary(self, case: Any, variant: str) -> Any:
-        from evalkit.artifacts import Sample
-
+    def canary(self, case: Case, variant: str) -> Sample | None:
         if variant == "empty":
             return Sample()
         if variant == "unchanged" and isinstance(case.inputs, RagInputs):  # the incident returned as the hint
@@ -31,34 +40,33 @@ class Rag(Kind):
             return Sample(text="TODO: write the hint")
         return None
 
-    def grade_model(self, cfg: Any, case: Any, sample: Any, main_file: str | None, execution: Any,
-                    extra: Any) -> Any:
-        from evalkit.graders.rag import grade_rag  # ragas' LLM-path metrics through our client
-        from evalkit.kinds.base import put_extra
+    def grade_model(self, cfg: Config, case: Case, sample: Sample, main_file: str | None, execution: ExecutionArtifact | None,
+                    extra: GradesExtra) -> JudgeResult:
+        from evalkit.graders.rag import grade_rag  # deferred: stage code; planning tasks needs only the declarations
 
         judge, ragas = grade_rag(cfg, case, sample)
         put_extra(extra, "ragas", ragas)
         return judge
 
-    def judge(self, cfg: Any, case: Any, sample: Any, main_file: str | None) -> Any:
-        from evalkit.graders.judging import unconfigured
+    def judge(self, ctx: JudgeContext) -> JudgeResult:
+        from evalkit.graders.judge_dispatch import unconfigured  # deferred: stage code; planning tasks needs only the declarations
 
-        return unconfigured(cfg)
+        return unconfigured(ctx.config)
 
-    def grade_requests(self, cfg: Any, case: Any, sample: Any, cache: Any, exact: bool,
-                       settings: Any) -> list[tuple[str, Any, bool]]:
-        from evalkit.llm.plan import _ragas_plan
+    def grade_requests(self, cfg: Config, case: Case, sample: Sample, cache: ResponseCache, exact: bool,
+                       settings: JudgeSettings) -> list[tuple[str, LLMRequest, bool]]:
+        from evalkit.llm.plan import ragas_plan  # deferred: stage code; planning tasks needs only the declarations
 
-        return [("ragas", r, exact and ok) for r, ok in _ragas_plan(cache, settings, case, sample.text or "")]
+        return [("ragas", r, exact and ok) for r, ok in ragas_plan(cache, settings, case, sample.text or "")]
 
-    def scorers(self) -> list[Any]:
-        from evalkit.stages.score_entropy import entropy_metrics
-        from evalkit.stages.score_rag import rag_metrics
+    def scorers(self) -> list[AnyKindScorer]:
+        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.score_rag import rag_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [rag_metrics, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.report.case_kinds import rag_detail
+        from evalkit.kinds.pages import rag_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return rag_detail(case, arts)
 

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evalkit import progress
+from evalkit.counters import COUNTERS
 from evalkit.llm import deprecation
 from evalkit.llm.cache import ResponseCache
 from evalkit.llm.calls import (
@@ -47,10 +47,12 @@ from evalkit.llm.circuit import Circuit, circuit_for
 from evalkit.llm.keys import KeyRing, NoKeyLeft, ring_for
 from evalkit.llm.pricing import Usage, cost_usd, price_for
 from evalkit.llm.providers import cache_scope, make_provider
+from evalkit.llm.providers.anthropic import checked_message, reply_of
 from evalkit.llm.providers.base import ProviderReply
 from evalkit.llm.ratelimit import limiter_for
 from evalkit.llm.settings import JudgeSettings, configured
 from evalkit.models import Model
+from evalkit.store import remote_service
 
 __all__ = [
     "Budget",
@@ -92,7 +94,7 @@ class Budget:
         self.limit_usd = limit_usd
         self._spent = 0.0
         self._lock = threading.Lock()
-        progress.COUNTERS.add_budget(limit_usd)  # the live display of `evalkit run`
+        COUNTERS.add_budget(limit_usd)  # the live display of `evalkit run`
 
     @property
     def spent_usd(self) -> float:
@@ -100,8 +102,6 @@ class Budget:
             return self._spent
 
     def check(self) -> None:
-        from evalkit.store import remote_service
-
         service = remote_service()  # on a cluster worker: the run's budget is the coordinator's, across workers
         if service is not None and self.limit_usd is not None:
             with self._lock:
@@ -113,13 +113,11 @@ class Budget:
                 )
 
     def charge(self, usd: float) -> None:
-        from evalkit.store import remote_service
-
         service = remote_service()
         spent = float(service.budget(self.limit_usd, usd)["spent"]) if service is not None else None
         with self._lock:
             self._spent = self._spent + usd if spent is None else max(self._spent + usd, spent)
-        progress.COUNTERS.model_call(usd, budgeted=self.limit_usd is not None)
+        COUNTERS.model_call(usd, budgeted=self.limit_usd is not None)
 
 
 class TokenCount(Model):
@@ -290,7 +288,6 @@ class ModelClient:
 
     def checked_message(self, message: Any) -> Any:
         """``message`` when it is a Messages API message; else a ``bad_response`` error saying what came."""
-        from evalkit.llm.providers.anthropic import checked_message
 
         try:
             return checked_message(message)
@@ -320,7 +317,6 @@ class ModelClient:
 
     def response_from_message(self, message: Any, key: str, *, batch: bool = False) -> LLMResponse:
         """Our response model from an SDK ``Message`` (cost from the price table)."""
-        from evalkit.llm.providers.anthropic import reply_of
 
         return self.response_of(reply_of(self.checked_message(message)), key, batch=batch)
 

@@ -21,10 +21,10 @@ _announced: set[str] = set()
 def sdk_table() -> dict[str, str]:
     """Model id -> end-of-life date, from the installed SDK (empty when it has no such table)."""
     try:
-        from anthropic._data import DEPRECATED_MODELS
+        from anthropic._data import DEPRECATED_MODELS  # deferred: the anthropic SDK (heavy), only when a model is called
     except ImportError:
         try:
-            from anthropic.resources.messages.messages import DEPRECATED_MODELS  # type: ignore[no-redef]
+            from anthropic.resources.messages.messages import DEPRECATED_MODELS  # type: ignore[no-redef]  # deferred: the anthropic SDK (heavy), only when a model is called
         except ImportError:
             return {}
     return dict(DEPRECATED_MODELS)

@@ -32,9 +32,7 @@ known in advance and are not counted.
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -43,6 +41,12 @@ from evalkit.artifacts import Sample
 from evalkit.llm.cache import ResponseCache
 from evalkit.llm.calls import LLMRequest
 from evalkit.llm.settings import JudgeSettings
+from evalkit.casemodels import RagInputs
+from evalkit.fsutil import digest
+from evalkit.graders.judge_changes import planned_requests
+from evalkit.kind_registry import kind
+from evalkit.llm.providers import cache_scope
+from evalkit.llm.structured import AnswerError, parse_model, repair_request
 
 Stage = Literal["generate", "grade"]
 PLACEHOLDER = "(answer not known yet"
@@ -80,8 +84,6 @@ class Plan:
 
 
 def _lookup(cache: ResponseCache, settings: JudgeSettings, request: LLMRequest) -> Any:
-    from evalkit.llm.providers import cache_scope
-
     return cache.get(cache.key(request, cache_scope(settings))) if settings.use_cache else None
 
 
@@ -106,8 +108,7 @@ def _placeholder(model: type[BaseModel], marker: str) -> BaseModel:
 
 def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: str) -> Any:
     """A ragas LLM that records the requests ragas would send instead of sending them."""
-    from evalkit.llm.structured import AnswerError, parse_model, repair_request
-    from evalkit.metrics.ragas_metrics import ANSWER_SUFFIX, EvalkitRagasLLM
+    from evalkit.metrics.ragas_metrics import ANSWER_SUFFIX, EvalkitRagasLLM  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     class PlanningRagasLLM(EvalkitRagasLLM):
         """Answers from the response cache; a missing answer is recorded and replaced by a placeholder."""
@@ -115,8 +116,6 @@ def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: s
         planned: list[tuple[LLMRequest, bool]]
 
         def generate(self, prompt: str, response_model: type[Any]) -> Any:
-            from evalkit.fsutil import digest
-
             full = prompt + ANSWER_SUFFIX
             index = self.next_index(full)
             request = self.request_for(full, index, response_model)
@@ -141,10 +140,8 @@ def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: s
     return llm
 
 
-def _ragas_plan(cache: ResponseCache, settings: JudgeSettings, case: Any, answer: str) -> list[tuple[LLMRequest, bool]]:
-    from evalkit.metrics.ragas_metrics import judge_rag
-
-    from evalkit.casemodels import RagInputs
+def ragas_plan(cache: ResponseCache, settings: JudgeSettings, case: Any, answer: str) -> list[tuple[LLMRequest, bool]]:
+    from evalkit.metrics.ragas_metrics import judge_rag  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     inputs = case.inputs_as(RagInputs)
     llm = planning_ragas_llm(cache, settings, f"ragas:{case.key}")
@@ -152,100 +149,23 @@ def _ragas_plan(cache: ResponseCache, settings: JudgeSettings, case: Any, answer
     return llm.planned
 
 
-def decided_without_model(item: Any) -> bool:
-    """The migration judge decides ``item`` for free: the file does not parse, or it is degenerate."""
-    from evalkit.graders import judge
-
-    if judge._precheck(item)[0] == "failed":
-        return True
-    decide = getattr(judge, "decided_without_model", None)
-    return bool(decide(item)) if decide is not None else False
-
-
 def grade_requests(cfg: Any, case: Any, sample: Sample, system_name: str, cache: ResponseCache,
                    exact: bool) -> list[tuple[str, LLMRequest, bool]]:
     """(asker, request, exact) of the grade stage for one answer."""
     settings = cfg.judge.with_env()
     if case.judged_files:  # a patch or e2e suite with `judge:` (evalkit.graders.judge_changes)
-        from evalkit.graders.judge_changes import planned_requests
 
         return [("changes judge", r, ok) for r, ok in planned_requests(cfg, case, sample, exact)]
-    from evalkit.kinds import kind
 
     return kind(case.kind).grade_requests(cfg, case, sample, cache, exact, settings)  # judge, rubric, ragas
 
 
-def _stand_in(system: Any, case: Any) -> Sample:
+def stand_in(system: Any, case: Any) -> Sample:
     """An answer unique to ``system`` where the real one is not known yet (same size as the legacy file)."""
-    from evalkit.kinds import kind
 
     note = f"(answer of {system.name} to {case.key}: not generated yet)"
     return kind(case.kind).stand_in(case, note)  # e.g. migration: as large as the legacy file
 
 
-def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),
-             selected: Callable[[str], bool] | None = None) -> Plan:
-    """The calls of the next run over every participating (system, case) (``selected`` ones only)."""
-    from evalkit.project import participating
-    from evalkit.stages.generate import generate_key
-    from evalkit.store import ContentStore
-    from evalkit.systems.base import RunContext, is_free, planner, run_system
-
-    cfg = loaded.config
-    wanted = set(stages)
-    judge = cfg.judge.with_env()
-    cache = ResponseCache(cfg.work_path / "cache")
-    generated = ContentStore(cfg.work_path / "cache", "generate")
-    ctx = RunContext(root=Path(cfg.root), work=cfg.work_path, judge=cfg.judge)
-    from evalkit.fsutil import digest
-    from evalkit.stages.grade_retry import grade_current
-    from evalkit.stages.slices import grade_slice
-
-    grade_config = digest(grade_slice(cfg))
-    plan = Plan()
-    for system, case in participating(cfg, loaded.project):
-        if not case.ok or (selected is not None and not selected(case.key)):
-            continue
-        first: Sample | None = None
-        for index in range(system.samples):
-            hit = generated.get(generated.key(generate_key(cfg, system, case, index)))
-            sample = Sample.model_validate(hit) if hit is not None else None
-            if sample is None and is_free(system.adapter):  # no model: computed instead of guessed
-                sample = run_system(system, case, index, ctx)
-            if sample is None and "generate" in wanted and (plan_call := planner(system.adapter)) is not None:
-                request, settings = plan_call(system, case, index, ctx, judge)
-                plan.calls.append(PlannedCall("generate", f"{system.adapter} system", system.name, case.suite,
-                                              request, settings.model_copy(update={"use_cache": True})))
-            if index == 0:
-                first = sample
-        if "grade" not in wanted:
-            continue
-        if first is not None and grade_current(cfg, system, case, grade_config):
-            continue  # its grade task will not run: nothing asked (a judge_error stays until retried)
-        exact = first is not None
-        if first is None:
-            first = _stand_in(system, case)
-        elif first.status in ("error", "timeout", "infra_error"):
-            continue  # the grade stage records the failure without a judge
-        graded = grade_requests(cfg, case, first, system.name, cache, exact)
-        plan.unknown_outputs += 1 if graded and not exact else 0
-        for asker, request, is_exact in graded:
-            plan.calls.append(PlannedCall("grade", asker, system.name, case.suite, request, judge, is_exact))
-    if "grade" in wanted:  # judge.audit: repeats and pairwise questions, after the grade stage's own
-        from evalkit.graders.audit import audit_plan
-
-        plan.calls.extend(PlannedCall("grade", c.asker, c.system, c.suite, c.request, judge, c.exact)
-                          for c in audit_plan(loaded))
-    return plan
-
-
-def key_selection() -> Callable[[str], bool] | None:
-    """The run's case selection ($EVALKIT_SELECT), as a predicate on case keys."""
-    from evalkit.tasks import selected, selection
-
-    globs = selection()
-    return (lambda key: selected(key, globs)) if globs else None
-
-
-__all__ = ["Plan", "PlannedCall", "decided_without_model", "grade_requests", "key_selection", "plan_run",
-           "planning_ragas_llm"]
+__all__ = ["Plan", "PlannedCall", "grade_requests", "planning_ragas_llm", "ragas_plan",
+           "stand_in"]

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from evalkit.fsutil import digest
+
+if TYPE_CHECKING:
+    import jinja2
 
 PROMPTS_DIR = Path(__file__).resolve().parents[1] / "templates" / "prompts"  # package data (see report.site)
 
@@ -33,6 +34,8 @@ def fence(content: str | None, label: str) -> str:
 
 @cache
 def environment(root: str = str(PROMPTS_DIR)) -> jinja2.Environment:
+    import jinja2  # deferred: jinja2 only when a prompt is rendered (a no-op run renders none)
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(root),
         autoescape=False,  # model prompts, not HTML: see the module docstring

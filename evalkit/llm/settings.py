@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from evalkit.graders.audit_settings import AuditSettings
 from evalkit.graders.calibration_settings import CalibrationSettings
+from evalkit.llm.keys import env_keys, env_names
 from evalkit.llm.pricing import ModelPrice, default_prices
 from evalkit.models import Model
 from evalkit.plugins import registry
@@ -67,7 +68,7 @@ class JudgeSettings(Model):
     """Model id; the environment variable EVALKIT_JUDGE_MODEL overrides it (see ``with_env``)."""
     rubric: str | None = None
     """Migration judge rubric: a shipped name (codejudge, kai_ci, kai_eval) or a rubric .yaml path relative to
-    the config file (evalkit.graders.judge_rubric); None: codejudge. A suite's own ``rubric`` wins."""
+    the config file (evalkit.graders.rubric_config); None: codejudge. A suite's own ``rubric`` wins."""
     max_tokens: int = Field(default=2048, ge=1)
     """Upper bound on generated tokens per call."""
     timeout_s: float = Field(default=60.0, gt=0)
@@ -129,7 +130,6 @@ class JudgeSettings(Model):
 
 def api_key() -> str | None:
     """The first Anthropic key (ANTHROPIC_API_KEYS, else ANTHROPIC_API_KEY), or None when unset or empty."""
-    from evalkit.llm.keys import env_keys
 
     keys = env_keys("anthropic")
     return keys[0] if keys else None
@@ -137,7 +137,6 @@ def api_key() -> str | None:
 
 def missing_key(settings: JudgeSettings | None = None) -> str:
     """What to set for the settings' provider: 'ANTHROPIC_API_KEY is not set' (or OPENAI_..., ...)."""
-    from evalkit.llm.keys import env_names
 
     _many, one = env_names(settings.provider if settings is not None else "anthropic")
     return f"{one} is not set"
@@ -146,7 +145,6 @@ def missing_key(settings: JudgeSettings | None = None) -> str:
 def configured(settings: JudgeSettings | None = None) -> bool:
     """True when a key of the settings' provider (Anthropic by default) is present in the environment, or the
     endpoint takes none (``api_key: none``)."""
-    from evalkit.llm.keys import env_keys
 
     if settings is not None and settings.api_key == "none":
         return True

@@ -20,7 +20,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evalkit.llm.calls import LLMRequest, LLMResponse
+from evalkit.llm.calls import LLMError, LLMRequest, LLMResponse
+from evalkit.llm.pricing import Usage
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -185,8 +186,6 @@ class Sampled(Generic[T]):
 
 def ask_samples(client: ModelClient, requests: list[LLMRequest], parse: Callable[[str], tuple[T, str]]) -> Sampled[T]:
     """Ask each request (one per sample) with `ask_structured`; an API error or the budget stops early."""
-    from evalkit.llm.calls import LLMError
-    from evalkit.llm.pricing import Usage
 
     out: Sampled[T] = Sampled(usage=Usage())
     try:

@@ -121,7 +121,7 @@ _patched = False
 def _calc_codebleu() -> Callable[..., dict[str, float]]:
     """``codebleu.calc_codebleu`` with its data-flow name order made hash-seed independent."""
     global _patched
-    from codebleu import calc_codebleu
+    from codebleu import calc_codebleu  # deferred: codebleu and its grammars, only when CodeBLEU is computed
 
     with _patch_lock:
         if not _patched:
@@ -149,7 +149,7 @@ def _result(
         # The package scores ``dataflow or 1``: right when the references have no data flow at
         # all, wrong when they have flows and the prediction matches none (an empty answer got
         # 0.25). Each reference against itself tells the two apart.
-        from codebleu.dataflow_match import corpus_dataflow_match
+        from codebleu.dataflow_match import corpus_dataflow_match  # deferred: codebleu and its grammars, only when CodeBLEU is computed
 
         flat = [r for refs in references for r in refs]
         if corpus_dataflow_match([[r] for r in flat], flat, language) > 0:

@@ -84,7 +84,7 @@ def semantic_entropy(labels: Sequence[int], method: Method) -> EntropyResult:
 @cache
 def _embedding_model() -> Any:
     try:
-        from sentence_transformers import SentenceTransformer  # pyright: ignore[reportMissingImports]  # optional extra
+        from sentence_transformers import SentenceTransformer  # pyright: ignore[reportMissingImports]  # optional extra  # deferred: sentence-transformers (torch), only for embeddings
     except ImportError as exc:
         raise RuntimeError(
             "install evalkit[embeddings] (sentence-transformers) to cluster samples by embedding"

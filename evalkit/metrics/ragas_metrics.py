@@ -33,6 +33,10 @@ from pydantic import BaseModel  # noqa: E402
 from ragas.embeddings.base import BaseRagasEmbedding  # noqa: E402
 from ragas.llms.base import InstructorBaseRagasLLM  # noqa: E402
 
+from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest
+from evalkit.llm.pricing import Usage
+from evalkit.llm.structured import AnswerError, ask_structured, parse_model
+
 T = TypeVar("T", bound=BaseModel)
 EMBEDDING_DIM = 256
 RAGAS_VERSION: str = ragas.__version__
@@ -69,8 +73,8 @@ def _run(coro: Any) -> Any:
 def non_llm_metrics(answer: str | None, reference_answer: str | None, contexts: Sequence[str],
                     reference_contexts: Sequence[str] | None) -> dict[str, float | None]:
     """rag_answer_similarity (when a reference hint exists) and rag_context_recall (with reference contexts)."""
-    from ragas.dataset_schema import SingleTurnSample
-    from ragas.metrics import NonLLMContextRecall, NonLLMStringSimilarity
+    from ragas.dataset_schema import SingleTurnSample  # deferred: ragas (seconds: numpy, pandas, instructor), only for rag grading
+    from ragas.metrics import NonLLMContextRecall, NonLLMStringSimilarity  # deferred: ragas (seconds: numpy, pandas, instructor), only for rag grading
 
     out: dict[str, float | None] = {}
     if reference_answer:
@@ -110,7 +114,6 @@ class EvalkitRagasLLM(InstructorBaseRagasLLM):
                  client: Any = None, settings: Any = None, item_id: str = "ragas") -> None:
         if complete is None and client is None:
             raise ValueError("EvalkitRagasLLM needs a model client or a complete() function")
-        from evalkit.llm.pricing import Usage
 
         self.complete = complete
         self.client = client
@@ -153,10 +156,6 @@ class EvalkitRagasLLM(InstructorBaseRagasLLM):
             self.errors.append((status, message))
 
     def generate(self, prompt: str, response_model: type[T]) -> T:
-        from evalkit.llm.calls import BudgetExceeded, LLMError
-        from evalkit.llm.pricing import Usage
-        from evalkit.llm.structured import AnswerError, ask_structured, parse_model
-
         full = prompt + ANSWER_SUFFIX
         index = self.next_index(full)
         if self.client is None:
@@ -198,7 +197,6 @@ class EvalkitRagasLLM(InstructorBaseRagasLLM):
 
     def request_for(self, full: str, index: int, response_model: type[BaseModel]) -> Any:
         """The ``LLMRequest`` sent for prompt text ``full`` (with the JSON suffix) as sample ``index``."""
-        from evalkit.llm.calls import LLMRequest
 
         return LLMRequest(model=self.settings.model, max_tokens=self.settings.max_tokens,
                           messages=[{"role": "user", "content": full}], sample_index=index,
@@ -237,7 +235,7 @@ def judge_rag(llm: EvalkitRagasLLM, question: str, contexts: Sequence[str], answ
     not_judged_budget). An empty hint scores 0 on faithfulness and answer relevancy without a call,
     no retrieved context 0 on context relevance.
     """
-    from ragas.metrics.collections import AnswerRelevancy, ContextRelevance, Faithfulness
+    from ragas.metrics.collections import AnswerRelevancy, ContextRelevance, Faithfulness  # deferred: ragas (seconds: numpy, pandas, instructor), only for rag grading
 
     embeddings = embeddings or HashedEmbedding()
     contexts = [c for c in contexts if c.strip()]

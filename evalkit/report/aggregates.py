@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from evalkit.artifacts import ScoresArtifact
 from evalkit.config import Config
@@ -13,7 +13,7 @@ from evalkit.report.stats_cache import StatsCache, cached_call
 from evalkit.stats import MeanEstimate, RateEstimate, mean_ci, rate
 
 
-def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: dict[str, int], cfg: Config,
+def aggregate(info: MetricInfo, values: list[float], n_na: int, excluded: Mapping[str, int], cfg: Config,
               cache: StatsCache | None = None) -> Aggregate:
     """Rate with a Wilson interval, mean with a bootstrap interval (evalkit.stats.mean_ci), or a total.
 
@@ -41,7 +41,7 @@ def aggregate_scores(scores: Iterable[ScoresArtifact], metric_names: list[str], 
                      cache: StatsCache | None = None) -> dict[str, Aggregate]:
     """One aggregate per metric name over the scores that are not excluded (None values: not applicable)."""
     scores = list(scores)
-    excluded = Counter(s.excluded for s in scores if s.excluded)  # the same for every metric
+    excluded: Counter[str] = Counter(s.excluded for s in scores if s.excluded)  # the same for every metric
     kept = [s.metrics for s in scores if not s.excluded]
     out = {}
     for name in metric_names:

@@ -25,6 +25,9 @@ from evalkit.artifacts import GradesArtifact
 from evalkit.models import Model
 from evalkit.outcomes import JudgeOutcome
 from evalkit.stats import RateEstimate, rate
+from evalkit.errors import InputError
+from evalkit.kind_registry import main_file
+from evalkit.labels import label_files, output_sha256, project_labels, rubric_for
 
 TEST_VERDICT_METRICS: tuple[str, ...] = ("resolved", "e2e_resolved")
 """Metrics that are a test verdict of one output (every test that must pass passes), in order of preference."""
@@ -162,8 +165,6 @@ def _answers(judge: JudgeOutcome) -> list[dict[str, Any]]:
 
 
 def _output_text(work: str, system: str, case: Any) -> str | None:
-    from evalkit.stages.grade import main_file
-
     out = _read(f"{work}/artifacts/{system}/{case.suite}/{case.id}/output.json")
     samples = (out or {}).get("samples") or []
     if not samples:
@@ -177,12 +178,11 @@ def calibration_summary(cfg: Any, project: Any, scores: dict[tuple[str, str], An
                         ) -> CalibrationSummary | None:
     """The release's calibration section, or None when no suite of the run is graded by a rubric judge and
     nobody labelled anything. ``call(model, fn, *args)`` is summarize's cached call."""
-    from evalkit.labels import output_sha256, project_labels, rubric_for
-    from evalkit.errors import InputError
+
+    from evalkit.graders.judge_dispatch import rubric_judged  # deferred: the judge's code, only to ask the judge
 
     settings = cfg.judge.calibration
     work = str(cfg.work_path)
-    from evalkit.graders.judging import rubric_judged
 
     judged_suites = {c.suite for c in project.cases if rubric_judged(c)}  # migration; patch and e2e with `judge:`
     labels, problems = project_labels(cfg, project)
@@ -382,7 +382,6 @@ def uncalibrated_metrics(report: Any) -> dict[str, str]:
 
 def label_inputs(cfg: Any, project: Any) -> list[str]:
     """Every labels file of the project: summarize's file dependencies (a label edit re-summarizes)."""
-    from evalkit.labels import label_files
 
     return [f for case in project.cases for f in label_files(case)]
 

@@ -13,6 +13,7 @@ from evalkit.config import Config
 from evalkit.fsutil import atomic_write_json, digest, remove
 from evalkit.names import is_valid_name
 from evalkit.report.models import CaseDetail
+from evalkit.kind_registry import main_file
 
 
 STAGES = ("generate", "execute", "grade", "score")
@@ -37,7 +38,8 @@ def case_detail(cfg: Config, case: Case, systems: list[Any],
 
     ``raw``: the artifacts' bytes per system (`read_artifacts`), when the caller has read them already."""
     work = cfg.work_path
-    input_files, reference_files = {}, {}
+    input_files: dict[str, str] = {}
+    reference_files: dict[str, str] = {}
     for dotted, path in sorted(case.refs.items()):
         if Path(path).is_file():
             text = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -47,7 +49,6 @@ def case_detail(cfg: Config, case: Case, systems: list[Any],
         got = (raw or {}).get(system.name) or read_artifacts(work, system.name, case)
         per_system[system.name] = {ARTIFACT_KEYS[stage]: json.loads(data) if data is not None else None
                                    for stage, data in got.items()}
-    from evalkit.stages.grade import main_file
 
     return CaseDetail(release=cfg.release, suite=case.suite, kind=case.kind, language=case.language, case_id=case.id,
                       description=case.description, tags=case.tags,

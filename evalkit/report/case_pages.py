@@ -20,11 +20,12 @@ from jinja2 import Environment
 from evalkit import fsutil
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, ScoresArtifact, Usage
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
+from evalkit.kind_registry import kind, known
 from evalkit.metrics.registry import METRICS
 from evalkit.models import Model
 from evalkit.names import is_valid_name
 from evalkit.report.models import CaseDetail, CaseRow, Report
-from evalkit.report.page_data import _exists_in, headline_metrics
+from evalkit.report.page_data import exists_in, headline_metrics
 from evalkit.report.site_env import diff_lines, line_class, truncate_log
 
 LEGACY_KEY = "inputs.legacy_file"
@@ -37,10 +38,14 @@ def _read(model: type[M], raw: Any, where: dict[str, str]) -> M | None:
     return model.model_validate({**where, **raw}) if isinstance(raw, dict) else None
 
 
+def kind_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
+    """What the case page shows for this system beyond the common parts (the kind's ``Kind.detail``, built by
+    evalkit.kinds.pages for evalkit's own kinds; None for kinds without any)."""
+    return kind(case.kind).detail(case, arts) if known(case.kind) else None
+
+
 def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Report) -> dict[str, Any]:
     """Everything the case page shows for one system, read from its artifacts through their models."""
-    from evalkit.report.case_kinds import kind_detail
-
     where = {"system": name, "suite": case.suite, "case_id": case.case_id}
     out = _read(OutputArtifact, arts.get("output"), where)
     exe = _read(ExecutionArtifact, arts.get("execution"), where)
@@ -134,7 +139,7 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
     except FileNotFoundError:
         return []
     prev = report.diff.previous_release
-    has_prev = _exists_in(site, prev, row.suite, row.case_id)
+    has_prev = exists_in(site, prev, row.suite, row.case_id)
     # the case JSON's content, not its mtime: a page is a function of what it shows
     key = digest([shared, digest(data), row.model_dump(mode="json"), has_prev])
     ident = f"{row.suite}/{row.case_id}"
@@ -192,7 +197,7 @@ def remove_gone_cases(site: Path, report: Report, old_index: dict[str, str], ind
 
 def case_templates(env: Environment) -> tuple[Any, Any, Any]:
     """The case page's and the compare page's templates and the panel of one system (`evalkit.report.panel`)."""
-    from evalkit.report.panel import system_panel
+    from evalkit.report.panel import system_panel  # deferred: imports jinja2; only rendering needs it
 
     graded = env.get_template("macros.html.j2").module.graded_sections  # type: ignore[attr-defined]
     return (env.get_template("case.html.j2"), env.get_template("compare.html.j2"),

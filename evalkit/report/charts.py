@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import statistics
 from typing import Any, Iterable
 
@@ -133,7 +134,6 @@ def distribution_figure(info: MetricInfo, per_system: list[tuple[str, list[float
 
 def _padded(scale: str, below: float, above: float) -> list[float] | None:
     """The axis range of a numeric scale such as "0-10" (a judge rubric's), padded by shares of its span."""
-    import re
 
     found = re.fullmatch(r"(-?\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)", scale)
     if found is None:

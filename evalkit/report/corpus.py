@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from evalkit.artifacts import ScoresArtifact, artifact_path
+from evalkit.artifacts import OutputArtifact, ScoresArtifact, artifact_path
 from evalkit.cases import Case, Project
 from evalkit.config import Config
+from evalkit.kind_registry import main_file
+from evalkit.metrics.codebleu import corpus_codebleu
+from evalkit.stages.score import expected_code
 from evalkit.store import ContentStore
 
 
@@ -15,9 +18,6 @@ def corpus_metrics(cfg: Config, project: Project, system: str, cases: list[Case]
     Uses the same cases as the per-case `codebleu` mean (scored, not excluded, with a reference), but
     pools n-gram, syntax and dataflow counts over them before dividing, so the two numbers differ.
     """
-    from evalkit.artifacts import OutputArtifact
-    from evalkit.stages.grade import main_file
-    from evalkit.stages.score import expected_code
 
     used = [(case.key, s.provenance.model_dump() if s.provenance else None) for case in cases
             if (s := scores.get((system, case.key))) is not None and not s.excluded
@@ -45,7 +45,6 @@ def corpus_metrics(cfg: Config, project: Project, system: str, cases: list[Case]
         language = case.language
     if not predictions or language is None:
         return {}
-    from evalkit.metrics.codebleu import corpus_codebleu
 
     result = corpus_codebleu(predictions, references, language, weights=cfg.metrics.codebleu_weights)
     out = {} if result is None else {"corpus_codebleu": result.codebleu}

@@ -15,9 +15,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from evalkit.artifacts import ARTIFACT_FILES
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.models import Model
 from evalkit.outcomes import RubricOutcome
+from evalkit.stats import wilson_interval
 
 if TYPE_CHECKING:  # report.models imports this module: keep its imports light
     from evalkit.artifacts import ScoresArtifact
@@ -77,7 +78,7 @@ def criterion_rates(work: str, cases: Iterable[Case], systems: list[str],
     """Every criterion of the suite's generation cases (first appearance order) with each system's pass rate."""
     rows: dict[str, CriterionRate] = {}
     for case in cases:
-        if not kind(case.kind).criteria:  # e.g. generation: cases list rubric criteria
+        if not kind(case.kind).answers.criteria:  # e.g. generation: cases list rubric criteria
             continue
         criteria = _criteria_of(case)
         if not criteria:
@@ -97,7 +98,6 @@ def criterion_rates(work: str, cases: Iterable[Case], systems: list[str],
                     tally.met += verdicts[cid]
                 else:
                     tally.not_judged += 1
-    from evalkit.stats import wilson_interval
 
     for row in rows.values():
         for tally in row.systems.values():

@@ -27,6 +27,8 @@ def decision_metric(info: MetricInfo | None) -> bool:
 def detectability(call: Call, c: PairedComparison, detect_difference: float | None) -> Detectability:
     """Power figures of a comparison that found nothing, at the level Holm held it to (sized for the
     configured or the observed difference)."""
+    target: float | None
+    source: str | None
     if detect_difference:
         target, source = float(detect_difference), "configured"
     else:
@@ -74,7 +76,7 @@ def against_previous(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev:
             pairs.append((old_cell.metrics, cell.metrics))
         group = []
         for name in metrics:
-            vals = [(a[name], b[name]) for a, b in pairs if a.get(name) is not None and b.get(name) is not None]
+            vals = [(x, y) for a, b in pairs if (x := a.get(name)) is not None and (y := b.get(name)) is not None]
             if not vals:
                 continue
             old_v, new_v = [float(a) for a, _ in vals], [float(b) for _, b in vals]

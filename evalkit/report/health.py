@@ -10,7 +10,7 @@ from collections import defaultdict
 from evalkit.cases import Case, Project
 from evalkit.config import Config
 from evalkit.health_models import CaseHealth
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.report.models import CaseBadges, CaseRow, HealthSensitivity, SuiteHealth, SuiteSummary
 from evalkit.stages.health import health_path
 from evalkit.stages.validate import validation_status
@@ -102,7 +102,7 @@ def add_health(cfg: Config, project: Project, rows: list[CaseRow], suites: list[
     by_suite: dict[str, list[tuple[Case, CaseRow]]] = defaultdict(list)
     for row in rows:
         case = cases.get(f"{row.suite}/{row.case_id}")
-        if case is None or not kind(case.kind).validated:
+        if case is None or not kind(case.kind).execution.validated:
             continue
         row.health = case_badges(cfg, case, row, dupes.get(case.key, []))
         by_suite[row.suite].append((case, row))

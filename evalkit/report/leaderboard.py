@@ -237,8 +237,8 @@ def suite_leaderboard(suite: SuiteSummary, rows: list[CaseRow], metric_info: dic
         if common is None or (a is not None and set(own) == common):
             values[s] = (a.value, a.low, a.high, a.n) if a else (None, None, None, 0)
         elif metric is not None and (common <= set(own) or (s in canaries and common & set(own))):
-            shared = sorted(common & set(own))  # a canary that skips a case is valued over the rest
-            values[s] = (*_over(info, [own[c] for c in shared]), len(shared))
+            over = sorted(common & set(own))  # a canary that skips a case is valued over the rest
+            values[s] = (*_over(info, [own[c] for c in over]), len(over))
         else:
             values[s] = (None, None, None, 0)
     higher = info.higher_is_better if info else True
@@ -316,8 +316,8 @@ def overview(boards: list[Leaderboard], rows: list[CaseRow],
     for name, keys in case_sets.items():
         by_set[frozenset(keys)].append(name)
     groups = []
-    for keys, names in by_set.items():
-        suites = sorted({s for s, _ in keys})
+    for key_set, names in by_set.items():
+        suites = sorted({s for s, _ in key_set})
         if len(names) < 2 or len(suites) < 2:
             continue
         ranks: dict[str, dict[str, int | None]] = {n: {} for n in names}
@@ -327,8 +327,8 @@ def overview(boards: list[Leaderboard], rows: list[CaseRow],
                 continue
             vals = {e.system: e.value for e in b.entries if e.system in names}
             info = metric_info.get(b.metric or "") or METRICS.get(b.metric or "")
-            for n, r in rank(vals, info.higher_is_better if info else True):
-                ranks[n][b.suite] = r
+            for n, place in rank(vals, info.higher_is_better if info else True):
+                ranks[n][b.suite] = place
                 values[n][b.suite] = vals.get(n)
         mean = {n: (sum(v for v in ranks[n].values() if v is not None) / len(suites)
                     if all(ranks[n].get(s) is not None for s in suites) else None) for n in names}
@@ -346,7 +346,8 @@ TABLE_END = "<!-- /canary-table -->"
 def canary_table(report: Report) -> str:
     """Markdown: per suite, its headline and what each canary, gold and the best real system score on it (the
     README's table, regenerated from a run with `canaries: true` so that it cannot drift)."""
-    from evalkit.graders.canaries import VARIANTS, system_name
+
+    from evalkit.graders.canaries import VARIANTS, system_name  # deferred: graders' code, only where canaries ran
 
     cols = [system_name(v) for v in VARIANTS]
     head = ("| suite (kind) | headline | " + " | ".join(v for v in VARIANTS) + " | gold | best real system |\n"

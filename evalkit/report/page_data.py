@@ -18,7 +18,7 @@ STATUS_ORDER = ("ok", "error", "timeout", "infra_error", "bug", "broken", "skipp
 _REPORTS: dict[str, tuple[tuple[int, int], Report]] = {}
 
 
-def _load_report(site: Path, release: str) -> Report:
+def load_report(site: Path, release: str) -> Report:
     """report.json of a release, parsed once per process while the file is unchanged (the release
     pages and the site index both need it; a large report takes tens of milliseconds to validate)."""
     path = site / release / "report.json"
@@ -110,7 +110,7 @@ def release_charts(report: Report, rows: list[CaseRow], aggregates: list[tuple[s
     return out
 
 
-def _exists_in(site: Path, release: str | None, suite: str, case_id: str) -> bool:
+def exists_in(site: Path, release: str | None, suite: str, case_id: str) -> bool:
     return bool(release) and os.path.exists(os.path.join(site, str(release), "cases", suite, f"{case_id}.json"))
 
 
@@ -138,7 +138,7 @@ def regression_groups(site: Path, report: Report, diff: Any = None, exists: Any 
     """Per system: worse and better cases, one entry per case with every metric that moved.
 
     ``diff`` (a ReleaseDiff of any earlier release against ``report``; default: the report's own
-    against the previous release) lets `evalkit.report.compare` group any pair the same way;
+    against the previous release) lets `evalkit.report.compare_page` group any pair the same way;
     ``exists(release, suite, case_id)`` says whether a release has the case's page (default: its JSON is there)."""
     diff = report.diff if diff is None else diff
     exists = exists or case_lookup(site)

@@ -10,10 +10,11 @@ from evalkit.fsutil import atomic_write_text, digest, remove
 from evalkit.report import charts
 from evalkit.report.case_pages import remove_gone_cases, render_cases
 from evalkit.report.leaderboard import leaderboards, overview
-from evalkit.report.page_data import (_load_report, comparison_index, headline_metrics, judgement, primary_metric,
+from evalkit.report.page_data import (load_report, comparison_index, headline_metrics, judgement, primary_metric,
                                       regression_groups, release_charts, status_counts)
 from evalkit.report.site import list_releases, templates_dir
 from evalkit.report.site_env import environment
+from evalkit.kind_registry import code_stamp as kinds_code_stamp
 
 PAGE_INDEX = ".pages.json"  # not published content: the manifest skips dot-files
 CASES_PER_PAGE = 500  # a suite's case list is split into pages of this many cases (each page well under 1 MB)
@@ -28,7 +29,7 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
     """Every page of one release. Returns the pages written. ``workers``: processes for the case pages
     (default: `case_workers`)."""
     env = environment(tdir, cache_dir)
-    report = _load_report(site, release)
+    report = load_report(site, release)
     out_dir = site / release
     releases = list_releases(site)
     names = [s.name for s in report.systems]
@@ -42,10 +43,11 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
     nav = {"releases": releases, "palette": palette, "counts": counts, "comps": comps, "judgement": judgement,
            "show_cpr": show_cpr}
 
-
     def other_pages() -> list[Path]:
         """The release page, suite pages, regressions and the comparison with the previous release:
         rendered here while forked workers render the case pages."""
+        from evalkit.report.compare_page import PAGE_ROWS, largest_first, render_comparison  # deferred: the comparison page, only when there is a previous release
+
         written: list[Path] = []
         suite_rows = {s.name: [r for r in report.cases if r.suite == s.name] for s in report.suites}
         headline_names = {i.name for i in headline}
@@ -79,16 +81,14 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
                     remove(stale)
 
         page = out_dir / "regressions.html"
-        from evalkit.report.compare import PAGE_ROWS, largest_first
 
-        groups = regression_groups(site, report)
-        largest_first(groups, PAGE_ROWS)
+        moves = regression_groups(site, report)
+        largest_first(moves, PAGE_ROWS)
         atomic_write_text(page, env.get_template("regressions.html.j2").render(
-            report=report, groups=groups, limit=PAGE_ROWS, root="../", here="regressions", **nav))
+            report=report, groups=moves, limit=PAGE_ROWS, root="../", here="regressions", **nav))
         written.append(page)
         prev = report.diff.previous_release
         if prev and prev in releases:  # site/compare/<previous>..<release>.html (others: `evalkit compare A B`)
-            from evalkit.report.compare import render_comparison
 
             written.append(render_comparison(site, prev, release, tdir, cache_dir))
         return written
@@ -98,7 +98,6 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
         old_index = json.loads(index_path.read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError):
         old_index = {}
-    from evalkit.kinds import code_stamp as kinds_code_stamp
 
     tfiles = sorted(p for p in (templates_dir(tdir) / "site").rglob("*") if p.is_file())
     shared = digest([[(str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in tfiles], releases,
@@ -106,7 +105,8 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
                      {k: v.model_dump(mode="json") for k, v in report.metric_info.items()}, __file__,
                      Path(__file__).stat().st_mtime_ns,
                      [Path(__file__).with_name(f).stat().st_mtime_ns  # the case page's code
-                      for f in ("case_pages.py", "site_env.py", "case_kinds.py", "panel.py")],
+                      for f in ("case_pages.py", "site_env.py", "panel.py")],
+                     (Path(__file__).parents[1] / "kinds" / "pages.py").stat().st_mtime_ns,  # own kinds' page parts
                      kinds_code_stamp()])  # the suite kinds' modules and partials
     index, pages = render_cases(env, site, report, nav, shared, old_index, workers, meanwhile=other_pages)
     remove_gone_cases(site, report, old_index, index)  # pages of cases no longer in the project

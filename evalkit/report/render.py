@@ -15,14 +15,14 @@ Pages of a release:
     site/<release>/cases/<suite>/<case>.compare.html  two systems side by side (?a=SYS&b=SYS)
     site/<release>/cases/<suite>/<case>.<system>.log.txt  full test log, when tests ran
     site/<release>/regressions.html          per system, cases worse / better than the previous release
-    site/compare/<a>..<b>.html               any two releases compared (evalkit.report.compare)
+    site/compare/<a>..<b>.html               any two releases compared (evalkit.report.compare_page)
     site/assets/                             style.css, charts.js, compare.js, plotly.min.js (one copy)
     site/schemas/*.schema.json               JSON Schemas of report.json, the case JSON, ...
 
 Where the code is: evalkit.report.site_env (Jinja environment, filters, badges), page_data (what the
 pages show, computed from report.json), case_pages (case and compare pages, test logs, forked workers),
 release_pages (release summary, suite pages, regressions), site_index (site index, assets, schemas),
-panel and case_kinds (one system's panel, per-kind case details). This module renders a whole site.
+panel and evalkit.kinds.pages (one system's panel, per-kind case details). This module renders a whole site.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from evalkit.report.case_pages import (CaseDetail, case_pages, case_templates, case_workers, render_cases, system_view,
                                        write_logs)
-from evalkit.report.page_data import (STATUS_ORDER, _load_report, case_lookup, comparison_index, headline_metrics,
+from evalkit.report.page_data import (STATUS_ORDER, load_report, case_lookup, comparison_index, headline_metrics,
                                       judgement, per_case_values, primary_metric, regression_groups, release_charts,
                                       status_counts)
 from evalkit.report.release_pages import CASES_PER_PAGE, PAGE_INDEX, render_release, suite_page_name
@@ -57,7 +57,7 @@ def render_site(site: Path, release: str, tdir: Path | None = None, cache_dir: P
     return site / release / "index.html"
 
 
-__all__ = ["CASES_PER_PAGE", "CaseDetail", "LOG_PREVIEW", "PAGE_INDEX", "STATUS_ORDER", "_load_report", "case_lookup",
+__all__ = ["CASES_PER_PAGE", "CaseDetail", "LOG_PREVIEW", "PAGE_INDEX", "STATUS_ORDER", "load_report", "case_lookup",
            "case_pages", "case_templates", "case_workers", "comparison_index", "copy_assets", "diff_html",
            "diff_lines", "environment", "fmt_difference", "fmt_value", "headline_metrics", "json_for_script",
            "judgement", "line_class", "metric_rows_html", "metric_value", "pass_badge", "per_case_values",

@@ -9,12 +9,15 @@ from typing import Any, Iterable
 from evalkit.artifacts import ARTIFACT_FILES, ScoresArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.executors.cluster_record import RECORD, ClusterRun
+from evalkit.isolation import IsolationDecision, for_run
+from evalkit.kind_registry import kind
+from evalkit.llm.settings import missing_key
 from evalkit.report.models import WorkerRow
 
 
 def judge_notes(scores: Iterable[ScoresArtifact], settings: Any = None) -> set[str]:
     """Say plainly when model-graded metrics are missing, and why (``settings``: the judge's, for its key's name)."""
-    from evalkit.llm.settings import missing_key
 
     counts = Counter(s.judge_status for s in scores if s.judge_status)
     notes = set()
@@ -37,10 +40,8 @@ def judge_notes(scores: Iterable[ScoresArtifact], settings: Any = None) -> set[s
 def run_isolation(cfg: Config, pairs: list[tuple[Any, Case]]) -> Any:
     """Where this run's tests executed, as decided when it started (the execute slice records it);
     None when no suite of the run executes tests."""
-    from evalkit.isolation import IsolationDecision, for_run
-    from evalkit.kinds import kind
 
-    if not any(kind(case.kind).executed for _, case in pairs):
+    if not any(kind(case.kind).execution.executed for _, case in pairs):
         return None
     try:
         data = json.loads((cfg.work_path / "slices" / "execute.json").read_text(encoding="utf-8"))
@@ -69,7 +70,6 @@ def cluster_workers(cfg: Config, pairs: list[tuple[Any, Case]]) -> list[WorkerRo
     from the artifacts' ``provenance.worker``) and, from the last cluster run's record
     (``<work>/cluster-run.json``), the calls and time it spent there. Empty when no cluster run ever wrote
     here (a local run opens no artifact to find that out)."""
-    from evalkit.executors.cluster_record import RECORD, ClusterRun
 
     if not (cfg.work_path / RECORD).exists():
         return []

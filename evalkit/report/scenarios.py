@@ -12,6 +12,8 @@ from evalkit.artifacts import ScoresArtifact
 from evalkit.cases import Project
 from evalkit.config import Config
 from evalkit.metrics.registry import METRICS
+from evalkit.report.aggregates import aggregate_scores, metric_order
+from evalkit.report.comparisons import compare_suite
 from evalkit.report.models import Scenario, ScenarioGroup
 
 # What the Kai design reports per scenario, in this order; other metrics the group has follow.
@@ -22,8 +24,6 @@ SCENARIO_METRICS = ("e2e_time_s", "e2e_resolved", "e2e_pass_rate", "e2e_interven
 
 def scenario_groups(cfg: Config, project: Project, scores: dict[tuple[str, str], ScoresArtifact]) -> list[ScenarioGroup]:
     """One group per system entry that declared a `matrix`, in config order."""
-    from evalkit.report.aggregates import aggregate_scores, metric_order
-    from evalkit.report.comparisons import compare_suite
 
     groups: dict[str, list] = {}
     for system in cfg.systems:

@@ -43,7 +43,7 @@ def list_releases(site: Path) -> list[str]:
 
 def _published_files(site: Path, release: str) -> list[str]:
     """Every published file of a release, as site-relative POSIX paths (os.walk: a release has thousands)."""
-    files = []
+    files: list[str] = []
     for folder, _dirs, names in os.walk(site / release):
         rel = Path(folder).relative_to(site).as_posix()
         # dot-files (the page index, atomic-write temp files) are not published content

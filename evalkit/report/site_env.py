@@ -16,7 +16,9 @@ from typing import Any
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
+from evalkit.difflines import line_class
 from evalkit.fsutil import ensure_dir
+from evalkit.kind_registry import template_dirs
 from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.report.site import templates_dir
 from evalkit.report.verdict import untestable_reason, verdict
@@ -40,7 +42,6 @@ def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Envi
     env = _ENVIRONMENTS.get(key)
     if env is not None:
         return env
-    from evalkit.kinds import template_dirs
 
     site = [str(templates_dir(tdir) / "site"), *template_dirs()]  # a kind's own case partial (case_<kind>.html.j2)
     env = Environment(loader=FileSystemLoader(site),
@@ -253,18 +254,6 @@ def metric_rows_html(metrics: list[dict[str, Any]]) -> Markup:
         out.append(f'{_row_head(m["name"], info)}data-value="{escape(raw)}">{escape(metric_value(value, info))}'
                    "</td></tr>\n")
     return Markup("".join(out))
-
-
-def line_class(line: str) -> str:
-    if line.startswith(("+++", "---")):
-        return "file"
-    if line.startswith("+"):
-        return "add"
-    if line.startswith("-"):
-        return "del"
-    if line.startswith("@@"):
-        return "hunk"
-    return "ctx"
 
 
 def truncate_log(text: str | None, limit: int = LOG_PREVIEW) -> tuple[str, bool]:

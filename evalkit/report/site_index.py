@@ -9,7 +9,7 @@ from evalkit.fsutil import atomic_write_bytes, atomic_write_text
 from evalkit.metrics.registry import MetricInfo
 from evalkit.report import charts
 from evalkit.report.models import Report
-from evalkit.report.page_data import _load_report, headline_metrics, status_counts
+from evalkit.report.page_data import load_report, headline_metrics, status_counts
 from evalkit.report.site import list_releases, templates_dir
 from evalkit.report.site_env import environment
 
@@ -20,7 +20,7 @@ def render_index(site: Path, tdir: Path | None = None, cache_dir: Path | None = 
     summaries: list[Report] = []
     for r in releases:
         try:
-            summaries.append(_load_report(site, r))
+            summaries.append(load_report(site, r))
         except (OSError, ValueError):
             continue
     oldest_first = list(reversed(summaries))
@@ -64,7 +64,7 @@ def _write_if_changed(dest: Path, data: bytes) -> bool:
 
 
 def plotly_js() -> Path:
-    import plotly
+    import plotly  # deferred: plotly, only when a chart is drawn
 
     return Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
@@ -85,7 +85,8 @@ def write_site_schemas(site: Path) -> list[Path]:
     The shipped files in evalkit/schemas/ are what the models generate (tests/test_schemas.py
     holds them to that), so copying them spares generating ten schemas on every render.
     """
-    from evalkit.schemas import SCHEMA_DIR, SCHEMA_NAMES
+
+    from evalkit.schemas import SCHEMA_DIR, SCHEMA_NAMES  # deferred: schema generation, only when the site's schemas are written
 
     out = []
     per_kind = sorted(p.name.removesuffix(".schema.json") for p in SCHEMA_DIR.glob("case-*.schema.json"))

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
+from pydantic import BaseModel
+
+import evalkit.agreement
+import evalkit.power
+import evalkit.stats
 from evalkit.fsutil import atomic_write_json, digest
 
 STATS_CACHE_VERSION = 1
+
+M = TypeVar("M", bound=BaseModel)
 
 
 class StatsCache:
@@ -36,7 +44,7 @@ class StatsCache:
             except (FileNotFoundError, ValueError):
                 pass
 
-    def call(self, model: type, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    def call(self, model: type[M], fn: Callable[..., M], *args: Any, **kwargs: Any) -> M:
         """fn(*args, **kwargs), or its stored result (a `model` dumped as JSON) for the same call."""
         key = digest([fn.__name__, args, sorted(kwargs.items())])
         stored = self.used.get(key)
@@ -44,13 +52,13 @@ class StatsCache:
             stored = self.old.get(key)
         if stored is not None:
             try:
-                result = model.model_validate(stored)
+                found: M | None = model.model_validate(stored)
             except ValueError:
-                result = None
-            if result is not None:
+                found = None
+            if found is not None:
                 self.hits += 1
                 self.used[key] = stored
-                return result
+                return found
         self.misses += 1
         result = fn(*args, **kwargs)
         self.used[key] = result.model_dump(mode="json")
@@ -63,11 +71,6 @@ class StatsCache:
 
 def _stats_salt() -> str:
     """What else a cached statistic depends on: the code computing it and the numerical libraries."""
-    import importlib.util
-
-    import evalkit.agreement
-    import evalkit.power
-    import evalkit.stats
 
     parts: list[Any] = [STATS_CACHE_VERSION, Path(evalkit.stats.__file__).read_text(encoding="utf-8"),
                         Path(evalkit.power.__file__).read_text(encoding="utf-8"),
@@ -86,6 +89,6 @@ def _stats_salt() -> str:
     return digest(parts)
 
 
-def cached_call(cache: StatsCache | None, model: type, fn: Any, *args: Any, **kwargs: Any) -> Any:
+def cached_call(cache: StatsCache | None, model: type[M], fn: Callable[..., M], *args: Any, **kwargs: Any) -> M:
     """fn(*args, **kwargs) through ``cache`` (its result a ``model``), or directly without one."""
     return fn(*args, **kwargs) if cache is None else cache.call(model, fn, *args, **kwargs)

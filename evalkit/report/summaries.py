@@ -8,7 +8,7 @@ from typing import Any
 from evalkit.artifacts import ScoresArtifact
 from evalkit.cases import Case, Project
 from evalkit.config import Config
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.metrics.registry import METRICS
 from evalkit.report.aggregates import aggregate_scores, coverage, metric_order
 from evalkit.report.comparisons import compare_suite
@@ -92,7 +92,7 @@ def suite_summaries(cfg: Config, project: Project, names: list[str], scores: Sco
             broken=broken, notes=notes,
             coverage={n: coverage([s for (sn, _), s in suite_scores.items() if sn == n]) for n in names_here},
             criteria=criterion_rates(work, cases, names_here, suite_scores, cfg.report.confidence)
-            if kind(suite.kind).criteria else [],
+            if kind(suite.kind).answers.criteria else [],
             corpus={n: c for n in names_here if (c := corpus_metrics(cfg, project, n, cases, scores))}))
     return out
 

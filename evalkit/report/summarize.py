@@ -23,11 +23,14 @@ from evalkit.report.summaries import case_rows, suite_summaries, system_summarie
 from evalkit.report.leaderboard import CANARY_ADAPTER
 from evalkit.report.health import add_health
 from evalkit.report.ties import suite_ties
+from evalkit.graders.audit import read_audit
+from evalkit.report.calibration import calibration_summary, mark_uncalibrated
+from evalkit.report.decision import decision_summary
+from evalkit.report.leaderboard import validity_alarms
 
 
 def summarize(cfg: Config, project: Project, write_case_details: bool = True) -> Report:
     """Read every scores.json of the run; write report.json and site/<release>/cases/**.json."""
-    from evalkit.graders.audit import read_audit
 
     pairs = participating(cfg, project)
     cache = StatsCache(cfg.work_path / "cache" / "stats.json")
@@ -41,12 +44,10 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
     suites = suite_summaries(cfg, project, names, scores, notes_by_suite, cache)
     breakdowns = tag_breakdowns(cfg, project, names, by_system, cache)
     prev = previous_report(cfg)
-    from evalkit.report.decision import decision_summary
 
     canaries = frozenset(s.name for s in cfg.systems if s.adapter == CANARY_ADAPTER)
     decision = decision_summary(lambda *a, **k: cached_call(cache, *a, **k), suites, rows, prev,
                                 cfg.report.seed, cfg.report.detect_difference, canaries)
-    from evalkit.report.calibration import calibration_summary, mark_uncalibrated
 
     calibration = calibration_summary(cfg, project, scores, lambda *a, **k: cached_call(cache, *a, **k))
 
@@ -70,7 +71,6 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                                  | set(project.input_notes())),
                     inputs_digest=digest(sorted((k, s.provenance.model_dump() if s.provenance else None)
                                                 for k, s in scores.items())))
-    from evalkit.report.leaderboard import validity_alarms
 
     report.validity_alarms = validity_alarms(report)
     add_health(cfg, project, rows, suites, canaries)

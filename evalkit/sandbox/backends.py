@@ -13,9 +13,11 @@ backends' own modules (a run's start asks only ``auto``'s question).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
-from evalkit.isolation import AUTO
+from evalkit.config import AUTO_BACKEND as AUTO
+from evalkit.plugins import registry
+from evalkit.sandbox import daemon
 
 if TYPE_CHECKING:
     from evalkit.plugins import Registry
@@ -59,16 +61,14 @@ class DockerBackend(SandboxBackend):
     uses_images = True
 
     def available(self) -> bool:
-        from evalkit.isolation import daemon_answers
-
-        return daemon_answers()
+        return daemon.daemon_answers()
 
     def image_id(self, spec: TestRunSpec) -> str | None:
-        import docker.errors
-        import requests.exceptions
+        import docker.errors  # deferred: docker-py, only when a container runs
+        import requests.exceptions  # deferred: requests (with docker-py), only when a container runs
 
-        from evalkit.sandbox.images import image_id
-        from evalkit.sandbox.phase import SandboxError
+        from evalkit.sandbox.images import image_id  # deferred: imports docker-py (heavy); only a Docker run needs it
+        from evalkit.sandbox.phase import SandboxError  # deferred: the backend's code, only when a sandbox runs
 
         try:
             return image_id(spec.image)
@@ -76,9 +76,9 @@ class DockerBackend(SandboxBackend):
             raise SandboxError(f"Docker daemon unreachable or failing: {exc}") from exc
 
     def open(self, spec: TestRunSpec, ctl: ControlFiles) -> Sandbox:
-        from evalkit.sandbox.docker_backend import DockerSandbox
-        from evalkit.sandbox.images import ImageUnavailable, ensure_image
-        from evalkit.sandbox.phase import SandboxError
+        from evalkit.sandbox.docker_backend import DockerSandbox  # deferred: imports docker-py (heavy); only a Docker run needs it
+        from evalkit.sandbox.images import ImageUnavailable, ensure_image  # deferred: imports docker-py (heavy); only a Docker run needs it
+        from evalkit.sandbox.phase import SandboxError  # deferred: the backend's code, only when a sandbox runs
 
         try:
             digest = ensure_image(spec.image, spec.dockerfile_dir)
@@ -97,7 +97,7 @@ class LocalBackend(SandboxBackend):
     auto_reason = "no Docker daemon answered when the run started"
 
     def open(self, spec: TestRunSpec, ctl: ControlFiles) -> Sandbox:
-        from evalkit.sandbox.local_backend import LocalSandbox
+        from evalkit.sandbox.local_backend import LocalSandbox  # deferred: the backend's code, only when a sandbox runs
 
         return LocalSandbox(spec, ctl)
 
@@ -106,11 +106,10 @@ DOCKER = DockerBackend()
 LOCAL = LocalBackend()
 
 
-def backends() -> Registry:
+def backends() -> Registry[SandboxBackend]:
     """The sandbox backends by name (``evalkit.plugins.registry("sandbox_backends")``)."""
-    from evalkit.plugins import registry
 
-    return registry("sandbox_backends")
+    return cast("Registry[SandboxBackend]", registry("sandbox_backends"))  # the group's contract
 
 
 def backend(name: str) -> SandboxBackend:

@@ -7,7 +7,7 @@ from typing import Any
 
 from evalkit.sandbox.archive import tree_digest
 from evalkit.sandbox.backends import backend as sandbox_backend
-from evalkit.sandbox.images import ImageUnavailable
+from evalkit.sandbox.image_errors import ImageUnavailable
 from evalkit.sandbox.phase import SandboxError
 from evalkit.sandbox.runner import Backend, resolve_backend, run_tests
 from evalkit.sandbox.spec import ExecutionResult, TestRunSpec

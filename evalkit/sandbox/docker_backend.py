@@ -21,7 +21,7 @@ import requests.exceptions
 from docker.models.containers import Container
 from docker.types import LogConfig
 
-from evalkit.progress import COUNTERS
+from evalkit.counters import COUNTERS
 from evalkit.sandbox.archive import SANDBOX_UID, TarBuilder, read_tar_files
 from evalkit.sandbox.dockerclient import client
 from evalkit.sandbox.phase import PhaseOutcome, SandboxError, new_nonce

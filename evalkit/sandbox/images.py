@@ -22,16 +22,13 @@ import requests.exceptions
 from docker.models.images import Image
 
 from evalkit.sandbox.dockerclient import client
+from evalkit.sandbox.image_errors import ImageUnavailable
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_IMAGE = "evalkit/python-pytest:bookworm"
 RECIPE_DIR = Path(__file__).resolve().parent / "base_image"
 """The base image's Dockerfile and from-debian.sh (package data)."""
-
-
-class ImageUnavailable(RuntimeError):
-    """No image of that name is present, pullable or buildable (an infrastructure failure)."""
 
 
 def image_id(name: str) -> str | None:
@@ -125,7 +122,7 @@ def build_base_image(name: str, say=print) -> str:
 def base_image_ready(name: str) -> bool:
     """doit ``uptodate`` of the image task: the image is present, or no Docker daemon answers
     (the local backend or an infrastructure error follows; nothing to build)."""
-    from evalkit.sandbox.dockerclient import docker_available
+    from evalkit.sandbox.dockerclient import docker_available  # deferred: imports docker-py (heavy); only a Docker run needs it
 
     return not docker_available() or image_id(name) is not None
 

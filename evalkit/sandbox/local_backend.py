@@ -190,6 +190,7 @@ class LocalSandbox:
         output = bytearray()
         reader = threading.Thread(target=self._drain, args=(proc.stdout, output, lim.log_limit_bytes), daemon=True)
         reader.start()
+        state: Literal["exited", "timeout", "oom"]
         try:
             code = proc.wait(timeout=lim.timeout_s)
             state = "exited"

@@ -133,8 +133,7 @@ def parse_junit(xml_bytes: bytes, wanted: Sequence[str] = ()) -> dict[str, TestS
         if not name:
             continue
         aliases = junit_aliases(classname, name)
-        test_id = next((by_key[a] for a in aliases if a in by_key), None)
-        if test_id is None:
-            test_id = aliases[-1] if (is_pytest and classname) else aliases[0]
-        out[test_id] = worse(out.get(test_id), _junit_status(case))
+        known = next((by_key[a] for a in aliases if a in by_key), None)
+        found = known if known is not None else aliases[-1] if (is_pytest and classname) else aliases[0]
+        out[found] = worse(out.get(found), _junit_status(case))
     return out

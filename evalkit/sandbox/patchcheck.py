@@ -9,8 +9,11 @@ reading the diff could tell what such a file does, and Python would import a ``.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from evalkit.sandbox import guards
 
@@ -154,3 +157,15 @@ def check_patch(patch: str | bytes) -> PatchInfo:
     for path in (*old, *new) if guards.on("patch_safety") else ():
         check_compiled(path)
     return PatchInfo(tuple(dict.fromkeys(old)), tuple(dict.fromkeys(new)))
+
+
+def git_apply_check(folder: Path, patch: str) -> str | None:
+    """None when `git apply --check` accepts the patch in the folder, else git's complaint."""
+    # Ceiling: a folder inside some other work tree must not make git apply paths relative to that repo.
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(folder.parent)}
+    proc = subprocess.run(["git", "apply", "--check", "-"], cwd=folder, input=patch, text=True,
+                          capture_output=True, env=env)
+    if proc.returncode == 0:
+        return None
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")] or proc.stderr.splitlines()
+    return "; ".join(errors[:3])[:300] or f"git apply exited {proc.returncode}"

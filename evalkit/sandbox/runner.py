@@ -10,7 +10,7 @@ from typing import Literal
 from evalkit.isolation import for_run
 from evalkit.llm.keys import seal
 from evalkit.sandbox.backends import backend as sandbox_backend
-from evalkit.sandbox.images import ImageUnavailable
+from evalkit.sandbox.image_errors import ImageUnavailable
 from evalkit.sandbox.outcome import Verdict, interpret
 from evalkit.sandbox.patchcheck import PatchRejected, check_patch
 from evalkit.sandbox.phase import PhaseOutcome, Sandbox, SandboxError
@@ -18,6 +18,8 @@ from evalkit.sandbox import guards
 from evalkit.sandbox.script import control_files, rerun_command, sentinel_expected, split_junit_path
 from evalkit.sandbox.spec import ExecutionResult, TestRunSpec
 from evalkit.sandbox.tamper import screen, test_files
+from evalkit.sandbox.outcome import test_output
+from evalkit.swebench.verdict import harness_fields
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +108,6 @@ def run_tests(spec: TestRunSpec, backend: Backend = "auto") -> ExecutionResult:
     result = verdict.result(reason=reason, isolation=chosen, image_digest=image_digest,
                             duration_s=round(time.monotonic() - t0, 3))
     if spec.log_parser:  # a SWE-bench case: the official harness grades the main run's output too
-        from evalkit.sandbox.outcome import test_output
-        from evalkit.swebench.verdict import harness_fields
 
         main_out = test_output(verdict.phases[0])[0].decode("utf-8", "replace") if verdict.phases else None
         result = result.model_copy(update=harness_fields(spec, result, main_out))

@@ -219,7 +219,7 @@ def _ini_settings(text: str) -> Any:
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     parser.optionxform = str  # type: ignore[assignment, method-assign]
     parser.read_string(text)
-    out = {}
+    out: dict[str, dict[str, str] | str] = {}
     for section in parser.sections():
         name = section.strip().lower()
         if name in ("pytest", "tool:pytest", "tox", "tox:tox") or name.startswith(("testenv", "tox:", "tool:pytest")):
@@ -256,9 +256,9 @@ def _plugin_code(source: str) -> str | None:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return None
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("pytest_"):
-            return f"defines the hook {node.name}()"
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("pytest_"):
+            return f"defines the hook {stmt.name}()"
     for node in ast.walk(tree):
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):

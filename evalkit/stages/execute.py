@@ -15,11 +15,15 @@ from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Provenance, Sta
 from evalkit.outcomes import SandboxRun
 from evalkit.casemodels import PatchInputs, PatchReference, SandboxInputs
 from evalkit.cases import Case
-from evalkit.config import Config
+from evalkit.config import Config, System
 from evalkit.fsutil import atomic_write_text, digest, ensure_dir
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
+from evalkit.stages.handed_trees import handed_tree
 from evalkit.stages.slices import execute_slice
 from evalkit.store import ContentStore
+from evalkit.isolation import for_run, refusal
+from evalkit.sandbox import SandboxLimits, TestRunSpec, run_tests_cached
+from evalkit.swebench.harness import case_parser
 
 _tree_lock = threading.Lock()
 
@@ -85,8 +89,6 @@ def source_tree(cfg: Config, case: Case) -> Path:
     repo, commit = (inputs.repo, inputs.base_commit) if isinstance(inputs, PatchInputs) else (None, None)
     if not repo or not commit:
         raise TreeUnavailable("patch case needs inputs.source_dir, or inputs.repo and inputs.base_commit")
-    from evalkit.executors.call import handed_tree
-
     handed = handed_tree(str(repo), str(commit))  # inside a stage call: the tree the coordinator made, by content
     if isinstance(handed, Path):
         return handed
@@ -119,7 +121,6 @@ def source_tree(cfg: Config, case: Case) -> Path:
 def host_refusal(cfg: Config, case: Case) -> dict[str, Any] | None:
     """An infra_error run record when this run's isolation may not execute the case's suite
     (``auto`` found no daemon at the start and the suite is not trusted); None when it may."""
-    from evalkit.isolation import for_run, refusal
 
     why = refusal(for_run(cfg.sandbox.backend), case.suite, case.trusted)
     return None if why is None else {"status": "infra_error", "reason": why, "isolation": None}
@@ -141,7 +142,6 @@ def official_image(cfg: Config, image: str) -> str:
 
 def run_spec(cfg: Config, case: Case, patch: str | None, trusted: bool = False) -> Any:
     """The sandbox request for one patch on one case (``trusted``: the case's own reference patch)."""
-    from evalkit.sandbox import SandboxLimits, TestRunSpec
 
     inputs, ref = case.inputs_as(PatchInputs), case.reference_as(PatchReference)
     sb = cfg.sandbox
@@ -173,7 +173,6 @@ def _test_paths(case: Case) -> dict[str, Any]:
 
 def _harness_parser(inputs: PatchInputs) -> str | None:
     """The official SWE-bench harness's log parser of a SWE-bench case (None for other patch cases)."""
-    from evalkit.swebench.harness import case_parser
 
     return case_parser(inputs)
 
@@ -181,7 +180,6 @@ def _harness_parser(inputs: PatchInputs) -> str | None:
 def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]) -> dict[str, Any]:
     """Run an agentic or e2e case's tests on its tree plus `patch`: `test_ids` must all pass
     (as FAIL_TO_PASS: an id absent from the results counts as failed). Content-addressed."""
-    from evalkit.sandbox import SandboxLimits, TestRunSpec, run_tests_cached
 
     inputs, sb = case.inputs_as(SandboxInputs), cfg.sandbox
     refused = host_refusal(cfg, case)
@@ -205,7 +203,6 @@ def app_test_run(cfg: Config, case: Case, patch: str | None, test_ids: list[str]
 def run_patch(cfg: Config, case: Case, patch: str | None, trusted: bool = False) -> dict[str, Any]:
     """Run one patch (content-addressed: the same tree, patch and settings never run twice);
     ``trusted``: the case's reference patch (a system's is never trusted)."""
-    from evalkit.sandbox import run_tests_cached
 
     refused = host_refusal(cfg, case)
     if refused:
@@ -220,8 +217,8 @@ def run_patch(cfg: Config, case: Case, patch: str | None, trusted: bool = False)
     return run_tests_cached(spec, store, cfg.sandbox.backend).model_dump(mode="json")
 
 
-def execute(cfg: Config, system: Any, case: Case, output: OutputArtifact) -> ExecutionArtifact:
-    base = {"system": system.name, "suite": case.suite, "case_id": case.id}
+def execute(cfg: Config, system: System, case: Case, output: OutputArtifact) -> ExecutionArtifact:
+    base: dict[str, Any] = {"system": system.name, "suite": case.suite, "case_id": case.id}
     prov = Provenance(inputs=digest([output.provenance, case.digest]), config=digest(execute_slice(cfg)))
     if output.status != "ok" or not case.ok:
         return ExecutionArtifact(**base, status=output.status if case.ok else "error",
@@ -229,7 +226,7 @@ def execute(cfg: Config, system: Any, case: Case, output: OutputArtifact) -> Exe
     kd = kind(case.kind)
     broken = kd.environment_broken(cfg, case)
     if broken is not None:  # e.g. patch, validated once: gold and no patch both time out; no system's patch runs
-        return ExecutionArtifact(**base, status="broken", reason=f"{kd.validation_label}: {broken}", provenance=prov)
+        return ExecutionArtifact(**base, status="broken", reason=f"{kd.execution.validation_label}: {broken}", provenance=prov)
     runs = kd.execute(cfg, system, case, output)  # patch: the tests; agentic: re-check; e2e: iterations
     typed = [SandboxRun.model_validate(run) for run in runs]
     first = typed[0]

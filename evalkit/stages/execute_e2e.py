@@ -20,11 +20,13 @@ from typing import Any
 from evalkit.artifacts import Sample
 from evalkit.casemodels import E2EInputs, E2EReference
 from evalkit.cases import Case
-from evalkit.config import Config
+from evalkit.config import Config, System
 from evalkit.fsutil import digest
 from evalkit.sandbox.worktree import ChangeRejected, WorkTree, apply_changes, text_files
 from evalkit.stages.execute import TreeUnavailable, app_test_run, source_tree
+from evalkit.stages.generate import generate_key
 from evalkit.store import ContentStore
+from evalkit.systems.base import RunContext, run_system
 
 
 class RerunInputs(E2EInputs):
@@ -55,11 +57,9 @@ def iteration_diff(before: dict[str, str], after: dict[str, str]) -> str:
     return "".join(c if c.endswith("\n") else c + "\n" for c in chunks)
 
 
-def reinvoke(cfg: Config, system: Any, case: Case, wt: WorkTree, rel: str, feedback: dict[str, Any],
+def reinvoke(cfg: Config, system: System, case: Case, wt: WorkTree, rel: str, feedback: dict[str, Any],
              sample_index: int) -> Sample:
     """Run the system again on the current tree with feedback (cached by tree, feedback and system)."""
-    from evalkit.stages.generate import generate_key
-    from evalkit.systems.base import RunContext, run_system
 
     store = ContentStore(cfg.work_path / "cache", "generate")
     key = store.key({"base": generate_key(cfg, system, case, sample_index), "tree": digest(sorted(text_files(wt.path).items())),
@@ -76,7 +76,7 @@ def reinvoke(cfg: Config, system: Any, case: Case, wt: WorkTree, rel: str, feedb
     return sample
 
 
-def iterate(cfg: Config, system: Any, case: Case, first: Sample, sample_index: int = 0) -> dict[str, Any]:
+def iterate(cfg: Config, system: System, case: Case, first: Sample, sample_index: int = 0) -> dict[str, Any]:
     """The whole migration loop for one sample; returns the execute stage's run record."""
     try:
         tree = source_tree(cfg, case)

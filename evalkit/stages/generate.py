@@ -7,30 +7,30 @@ from typing import Any
 
 from evalkit.artifacts import OutputArtifact, Provenance, Sample
 from evalkit.cases import Case
-from evalkit.config import Config
+from evalkit.config import Config, System
 from evalkit.fsutil import digest, file_digest
 from evalkit.stages.slices import generate_slice
 from evalkit.store import ContentStore
 from evalkit.systems.base import RunContext, run_system
 from evalkit.systems.command import PROTOCOL_VERSION
+from evalkit.systems.recorded import recorded_sources
 
 
-def generate_key(cfg: Config, system: Any, case: Case, sample_index: int) -> dict[str, Any]:
+def generate_key(cfg: Config, system: System, case: Case, sample_index: int) -> dict[str, Any]:
     """Everything a system's answer depends on: its settings, its program's files, the case."""
     watched = [(w, file_digest(cfg.resolve(w))) for w in getattr(system, "watch", []) if cfg.resolve(w).exists()]
     key = {"protocol": PROTOCOL_VERSION, "system": generate_slice(cfg, system), "watch": watched,
            "case": case.digest, "sample": sample_index}
     if getattr(system, "adapter", None) == "recorded":  # the recording is the answer: its content is an input
-        from evalkit.systems.recorded import recorded_sources
 
         key["recorded"] = [(p.name, file_digest(p) if p.is_file() else None)
                            for p in recorded_sources(system, case, Path(cfg.root), sample_index)]
     return key
 
 
-def generate(cfg: Config, system: Any, case: Case) -> OutputArtifact:
+def generate(cfg: Config, system: System, case: Case) -> OutputArtifact:
     """The system's answers to one case; each sample is looked up in the cache before it is paid for."""
-    base = {"system": system.name, "suite": case.suite, "case_id": case.id}
+    base: dict[str, Any] = {"system": system.name, "suite": case.suite, "case_id": case.id}
     keys = [generate_key(cfg, system, case, i) for i in range(system.samples)]
     prov = Provenance(inputs=digest(keys), config=digest(generate_slice(cfg, system)))
     if not case.ok:

@@ -10,23 +10,19 @@ from typing import Any
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Provenance
 from evalkit.cases import Case
-from evalkit.config import Config
+from evalkit.config import Config, System
 from evalkit.fsutil import digest
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.graders.assertions import run_assertions
 from evalkit.graders.syntax import check_files, check_syntax
 from evalkit.outcomes import GradesExtra, JudgeOutcome, RubricOutcome
 from evalkit.stages.slices import grade_slice
+from evalkit.recorded_judge import recorded_outcome
 
 
-def main_file(case: Case) -> str | None:
-    """The file a case is about (graded for syntax, compared by CodeBLEU): the kind says which."""
-    return kind(case.kind).main_file(case)
-
-
-def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
+def grade(cfg: Config, system: System, case: Case, output: OutputArtifact,
           execution: ExecutionArtifact | None = None) -> GradesArtifact:
-    base = {"system": system.name, "suite": case.suite, "case_id": case.id}
+    base: dict[str, Any] = {"system": system.name, "suite": case.suite, "case_id": case.id}
     prov = Provenance(inputs=digest([output.provenance, execution.provenance if execution else None,
                                      case.digest]), config=digest(grade_slice(cfg)))
     if output.status != "ok":
@@ -34,7 +30,8 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     sample = output.first
     kd = kind(case.kind)
     mf = kd.main_file(case)
-    assertions, score = run_assertions(case.assertions, sample, case.language, mf)
+    assertions, score = run_assertions(case.assertions, sample, case.language, mf, case=case, config=cfg,
+                                       execution=execution)
     syntax = None
     deleted_right = kd.deleted_is_answer(case, sample, mf)  # e.g. migration: the target deletes the file too
     recorded = getattr(system, "grades", None)  # a recorded judge (evalkit.recorded_judge): its verdicts, no call
@@ -47,8 +44,6 @@ def grade(cfg: Config, system: Any, case: Case, output: OutputArtifact,
     extra = GradesExtra()
     judge: JudgeOutcome | RubricOutcome | None
     if recorded:
-        from evalkit.recorded_judge import recorded_outcome
-
         judge = recorded_outcome(cfg.resolve(recorded), case.key, recorded)
     elif deleted_right:
         judge = None

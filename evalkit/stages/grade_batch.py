@@ -27,8 +27,11 @@ from typing import Any
 from pydantic import Field
 
 from evalkit.fsutil import atomic_write_json
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
+from evalkit.llm.calls import LLMError
+from evalkit.llm.settings import configured
 from evalkit.models import Model
+from evalkit.project import load
 
 MAX_ROUNDS = 3
 """Batches per run at most (ragas needs two: statements first, then their verification)."""
@@ -58,10 +61,10 @@ def record_path(work: Path) -> Path:
 
 def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
     """Send the run's uncached grade requests as Message Batches, until none is left to send."""
-    from evalkit.graders.judging import client_for
-    from evalkit.llm.batch import run_batch
-    from evalkit.llm.calls import LLMError
-    from evalkit.llm.plan import plan_run
+
+    from evalkit.graders.judge_dispatch import client_for  # deferred: the judge's code, only when a batch is sent
+    from evalkit.llm.batch import run_batch  # deferred: the judge's code, only when a batch is sent
+    from evalkit.run_plan import plan_run  # deferred: the judge's code, only when a batch is sent
 
     cfg = loaded.config
     client = client_for(cfg)
@@ -88,9 +91,8 @@ def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
 
 def run_grade_batch(config: str) -> bool:
     """doit action of ``judge_batch:run``: the record is written only when every batch completed."""
-    from evalkit.llm.calls import LLMError
-    from evalkit.llm.plan import key_selection
-    from evalkit.project import load
+
+    from evalkit.run_plan import key_selection  # deferred: the judge's code, only when a batch is sent
 
     loaded = load(config)
     try:
@@ -104,13 +106,12 @@ def run_grade_batch(config: str) -> bool:
 
 def batch_task(graph: Any) -> dict[str, Any] | None:
     """The ``judge_batch:run`` task of ``graph`` (an evalkit.tasks.Graph), or None when not batching."""
-    from evalkit.llm.settings import configured
 
     cfg = graph.cfg
     if cfg.judge.mode != "batch" or not configured():
         return None
     deps = [folder + "output.json" for _system, case, folder, _chain, chosen in graph.stage_rows()
-            if chosen and kind(case.kind).graded_by_model]
+            if chosen and kind(case.kind).judging.graded_by_model]
     return {"name": "run", "actions": [(run_grade_batch, [graph.config])],
             "file_dep": deps + [graph.slice_files["grade"]], "targets": [str(record_path(cfg.work_path))],
             "clean": True, "io": {"capture": False}}

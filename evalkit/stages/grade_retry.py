@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evalkit.artifacts import ARTIFACT_FILES, RETRY_SUFFIX
-from evalkit.fsutil import touch
+from evalkit.artifacts import ARTIFACT_FILES, RETRY_SUFFIX, artifact_path, read_optional
+from evalkit.fsutil import atomic_write_text, digest, pretty_json, touch
 from evalkit.llm.cache import ResponseCache
 
 NO_VERDICT = frozenset({"infra_error", "not_judged_budget", "judge_error", "not_configured"})
@@ -73,8 +73,6 @@ def grade_current(cfg: Any, system: Any, case: Any, grade_config: str) -> bool:
 
     ``grade_config`` is ``digest(grade_slice(cfg))``, computed once by the caller.
     """
-    from evalkit.artifacts import artifact_path, read_optional
-    from evalkit.fsutil import digest
 
     work = cfg.work_path
     path = artifact_path(work, "grade", system.name, case.suite, case.id)
@@ -101,7 +99,6 @@ def endpoint_slice(cfg: Any) -> dict[str, Any]:
 def endpoint_changed(cfg: Any) -> int:
     """When ``endpoint_slice`` differs from the last run's, mark every output without a verdict for
     regrading; how many were marked (0 on the first run or when nothing changed)."""
-    from evalkit.fsutil import atomic_write_text, pretty_json
 
     path = cfg.work_path / "slices" / "grade-endpoint.json"
     text = pretty_json(endpoint_slice(cfg))

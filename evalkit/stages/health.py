@@ -28,7 +28,7 @@ from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.diffsplit import split_diff
 from evalkit.health_models import AblationRun, CaseHealth
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind
 from evalkit.stages.validate import validation_status
 
 PARALLEL = 2
@@ -47,7 +47,7 @@ def case_health(cfg: Config, case: Case) -> CaseHealth:
         return base.model_copy(update={"strength": "skipped", "reason": "the case is broken"})
     leaks = kd.leaks(cfg, case)
     base = base.model_copy(update={"leaks": leaks})
-    status = validation_status(cfg, case) if kd.validated else None
+    status = validation_status(cfg, case) if kd.execution.validated else None
     if status is not None and status[0] != "valid":
         return base.model_copy(update={"strength": "skipped",
                                        "reason": f"validation is {status[0]}: ablations mean nothing until the "

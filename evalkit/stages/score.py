@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Provenance, ScoresArtifact, Usage
 from evalkit.cases import Case
-from evalkit.config import Config
+from evalkit.config import Config, System
+from evalkit.contracts import ScoreContext, score_with
 from evalkit.fsutil import digest
-from evalkit.kinds import kind
-from evalkit.stages.grade import main_file
+from evalkit.graders.degenerate import assess, empty_answer
+from evalkit.kind_registry import kind, main_file
+from evalkit.metrics.codebleu import codebleu, codebleu_gain
+from evalkit.metrics.metric_info import Metrics
+from evalkit.metrics.registry import added_values
 from evalkit.stages.slices import score_slice
+from evalkit.stages.validate import validation_status
 
-Metrics = dict[str, float | None]
 Scorer = Callable[[Config, Case, OutputArtifact, ExecutionArtifact | None, GradesArtifact], Metrics]
-"""A kind's scorer: adds metrics; each suite kind lists its own (evalkit.kinds, ``Kind.scorers``)."""
+"""A kind's scorer in the older positional form (evalkit.contracts.KindScorer takes one ScoreContext); each suite
+kind lists its own (evalkit.kinds, ``Kind.scorers``)."""
 
 
 def _b(v: bool | None) -> float | None:
@@ -36,7 +41,6 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
     reference = expected_code(case)
     if mf is None or reference is None:
         return out
-    from evalkit.metrics.codebleu import codebleu
 
     generated = output.first.files.get(mf, "")
     result = codebleu(generated, reference, case.language, weights=cfg.metrics.codebleu_weights)
@@ -46,7 +50,6 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
             out[f"codebleu_{part}"] = getattr(result, part)
         baseline = kind(case.kind).codebleu_baseline(cfg, case, reference)  # e.g. migration: the legacy file's
         if baseline is not None:  # how much closer than doing nothing (evalkit.stages.score_migration)
-            from evalkit.metrics.codebleu import codebleu_gain
 
             gain = codebleu_gain(result.codebleu, baseline)
             if gain is not None:
@@ -56,7 +59,6 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
 
 def degenerate_metrics(case: Case, output: OutputArtifact, mf: str | None) -> Metrics:
     """`unchanged` (migration: the legacy file returned as is) and `complete` (no elided code) of the main file."""
-    from evalkit.graders.degenerate import assess
 
     sample = output.first
     if mf is None or output.status != "ok" or mf in (getattr(sample, "deleted_files", None) or []):
@@ -70,7 +72,7 @@ def degenerate_metrics(case: Case, output: OutputArtifact, mf: str | None) -> Me
     return out
 
 
-def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
+def score(cfg: Config, system: System, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
           grades: GradesArtifact) -> ScoresArtifact:
     kd = kind(case.kind)
     base = {"system": system.name, "suite": case.suite, "case_id": case.id, "tags": case.tags}
@@ -98,14 +100,12 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
             return ScoresArtifact(**base, status="bug", reason=art.reason, excluded="bug", **common)
         if art is not None and art.status == "broken":
             return ScoresArtifact(**base, status="broken", reason=art.reason, excluded="broken", **common)
-    from evalkit.stages.validate import validation_status
 
-    if kd.validated:  # the reference failed its own case (evalkit.stages.validate)
+    if kd.execution.validated:  # the reference failed its own case (evalkit.stages.validate)
         validation = validation_status(cfg, case)
         if validation and validation[0] == "broken":
-            return ScoresArtifact(**base, status="broken", reason=f"{kd.validation_label}: {validation[1]}",
+            return ScoresArtifact(**base, status="broken", reason=f"{kd.execution.validation_label}: {validation[1]}",
                                   excluded="broken", **common)
-    from evalkit.graders.degenerate import empty_answer
 
     # an empty answer (no main file, nothing at all) is no answer
     answered = output.status == "ok" and not empty_answer(output.first, main_file(case))
@@ -122,17 +122,17 @@ def score(cfg: Config, system: Any, case: Case, output: OutputArtifact, executio
     elif not answered and case.assertions:
         metrics["assertion_score"] = 0.0
         metrics["assertion_pass"] = 0.0
+    ctx = ScoreContext(config=cfg, case=case, output=output, execution=execution, grades=grades)
     for fn in kd.scorers():
-        metrics.update(fn(cfg, case, output, execution, grades))
-    from evalkit.metrics.registry import added_values
+        metrics.update(score_with(fn, ctx).values)
 
-    metrics.update(added_values(case, output, execution, grades))  # metrics added by evalkit.api.register_metric
-    if grades.judge is not None and grades.judge.source == "recorded" and kd.recorded_verdict_alone and main_file(case) not in output.first.files:
+    metrics.update(added_values(ctx))  # metrics added by evalkit.api.register_metric
+    if grades.judge is not None and grades.judge.source == "recorded" and kd.judging.recorded_verdict_alone and main_file(case) not in output.first.files:
         # a recorded judge on code the import does not hold (Kai CI's report has scores only): its verdict alone
         answered = output.status == "ok"
         metrics = {k: v for k, v in metrics.items() if k.startswith("judge_") or k in ("wall_s", "cost_usd", "tokens")}
         metrics["answered"] = float(answered)
-    if not answered and kd.code_answer:
+    if not answered and kd.answers.code_answer:
         metrics.setdefault("syntax_valid", 0.0)
         metrics.setdefault("complete", 0.0)
     reason = output.reason or ("" if answered or output.status != "ok" else "empty answer: nothing to grade")

@@ -8,8 +8,8 @@ from evalkit.casemodels import AgenticReference
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.incidents import match_tasks
+from evalkit.metrics.metric_info import Metrics
 from evalkit.outcomes import SandboxRun
-from evalkit.stages.score import Metrics
 
 
 def _tests_pass(run: SandboxRun | None, tests: list[str]) -> bool:

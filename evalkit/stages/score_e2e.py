@@ -6,7 +6,7 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact,
 from evalkit.casemodels import E2EReference
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.stages.score import Metrics
+from evalkit.metrics.metric_info import Metrics
 
 
 def e2e_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,

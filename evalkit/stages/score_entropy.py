@@ -12,14 +12,14 @@ from collections.abc import Hashable
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.stages.score import Metrics
+from evalkit.kind_registry import main_file
+from evalkit.metrics.entropy import cluster_by_key, execution_signature, normalise_code, semantic_entropy
+from evalkit.metrics.metric_info import Metrics
 
 NO_ANSWER: tuple[str] = ("<no answer>",)
 
 
 def _code_key(sample: Sample, main: str | None, language: str) -> Hashable:
-    from evalkit.metrics.entropy import normalise_code
-
     if sample.status != "ok":
         return NO_ANSWER
     if main is not None and main in sample.files:
@@ -35,8 +35,6 @@ def _code_key(sample: Sample, main: str | None, language: str) -> Hashable:
 
 def cluster_keys(case: Case, output: OutputArtifact, execution: ExecutionArtifact | None) -> tuple[list[Hashable], str]:
     """One key per sample and the clustering method ("execution" or "normalised-code")."""
-    from evalkit.metrics.entropy import execution_signature
-    from evalkit.stages.grade import main_file
 
     samples = output.samples
     runs = execution.runs if execution is not None else []
@@ -53,7 +51,6 @@ def entropy_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: 
                     grades: GradesArtifact) -> Metrics:
     if len(output.samples) < 2:
         return {}
-    from evalkit.metrics.entropy import cluster_by_key, semantic_entropy
 
     keys, method = cluster_keys(case, output, execution)
     r = semantic_entropy(cluster_by_key(keys), method)  # type: ignore[arg-type]

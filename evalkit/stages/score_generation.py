@@ -6,8 +6,8 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.degenerate import empty_answer
-from evalkit.stages.grade import main_file
-from evalkit.stages.score import Metrics
+from evalkit.kind_registry import main_file
+from evalkit.metrics.metric_info import Metrics
 
 
 def generation_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,

@@ -1,6 +1,6 @@
 """Judge metrics: one per field of the case's judge rubric, the rubric's overall score, and stability.
 
-The rubric (evalkit.graders.judge_rubric; CodeJudge's by default) says each field's metric name and
+The rubric (evalkit.graders.rubric_config; CodeJudge's by default) says each field's metric name and
 scale: numeric fields give their mean over the judge's samples, boolean ones their majority as 0/1.
 """
 
@@ -9,13 +9,12 @@ from __future__ import annotations
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.stages.score import Metrics
+from evalkit.graders.rubric_config import rubric_for, shipped, shipped_names
+from evalkit.metrics.metric_info import Metrics
 
 
 def judge_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                   grades: GradesArtifact) -> Metrics:
-    from evalkit.graders.judge_rubric import rubric_for, shipped, shipped_names
-
     judge = grades.judge
     if judge is None:  # no judge outcome: a patch or e2e suite without `judge:`, a file deleted as the target does
         return {}

@@ -22,7 +22,8 @@ from evalkit.config import Config
 from evalkit.graders.declarations import missing_structure
 from evalkit.graders.degenerate import assess, empty_answer, is_unchanged
 from evalkit.graders.incidents import IncidentCheck, incident_present, recheck_file, resolved_share
-from evalkit.stages.score import Metrics
+from evalkit.metrics.codebleu import codebleu
+from evalkit.metrics.metric_info import Metrics
 
 _lock = threading.Lock()
 _legacy_cb: dict[tuple[str, tuple[float, ...]], float | None] = {}
@@ -65,7 +66,6 @@ def legacy_codebleu(cfg: Config, case: Case, reference: str) -> float | None:
     with _lock:
         if key in _legacy_cb:
             return _legacy_cb[key]
-    from evalkit.metrics.codebleu import codebleu
 
     legacy = case.read("inputs.legacy_file")
     result = codebleu(legacy, reference, case.language, weights=weights) if legacy is not None else None  # type: ignore[arg-type]

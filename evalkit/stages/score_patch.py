@@ -9,7 +9,10 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.casemodels import PatchReference
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.stages.score import Metrics
+from evalkit.metrics.localization import gold_locations, localization
+from evalkit.metrics.metric_info import Metrics
+from evalkit.stages.execute import TreeUnavailable, source_tree
+from evalkit.stages.validate import validation_path
 from evalkit.stats import pass_at_k, pass_hat_k
 
 
@@ -74,8 +77,6 @@ def localization_metrics(cfg: Config, case: Case, output: OutputArtifact) -> Met
     sample = output.first
     if not sample.context_files and not sample.context_functions:
         return {}
-    from evalkit.metrics.localization import gold_locations, localization
-    from evalkit.stages.execute import TreeUnavailable, source_tree
 
     gold_patch = case.read("reference.patch_file") or ""
     try:
@@ -93,7 +94,6 @@ def localization_metrics(cfg: Config, case: Case, output: OutputArtifact) -> Met
 
 def validation_status(cfg: Config, case: Case) -> tuple[str, str] | None:
     """(status, reason) of the case's harness validation, when it has run."""
-    from evalkit.stages.validate import validation_path
 
     p = validation_path(cfg.work_path, case)
     if not p.exists():

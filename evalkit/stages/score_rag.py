@@ -15,12 +15,13 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.casemodels import RagInputs, RagReference
-from evalkit.stages.score import Metrics
+from evalkit.metrics.metric_info import Metrics
+from evalkit.llm.settings import configured
 
 
 def rag_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                 grades: GradesArtifact) -> Metrics:
-    from evalkit.metrics.ragas_metrics import non_llm_metrics
+    from evalkit.metrics.ragas_metrics import non_llm_metrics  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     inputs, ref = case.inputs_as(RagInputs), case.reference_as(RagReference)
     answer = output.first.text if output.status == "ok" else None
@@ -31,8 +32,7 @@ def rag_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exec
 
 def judged_metrics(output: OutputArtifact, grades: GradesArtifact) -> Metrics:
     """rag_<metric> (0-1) and rag_<metric>_5 (1-5) of the ragas metrics the grade stage judged."""
-    from evalkit.llm.settings import configured
-    from evalkit.metrics.ragas_metrics import METRIC_NAMES, to_five
+    from evalkit.metrics.ragas_metrics import METRIC_NAMES, to_five  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     out: Metrics = {}
     if output.status != "ok":

@@ -8,12 +8,17 @@ import hashlib
 import importlib.util
 from pathlib import Path
 
-from evalkit.config import Config
+from evalkit.config import Config, System
 from evalkit.fsutil import atomic_write_text, digest, pretty_json
+from evalkit.llm.prompts import PROMPTS_DIR
 from evalkit.plugins import OWN, registry
+from evalkit.graders.rubric_config import rubric_versions
+from evalkit.isolation import for_run
+from evalkit.llm.settings import configured
+from evalkit.metrics.registry import ADDED
 
 
-def system_slice(system: Any) -> dict[str, Any]:
+def system_slice(system: System) -> dict[str, Any]:
     """What changes a system's answers (not its name or description)."""
     return system.model_dump(mode="json", exclude={"name", "description", "suites", "matrix", "names", "scenario_of",
                                                       "api_key"})
@@ -45,14 +50,13 @@ def plugin_code(*points: str) -> dict[str, Any]:
     return {"plugin_code": found} if found else {}
 
 
-def generate_slice(cfg: Config, system: Any) -> dict[str, Any]:
+def generate_slice(cfg: Config, system: System) -> dict[str, Any]:
     return {"system": system_slice(system), **plugin_code("adapters")}
 
 
 def execute_slice(cfg: Config) -> dict[str, Any]:
     """The sandbox settings and where this run executes (decided once when the run starts): a
     changed backend, or ``auto`` finding a daemon or none, reruns execute (and validate)."""
-    from evalkit.isolation import for_run
 
     return {"sandbox": cfg.sandbox.model_dump(mode="json"),
             "isolation": for_run(cfg.sandbox.backend).model_dump(mode="json"), **plugin_code("kinds", "sandbox_backends")}
@@ -65,8 +69,6 @@ def grade_slice(cfg: Config) -> dict[str, Any]:
     How the judge is reached (``base_url``, ``use_cache``) is not here: changing it leaves every
     verdict standing and regrades only the outputs without one (evalkit.stages.grade_retry).
     Neither are ``mode`` (sync or batch: the same questions, the same verdicts) nor the limits."""
-    from evalkit.llm.settings import configured
-    from evalkit.report.site import PACKAGE_TEMPLATES
 
     judge = cfg.judge.with_env().model_dump(
         mode="json", exclude={"use_cache", "base_url", "api_key", "mode", "concurrency", "budget_usd", "batch_poll_s",
@@ -76,8 +78,7 @@ def grade_slice(cfg: Config) -> dict[str, Any]:
         del judge["provider"]  # the default: slices (and verdicts) from before providers existed stand
     if judge.get("rubric") is None:
         del judge["rubric"]  # the default (codejudge): slices from before rubrics stand
-    prompts = sorted((p.name, p.read_text(encoding="utf-8")) for p in (PACKAGE_TEMPLATES / "prompts").glob("*.j2"))
-    from evalkit.graders.judge_rubric import rubric_versions
+    prompts = sorted((p.name, p.read_text(encoding="utf-8")) for p in PROMPTS_DIR.glob("*.j2"))
 
     rubrics = rubric_versions(cfg)  # the rubrics the project names: their fields and templates
     return {"judge": judge, "judge_configured": configured(cfg.judge), "prompts": digest(prompts),
@@ -86,8 +87,6 @@ def grade_slice(cfg: Config) -> dict[str, Any]:
 
 
 def score_slice(cfg: Config) -> dict[str, Any]:
-    from evalkit.graders.judge_rubric import rubric_versions
-
     rubrics = rubric_versions(cfg)  # a rubric's weights and decided values change judge metrics
     return {"metrics": cfg.metrics.model_dump(mode="json"), **({"rubrics": rubrics} if rubrics else {}),
             **_added_metrics(), **plugin_code("kinds")}
@@ -95,7 +94,6 @@ def score_slice(cfg: Config) -> dict[str, Any]:
 
 def _added_metrics() -> dict[str, Any]:
     """Metrics added through evalkit.api.register_metric (nothing when none: slices stay as they were)."""
-    from evalkit.metrics.registry import ADDED
 
     return {"added_metrics": dict(sorted(ADDED.items()))} if ADDED else {}
 

@@ -22,7 +22,7 @@ from evalkit.artifacts import Sample
 from evalkit.casemodels import PatchInputs
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.kinds import kind
+from evalkit.kind_registry import kind, main_file
 from evalkit.models import Model
 
 
@@ -75,10 +75,8 @@ def validation_status(cfg: Config, case: Case) -> tuple[str, str] | None:
 
 def _incomplete(text: str, language: str, legacy: str | None) -> list[str]:
     """Where a reference file elides code (evalkit.graders.degenerate; empty when that check is absent)."""
-    try:
-        from evalkit.graders import degenerate
-    except ImportError:  # pragma: no cover - the degenerate-output checks ship with evalkit
-        return []
+    from evalkit.graders import degenerate  # deferred: grading code, only when a reference is validated
+
     is_complete = getattr(degenerate, "is_complete", None)
     elisions = getattr(degenerate, "elisions", None)
     if is_complete is not None and is_complete(text, language):
@@ -90,7 +88,8 @@ def _incomplete(text: str, language: str, legacy: str | None) -> list[str]:
 def reference_problems(case: Case) -> tuple[list[str], bool]:
     """What is wrong with the answer the `gold` system gives for a non-patch case, and whether
     there was an answer to check at all."""
-    from evalkit.systems.gold import gold_sample
+
+    from evalkit.systems.gold import gold_sample  # deferred: grading code, only when a reference is validated
 
     sample = gold_sample(case)
     if sample.status != "ok" or not (sample.files or sample.deleted_files or sample.text or sample.patch or sample.tasks):
@@ -103,13 +102,13 @@ def sample_problems(case: Case, sample: Sample, who: str) -> list[str]:
     lines): its assertions, the main file's presence, syntax and completeness, and the kind's own checks
     (``Kind.gold_problems``: incidents kept). Validation asks it of the gold answer; case health of the
     partial answers derived from it."""
-    from evalkit.graders.assertions import run_assertions
-    from evalkit.graders.syntax import check_syntax
-    from evalkit.stages.grade import main_file
+
+    from evalkit.graders.assertions import run_assertions  # deferred: grading code, only when a reference is validated
+    from evalkit.graders.syntax import check_syntax  # deferred: grading code, only when a reference is validated
 
     problems: list[str] = []
     mf = main_file(case)
-    results, _score = run_assertions(case.assertions, sample, case.language, mf)
+    results, _score = run_assertions(case.assertions, sample, case.language, mf, case=case)
     failed = [r for r in results if not r.passed]
     if failed:
         problems.append(f"{who} fails its assertion(s): " + "; ".join(
@@ -154,8 +153,9 @@ def validate_case(cfg: Config, case: Case) -> Validation:
 
 def validate_patch(cfg: Config, case: Case) -> Validation:
     """A patch case's harness validation: the gold patch resolves it and no patch does not."""
+    from evalkit.stages.execute import run_patch  # deferred: grading code, only when a reference is validated
+
     base: _CaseKey = {"suite": case.suite, "case_id": case.id}
-    from evalkit.stages.execute import run_patch
 
     gold = run_patch(cfg, case, case.read("reference.patch_file"), trusted=True)
     empty = run_patch(cfg, case, None)

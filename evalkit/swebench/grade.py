@@ -9,6 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.errors import InputError, Problem
+from evalkit.fsutil import atomic_write_text, confine_writes
+from evalkit.swebench.harness import (
+    HarnessUnavailable,
+    grade_text,
+    harness_registry,
+    harness_shaped,
+    parser_for,
+    test_spec,
+)
+from evalkit.swebench.rows import read_rows, test_list
 
 LOG_NAME = "test_output.txt"
 
@@ -46,8 +56,6 @@ def _where(shown: str, line: int | None, index: int) -> tuple[str, int | None, s
 
 def load_instances(path: Path) -> list[Instance]:
     """Rows of a SWE-bench instances file (JSON list or JSONL), 4.x or 5.x; all problems at once."""
-    from evalkit.importers.swebench import _test_list, read_rows
-    from evalkit.swebench.harness import parser_for
 
     shown = str(path)
     out: list[Instance] = []
@@ -60,7 +68,7 @@ def load_instances(path: Path) -> list[Instance]:
             continue
         iid, repo = raw.get("instance_id"), raw.get("repo")
         bad = [k for k, v in (("instance_id", iid), ("repo", repo)) if not isinstance(v, str) or not v.strip()]
-        lists = {k: _test_list(raw.get(k)) for k in ("FAIL_TO_PASS", "PASS_TO_PASS")}
+        lists = {k: test_list(raw.get(k)) for k in ("FAIL_TO_PASS", "PASS_TO_PASS")}
         bad += [k for k, v in lists.items() if v is None]
         log_parser = raw.get("log_parser")
         if log_parser is not None and not isinstance(log_parser, str):
@@ -94,7 +102,6 @@ def load_instances(path: Path) -> list[Instance]:
 
 def load_predictions(path: Path) -> dict[str, dict[str, Any]]:
     """SWE-bench predictions (JSON list, {id: prediction} or JSONL): instance_id -> prediction."""
-    from evalkit.importers.swebench import read_rows
 
     shown, out, problems = str(path), {}, []
     for index, (line, raw) in enumerate(read_rows(path)):
@@ -112,7 +119,6 @@ def load_predictions(path: Path) -> dict[str, dict[str, Any]]:
 
 def grade_logs(instances: list[Instance], logs: Path, predictions: dict[str, dict[str, Any]] | None) -> GradeResult:
     """The harness's report entry for every instance with a saved log; one bad log never stops the others."""
-    from evalkit.swebench.harness import grade_text, harness_shaped, test_spec
 
     res = GradeResult()
     for inst in instances:
@@ -143,11 +149,9 @@ def grade_logs(instances: list[Instance], logs: Path, predictions: dict[str, dic
 
 def grade_command(instances: Path, logs: Path, out: Path, predictions: Path | None) -> GradeResult:
     """Load, grade, write ``out``; raise InputError for unusable inputs."""
-    from evalkit.fsutil import atomic_write_text, confine_writes
-    from evalkit.swebench.harness import HarnessUnavailable, _registry
 
     try:
-        _registry()
+        harness_registry()
     except HarnessUnavailable as exc:
         raise InputError(Problem("swebench", None, str(exc))) from None
     if not logs.is_dir():

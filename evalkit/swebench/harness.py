@@ -33,11 +33,11 @@ class HarnessUnavailable(RuntimeError):
     """The `swebench` package cannot be imported."""
 
 
-def _registry() -> tuple[dict[str, Any], dict[str, Any]]:
+def harness_registry() -> tuple[dict[str, Any], dict[str, Any]]:
     """(PARSER_REGISTRY, MAP_REPO_TO_PARSER_PY) of the installed harness."""
     try:
-        from swebench.harness.log_parsers import PARSER_REGISTRY
-        from swebench.harness.log_parsers.python import MAP_REPO_TO_PARSER_PY
+        from swebench.harness.log_parsers import PARSER_REGISTRY  # deferred: the official SWE-bench harness (~1.7 s, optional extra), only for SWE-bench cases
+        from swebench.harness.log_parsers.python import MAP_REPO_TO_PARSER_PY  # deferred: the official SWE-bench harness (~1.7 s, optional extra), only for SWE-bench cases
     except ImportError as exc:
         raise HarnessUnavailable(f"{INSTALL_HINT} ({exc})") from None
     return PARSER_REGISTRY, MAP_REPO_TO_PARSER_PY
@@ -46,7 +46,7 @@ def _registry() -> tuple[dict[str, Any], dict[str, Any]]:
 def available() -> bool:
     """Whether the official harness can be used here."""
     try:
-        _registry()
+        harness_registry()
     except HarnessUnavailable:
         return False
     return True
@@ -54,7 +54,7 @@ def available() -> bool:
 
 def parser_names() -> list[str]:
     """Every log parser the installed harness knows (5.x ``log_parser`` values)."""
-    return sorted(_registry()[0])
+    return sorted(harness_registry()[0])
 
 
 def parser_for(repo: str | None, log_parser: str | None) -> str | None:
@@ -64,7 +64,7 @@ def parser_for(repo: str | None, log_parser: str | None) -> str | None:
     table, named by the registry key holding that very function (``parse_log_<name>`` preferred).
     Raises ValueError for a ``log_parser`` the harness does not know.
     """
-    registry, by_repo = _registry()
+    registry, by_repo = harness_registry()
     if log_parser:
         if log_parser not in registry:
             raise ValueError(f"log_parser {log_parser!r} is not one of the harness's {len(registry)} parsers")
@@ -90,7 +90,7 @@ def harness_log(test_output: str, exit_code: int | None) -> str:
     """Test output in the shape the harness's eval script leaves: between its start and end markers,
     then the recorded exit status (left out when unknown). Output of a SWE-bench eval script (which
     prints the markers itself) is taken as it is, as the harness would."""
-    from swebench.harness.constants import END_TEST_OUTPUT, START_TEST_OUTPUT, TEST_EXIT_CODE
+    from swebench.harness.constants import END_TEST_OUTPUT, START_TEST_OUTPUT, TEST_EXIT_CODE  # deferred: the official SWE-bench harness (~1.7 s, optional extra), only for SWE-bench cases
 
     if START_TEST_OUTPUT in test_output and END_TEST_OUTPUT in test_output:
         return test_output  # the row's own eval script ran: its output is already the harness's shape
@@ -111,7 +111,7 @@ def harness_shaped(log_text: str) -> str | None:
     line becomes the harness's apply marker, the test output goes between its start and end markers with
     the exit status the runner recorded. Anything else would be graded "patch not applied" by the
     harness, silently: the caller reports it instead."""
-    from swebench.harness.constants import APPLY_PATCH_FAIL, APPLY_PATCH_PASS, START_TEST_OUTPUT
+    from swebench.harness.constants import APPLY_PATCH_FAIL, APPLY_PATCH_PASS, START_TEST_OUTPUT  # deferred: the official SWE-bench harness (~1.7 s, optional extra), only for SWE-bench cases
 
     if APPLY_PATCH_PASS in log_text or APPLY_PATCH_FAIL in log_text or START_TEST_OUTPUT in log_text:
         return log_text
@@ -129,8 +129,8 @@ def harness_shaped(log_text: str) -> str | None:
 def test_spec(instance_id: str, repo: str, parser: str, fail_to_pass: list[str], pass_to_pass: list[str], *,
               version: str = "", eval_type: str | None = None, image: str = "") -> Any:
     """The harness's own TestSpec for grading (no eval script: grading reads only the log)."""
-    from swebench.harness.constants import EvalType
-    from swebench.types import TestSpec
+    from swebench.harness.constants import EvalType  # deferred: the official SWE-bench harness (~1.7 s, optional extra), only for SWE-bench cases
+    from swebench.types import TestSpec  # deferred: the official SWE-bench harness (~1.7 s, optional extra), only for SWE-bench cases
 
     return TestSpec(instance_id=instance_id, image=image, eval_script_list=[], repo=repo, version=version,
                     FAIL_TO_PASS=list(fail_to_pass), PASS_TO_PASS=list(pass_to_pass), log_parser=parser,
@@ -139,8 +139,8 @@ def test_spec(instance_id: str, repo: str, parser: str, fail_to_pass: list[str],
 
 def eval_report(spec: Any, log_path: Path, model_patch: str | None, model: str = "evalkit") -> dict[str, Any]:
     """The harness's report.json entry for one instance (``get_eval_report``, tests_status included)."""
-    _registry()
-    from swebench.harness.grading import get_eval_report
+    harness_registry()
+    from swebench.harness.grading import get_eval_report  # deferred: the official SWE-bench harness (~1.7 s, optional extra), only for SWE-bench cases
 
     prediction = {"instance_id": spec.instance_id, "model_name_or_path": model, "model_patch": model_patch}
     return get_eval_report(spec, prediction, str(log_path), include_tests_status=True)[spec.instance_id]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.sandbox.spec import ExecutionResult, TestRunSpec
+from evalkit.swebench.harness import HarnessUnavailable, grade_text, harness_log, test_spec
 
 #: Run statuses whose tests never ran to the end: the harness would not resolve them either.
 NOT_RESOLVED = {"patch_failed": "the patch did not apply", "timeout": "the tests timed out",
@@ -18,7 +19,6 @@ def harness_fields(spec: TestRunSpec, result: ExecutionResult, main_output: str 
     evalkit recorded under its nonce. A run whose tests did not run for another reason (evalkit
     refused the patch, the sandbox failed) has no harness verdict.
     """
-    from evalkit.swebench.harness import HarnessUnavailable, grade_text, harness_log, test_spec
 
     out: dict[str, Any] = {"harness_parser": spec.log_parser}
     if result.status in NOT_RESOLVED:

@@ -18,7 +18,12 @@ from typing import Any
 
 from evalkit.artifacts import Sample, Usage
 from evalkit.cases import Case
+from evalkit.kind_registry import kind
+from evalkit.llm.calls import LLMError, LLMRequest
+from evalkit.llm.client import Budget, ModelClient
+from evalkit.llm.keys import env_names
 from evalkit.llm.prompts import PROMPTS_DIR, environment
+from evalkit.llm.settings import JudgeSettings, configured
 from evalkit.systems.base import RunContext, adapter
 
 FENCE = re.compile(r"```([^\n`]*)\n(.*?)```", re.DOTALL)
@@ -30,7 +35,6 @@ def settings_for(system: Any, judge: Any) -> Any:
     """The client settings of a model system: the judge's limits, retries, prices and rate limits, with the
     system's provider (its adapter's name), model, base URL (else the judge's when it uses the same provider)
     and fallback; no budget, no samples, no batch."""
-    from evalkit.llm.settings import JudgeSettings
 
     base = judge if judge is not None else JudgeSettings()
     if isinstance(base, dict):
@@ -44,8 +48,6 @@ def settings_for(system: Any, judge: Any) -> Any:
 
 
 def _client(system: Any, ctx: RunContext) -> Any:
-    from evalkit.llm.client import Budget, ModelClient
-
     settings = settings_for(system, ctx.judge)
     key = f"{ctx.work}:{settings.model_dump_json()}"
     with _lock:
@@ -60,7 +62,6 @@ def render_prompt(system: Any, case: Case, ctx: RunContext) -> str:
     if not path.exists():
         path = PROMPTS_DIR / Path(system.prompt).name
     context: dict[str, Any] = {"language": case.language, "case_id": case.id, **case.inputs.model_dump(mode="json")}
-    from evalkit.kinds import kind
 
     context.update(kind(case.kind).prompt_context(case))  # e.g. migration: the legacy code, a solved example
     files = [(Path(p).relative_to(case.dir).as_posix() if Path(p).is_relative_to(case.dir) else Path(p).name,
@@ -73,8 +74,6 @@ def render_prompt(system: Any, case: Case, ctx: RunContext) -> str:
 
 
 def parse_answer(text: str, case: Case) -> dict[str, str]:
-    from evalkit.kinds import kind
-
     blocks = FENCE.findall(text)
     own = kind(case.kind).parse_answer(case, blocks)  # e.g. migration: the longest block is the case's file
     if own is not None:
@@ -91,7 +90,6 @@ def parse_answer(text: str, case: Case) -> dict[str, str]:
 
 def request_for(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Any:
     """The one ``LLMRequest`` of sample ``sample_index`` (``evalkit estimate`` counts the same)."""
-    from evalkit.llm.calls import LLMRequest
 
     return LLMRequest(model=system.model, messages=[{"role": "user", "content": render_prompt(system, case, ctx)}],
                       max_tokens=system.max_tokens, sample_index=sample_index, item_id=f"{system.name}/{case.key}")
@@ -99,9 +97,6 @@ def request_for(system: Any, case: Case, sample_index: int, ctx: RunContext) -> 
 
 def run_model(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     """One sample of a model system (any provider): the prompt sent, the answer's files parsed."""
-    from evalkit.llm.calls import LLMError
-    from evalkit.llm.keys import env_names
-    from evalkit.llm.settings import configured
 
     if not configured(settings_for(system, ctx.judge)):
         return Sample(status="infra_error", reason=f"{env_names(system.adapter)[1]} not set")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
+from evalkit.contracts import Adapter
 from evalkit.plugins import Registry, registry
 
 if TYPE_CHECKING:
+    from evalkit.cases import Project
+    from evalkit.config import Config, System
     from evalkit.llm.calls import LLMRequest
     from evalkit.llm.settings import JudgeSettings
 
@@ -27,13 +30,7 @@ class RunContext:
     """Judge settings (for adapters that share the model client)."""
 
 
-class Adapter(Protocol):
-    """Runs a system on a case; returns one Sample. Raises nothing for the system's own failures."""
-
-    def __call__(self, system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample: ...
-
-
-Planner = Callable[[Any, Case, int, RunContext, "JudgeSettings"], "tuple[LLMRequest, JudgeSettings]"]
+Planner = Callable[["System", Case, int, RunContext, "JudgeSettings"], "tuple[LLMRequest, JudgeSettings]"]
 """``(system, case, sample_index, ctx, judge) -> (request, settings)``: the one model call a sample makes."""
 
 
@@ -54,9 +51,9 @@ def adapter(name: str, kinds: set[str] | None = None, *, free: bool = False,
     return deco
 
 
-def adapters() -> Registry:
+def adapters() -> Registry[Adapter]:
     """The adapters by name (``evalkit.plugins.registry("adapters")``); ``names()`` imports none of them."""
-    return registry("adapters")
+    return cast("Registry[Adapter]", registry("adapters"))  # what the group's entry points name: its contract
 
 
 def supported_kinds(name: str) -> set[str] | None:
@@ -74,7 +71,7 @@ def planner(name: str) -> Planner | None:
     return getattr(adapters().get(name), "plan", None)
 
 
-def runs_on(system: Any, suite_name: str, kind: str) -> bool:
+def runs_on(system: System, suite_name: str, kind: str) -> bool:
     """Does this system take part in this suite?"""
     if system.suites is not None:
         return suite_name in system.suites
@@ -82,7 +79,7 @@ def runs_on(system: Any, suite_name: str, kind: str) -> bool:
     return kinds is None or kind in kinds
 
 
-def participating(cfg: Any, project: Any) -> list[tuple[Any, Case]]:
+def participating(cfg: Config, project: Project) -> list[tuple[System, Case]]:
     """Every (system, case) pair a run covers, in config and case order."""
     pairs = []
     for system in cfg.systems:
@@ -92,5 +89,5 @@ def participating(cfg: Any, project: Any) -> list[tuple[Any, Case]]:
     return pairs
 
 
-def run_system(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+def run_system(system: System, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     return adapters().get(system.adapter)(system, case, sample_index, ctx)

@@ -6,6 +6,7 @@ from typing import Any
 
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
+from evalkit.kind_registry import kind
 from evalkit.systems.base import RunContext, adapter
 
 
@@ -17,7 +18,6 @@ def gold(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
 
 def gold_sample(case: Case) -> Sample:
     """The case's reference as an answer (also what validation checks against the case): the kind's."""
-    from evalkit.kinds import kind
 
     return kind(case.kind).gold(case)
 
@@ -55,7 +55,6 @@ def empty(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample
 def canary(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     """An answer that does no real work, made by the case's kind from the case (evalkit.graders.canaries);
     a variant that means nothing for the kind skips the case (not attempted)."""
-    from evalkit.kinds import kind
 
     found = kind(case.kind).canary(case, system.variant)
     if found is None:

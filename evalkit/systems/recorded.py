@@ -75,8 +75,8 @@ def _read_predictions(path: Path, shown: str) -> dict[str, dict[str, Any]]:
                 problems.append(Problem(shown, n, f"malformed JSON: {exc.msg} (column {exc.colno}); "
                                                   f"expected one prediction per line, {PREDICTION_SHAPE}"))
     table: dict[str, dict[str, Any]] = {}
-    for line, where, row in rows:
-        bad = _check_row(row, shown, line, where)
+    for at, where, row in rows:
+        bad = _check_row(row, shown, at, where)
         problems.extend(bad)
         if not bad:
             table[row["instance_id"]] = row

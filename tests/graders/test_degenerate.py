@@ -13,7 +13,7 @@ from evalkit.casemodels import AssertionSpec
 from evalkit.cases import discover
 from evalkit.graders.assertions import run_assertions
 from evalkit.graders.degenerate import assess, elisions, empty_answer, is_unchanged
-from evalkit.graders.judge import SCORE_NAMES, MigrationJudgeInput, judge_many, judge_migration
+from evalkit.graders.migration_judge import SCORE_NAMES, MigrationJudgeInput, judge_many, judge_migration
 from evalkit.llm.client import ModelClient
 from fake_server import FakeAnthropic, Reply
 from evalkit.llm.settings import JudgeSettings

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.graders.judge import (
+from evalkit.graders.migration_judge import (
     SCORE_NAMES,
     Incident,
     JudgeOutcome,

@@ -17,7 +17,7 @@ import threading
 from itertools import combinations
 from pathlib import Path
 
-from evalkit.graders.judge import SCORE_NAMES
+from evalkit.graders.migration_judge import SCORE_NAMES
 from fake_server import FakeAnthropic, Reply, error, text_of
 from evalkit.llm.prompts import render
 from evalkit.stats import wilson_interval

@@ -182,7 +182,7 @@ def test_changed_files_capped_largest_first(tmp_path: Path, monkeypatch: pytest.
 
     import evalkit.stages.execute as execute
     from evalkit.graders.judge_changes import changed_files, judge_changes, ranked
-    from evalkit.graders.judge_rubric import load_rubric
+    from evalkit.graders.rubric_config import load_rubric
     from evalkit.llm.settings import JudgeSettings
 
     tree = tmp_path / "tree"
@@ -230,7 +230,7 @@ def test_e2e_output_judged_on_its_final_tree(tmp_path: Path, monkeypatch: pytest
 
     import evalkit.stages.execute as execute
     from evalkit.graders.judge_changes import judge_changes
-    from evalkit.graders.judge_rubric import load_rubric
+    from evalkit.graders.rubric_config import load_rubric
     from evalkit.llm.settings import JudgeSettings
     from evalkit.sandbox.worktree import diff_trees
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import InputError
-from evalkit.graders.judge_rubric import (
+from evalkit.graders.rubric_config import (
     JudgeRubric,
     as_recorded,
     load_rubric,
@@ -197,7 +197,7 @@ def test_rubric_rules() -> None:
 
 def test_outcome_of_recorded_verdicts() -> None:
     """Verdicts given elsewhere (an imported report's rows) aggregate like the judge's own samples."""
-    from evalkit.graders.judge import outcome_of
+    from evalkit.graders.migration_judge import outcome_of
 
     rubric = shipped("kai_ci")
     rows = [{"effectiveness": 8, "specificity": 8, "reasoning": 7, "competency": 9, "validCode": False,
@@ -261,7 +261,7 @@ def test_a_rubrics_overall_score_ranks_migration_suites_like_codejudges() -> Non
 
 def test_codejudge_prompts_are_the_templates_as_before() -> None:
     """The default rubric asks exactly what the judge asked before rubrics (so cached verdicts stand)."""
-    from evalkit.graders.judge import Incident, MigrationJudgeInput, migration_requests
+    from evalkit.graders.migration_judge import Incident, MigrationJudgeInput, migration_requests
     from evalkit.llm.calls import system_blocks
     from evalkit.llm.prompts import render
     from evalkit.llm.settings import JudgeSettings

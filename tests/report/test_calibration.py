@@ -201,7 +201,7 @@ def test_offline_run_says_no_judged_outputs_and_check_names_bad_labels(tmp_path:
 def test_agreement_with_tests_two_by_two() -> None:
     from types import SimpleNamespace
 
-    from evalkit.graders.judge_rubric import shipped
+    from evalkit.graders.rubric_config import shipped
     from evalkit.report.calibration import _vs_tests
     from evalkit.stats import rate
     from evalkit.agreement import agreement

@@ -12,7 +12,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from evalkit.report.compare import ReleaseComparison, compare_reports
+from evalkit.report.compare_page import ReleaseComparison, compare_reports
 from evalkit.report.models import Report
 from helpers import synthetic_site
 
@@ -155,7 +155,7 @@ def test_compare_page_from_file_urls_in_chromium(site: Path) -> None:
 
 
 def test_page_keeps_the_largest_moves_and_the_json_has_all(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalkit.report import compare
+    from evalkit.report import compare_page as compare
 
     monkeypatch.setattr(compare, "PAGE_ROWS", 2)
     page = compare.render_comparison(site, "r2", "r1")

@@ -144,7 +144,7 @@ def test_regressions_link_both_releases(site: Path) -> None:
 def test_regressions_page_keeps_the_largest_moves(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past PAGE_ROWS cases per system and direction the page lists the largest moves and says how many
     there are: 10,000 moved cases would otherwise make a page of megabytes."""
-    from evalkit.report import compare
+    from evalkit.report import compare_page as compare
 
     report = Report.model_validate_json((site / "r2" / "report.json").read_bytes())
     worse = {s: len({(c.suite, c.case_id) for c in d.regressed}) for s, d in report.diff.systems.items()}

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from evalkit import isolation, tempdirs
-from evalkit.sandbox import local_backend, local_user, run_tests
+from evalkit.sandbox import daemon, local_backend, local_user, run_tests
 from evalkit.sandbox.runner import resolve_backend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -31,7 +31,7 @@ from helpers import REPO, evalkit  # noqa: E402
 
 def test_auto_is_decided_once_and_kept_when_the_daemon_goes_away(monkeypatch) -> None:
     answers = iter([True, False, False, False])
-    monkeypatch.setattr(isolation, "daemon_answers", lambda: next(answers))
+    monkeypatch.setattr(daemon, "daemon_answers", lambda: next(answers))
     isolation.forget()
     try:
         first = isolation.for_run("auto")
@@ -64,11 +64,11 @@ def test_the_start_of_run_ping_speaks_to_the_socket_docker_host_names(tmp_path: 
 
     threading.Thread(target=answer, daemon=True).start()
     monkeypatch.setenv("DOCKER_HOST", f"unix://{path}")
-    assert isolation.daemon_answers() is True
-    assert isolation.daemon_answers() is False  # a daemon that answers 500 is not a daemon to run on
+    assert daemon.daemon_answers() is True
+    assert daemon.daemon_answers() is False  # a daemon that answers 500 is not a daemon to run on
     assert seen[0].startswith(b"GET /_ping ")
     server.close()
-    assert isolation.daemon_answers(timeout=2) is False  # nothing listens any more
+    assert daemon.daemon_answers(timeout=2) is False  # nothing listens any more
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/none.sock")
     assert isolation.decide("auto").isolation == "local"
 

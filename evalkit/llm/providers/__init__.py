@@ -7,8 +7,9 @@ Anthropic SDK takes a second to import): listing the names imports none.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
+from evalkit.contracts import ProviderClass
 from evalkit.plugins import registry
 
 if TYPE_CHECKING:
@@ -20,9 +21,9 @@ def provider_names() -> tuple[str, ...]:
     return registry("providers").names()
 
 
-def provider_class(name: str) -> Any:
+def provider_class(name: str) -> ProviderClass:
     """The class registered as provider ``name`` (KeyError naming the known ones when there is none)."""
-    return registry("providers").get(name)
+    return cast(ProviderClass, registry("providers").get(name))  # the group's contract
 
 
 def make_provider(settings: JudgeSettings) -> Provider:

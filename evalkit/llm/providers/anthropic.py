@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def checked_message(message: Any) -> Any:
     """``message`` when it is a Messages API message; else a ``bad_response`` error saying what came."""
-    import anthropic
+    import anthropic  # deferred: the anthropic SDK (heavy), only when a model is called
 
     problem = None
     if not isinstance(message, anthropic.types.Message):
@@ -53,8 +53,8 @@ class AnthropicProvider:
     cache_scoped: ClassVar[bool] = False
 
     def __init__(self, settings: JudgeSettings) -> None:
-        import anthropic
-        import httpx2
+        import anthropic  # deferred: the anthropic SDK (heavy), only when a model is called
+        import httpx2  # deferred: the HTTP client, only when a provider is called
 
         self._anthropic = anthropic
         self.settings = settings
@@ -93,7 +93,7 @@ class AnthropicProvider:
 
 
 def _status_of(exc: BaseException) -> tuple[int, str, Any] | None:
-    import anthropic
+    import anthropic  # deferred: the anthropic SDK (heavy), only when a model is called
 
     if isinstance(exc, anthropic.APIStatusError):
         return exc.status_code, exc.api_message or exc.message, exc.response.headers

@@ -11,9 +11,10 @@ import email.utils
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, ClassVar, Protocol
+from typing import Any
 
-from evalkit.llm.calls import ErrorKind, LLMError, LLMRequest
+from evalkit import contracts
+from evalkit.llm.calls import ErrorKind, LLMError
 from evalkit.llm.pricing import Usage
 
 
@@ -33,31 +34,8 @@ class ProviderReply:
     """Deprecation notices the API sent with the answer (already scrubbed of keys)."""
 
 
-class Provider(Protocol):
-    """One model API: a class following this, registered as an ``evalkit.providers`` entry point and built
-    with the judge's settings (``cls(settings)``)."""
-
-    name: ClassVar[str]
-    """Name used in settings (``judge.provider``) and in key variables (``<NAME>_API_KEY[S]``)."""
-    default_base_url: ClassVar[str]
-    """Base URL when the settings give none."""
-    cache_scoped: ClassVar[bool]
-    """True when cache keys include the provider and base URL (every provider but the original anthropic,
-    whose keys stay as they were so existing caches keep answering)."""
-    endpoint: str
-    """The base URL in use: the circuit and the rate limiter are per endpoint."""
-
-    def send(self, request: LLMRequest, key: str) -> ProviderReply:
-        """One attempt; raise the API's own errors (``classify`` maps them) or ``LLMError``."""
-        ...
-
-    def classify(self, exc: BaseException) -> tuple[LLMError, float | None] | None:
-        """``exc`` as an ``LLMError`` and the seconds the server asked to wait; None when it is not the API's."""
-        ...
-
-    def count_tokens(self, request: LLMRequest, key: str) -> int | None:
-        """Input tokens by the API's count endpoint, or None when the API has none."""
-        ...
+Provider = contracts.Provider
+"""What a provider is (evalkit.contracts.Provider)."""
 
 
 def kind_for_status(status: int) -> ErrorKind:

@@ -108,7 +108,7 @@ class OpenAIProvider:
     cache_scoped: ClassVar[bool] = True
 
     def __init__(self, settings: JudgeSettings) -> None:
-        import httpx2
+        import httpx2  # deferred: the HTTP client, only when a provider is called
 
         self.settings = settings
         self.endpoint = (settings.base_url or self.default_base_url).rstrip("/")

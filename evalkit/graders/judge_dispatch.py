@@ -10,11 +10,21 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from evalkit.artifacts import Sample
+from evalkit.artifacts import ExecutionArtifact, Sample
 from evalkit.casemodels import GenerationInputs, MigrationInputs
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.contracts import JudgeContext, JudgeResult, judge_with
 from evalkit.outcomes import JudgeOutcome, RubricOutcome
+from evalkit.graders.degenerate import assess, empty_answer
+from evalkit.graders.migration_judge import Incident, MigrationJudgeInput, judge_migration
+from evalkit.graders.judge_changes import judge_changes
+from evalkit.graders.rubric_config import rubric_for
+from evalkit.graders.rubric_judge import Criterion, CriterionResult, GeneratedFile, RubricInput, grade_rubric
+from evalkit.kind_registry import kind, main_file
+from evalkit.llm.client import Budget, make_client
+from evalkit.llm.settings import configured
+from evalkit.solved_store import solved_example_text
 
 _lock = threading.Lock()
 _clients: dict[str, Any] = {}
@@ -25,11 +35,9 @@ NOT_CONFIGURED = JudgeOutcome(status="not_configured", error="judge not configur
 
 def client_for(cfg: Config) -> Any | None:
     """The run's shared model client, or None when no API key is set."""
-    from evalkit.llm.settings import configured
 
     if not configured(cfg.judge):  # a key of judge.provider (ANTHROPIC_API_KEY[S], OPENAI_API_KEY[S])
         return None
-    from evalkit.llm.client import Budget, make_client
 
     settings = cfg.judge.with_env()
     key = f"{cfg.path}:{settings.model_dump_json()}"
@@ -40,10 +48,6 @@ def client_for(cfg: Config) -> Any | None:
 
 
 def migration_input(case: Case, sample: Sample, main_file: str | None) -> Any:
-    from evalkit.graders.judge import Incident, MigrationJudgeInput
-
-    from evalkit.solved_store import solved_example_text
-
     inputs = case.inputs_as(MigrationInputs)
     solved = solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
     return MigrationJudgeInput(
@@ -57,29 +61,24 @@ def migration_input(case: Case, sample: Sample, main_file: str | None) -> Any:
 
 def rubric_judged(case: Case) -> bool:
     """The rubric judge grades the case's outputs: a migration case, or a patch or e2e case whose suite says `judge:`."""
-    from evalkit.kinds import kind
 
-    return kind(case.kind).always_judged or bool(case.judged_files)
+    return kind(case.kind).judging.always_judged or bool(case.judged_files)
 
 
 def judge_case(cfg: Config, case: Case, sample: Sample, main_file: str | None,
-               execution: Any | None = None) -> JudgeOutcome | RubricOutcome | None:
+               execution: ExecutionArtifact | None = None) -> JudgeResult:
     """The judge outcome for a case (a rubric outcome for a generation case), or None for suites without a
     model-graded part."""
     if case.judged_files:  # a patch or e2e suite with `judge:`: the files the answer changed (evalkit.graders.judge_changes)
-        from evalkit.graders.judge_changes import judge_changes
-        from evalkit.graders.judge_rubric import rubric_for
 
         return judge_changes(cfg, case, sample, execution, client_for(cfg), rubric_for(cfg, case))
-    from evalkit.kinds import kind
 
-    return kind(case.kind).judge(cfg, case, sample, main_file)  # migration: CodeJudge; generation: its criteria
+    ctx = JudgeContext(config=cfg, case=case, sample=sample, main_file=main_file, execution=execution)
+    return judge_with(kind(case.kind).judge, ctx)  # migration: CodeJudge; generation: its criteria
 
 
 def migration_case(cfg: Config, case: Case, sample: Sample, main_file: str | None) -> JudgeOutcome:
     """The rubric judge's outcome of a migration answer."""
-    from evalkit.graders.judge import judge_migration
-    from evalkit.graders.judge_rubric import rubric_for
 
     return judge_migration(migration_input(case, sample, main_file), client_for(cfg), cfg.judge,
                            rubric_for(cfg, case))
@@ -91,8 +90,6 @@ def unconfigured(cfg: Config) -> JudgeOutcome | None:
 
 
 def rubric_input(case: Case, sample: Sample) -> Any:
-    from evalkit.graders.rubric import Criterion, GeneratedFile, RubricInput
-
     criteria = [Criterion(id=c.id or f"c{i}", text=c.text, weight=c.weight) for i, c in enumerate(case.criteria, start=1)]
     files = [GeneratedFile(path=p, content=sample.files[p]) for p in sorted(sample.files)]
     if sample.text:
@@ -104,7 +101,6 @@ def rubric_case(cfg: Config, case: Case, sample: Sample) -> RubricOutcome | None
     """The rubric outcome of a generation case, or None when it has no criteria."""
     if not case.criteria:
         return None
-    from evalkit.graders.rubric import grade_rubric
 
     decided = rubric_without_model(case, sample)
     if decided is not None:
@@ -114,13 +110,9 @@ def rubric_case(cfg: Config, case: Case, sample: Sample) -> RubricOutcome | None
 
 def rubric_without_model(case: Case, sample: Sample) -> RubricOutcome | None:
     """An empty or incomplete main file meets no criterion: score 0, decided without a model (no call)."""
-    from evalkit.graders.degenerate import assess
-    from evalkit.graders.rubric import CriterionResult
-    from evalkit.stages.grade import main_file
 
     mf = main_file(case)
     if mf is None:  # files named by the system (e.g. LLMService's): only an empty answer is decided here
-        from evalkit.graders.degenerate import empty_answer
 
         if not empty_answer(sample, None):
             return None

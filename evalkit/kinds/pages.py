@@ -1,4 +1,4 @@
-"""case_kinds: what a case page shows per suite kind, computed from the case JSON alone.
+"""What a case page shows per suite kind (each kind's ``Kind.detail``), computed from the case JSON alone.
 
 Every value here comes from site/<release>/cases/<suite>/<case>.json (the case's inputs,
 reference and criteria, and each system's artifacts): the page never reads the work folder.
@@ -9,14 +9,20 @@ The result is plain data; templates autoescape every string of it.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from evalkit.artifacts import DiscoveredTask
 from evalkit.casemodels import AgenticReference, E2EInputs, MigrationInputs, RagInputs
+from evalkit.difflines import line_class
+from evalkit.graders.degenerate import assess
+from evalkit.graders.incidents import match_tasks, recheck_file
+from evalkit.graders.injection import DETECTORS
 from evalkit.outcomes import GradesExtra, RubricOutcome, SandboxRun
-from evalkit.report.models import CaseDetail
+
+if TYPE_CHECKING:
+    from evalkit.report.models import CaseDetail
 
 LEGACY_KEY = "inputs.legacy_file"
 M = TypeVar("M", bound=BaseModel)
@@ -49,8 +55,6 @@ def _graded(arts: dict[str, Any]) -> tuple[RubricOutcome | None, GradesExtra]:
 
 
 def _diff_lines(text: str) -> list[tuple[str, str]]:
-    from evalkit.report.render import line_class
-
     return [(line_class(x), x) for x in text.splitlines()]
 
 
@@ -83,8 +87,6 @@ def e2e_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
 
 def agentic_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
     """Discovered against expected tasks (the scorer's one-to-one matching) and each incident's re-check."""
-    from evalkit.graders.incidents import match_tasks
-
     reference = _typed(AgenticReference, case.reference)
     expected = reference.expected_tasks if reference is not None else []
     ok = (arts.get("output") or {}).get("status") == "ok"
@@ -113,9 +115,6 @@ def agentic_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
 
 def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
     """Each incident re-checked in the output (incidents_resolved) and the degenerate-output checks."""
-    from evalkit.graders.degenerate import assess
-    from evalkit.graders.incidents import recheck_file
-
     inputs = _typed(MigrationInputs, case.inputs)
     if inputs is None:
         return None
@@ -158,13 +157,11 @@ def rag_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
 
 def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
     """Each rubric criterion with its text and verdict, and every injection finding (detector, file, line, snippet)."""
-    from evalkit.graders.injection import DETECTORS
-
     rubric, extra = _graded(arts)
     results = {r.id: r for r in (rubric.results if rubric is not None else [])}
     criteria = []
     for i, c in enumerate(case.criteria, start=1):
-        cid = c.id or f"c{i}"  # the id the rubric judge gives a criterion without one (graders.judging)
+        cid = c.id or f"c{i}"  # the id the rubric judge gives a criterion without one (graders.judge_dispatch)
         r = results.get(cid)
         criteria.append({"id": cid, "text": c.text, "weight": c.weight,
                          "met": r.met if r else None, "met_fraction": r.met_fraction if r else None,
@@ -183,10 +180,3 @@ def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
             "rubric_error": rubric.error if rubric else None,
             "findings": findings, "injection_checked": checked, "detectors": {k: v[0] for k, v in DETECTORS.items()}}
 
-
-def kind_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
-    """What the case page shows for this system beyond the common parts (the kind's ``Kind.detail``, built by the
-    functions above for evalkit's own kinds; None for kinds without any)."""
-    from evalkit.kinds import kind, known
-
-    return kind(case.kind).detail(case, arts) if known(case.kind) else None

@@ -23,9 +23,14 @@ from pydantic import Field, create_model, field_validator, model_validator
 
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import digest
+from evalkit.metrics.metric_info import LEADERBOARD_METRICS, METRICS, MetricInfo
 from evalkit.models import Model
 from evalkit.names import NAME_PATTERN
 from evalkit.outcomes import RubricVerdict
+from evalkit.kind_registry import kind as kind_named, kind, known
+from evalkit.llm.prompts import PROMPTS_DIR, environment
+from evalkit.plugins import OWN, registry
+from evalkit.yamlio import line_of, load_yaml, validate
 
 RUBRICS_DIR = Path(__file__).resolve().parents[1] / "rubrics"
 """Where the shipped rubrics live (package data)."""
@@ -178,7 +183,7 @@ class RubricField(Model):
 
     def check(self, value: Any) -> float | bool:
         """``value`` validated strictly against the scale (ValueError saying what was expected)."""
-        return _validator(self)(value)
+        return field_validator_of(self)(value)
 
     # --- names and words on pages -----------------------------------------------------------------
     @property
@@ -298,7 +303,6 @@ class JudgeRubric(Model):
     # --- templates ----------------------------------------------------------------------------------
     def template_path(self, ref: str) -> Path:
         """Where a template reference points: a shipped prompt, else a path beside the rubric file."""
-        from evalkit.llm.prompts import PROMPTS_DIR
 
         if self.base_dir is not None and ("/" in ref or "\\" in ref or (Path(self.base_dir) / ref).is_file()):
             return (Path(self.base_dir) / ref).resolve()
@@ -306,7 +310,6 @@ class JudgeRubric(Model):
 
     def render(self, ref: str, **context: Any) -> str:
         """Render one of the rubric's templates with ``context`` plus ``rubric`` (this rubric)."""
-        from evalkit.llm.prompts import environment
 
         path = self.template_path(ref)
         template = environment(str(path.parent)).get_template(path.name)
@@ -320,7 +323,7 @@ class JudgeRubric(Model):
 
 
 # --- the verdict: a model generated from the rubric ------------------------------------------------------
-def _validator(field: RubricField) -> Any:
+def field_validator_of(field: RubricField) -> Any:
     name, scale = field.name, field.scale
 
     def integer(value: Any) -> int:
@@ -362,11 +365,11 @@ def _python_type(field: RubricField) -> Any:
 
 @cache
 def _verdict_model(rubric_json: str) -> type[Model]:
-    from pydantic import BeforeValidator
+    from pydantic import BeforeValidator  # deferred: pydantic internals, only here
 
     rubric = JudgeRubric.model_validate_json(rubric_json)
     fields: dict[str, Any] = {
-        f.name: (Annotated[_python_type(f), BeforeValidator(_validator(f)), Field(description=f.description)], ...)
+        f.name: (Annotated[_python_type(f), BeforeValidator(field_validator_of(f)), Field(description=f.description)], ...)
         for f in rubric.fields
     }
     fields["detailed_notes"] = (str, Field(default="", description="The judge's key reasons."))
@@ -396,9 +399,9 @@ def is_path_ref(ref: str) -> bool:
 
 
 @cache
-def _load_file(path: str, shown: str, mtime_ns: int = 0) -> JudgeRubric:
-    """The rubric at ``path`` (cached by path, name shown and modification time)."""
-    from evalkit.yamlio import load_yaml, validate
+def _load_file(path: str, shown: str, mtime_ns: int = 0, registered: bool = True) -> JudgeRubric:
+    """The rubric at ``path`` (cached by path, name shown and modification time), its metrics registered unless
+    ``registered`` is False."""
 
     node = load_yaml(Path(path), shown)
     if not isinstance(node, dict):
@@ -406,7 +409,6 @@ def _load_file(path: str, shown: str, mtime_ns: int = 0) -> JudgeRubric:
                                            "system_template, user_template"))
     rubric = validate(JudgeRubric, node, shown)
     rubric = rubric.model_copy(update={"base_dir": str(Path(path).parent)})
-    from evalkit.yamlio import line_of
 
     for key in ("system_template", "user_template"):
         ref = getattr(rubric, key)
@@ -415,7 +417,8 @@ def _load_file(path: str, shown: str, mtime_ns: int = 0) -> JudgeRubric:
                                      f"{key}: template {ref!r} not found (expected a shipped prompt name or a path "
                                      f"relative to {shown})"))
     try:
-        register(rubric)
+        if registered:
+            register(rubric)
     except MetricConflict as exc:
         index = next((i for i, f in enumerate(rubric.fields) if f.metric_name == exc.name), None)
         loc = ("fields", index, "metric" if node["fields"][index].get("metric") else "name") if index is not None \
@@ -446,6 +449,13 @@ def load_rubric(ref: str | None, base: str | Path | None = None, shown_base: str
 def shipped(name: str) -> JudgeRubric:
     """One shipped rubric by name."""
     return load_rubric(name)
+
+
+def shipped_unregistered(name: str) -> JudgeRubric:
+    """One shipped rubric by name, its metrics not registered: for a module that loads it at import (registering
+    asks evalkit's suite kinds, which may be what is importing it); evalkit.metrics.registry registers it."""
+    path = RUBRICS_DIR / f"{name}.yaml"
+    return _load_file(str(path), f"evalkit/rubrics/{name}.yaml", path.stat().st_mtime_ns, False)
 
 
 def resolved_ref(ref: str, base: str | Path) -> str:
@@ -506,9 +516,8 @@ def suite_rubric_problem(ref: str, suite_dir: Path, shown_suite: str, line: int 
     """The problems of the rubric a suite.yaml names (see ``rubric_problem``), or None. ``judged``: a patch or e2e
     suite with `judge:` (evalkit.graders.judge_changes), graded by the rubric judge too; an agentic suite's rubric
     declares the fields of the verdicts a recorded judge brings (`evalkit import kai-eval --app`)."""
-    from evalkit.kinds import kind as kind_named, known
 
-    if not (known(kind) and kind_named(kind).takes_rubric) and not judged:  # agentic: a recorded judge's fields
+    if not (known(kind) and kind_named(kind).judging.takes_rubric) and not judged:  # agentic: a recorded judge's fields
         return InputError(Problem(shown_suite, line, f"rubric: only migration suites have a judge rubric, and patch or "
                                                      f"e2e suites with `judge:`, and agentic suites for a recorded "
                                                      f"judge's verdicts (this suite is kind {kind}; generation "
@@ -528,7 +537,6 @@ def config_rubric_problem(cfg: Any, node: Any, shown: str) -> InputError | None:
     """The problems of the rubric ``judge.rubric`` names (see ``rubric_problem``), or None."""
     if not cfg.judge.rubric:
         return None
-    from evalkit.yamlio import line_of
 
     return rubric_problem(cfg.judge.rubric, cfg.root, shown, "judge.rubric", line_of(node, ("judge", "rubric")))
 
@@ -551,8 +559,6 @@ def register(rubric: JudgeRubric) -> None:
     Registering the same declaration again changes nothing. A metric name evalkit already declares
     (built in, or a shipped rubric's) with other metadata is refused; one a project's rubric file
     declared before is replaced (the file changed, or another project is loaded in this process)."""
-    from evalkit.metrics.registry import METRICS
-
     own = rubric.base_dir is not None and Path(rubric.base_dir).resolve() != RUBRICS_DIR
     infos = metric_infos(rubric)
     for info in infos:
@@ -567,16 +573,12 @@ def register(rubric: JudgeRubric) -> None:
             _FROM_FILES.add(info.name)
         else:
             METRICS.setdefault(info.name, info)
-    from evalkit.metrics.registry import LEADERBOARD_METRICS
-
     LEADERBOARD_METRICS.rank_beside("judge_mean", rubric.overall_metric)  # any rubric's overall score ranks like CodeJudge's
 
 
 # --- metric metadata generated into the one registry -------------------------------------------------------
 def metric_infos(rubric: JudgeRubric) -> list[Any]:
     """The registry entries (evalkit.metrics.registry.MetricInfo) of ``rubric``'s fields and overall score."""
-    from evalkit.metrics.registry import MetricInfo
-
     infos = []
     for f in rubric.numeric + rubric.booleans:
         decided = f.decided_value()
@@ -602,11 +604,9 @@ def judged_kinds() -> tuple[str, ...]:
     """evalkit's own suite kinds a judge rubric's metrics apply to: those the rubric judge grades (always, with
     `judge:`, or a recorded judge's verdicts). Outside kinds are not imported here (this runs while the metric
     registry loads, which an outside kind's module may itself be importing)."""
-    from evalkit.kinds import kind
-    from evalkit.plugins import OWN, registry
 
     own = [n for n in registry("kinds").names() if registry("kinds").source(n) == OWN]
-    return tuple(n for n in own if kind(n).always_judged or kind(n).changes_judge or kind(n).takes_rubric)
+    return tuple(n for n in own if (j := kind(n).judging).always_judged or j.changes_judge or j.takes_rubric)
 
 
 def _overall_info(rubric: JudgeRubric, info: Any) -> Any:

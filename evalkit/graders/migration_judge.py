@@ -6,7 +6,7 @@ adherence, faithfulness to context, code quality with minimal changes) and ends 
 verdict. Before any call, a free tree-sitter pre-check fails files that do not parse. With
 ``samples: k`` the judge is asked k times and the spread is reported.
 
-What the judge scores is a rubric (evalkit.graders.judge_rubric): its fields, their scales and the
+What the judge scores is a rubric (evalkit.graders.rubric_config): its fields, their scales and the
 prompt templates that ask for them. CodeJudge's (``codejudge``: the four 1-5 scores above and
 is_compilable) is the default; a suite's ``rubric`` or ``judge.rubric`` names another.
 """
@@ -22,14 +22,16 @@ from pydantic import Field
 from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest, system_blocks
 from evalkit.llm.settings import JudgeSettings, missing_key
 from evalkit.llm.structured import ask_samples, parse_model
-from evalkit.graders.judge_rubric import JudgeRubric, as_recorded, shipped, verdict_model
+from evalkit.graders.rubric_config import JudgeRubric, as_recorded, shipped_unregistered, verdict_model
 from evalkit.outcomes import JudgeOutcome, JudgeStatus
 from evalkit.models import Model
 if TYPE_CHECKING:  # the SDK takes a second to import: only when a client exists
     from evalkit.llm.client import ModelClient
 from evalkit.treesitter import SyntaxIssue, UnsupportedLanguage, syntax_errors
+from evalkit.graders.degenerate import assess
+from evalkit.llm.batch import run_batch
 
-CODEJUDGE: JudgeRubric = shipped("codejudge")
+CODEJUDGE: JudgeRubric = shipped_unregistered("codejudge")  # evalkit.metrics.registry registers its metrics
 """The default rubric (evalkit/rubrics/codejudge.yaml)."""
 SYSTEM_TEMPLATE = CODEJUDGE.system_template
 USER_TEMPLATE = CODEJUDGE.user_template
@@ -121,9 +123,13 @@ def migration_requests(item: MigrationJudgeInput, settings: JudgeSettings,
 
 
 def _degenerate(item: MigrationJudgeInput) -> Any:
-    from evalkit.graders.degenerate import assess
-
     return assess(item.generated_code, item.legacy_code or None, item.language)
+
+
+def decided_without_model(item: MigrationJudgeInput) -> bool:
+    """The migration judge decides ``item`` for free: its pre-checks fail (``evalkit estimate`` and ``judge.mode:
+    batch`` plan no model call for it)."""
+    return _precheck(item)[0] == "failed"
 
 
 def _precheck(item: MigrationJudgeInput) -> tuple[Literal["passed", "failed", "skipped"], list[SyntaxIssue]]:
@@ -136,7 +142,7 @@ def _precheck(item: MigrationJudgeInput) -> tuple[Literal["passed", "failed", "s
     return ("failed" if issues or degenerate else "passed"), issues
 
 
-def _aggregate(outcome: JudgeOutcome, rubric: JudgeRubric) -> JudgeOutcome:
+def aggregate_outcome(outcome: JudgeOutcome, rubric: JudgeRubric) -> JudgeOutcome:
     verdicts = [v.model_extra or {} for v in outcome.verdicts]
     values = {f.name: [v[f.name] for v in verdicts] for f in rubric.numeric}
     spread = {name: max(vals) - min(vals) for name, vals in values.items()}
@@ -169,7 +175,7 @@ def outcome_of(rubric: JudgeRubric, answers: Sequence[dict[str, Any]], **fields:
         raise ValueError("no verdict to aggregate")
     base = JudgeOutcome(status="judged", source="judge", rubric=rubric.name, samples=len(verdicts),
                         verdicts=verdicts, **fields)
-    return _aggregate(base, rubric)
+    return aggregate_outcome(base, rubric)
 
 
 def decided_outcome(rubric: JudgeRubric, **fields: Any) -> JudgeOutcome:
@@ -218,7 +224,7 @@ def judge_migration(
     outcome = base.model_copy(update={"source": "judge", "reasoning": got.reasoning, "raw_answers": got.raw, **spent})
     if got.errors:
         return outcome.model_copy(update={"status": "judge_error", "error": "; ".join(got.errors)})
-    return _aggregate(outcome, rubric)
+    return aggregate_outcome(outcome, rubric)
 
 
 def judge_many(
@@ -272,8 +278,6 @@ def _prefetch_batch(
     if not requests:
         return {}
     try:
-        from evalkit.llm.batch import run_batch
-
         answers = run_batch(client, requests)
     except LLMError as exc:
         return {index: exc for index in set(owners)}

@@ -15,10 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evalkit.errors import InputError
+from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_text
 from evalkit.models import Model
+from evalkit.report import charts
 from evalkit.report.models import ReleaseDiff, Report
+from evalkit.report.page_data import load_report, regression_groups
+from evalkit.report.release_diff import release_diff
 from evalkit.report.site import list_releases
 
 
@@ -62,7 +65,6 @@ def compare_reports(a: Report, b: Report) -> ReleaseComparison:
     """What changed from report ``a`` to report ``b`` (any two releases, either order).
 
     Always recomputed from both report.json files (``b.diff`` may predate a rerun of ``a``)."""
-    from evalkit.report.release_diff import release_diff
 
     diff = release_diff(a, b.cases)
     old = {(r.suite, r.case_id): r for r in a.cases}
@@ -108,13 +110,13 @@ def compare_page_path(site: Path, a: str, b: str) -> Path:
 def check_releases(site: Path, a: str, b: str) -> None:
     """Both releases exist under ``site`` and differ; else InputError naming what is there."""
     known = list_releases(site)
-    problems = []
+    problems: list[Problem] = []
     for r in (a, b):
         if r not in known:
-            problems.append(f"{site}/{r}/report.json: no such release (releases on this site: "
-                            f"{', '.join(known) or 'none'})")
+            problems.append(Problem(f"{site}/{r}/report.json", None, f"no such release (releases on this site: "
+                                                                    f"{', '.join(known) or 'none'})"))
     if not problems and a == b:
-        problems.append(f"compare: the two releases are the same ({a}); name two different releases")
+        problems.append(Problem("compare", None, f"the two releases are the same ({a}); name two different releases"))
     if problems:
         raise InputError(problems)
 
@@ -122,12 +124,11 @@ def check_releases(site: Path, a: str, b: str) -> None:
 def render_comparison(site: Path, a: str, b: str, tdir: Path | None = None,
                       cache_dir: Path | None = None) -> Path:
     """Write site/compare/<a>..<b>.html and its JSON; returns the page."""
-    from evalkit.report import charts
-    from evalkit.report.render import _load_report, environment, regression_groups
+    from evalkit.report.site_env import environment  # deferred: imports jinja2; only rendering needs it
 
     site = Path(site)
     check_releases(site, a, b)
-    ra, rb = _load_report(site, a), _load_report(site, b)
+    ra, rb = load_report(site, a), load_report(site, b)
     comp = compare_reports(ra, rb)
     metric_info = {**ra.metric_info, **rb.metric_info}
     keys = {r.release: {(c.suite, c.case_id) for c in r.cases} for r in (ra, rb)}  # each row has its page

@@ -1,0 +1,158 @@
+"""The layers of docs/extending/architecture.md hold (issue 28): orchestration > kinds > engine > core, each layer
+importing only the ones below it, no import cycle among evalkit's modules, imports inside functions counted.
+
+Two checks of one rule: `lint-imports` runs the contracts of pyproject.toml's ``[tool.importlinter]`` (as .ci/run
+does), and the standard library's ``ast`` reads every module here, so the rule holds without import-linter's
+reading too, and for the package ``__init__`` modules no contract layer lists."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+from tests.helpers import REPO
+from tests.import_contracts import module_cycles
+
+PACKAGE = REPO / "evalkit"
+LAYER_NAMES = ("core", "engine", "kinds", "orchestration")
+SPLIT_INITS = {"evalkit": "core", "evalkit.graders": "core", "evalkit.llm": "core", "evalkit.metrics": "core",
+               "evalkit.stages": "core"}
+"""``__init__`` of packages whose modules sit in more than one layer (no contract layer lists them): the layer their
+own imports need."""
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(REPO).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def imports(mods: dict[str, Path]) -> dict[str, dict[str, int]]:
+    """module -> {evalkit module it imports: line}, every import statement but those under ``if TYPE_CHECKING:``
+    (inside functions too)."""
+
+    def resolve(name: str) -> str | None:
+        while name and name not in mods:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, dict[str, int]] = {}
+    for module, path in mods.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        typing_only = {id(n) for node in ast.walk(tree)
+                       if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                       for n in ast.walk(node)}
+        edges: dict[str, int] = {}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+                    base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
+                targets = [f"{base}.{a.name}" for a in node.names] + [base]
+            else:
+                continue
+            for target in targets:
+                found = resolve(target) if target.startswith("evalkit") else None
+                if found is not None and found != module:
+                    edges.setdefault(found, node.lineno)
+        graph[module] = edges
+    return graph
+
+
+def contract_layers() -> list[list[str]]:
+    """The layers contract's modules, highest layer first (pyproject.toml)."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c["type"] == "layers"]
+    return [[m.strip() for m in layer.split(":")] for layer in contract["layers"]]
+
+
+def layer_of(module: str, listed: dict[str, str]) -> str | None:
+    if module in SPLIT_INITS:
+        return SPLIT_INITS[module]
+    name = module
+    while name:
+        if name in listed:
+            return listed[name]
+        name = name.rpartition(".")[0]
+    return None
+
+
+def test_lint_imports_keeps_every_contract() -> None:
+    exe = shutil.which("lint-imports")
+    assert exe is not None, "lint-imports is not installed (pip install -e '.[test]')"
+    proc = subprocess.run([exe, "--no-cache"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "0 broken" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_no_import_cycle_counting_imports_inside_functions() -> None:
+    graph = imports(modules())
+    cycles = module_cycles(set(graph), {m: set(e) for m, e in graph.items()})
+    assert cycles == [], "import cycles (imports inside functions count):\n" + "\n".join(
+        " ".join(c) for c in cycles)
+
+
+def test_every_module_has_a_layer_and_imports_only_below_it() -> None:
+    layers = contract_layers()
+    assert len(layers) == len(LAYER_NAMES)
+    listed = {m: name for name, layer in zip(reversed(LAYER_NAMES), layers) for m in layer}
+    mods = modules()
+    unplaced = sorted(m for m in mods if layer_of(m, listed) is None)
+    assert unplaced == [], f"modules in no layer (add them to pyproject.toml's layers contract): {unplaced}"
+    rank = {name: i for i, name in enumerate(LAYER_NAMES)}
+    upward = [f"{m} ({layer_of(m, listed)}) -> {t} ({layer_of(t, listed)}), line {line}"
+              for m, edges in imports(mods).items() for t, line in sorted(edges.items())
+              if rank[str(layer_of(t, listed))] > rank[str(layer_of(m, listed))]]
+    assert upward == [], "imports of a higher layer:\n" + "\n".join(upward)
+
+
+def test_the_checks_see_an_import_inside_a_function(tmp_path: Path) -> None:
+    """The ast reading counts a function's import: a cycle made only of such imports is one."""
+    mods = {"evalkit.a": tmp_path / "a.py", "evalkit.b": tmp_path / "b.py"}
+    mods["evalkit.a"].write_text("def f():\n    from evalkit.b import g\n", encoding="utf-8")
+    mods["evalkit.b"].write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from evalkit.a import f\n"
+                                 "def g():\n    import evalkit.a\n", encoding="utf-8")
+    graph = imports(mods)
+    assert graph == {"evalkit.a": {"evalkit.b": 2}, "evalkit.b": {"evalkit.a": 5}}
+    assert module_cycles(set(graph), {m: set(e) for m, e in graph.items()}) == [["evalkit.a", "evalkit.b"]]
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    """A name with a leading underscore is its module's own: another module importing it says the name belongs
+    somewhere public (issue 28 found 17)."""
+    private = []
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evalkit"):
+                private += [f"{module}:{node.lineno} imports {node.module}.{a.name}" for a in node.names
+                            if a.name.startswith("_") and not a.name.startswith("__")]
+    assert private == [], "\n".join(private)
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    """Imports sit at the top of a module; one inside a function (a heavy third-party module, or a command's or a
+    stage's own code kept off the start of `evalkit run`) carries a ``# deferred: <reason>`` comment."""
+    silent = []
+    for module, path in modules().items():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        tree = ast.parse("\n".join(lines))
+        typing_only = {id(n) for node in ast.walk(tree)
+                       if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                       for n in ast.walk(node)}
+        for func in ast.walk(tree):
+            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                silent += [f"{module}:{n.lineno} {ast.unparse(n)}" for n in ast.walk(func)
+                           if isinstance(n, (ast.Import, ast.ImportFrom)) and id(n) not in typing_only
+                           and "# deferred:" not in lines[n.end_lineno - 1]]
+    assert sorted(set(silent)) == [], "\n".join(sorted(set(silent)))
