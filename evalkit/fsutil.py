@@ -90,11 +90,6 @@ def confine_writes(*roots: str | os.PathLike[str]) -> None:
             _write_roots.append(real)
 
 
-def write_roots() -> list[str]:
-    """The folders writes are confined to (empty: not confined)."""
-    return list(_write_roots)
-
-
 def guarded(path: str | os.PathLike[str]) -> Path:
     """``path`` itself, after checking it lies below a write root once `..` and symlinks are resolved.
 

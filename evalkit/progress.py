@@ -21,6 +21,7 @@ and the suite page.
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 import threading
 import time
@@ -53,12 +54,6 @@ def mode_for(quiet: bool, stream: Any = None) -> str:
     return "live" if tty and os.environ.get("TERM") != "dumb" else "plain"
 
 
-def group_of(task_name: str) -> tuple[str, str]:
-    """generate:sys:suite/case -> (generate, suite); validate:suite/case -> (validate, suite); summarize -> (summarize, '')."""
-    stage, _, rest = task_name.partition(":")
-    return stage, rest.rpartition(":")[2].partition("/")[0] if "/" in rest else ""
-
-
 def stage_of(task_name: str) -> str:
     """generate:sys:suite/case -> generate; summarize -> summarize."""
     return task_name.split(":", 1)[0]
@@ -75,36 +70,92 @@ def fmt_duration(seconds: float | None) -> str:
     return f"{s // 3600}h {s % 3600 // 60:02d}m"
 
 
-#: Seconds one task of each stage takes, relative to the others (the demo's first run on 2 cores with Docker):
-#: where a stage has not started yet, its tasks are priced at its prior, scaled by how the stages seen so far
-#: compared with theirs. A stage not listed is priced at ``DEFAULT_PRIOR_S``.
-STAGE_PRIOR_S = {"generate": 0.08, "validate": 0.7, "health": 0.5, "sandbox_image": 0.01, "execute": 1.0, "grade": 0.05,
-                 "score": 0.01, "summarize": 0.6, "render": 0.4}
+#: Seconds one task of each stage takes on the reference machine (2 cores with Docker: the demo's first run,
+#: one job, tests/data/progress/demo-first-run-n1.jsonl), and where a kind's tasks differ (``KIND_PRIOR_S``: a
+#: patch suite's validate and health and an agentic suite's execute run containers, a migration's are instant;
+#: a patch case's health is priced as its validate, not measured: both run about two containers). A stage not
+#: listed is priced at ``DEFAULT_PRIOR_S``. Priors only price what this run has not seen yet: a (stage, suite,
+#: system) group is priced at what its own finished tasks took, else at what its class's did in that stage and
+#: suite, else at its prior times how this machine compares with the reference so far (`RunState.time_left`).
+STAGE_PRIOR_S = {"generate": 0.04, "validate": 0.01, "health": 0.01, "sandbox_image": 0.01, "execute": 0.05, "grade": 0.01,
+                 "score": 0.01, "summarize": 0.5, "render": 1.5}
+KIND_PRIOR_S = {("validate", "patch"): 1.4, ("health", "patch"): 1.4, ("execute", "patch"): 1.2, ("execute", "agentic"): 1.3,
+                ("execute", "e2e"): 1.3, ("score", "migration"): 0.02}
+SYSTEM_CLASSES = ("live", "stored", "canary")
+"""What a system's tasks cost: ``live`` (a command or a model answers), ``stored`` (gold, recorded, empty:
+the answer is on disk) or ``canary`` (evalkit makes the answer from the case)."""
+CLASS_PRIOR_S = {("generate", "stored"): 0.002, ("generate", "canary"): 0.002}
+"""A class's prior where it is not its stage's: a stored answer or a canary's costs no model call."""
+CLASS_SHARE = {("execute", "canary"): 0.2}
+"""A class's prior as a share of its stage's: of the seven canary variants one or two start a container, the
+others reproduce the unpatched run validate made (answered from the sandbox's cache) or do not apply."""
+SETUP_S = {("grade", "rag"): 5.0}
+"""Seconds a (stage, kind) group's first task takes once, on top of its prior (a rag suite's grade imports
+ragas: 2 to 9 s on the reference machine, then each task takes hundredths)."""
+OUTLIER = 4.0
+"""A finished task counts in its group's mean at most this many times the group's median (or its prior):
+one timed-out container among quick ones does not price every task left at a share of its timeout."""
 DEFAULT_PRIOR_S = 0.1
-SHRINK = 3
-"""A stage's mean duration counts its prior as this many tasks (one slow first task does not set it)."""
+SHRINK = 3.0
+"""A group's mean counts what it falls back to (its class's mean, else its prior) as this many tasks: the
+first finished task weighs a quarter, the ninth three quarters."""
+MACHINE_PSEUDO_S = 10.0
+"""The machine factor counts this many seconds of work at the reference speed (a second of tiny tasks does
+not rescale a minute of containers)."""
+
+Key = tuple[str, str, str]
+"""(stage, suite, system) of a task: ('execute', 'patch', 'fixer'); ('validate', 'patch', ''); ('render', '', '')."""
 
 
-def _prior(stage: str) -> float:
-    return STAGE_PRIOR_S.get(stage, DEFAULT_PRIOR_S)
+def key_of(task_name: str) -> Key:
+    """generate:sys:suite/case -> (generate, suite, sys); validate:suite/case -> (validate, suite, '')."""
+    stage, _, rest = task_name.partition(":")
+    if "/" not in rest:
+        return stage, "", ""
+    head = rest.rpartition("/")[0]
+    system, _, suite = head.rpartition(":")
+    return stage, suite, system
+
+
+def class_of_adapter(adapter: str) -> str:
+    """A system's class (`SYSTEM_CLASSES`) from its adapter's name."""
+    return "canary" if adapter == "canary" else "stored" if adapter in ("gold", "recorded", "empty") else "live"
+
+
+def _prior(stage: str, kind: str | None = None, cls: str = "live") -> float:
+    if (stage, cls) in CLASS_PRIOR_S:
+        return CLASS_PRIOR_S[(stage, cls)]
+    base = KIND_PRIOR_S.get((stage, kind or ""), STAGE_PRIOR_S.get(stage, DEFAULT_PRIOR_S))
+    return base * CLASS_SHARE.get((stage, cls), 1.0)
+
+
+def _robust_sum(ds: list[float], floor: float) -> float:
+    """The durations' sum, each at most ``OUTLIER`` times their median (or ``floor``, when larger)."""
+    cap = OUTLIER * max(statistics.median(ds), floor)
+    return sum(min(d, cap) for d in ds)
 
 
 class RunState:
     """Tasks per stage: total, done (run, up to date or failed), failed, running; durations of runs."""
 
-    def __init__(self, jobs: int = 1) -> None:
+    def __init__(self, jobs: int = 1, kinds: dict[str, str] | None = None,
+                 classes: dict[str, str] | None = None) -> None:
         self.lock = threading.RLock()
         self.jobs = max(1, jobs)
+        self.kinds: dict[str, str] = dict(kinds or {})
+        """Suite -> kind (a group's prior: `KIND_PRIOR_S`)."""
+        self.classes: dict[str, str] = dict(classes or {})
+        """System -> class (`SYSTEM_CLASSES`; a system not listed is ``live``)."""
         self.total: dict[str, int] = {}
         self.done: dict[str, int] = defaultdict(int)
         self.failed: dict[str, int] = defaultdict(int)
         self.durations: dict[str, list[float]] = defaultdict(list)
-        # the same per (stage, suite): tasks of one suite are alike, a stage's are not (a migration's
-        # validate is instant, a patch suite's runs containers)
+        # the same per (stage, suite, system): tasks of one suite and system are alike, a stage's are not (a
+        # migration's validate is instant, a patch suite's runs containers; a canary's execute mostly instant)
         self.planned: list[str] = []
-        self.group_total: dict[tuple[str, str], int] = {}
-        self.group_done: dict[tuple[str, str], int] = defaultdict(int)
-        self.group_durations: dict[tuple[str, str], list[float]] = defaultdict(list)
+        self.group_total: dict[Key, int] = {}
+        self.group_done: dict[Key, int] = defaultdict(int)
+        self.group_durations: dict[Key, list[float]] = defaultdict(list)
         self.started: dict[str, float] = {}
         self.seen_stages: set[str] = set()
         self.clock: Callable[[], float] = time.monotonic  # a recorded run's replay sets its own
@@ -129,10 +180,10 @@ class RunState:
     def plan_names(self, planned: list[str]) -> None:
         """The tasks this run will go through (up to date or not), by name."""
         total: dict[str, int] = {}
-        groups: dict[tuple[str, str], int] = {}
+        groups: dict[Key, int] = {}
         for name in planned:
             total[stage_of(name)] = total.get(stage_of(name), 0) + 1
-            groups[group_of(name)] = groups.get(group_of(name), 0) + 1
+            groups[key_of(name)] = groups.get(key_of(name), 0) + 1
         with self.lock:
             self.planned = list(planned)
             self.total = total
@@ -153,46 +204,87 @@ class RunState:
             t = self.started.pop(name, None)
             if ran and t is not None:
                 self.durations[stage].append(self.clock() - t)
-                self.group_durations[group_of(name)].append(self.clock() - t)
+                self.group_durations[key_of(name)].append(self.clock() - t)
             self.done[stage] += 1
-            self.group_done[group_of(name)] += 1
+            self.group_done[key_of(name)] += 1
             if failed:
                 self.failed[stage] += 1
+
+    def class_of(self, system: str) -> str:
+        return self.classes.get(system, "live") if system else "live"
+
+    def group_prior(self, key: Key) -> float:
+        """A task's prior seconds of a (stage, suite, system) group on the reference machine."""
+        return _prior(key[0], self.kinds.get(key[1]), self.class_of(key[2]))
+
+    def machine_factor(self) -> float:
+        """How much slower this run's tasks are than the reference's: the work done over its priors, both
+        padded with ``MACHINE_PSEUDO_S`` of reference work (1.0 before any task ran)."""
+        with self.lock:
+            worked = sum(sum(ds) for ds in self.group_durations.values())
+            priced = sum(len(ds) * self.group_prior(g) for g, ds in self.group_durations.items())
+            return (worked + MACHINE_PSEUDO_S) / (priced + MACHINE_PSEUDO_S)
+
+    def means(self) -> dict[Key, float]:
+        """Seconds a task of each planned group is expected to take: its finished tasks' mean (each at most
+        ``OUTLIER`` times their median), shrunk (``SHRINK``) toward its class's in the same stage and suite
+        (a canary that has not run yet is priced at the canaries that have), itself shrunk toward the prior
+        times `machine_factor`."""
+        with self.lock:
+            factor = self.machine_factor()
+            pooled: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+            for key, ds in self.group_durations.items():
+                pooled[(key[0], key[1], self.class_of(key[2]))].extend(ds)
+            out: dict[Key, float] = {}
+            for key in self.group_total:
+                prior = self.group_prior(key) * factor
+                cds = pooled.get((key[0], key[1], self.class_of(key[2])), [])
+                cls_mean = (_robust_sum(cds, prior) + SHRINK * prior) / (len(cds) + SHRINK) if cds else prior
+                ds = self.group_durations.get(key, [])
+                out[key] = (_robust_sum(ds, cls_mean) + SHRINK * cls_mean) / (len(ds) + SHRINK) if ds else cls_mean
+            return out
 
     def time_left(self) -> float | None:
         """Seconds left: the work of the tasks not done over the concurrency the run achieves; None before
         any task ran.
 
-        Work per stage: its tasks left, times the share of its finished tasks that ran (on a rerun most are
-        up to date and cost nothing), times its mean duration, shrunk toward a prior (``STAGE_PRIOR_S``,
-        scaled by how the stages seen so far compare with their priors: a stage not started yet is
-        neither 0 nor the mean of unlike stages). Concurrency: the work done per second of the run so
-        far, at most the jobs. On the demo's recorded runs the estimate is within 30% of the time left
-        from 20% of the tasks on (tests/test_progress_eta.py)."""
+        Work per (stage, suite, system) group (`means`): its tasks left, times the share of its finished
+        tasks that ran (on a rerun most are up to date and cost nothing), times its expected duration. A
+        running task has left its mean minus the time it has run, and at least half that time once it
+        overruns (a slow task is likely slower still). Concurrency: the work done per second so far, at most
+        the jobs. tests/test_progress_eta.py replays recorded runs and gives the figures."""
         with self.lock:
             now = self.clock()
-            every = [(stage, d) for stage, ds in self.durations.items() for d in ds]
-            if not every:
+            worked = sum(sum(ds) for ds in self.group_durations.values())
+            ran_tasks = sum(len(ds) for ds in self.group_durations.values())
+            if not ran_tasks:
                 return None if any(self.total.get(s, 0) > self.done.get(s, 0) for s in self.total) else 0.0
-            worked = sum(d for _, d in every)
-            scale = worked / max(sum(_prior(stage) for stage, _ in every), 1e-9)
+            factor = self.machine_factor()
             done_all = sum(self.done.values())
-            ran_all = len(every) / done_all if done_all else 1.0
+            ran_all = ran_tasks / done_all if done_all else 1.0
+            means = self.means()
             left = 0.0
-            for group, total in self.group_total.items():
-                remaining = max(0, total - self.group_done.get(group, 0))
+            running = {key_of(n) for n in self.started}
+            setups_done = {(g[0], self.kinds.get(g[1], "")) for g, n in self.group_done.items() if n} | \
+                          {(g[0], self.kinds.get(g[1], "")) for g in running}
+            for key, total in self.group_total.items():
+                done = self.group_done.get(key, 0)
+                remaining = max(0, total - done)
                 if not remaining:
                     continue
-                stage = group[0]
-                ds = self.group_durations.get(group) or self.durations.get(stage, [])
-                prior = _prior(stage) * scale
-                mean = (sum(ds) + SHRINK * prior) / (len(ds) + SHRINK)
-                done = self.group_done.get(group, 0) or self.done.get(stage, 0)
+                ds = self.group_durations.get(key, [])
                 ran = len(ds) / done if done else ran_all
-                left += remaining * min(ran, 1.0) * mean
-            left -= sum(min(now - t, _prior(stage_of(n)) * scale) for n, t in self.started.items())
+                left += remaining * min(ran, 1.0) * means[key]
+                setup = (key[0], self.kinds.get(key[1], ""))
+                if setup in SETUP_S and setup not in setups_done:
+                    left += SETUP_S[setup] * factor
+                    setups_done.add(setup)
+            for name, t in self.started.items():  # counted above at a whole mean each
+                mean = means.get(key_of(name), self.group_prior(key_of(name)) * factor)
+                run_for = now - t
+                left += max(mean - run_for, run_for / 2) - mean
             elapsed = max(now - self.t0, 1e-9)
-            concurrency = min(float(self.jobs), max(worked / elapsed, 1.0 / self.jobs))
+            concurrency = min(float(self.jobs), max(worked / elapsed, 1.0))
             return max(0.0, left) / concurrency
 
     def rows(self) -> list[tuple[str, int, int, int]]:
@@ -208,11 +300,13 @@ class LiveReporter(ExecutedOnlyReporter):
     """doit reporter that draws the live display (rich) instead of a line per task."""
 
     jobs = 1
+    kinds: dict[str, str] = {}
+    classes: dict[str, str] = {}
     console: Any = None  # a rich Console; tests pass one
 
     def __init__(self, outstream: Any, options: dict[str, Any]) -> None:
         super().__init__(outstream, options)
-        self.state = RunState(self.jobs)
+        self.state = RunState(self.jobs, self.kinds, self.classes)
         self._live: Any = None
         self._lock = threading.RLock()
 
@@ -310,10 +404,13 @@ class QuietReporter(ExecutedOnlyReporter):
         pass
 
 
-def reporter_for(mode: str, jobs: int = 1) -> type:
-    """The doit reporter class for a mode (plain: doitplus.ExecutedOnlyReporter, unchanged)."""
+def reporter_for(mode: str, jobs: int = 1, kinds: dict[str, str] | None = None,
+                 classes: dict[str, str] | None = None) -> type:
+    """The doit reporter class for a mode (plain: doitplus.ExecutedOnlyReporter, unchanged); ``kinds``:
+    suite -> kind, ``classes``: system -> class (`SYSTEM_CLASSES`), for the time left's priors."""
     if mode == "live":
-        return type("LiveReporter", (LiveReporter,), {"jobs": jobs})
+        return type("LiveReporter", (LiveReporter,), {"jobs": jobs, "kinds": dict(kinds or {}),
+                                                      "classes": dict(classes or {})})
     if mode == "quiet":
         return QuietReporter
     return ExecutedOnlyReporter
@@ -358,7 +455,9 @@ def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] |
     for row in report.cases:
         for name, cell in sorted(row.systems.items()):
             retry = (retries or {}).get((f"{row.suite}/{row.case_id}", name))
-            if cell.status in ERROR_STATUSES or cell.excluded == "broken":
+            if cell.excluded == "broken" or cell.status == "broken":
+                continue  # the case's problem, not the system's: `broken_cases` says it once
+            if cell.status in ERROR_STATUSES:
                 problems.setdefault((row.suite, name), []).append(
                     f"{row.case_id}: {cell.status}" + (f": {cell.reason}" if cell.reason else ""))
             elif retry is not None:
@@ -400,6 +499,21 @@ def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] |
     return rows
 
 
+def broken_cases(site: Path, release: str) -> list[str]:
+    """suite/case: reason of each broken case of site/<release>/report.json, once per case (not per system)."""
+    try:
+        report = Report.model_validate_json((Path(site) / release / "report.json").read_bytes())
+    except (OSError, ValueError):
+        return []
+    out = []
+    for row in report.cases:
+        cell = next((c for c in row.systems.values() if c.excluded == "broken" or c.status == "broken"), None)
+        if cell is not None:
+            reason = cell.reason.removeprefix("broken case: ")
+            out.append(f"{row.suite}/{row.case_id}" + (f": {reason}" if reason else ""))
+    return out
+
+
 def print_summary(site: Path, release: str, console: Any = None,
                   retries: dict[tuple[str, str], str] | None = None) -> bool:
     """Print the table (``retries``: see `summary_rows`); False when the release has no report.json."""
@@ -428,6 +542,11 @@ def print_summary(site: Path, release: str, console: Any = None,
         # names and reasons come from cases and systems: no escape sequence, no rich markup reaches the terminal
         table.add_row(*(escape(terminal_safe(c)) for c in cells))
     console.print(table)
+    broken = broken_cases(site, release)
+    if broken:  # a broken case is one problem, whatever the number of systems
+        console.print(escape(terminal_safe(f"{len(broken)} broken case(s), left out of every system's count; first: "
+                                           f"{_shorten(broken[0], FIRST_ERROR_CHARS)}")),
+                      overflow="fold", highlight=False)
     for r in rows:  # why a row has errors: its first one, one line each, under the table
         if r["errors"]:
             console.print(escape(terminal_safe(f"first error of {r['suite']} × {r['system']} ({r['errors']}): "

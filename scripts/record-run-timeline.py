@@ -2,7 +2,7 @@
 """Record a real `evalkit run`'s task timeline (start, finish, up to date; seconds since the start) as JSON
 lines, for tests/test_progress_eta.py, which replays it through the progress display's time-left
 estimator. Run it in a project folder: `python scripts/record-run-timeline.py OUT.jsonl [-n JOBS]`.
-The first line holds the planned tasks per stage and the jobs."""
+The first line holds the planned tasks per stage, the jobs, each suite's kind and each system's class."""
 
 from __future__ import annotations
 
@@ -17,6 +17,16 @@ from doit.doit_cmd import DoitMain
 
 import evalkit.tasks as tasks
 from evalkit import progress
+
+
+def progress_kinds() -> dict[str, str]:
+    """Suite -> kind, as `evalkit run` gives the live display."""
+    return {name: suite.kind for name, suite in tasks.graph().loaded.project.suites.items()}
+
+
+def progress_classes() -> dict[str, str]:
+    """System -> class (live, stored, canary), as `evalkit run` gives the live display."""
+    return {s.name: progress.class_of_adapter(s.adapter) for s in tasks.graph().cfg.systems}
 
 
 def main() -> int:
@@ -36,7 +46,8 @@ def main() -> int:
         def initialize(self, tasks_: Any, selected: Any) -> None:
             state = progress.RunState(args.jobs)
             state.plan(tasks_, list(selected))
-            events.append({"plan": dict(state.total), "planned": state.planned, "jobs": args.jobs})
+            events.append({"plan": dict(state.total), "planned": state.planned, "jobs": args.jobs,
+                           "kinds": progress_kinds(), "classes": progress_classes()})
             super().initialize(tasks_, selected)
 
         def execute_task(self, task: Any) -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from helpers import realdata
+from helpers import evalkit, realdata
 
 IMAGE = os.environ.get("EVALKIT_SANDBOX_IMAGE", "evalkit/python-pytest:bookworm")
 REPO = Path(__file__).resolve().parents[1]
@@ -34,6 +35,21 @@ def docker_engine() -> str:
         if build.returncode != 0:
             unavailable(f"image {IMAGE} missing and scripts/build-base-image.sh failed: {build.stderr[-500:]}")
         return ensure_image(IMAGE)
+
+
+@pytest.fixture(scope="session")
+def demo_run(docker_engine: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """The whole demo project (the repository's evalkit.yaml and cases/, Docker sandbox) run once per test
+    session with `evalkit run -q --strict`, and that run's process. Read it, never change it: the tests
+    sharing it (test_report_identical's numbers and pages, test_canaries') would see the change. One full
+    demo run costs 2 to 3 minutes on 2 cores; each test that ran its own paid that again."""
+    project = tmp_path_factory.mktemp("demo-run") / "demo"
+    project.mkdir()
+    shutil.copy(REPO / "evalkit.yaml", project / "evalkit.yaml")
+    shutil.copytree(REPO / "cases", project / "cases")
+    proc = evalkit(project, "run", "-q", "--strict", timeout=1500, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return project, proc
 
 
 @pytest.fixture(autouse=True)

@@ -156,3 +156,20 @@ def synthetic_site(root: Path, n_systems: int = 3, n_cases: int = 12, next_cases
                      payload=payload)
     render_site(root, "r2")
     return root
+
+
+LONG_FLOAT = re.compile(r"(?<![\w.])\d+\.\d{7,}(?![\w.])")
+"""A number printed with its whole float tail (0.15000000000000008): never in the text a person reads."""
+
+
+def long_floats(site: Path) -> dict[str, list[str]]:
+    """Page (relative to ``site``) -> long float tails in its text, over every .html under ``site``. Tags,
+    scripts and styles are left out: data-value attributes and embedded JSON keep full precision on purpose."""
+    out: dict[str, list[str]] = {}
+    for page in sorted(site.rglob("*.html")):
+        text = re.sub(r"<script\b.*?</script>|<style\b.*?</style>|<[^>]*>", " ", page.read_text(encoding="utf-8"),
+                      flags=re.S)
+        found = LONG_FLOAT.findall(text)
+        if found:
+            out[str(page.relative_to(site))] = found[:5]
+    return out

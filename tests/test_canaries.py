@@ -101,13 +101,9 @@ def test_half_patch_keeps_whole_hunks() -> None:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Report, Any]:
-    project = tmp_path_factory.mktemp("canaries") / "demo"
-    project.mkdir()
-    shutil.copy(REPO / "evalkit.yaml", project / "evalkit.yaml")
-    shutil.copytree(REPO / "cases", project / "cases")
-    proc = evalkit(project, "run", "-q", "--strict", timeout=1500, check=False)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+def demo(demo_run: tuple[Path, Any]) -> tuple[Path, Report, Any]:
+    """The session's demo run (conftest.demo_run: `evalkit run -q --strict`, exit 0 or it fails there)."""
+    project, proc = demo_run
     (report_file,) = (project / "site").glob("*/report.json")
     return project, Report.model_validate_json(report_file.read_bytes()), proc
 

@@ -62,6 +62,7 @@ def test_wheel_holds_the_package_data_and_no_test_double(wheel: Path) -> None:
     assert demo_cases and demo_cases <= names, f"missing from the wheel: {sorted(demo_cases - names)[:5]}"  # init
     assert "evalkit/templates/site/assets/style.css" in names
     assert "evalkit/templates/prompts/rubric_judge.md.j2" in names
+    assert "evalkit/py.typed" in names  # PEP 561: type checkers read an installed evalkit's annotations
     assert not [n for n in names if "fake_server" in n or n.startswith("tests/")]
 
 

@@ -1,15 +1,34 @@
-"""The live display's time left, replayed on real recorded runs of the demo (scripts/record-run-timeline.py:
-the first run on 2 cores with Docker, one job and two): each start and finish fed to RunState at its
-recorded time, the estimate compared with the time that was really left.
+"""The live display's time left, replayed on real recorded runs (scripts/record-run-timeline.py): each start
+and finish fed to RunState at its recorded time, the estimate compared with the time that was really left.
 
-Figures (median |relative error| over the points after 20% of the tasks with >= 5 s left): the estimator
-before (stage means, unseen stages at the mean of all, remaining over jobs) 1.57 and 0.85; this one 0.74
-and 0.70. A first run's time left stays hard to tell from its first 20% of tasks (they are the fast
-generate tasks; the containers and the ragas import come later); the bounds below hold what was reached.
+Recordings, 2 cores with Docker shared with other work (durations are noisy, as a user's are):
+- demo-first-run-n1/-n2: the demo's first run, one job and two; n1 is the run the priors were read from.
+- init-first-run-n1: an `evalkit init --no-history` project (every kind, 9 canaries, one patch timing out at
+  20 s), one job; looked at while the estimator was designed.
+- held out, recorded and first replayed after the estimator was fixed: init-patch-migration-n1 (`evalkit init
+  --kind patch --kind migration --no-history`, one job), init-first-run-n2 (`evalkit init --no-history`, two
+  jobs), init-rerun-v2-n2 (`evalkit init --kind agentic --kind e2e --kind rag --kind generation`, whose v1
+  init evaluated: the recorded v2 run reuses most sandbox runs; two jobs, 13 s).
+
+Figures (|relative error| over the points from 20% of the tasks on with >= 5 s left; median, 90th percentile,
+share within 30%), the estimator of bc01592 ("before": per (stage, suite) means, priors per kind) and now
+(per (stage, suite, system) means, shrunk toward the system class's, then toward priors per kind and class):
+  demo-first-run-n1          before 0.24 / 0.34 / 88%   now 0.22 / 0.28 / 90%
+  demo-first-run-n2          before 0.35 / 0.51 / 47%   now 0.38 / 0.50 / 44%
+  init-first-run-n1          before 0.91 / 6.3  / 0%    now 0.39 / 2.7  / 2%
+  init-patch-migration-n1    before 0.13 / 2.9  / 66%   now 0.39 / 0.63 / 21%   (held out)
+  init-first-run-n2          before 0.55 / 1.7  / 14%   now 0.22 / 0.52 / 58%   (held out)
+  init-rerun-v2-n2           before 0.12 / 0.18 / 95%   now 0.36 / 0.39 / 2%    (held out)
+Within 30% (median) on two of six. Most points fall at one moment: when the generate tasks of a first run
+end (20% of the tasks), where only priors price what is left, and no prior knows that one patch of the
+demo's cases hangs until its 20 s timeout (every recording with a patch suite has it) or how loaded the
+machine is. Before, pricing canaries as real containers offset the missing timeout on some runs and
+not others; now canaries and stored answers are priced apart and what has run prices what has not.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import statistics
 from pathlib import Path
@@ -21,13 +40,29 @@ from evalkit import progress
 DATA = Path(__file__).resolve().parent / "data" / "progress"
 
 
+SUITE_KINDS = {k: k for k in ("agentic", "e2e", "generation", "migration", "patch", "rag")}
+"""The recorded projects name each suite after its kind (the demo's cases/ and `evalkit init`'s)."""
+
+
+def _classes(head: dict[str, object], planned: list[str]) -> dict[str, str]:
+    """System -> class: the recording's (newer recordings hold it), else from the names (gold and empty store
+    their answers, canary-* are canaries)."""
+    classes = head.get("classes")
+    if isinstance(classes, dict):
+        return {str(k): str(v) for k, v in classes.items()}
+    systems = {progress.key_of(n)[2] for n in planned} - {""}
+    return {s: "canary" if s.startswith("canary-") else "stored" if s in ("gold", "empty") else "live"
+            for s in systems}
+
+
 def replay(path: Path) -> list[tuple[float, float, float]]:
     """(time, estimate, actual time left) after each event once 20% of the tasks are done."""
-    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text(encoding="utf-8")
+    lines = [json.loads(line) for line in text.splitlines()]
     head, events = lines[0], lines[1:]
     end = events[-1]["t"]
     now = [0.0]
-    state = progress.RunState(head["jobs"])
+    state = progress.RunState(head["jobs"], head.get("kinds", SUITE_KINDS), _classes(head, head["planned"]))
     state.clock = lambda: now[0]
     state.t0 = 0.0
     state.plan_names(head["planned"])
@@ -46,16 +81,68 @@ def replay(path: Path) -> list[tuple[float, float, float]]:
     return points
 
 
-@pytest.mark.parametrize("name", ["demo-first-run-n1.jsonl", "demo-first-run-n2.jsonl"])
-def test_time_left_on_recorded_runs(name: str) -> None:
+def errors_of(points: list[tuple[float, float, float]]) -> list[float]:
+    return [abs(est - left) / left for _, est, left in points if left >= 5]
+
+
+WITHIN_30 = ["demo-first-run-n1.jsonl", "init-first-run-n2.jsonl.gz"]
+"""Recordings where the median error from 20% of the tasks on is within 30% (the issue's bar)."""
+NOT_WITHIN_30 = {"demo-first-run-n2.jsonl": (0.40, 0.55), "init-first-run-n1.jsonl": (0.42, 2.9),
+                 "init-patch-migration-n1.jsonl.gz": (0.42, 0.70), "init-rerun-v2-n2.jsonl.gz": (0.40, 0.45)}
+"""The others: (median, 90th percentile) bounds a little above what is reached, so a change that makes
+them worse fails; the issue's 30% is NOT met on these."""
+
+
+@pytest.mark.parametrize("name", WITHIN_30)
+def test_time_left_within_30_percent(name: str) -> None:
     points = replay(DATA / name)
-    errors = [abs(est - left) / left for _, est, left in points if left >= 5]
+    errors = errors_of(points)
     assert len(errors) > 100
-    assert statistics.median(errors) <= 0.8
-    # never the 4-5x off the issue measured (16 s shown for 86 s, 147 s for 32 s) once a third of the run is done
-    third = [abs(est - left) / left for t, est, left in points if left >= 5 and t >= points[-1][0] / 3]
-    assert max(third) <= 2.0
+    assert statistics.median(errors) <= 0.30
+    assert statistics.quantiles(errors, n=10)[-1] <= 0.55
+    assert max(errors) <= 1.1  # never the 4-5x off the issue measured (16 s shown for 86 s, 147 s for 32 s)
     assert points[-1][1] <= 5.0  # the last tasks: seconds, not minutes
+
+
+@pytest.mark.parametrize(("name", "bounds"), sorted(NOT_WITHIN_30.items()))
+def test_time_left_on_runs_not_within_30_percent(name: str, bounds: tuple[float, float]) -> None:
+    errors = errors_of(replay(DATA / name))
+    assert len(errors) >= 40
+    median, p90 = bounds
+    assert statistics.median(errors) <= median
+    assert statistics.quantiles(errors, n=10)[-1] <= p90
+    assert max(errors) <= 3.5  # init-first-run-n1's was 6.9 with per-suite means (canaries priced as containers)
+
+
+def test_a_timed_out_task_does_not_price_every_task_left() -> None:
+    """One 20 s timeout among half-second tasks: the timeout counts at most 4x the group's typical task."""
+    state = progress.RunState(1, {"patch": "patch"})
+    now = [0.0]
+    state.clock = lambda: now[0]
+    state.t0 = 0.0
+    names = [f"execute:s:patch/c{i}" for i in range(60)]
+    state.plan_names(names)
+    for i, name in enumerate(names[:10]):
+        state.start(name)
+        now[0] += 20.0 if i == 3 else 0.5
+        state.finish(name)
+    left = state.time_left()
+    # 50 x ~1.4 s (the machine looks slower), not 50 x 2.3 s = 116 s (the mean with the whole timeout)
+    assert left is not None and 25.0 <= left <= 80.0
+
+
+def test_a_kind_without_containers_is_priced_apart() -> None:
+    """Before any execute ran, a patch suite's are priced at seconds and a migration's validate at nothing."""
+    state = progress.RunState(1, {"patch": "patch", "migration": "migration"})
+    now = [0.0]
+    state.clock = lambda: now[0]
+    state.t0 = 0.0
+    state.plan_names(["generate:s:patch/a", "execute:s:patch/a", "validate:migration/b"])
+    state.start("generate:s:patch/a")
+    now[0] = 0.04
+    state.finish("generate:s:patch/a")
+    left = state.time_left()
+    assert left is not None and 0.8 <= left <= 2.0
 
 
 def test_up_to_date_tasks_cost_nothing_left() -> None:
@@ -72,3 +159,22 @@ def test_up_to_date_tasks_cost_nothing_left() -> None:
         state.finish(name, ran=i % 10 == 0)  # one in ten ran, for 1 s each
     left = state.time_left()
     assert left is not None and 3.0 <= left <= 7.0  # 50 left x 1/10 ran x ~1 s, not 50 s
+
+
+def test_a_canary_not_run_yet_is_priced_at_the_canaries_that_have() -> None:
+    """Six real patches took a second each, six canaries nothing: the six canaries left cost about nothing."""
+    state = progress.RunState(1, {"patch": "patch"}, {"fixer": "live", "canary-a": "canary", "canary-b": "canary"})
+    now = [0.0]
+    state.clock = lambda: now[0]
+    state.t0 = 0.0
+    names = [f"execute:{s}:patch/c{i}" for s in ("fixer", "canary-a", "canary-b") for i in range(6)]
+    state.plan_names(names)
+    for name in names[:12]:
+        state.start(name)
+        now[0] += 1.0 if ":fixer:" in name else 0.0
+        state.finish(name)
+    left = state.time_left()
+    assert left is not None and left < 1.0  # not 6 x ~0.6 s (one mean per stage and suite)
+    assert progress.key_of("execute:canary-a:patch/c1") == ("execute", "patch", "canary-a")
+    assert progress.key_of("validate:patch/c1") == ("validate", "patch", "")
+    assert progress.key_of("render") == ("render", "", "")

@@ -10,21 +10,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
+from typing import Any
 
-from tests.helpers import REPO, evalkit
+from tests.helpers import long_floats
 from tests.report_numbers import differences, numbers
 
 GOLDEN = Path(__file__).parent / "data" / "demo_report_numbers.json"
 
 
-def test_demo_report_numbers_are_unchanged(docker_engine: str, tmp_path: Path) -> None:
-    project = tmp_path / "demo"
-    project.mkdir()
-    shutil.copy(REPO / "evalkit.yaml", project / "evalkit.yaml")
-    shutil.copytree(REPO / "cases", project / "cases")
-    evalkit(project, "run", "-q", timeout=1500)
+def test_demo_report_numbers_are_unchanged(demo_run: tuple[Path, Any]) -> None:
+    project, _ = demo_run  # conftest.demo_run: the whole demo, run once per session (--strict only sets the exit status)
     (report_file,) = (project / "site").glob("*/report.json")
     found = numbers(json.loads(report_file.read_text(encoding="utf-8")))
     if os.environ.get("EVALKIT_UPDATE_GOLDEN") == "1":
@@ -32,3 +28,7 @@ def test_demo_report_numbers_are_unchanged(docker_engine: str, tmp_path: Path) -
     expected = json.loads(GOLDEN.read_text(encoding="utf-8"))
     moved = differences(expected, found)
     assert not moved, "demo report numbers moved:\n" + "\n".join(moved)
+    # #30: every number a person reads on the demo's pages has a few significant digits (the same run, no other)
+    pages = list((project / "site").rglob("*.html"))
+    assert len(pages) > 50
+    assert not long_floats(project / "site"), long_floats(project / "site")

@@ -138,7 +138,10 @@ def _run_locked(args: argparse.Namespace) -> int:
     from evalkit.interrupted import run_marker  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     mode = progress.mode_for(args.quiet)  # live on a terminal, doit's lines otherwise, nothing with -q
-    module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"], "reporter": progress.reporter_for(mode, args.jobs)}
+    kinds = {name: suite.kind for name, suite in tasks.graph().loaded.project.suites.items()}
+    classes = {s.name: progress.class_of_adapter(s.adapter) for s in run_cfg.systems}
+    module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"],
+                             "reporter": progress.reporter_for(mode, args.jobs, kinds, classes)}
     cfg = tasks.graph().cfg
     envfail.clear()
     os.environ["EVALKIT_RUN_ID"] = f"{os.getpid()}.{time.time_ns()}"  # evalkit.llm.client: in-run de-dup

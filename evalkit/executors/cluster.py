@@ -79,10 +79,6 @@ class _Outcome:
     fetched: int = 0
 
 
-class StageBug(RuntimeError):
-    """A stage raised on a worker and the exception could not be brought back as it was."""
-
-
 def _worker_folder() -> Path:
     from distributed import get_worker  # deferred: dask.distributed (heavy), only with --cluster
 

@@ -9,8 +9,13 @@ SWE-bench's harness writes, per instance::
 
 `tests_status` is present only when tests ran on the applied patch, as in SWE-bench. FAIL_TO_FAIL
 and PASS_TO_FAIL are always empty: evalkit cases (like SWE-bench's datasets) list neither.
-``infra_failure`` is SWE-bench 5.x's flag of a log that shows an environment fault (False unless the
-official harness graded the run and raised it). For SWE-bench's cases (see evalkit.swebench.harness)
+``infra_failure`` is SWE-bench 5.x's flag of an environment fault, with ``infra_failure_reason``: raised by
+the official harness when it graded the run; by evalkit when the case's validation found its environment
+broken (the tests time out, or fail at import or collection, with the gold patch and with no patch: no
+system's patch ran, so the entry is not an ordinary unresolved result); or when the run's log matches one of
+SWE-bench's own environment signatures (``swebench.harness.infra_failure.classify_text``, tier
+"environment": Docker daemon errors, out of memory, no network...; read when the swebench package is
+installed). For SWE-bench's cases (see evalkit.swebench.harness)
 ``resolved`` and ``tests_status`` are the official harness's; where evalkit's stricter verdict
 differs it is added as ``evalkit_resolved``.
 """
@@ -91,6 +96,8 @@ def instance_report(instance_id: str, result: ExecutionResult | Regraded | Mappi
         "resolved": bool(r.get("resolved")) and applied,
         "infra_failure": bool(r.get("harness_infra_failure")),
     }
+    if r.get("harness_infra_failure"):
+        entry["infra_failure_reason"] = r.get("harness_note") or "the official harness flags an environment failure"
     if r.get("harness_resolved") is not None:  # a SWE-bench case: the official harness's verdict and lists
         entry["resolved"] = bool(r["harness_resolved"]) and applied
         if r.get("harness_resolved") != r.get("resolved"):
@@ -110,6 +117,24 @@ def instance_report(instance_id: str, result: ExecutionResult | Regraded | Mappi
     return {instance_id: entry}
 
 
+def environment_signature(log: str) -> str | None:
+    """The reason of SWE-bench's environment-tier infrastructure signature in a log (None: none, or the swebench
+    package is not installed)."""
+    try:  # the optional evalkit[swebench] extra: its log classification, where it is installed
+        from swebench.harness.infra_failure import TIER_ENVIRONMENT, classify_text  # deferred: swebench, heavy, optional
+    except ImportError:
+        return None
+    found = classify_text(log)
+    return found[0] if found is not None and found[1] == TIER_ENVIRONMENT else None
+
+
+def infra_entry(entry: dict[str, Any], reason: str) -> dict[str, Any]:
+    """``entry`` flagged as an environment failure: not resolved, no tests_status (nothing the patch did ran)."""
+    out = {k: v for k, v in entry.items() if k != "tests_status"}
+    out.update(resolved=False, infra_failure=True, infra_failure_reason=reason)
+    return out
+
+
 def system_report(work: Path, system: str, suite_case_ids: Iterable[tuple[str, str]]) -> tuple[dict[str, Any], list[str]]:
     """Report of one system over (suite, case) pairs from its artifacts; also the cases with no execution.json."""
 
@@ -123,7 +148,14 @@ def system_report(work: Path, system: str, suite_case_ids: Iterable[tuple[str, s
         output = read_optional(artifact_path(work, "generate", system, suite, case_id), "generate")
         patch = output.first.patch if output is not None and output.samples else None
         run = execution.runs[0] if execution.runs else None
-        report.update(instance_report(case_id, run, patch))
+        entry = instance_report(case_id, run, patch)
+        if execution.status == "broken":  # the validation found the environment broken: no patch of it ran
+            entry[case_id] = infra_entry(entry[case_id], execution.reason)
+        elif run is not None and not entry[case_id]["infra_failure"]:
+            signature = environment_signature(run.log)
+            if signature is not None and not entry[case_id]["resolved"]:
+                entry[case_id] = infra_entry(entry[case_id], f"{signature} (SWE-bench's signature, in the test log)")
+        report.update(entry)
     return dict(sorted(report.items())), missing
 
 

@@ -123,6 +123,12 @@ def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] |
     ok = (arts.get("output") or {}).get("status") == "ok"
     files = sample.get("files") or {}
     deleted = path in (sample.get("deleted_files") or []) and path not in files
+    patch = sample.get("patch")
+    if ok and not files and not deleted and isinstance(patch, str) and patch.strip():
+        # the answer is a diff (kai-eval's experiments): the file checks need the whole file, which it is not;
+        # the diff itself is shown with the output, and scoring reads it as an answer (degenerate.empty_answer)
+        return {"file": path, "deleted": False, "diff_only": True, "diff_lines": len(patch.splitlines()),
+                "incidents": [], "counted": 0, "resolved": 0, "degenerate": None}
     text = None if deleted else (files.get(path) if ok and isinstance(files.get(path), str) else "")
     legacy = case.input_files.get(LEGACY_KEY) or ""
     incidents = inputs.incidents
@@ -140,7 +146,8 @@ def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] |
         a = assess(text if ok else None, legacy if LEGACY_KEY in case.input_files else None, case.language)
         degenerate = {"empty": a.empty, "unchanged": a.unchanged, "complete": a.complete, "elisions": a.elisions,
                       "decided": a.decided, "reason": a.reason()}
-    return {"file": path, "deleted": deleted, "incidents": rows, "counted": sum(r["counted"] for r in rows),
+    return {"file": path, "deleted": deleted, "diff_only": False, "incidents": rows,
+            "counted": sum(r["counted"] for r in rows),
             "resolved": sum(r["counted"] and not r["present"] for r in rows),
             "degenerate": degenerate}
 

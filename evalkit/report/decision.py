@@ -9,10 +9,11 @@ from typing import Any, Callable, Literal
 
 from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.power import Detectability
-from evalkit.report.models import CaseRow, Decision, DecisionSummary, Report, SuiteSummary
+from evalkit.report.models import CaseRow, Decision, DecisionSummary, Report, ResourceChange, SuiteSummary
 from evalkit.report.verdict import detectability as at_level
 from evalkit.report.verdict import settle, verdict
 from evalkit.stats import ALPHA, PairedComparison, compare_binary, compare_scores
+from evalkit.total_change import TotalChange, total_change
 
 Call = Callable[..., Any]
 """summarize's cached call: call(model, fn, *args, **kwargs)."""
@@ -93,12 +94,56 @@ def against_previous(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev:
     return out
 
 
+RESOURCES: tuple[Literal["cost_usd", "wall_s"], ...] = ("cost_usd", "wall_s")
+"""The totals the verdict line gives against the previous release: cost, then time."""
+
+
+def resource_changes(call: Call, suite: SuiteSummary, rows: list[CaseRow], prev: Report, seed: int,
+                     skip: frozenset[str] = frozenset()) -> list[ResourceChange]:
+    """Cost and time of the suite against the previous release: per case, the metric summed over the systems
+    that have it in both releases (not excluded in either, canaries in ``skip`` left out); the change of the
+    totals over those cases with a paired bootstrap interval (evalkit.total_change)."""
+    before = {r.case_id: r for r in prev.cases if r.suite == suite.name}
+    out = []
+    for metric in RESOURCES:
+        old_v: list[float] = []
+        new_v: list[float] = []
+        systems: set[str] = set()
+        for row in rows:
+            old = before.get(row.case_id)
+            if old is None:
+                continue
+            pair = [0.0, 0.0]
+            seen = False
+            for system, cell in row.systems.items():
+                old_cell = old.systems.get(system)
+                if system in skip or old_cell is None or cell.excluded or old_cell.excluded:
+                    continue
+                a, b = old_cell.metrics.get(metric), cell.metrics.get(metric)
+                if a is None or b is None:
+                    continue
+                pair[0] += float(a)
+                pair[1] += float(b)
+                systems.add(system)
+                seen = True
+            if seen:
+                old_v.append(pair[0])
+                new_v.append(pair[1])
+        if old_v:
+            change = call(TotalChange, total_change, old_v, new_v, seed=seed)
+            out.append(ResourceChange(suite=suite.name, metric=metric, reference=prev.release,
+                                      systems=sorted(systems), change=change))
+    return out
+
+
 def decision_summary(call: Call, suites: list[SuiteSummary], rows: list[CaseRow], prev: Report | None,
                      seed: int, detect_difference: float | None,
                      canaries: frozenset[str] = frozenset()) -> DecisionSummary:
     """Suite by suite: the baseline comparisons of the suite's decision metrics, then the previous release (each
-    system against itself there; canaries, which do no work in either release, are not decisions)."""
+    system against itself there; canaries, which do no work in either release, are not decisions), and the
+    suite's cost and time against the previous release (`resource_changes`)."""
     decisions: list[Decision] = []
+    changes: list[ResourceChange] = []
     for suite in suites:
         for c in suite.comparisons:
             if decision_metric(METRICS.get(c.metric)):
@@ -107,8 +152,9 @@ def decision_summary(call: Call, suites: list[SuiteSummary], rows: list[CaseRow]
             suite_rows = [r for r in rows if r.suite == suite.name]
             for c in against_previous(call, suite, suite_rows, prev, seed, canaries):
                 decisions.append(_decide(call, suite.name, "previous", prev.release, c, detect_difference))
+            changes.extend(resource_changes(call, suite, suite_rows, prev, seed, canaries))
     return DecisionSummary(previous_release=prev.release if prev else None, detect_difference=detect_difference,
-                           decisions=decisions)
+                           decisions=decisions, changes=changes)
 
 
-__all__ = ["ALPHA", "decision_metric", "decision_summary", "verdict"]
+__all__ = ["ALPHA", "decision_metric", "decision_summary", "resource_changes", "verdict"]

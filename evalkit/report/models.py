@@ -13,6 +13,7 @@ from evalkit.report.criteria import CriterionRate
 from evalkit.isolation import IsolationDecision
 from evalkit.power import Detectability
 from evalkit.stats import PairedComparison, Verdict
+from evalkit.total_change import TotalChange
 
 REPORT_SCHEMA_VERSION = 1
 
@@ -308,6 +309,22 @@ class TieGroups(Model):
     """What a reader should know (ties that are not testable, or why there are no groups)."""
 
 
+class ResourceChange(Model):
+    """What a suite cost or took in this release against the previous one, over the cases and systems both
+    releases ran (canaries left out), with a 95% interval (evalkit.total_change)."""
+
+    suite: str
+    """Suite name."""
+    metric: Literal["cost_usd", "wall_s"]
+    """cost_usd: the systems' reported cost; wall_s: their wall time, summed over cases and systems."""
+    reference: str
+    """The previous release's label."""
+    systems: list[str]
+    """The systems summed (those in both releases with the metric on some case)."""
+    change: TotalChange
+    """Totals before and after, their difference and relative change with intervals."""
+
+
 class DecisionSummary(Model):
     """The top of the release page: per suite, each system against the baseline and the previous release."""
 
@@ -317,6 +334,8 @@ class DecisionSummary(Model):
     """report.detect_difference: the difference "cases needed" is sized for (None: each observed difference)."""
     decisions: list[Decision] = []
     """Suite by suite; baseline comparisons first, then the previous release."""
+    changes: list[ResourceChange] = []
+    """Per suite, cost and time against the previous release (empty for the first release)."""
 
 
 class WorkerRow(Model):

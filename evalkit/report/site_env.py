@@ -23,6 +23,7 @@ from evalkit.metrics.registry import METRICS, MetricInfo
 from evalkit.report.site import templates_dir
 from evalkit.report.verdict import untestable_reason, verdict
 from evalkit.stats import APPROXIMATE_BELOW
+from evalkit.total_change import TotalChange
 
 LOG_PREVIEW = 4000
 """Characters of a test log shown on the case page (the whole log is a .txt beside it)."""
@@ -53,6 +54,8 @@ def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Envi
     env.filters["signed"] = fmt_difference
     env.filters["pval"] = lambda p: "–" if p is None else ("< 0.001" if p < 0.001 else f"{p:.3f}")
     env.filters["raw"] = lambda v: "" if v is None else repr(float(v))
+    env.filters["change"] = fmt_change
+    env.filters["paragraphs"] = paragraphs
     env.globals["METRICS"] = METRICS
     env.globals["diff_lines"] = diff_lines
     env.globals["truncate_log"] = truncate_log
@@ -181,6 +184,38 @@ def fmt_difference(value: float | None, metric: str | MetricInfo | None = None) 
     if info is not None and info.unit == "USD":
         return f"{value:+.4f} $"
     return f"{value:+.3f}"
+
+
+def paragraphs(text: str, css: str = "lead") -> Markup:
+    """A description as it was written: a ``<p>`` per paragraph (blank-line separated), its line breaks kept
+    (``<br>``), every character escaped."""
+    blocks = [b.strip("\n") for b in str(text).replace("\r\n", "\n").split("\n\n") if b.strip()]
+    out = [Markup('<p class="{}">{}</p>').format(css, Markup("<br>\n").join(escape(line.rstrip()) for line in b.split("\n")))
+           for b in blocks]
+    return Markup("").join(out)
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:+.0f}%" if abs(v) >= 0.01 or v == 0 else f"{100 * v:+.1g}%"
+
+
+def fmt_change(change: TotalChange, metric: str) -> str:
+    """A total's change against the previous release with its 95% interval, in words for the verdict line:
+    "cost +12% [+3%, +20%] ($0.4210 → $0.4715)"; the difference instead when the total before was 0;
+    "≈" before an interval from fewer cases than its method covers well."""
+    info = METRICS.get(metric)
+    word = (info.display if info else metric).lower()
+    totals = f"{fmt_value(change.before, metric)} → {fmt_value(change.after, metric)}"
+    approx = "≈" if change.approximate else ""
+    if change.before == 0 and change.after == 0:
+        return f"{word} {fmt_value(0.0, metric)} in both"
+    if change.relative is not None:
+        interval = (f" {approx}[{_pct(change.relative_low)}, {_pct(change.relative_high)}]"
+                    if change.relative_low is not None and change.relative_high is not None else "")
+        return f"{word} {_pct(change.relative)}{interval} ({totals})"
+    interval = (f" {approx}[{fmt_difference(change.difference_low, metric)}, {fmt_difference(change.difference_high, metric)}]"
+                if change.difference_low is not None and change.difference_high is not None else "")
+    return f"{word} {fmt_difference(change.difference, metric)}{interval} ({totals})"
 
 
 def diff_lines(before: str | None, after: str | None, name: str = "file",

@@ -134,7 +134,7 @@ class LocalSandbox:
             self.close()
             raise SandboxError(f"cannot prepare the local sandbox: {exc}") from exc
         local_user.probe(self.identity, ["unshare", "-rn"] if self.unshare else [], self._preexec(), self.root,
-                         spec.limits.memory_mb, spec.limits.pids, True)
+                         spec.limits.memory_mb, spec.limits.pids)
         self.notes.append(local_user.note(self.identity))
 
     def __enter__(self) -> LocalSandbox:

@@ -267,8 +267,7 @@ def _limit(limits: str, name: str) -> str:
     return "?"
 
 
-def probe(identity: Identity, argv_prefix: list[str], preexec_fn, cwd: Path, memory_mb: int, nproc: int,
-          network_cut_expected: bool = True) -> None:
+def probe(identity: Identity, argv_prefix: list[str], preexec_fn, cwd: Path, memory_mb: int, nproc: int) -> None:
     """Start a shell exactly as the runner will be started and record in ``identity`` which limits hold."""
     try:
         done = subprocess.run([*argv_prefix, "/bin/sh", "-c", PROBE], cwd=cwd, env={"PATH": "/usr/bin:/bin"},

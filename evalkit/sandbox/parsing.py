@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from typing import Any
 
 from evalkit.sandbox.spec import TestStatus
 
@@ -70,6 +71,28 @@ def apply_collection_errors(tests: dict[str, TestStatus], wanted: list[str]) -> 
         ):
             out[test_id] = "error"
     return out
+
+
+COLLECTION_ERRORS = (re.compile(r"^E\s+((?:ModuleNotFoundError|ImportError): .*)$", re.MULTILINE),
+                     re.compile(r"^(ImportError while importing test module .*)$", re.MULTILINE),
+                     re.compile(r"(ERROR collecting \S+)"),
+                     re.compile(r"(Interrupted: \d+ errors? during collection)"))
+"""What a pytest log says when tests could not be imported or collected, the most telling first."""
+
+
+def collection_failure(run: dict[str, Any]) -> str | None:
+    """A test run (ExecutionResult as JSON) whose every listed test (FAIL_TO_PASS and PASS_TO_PASS) errored
+    while its log says the tests could not be imported or collected: what the log says (the import error
+    when it names one), else None."""
+    wanted = {**(run.get("fail_to_pass") or {}), **(run.get("pass_to_pass") or {})}
+    if not wanted or any(s != "error" for s in wanted.values()):
+        return None
+    log = str(run.get("log") or "")
+    for pattern in COLLECTION_ERRORS:
+        found = pattern.search(log)
+        if found:
+            return found.group(1).strip()[:200]
+    return None
 
 
 def _junit_status(case: ET.Element) -> TestStatus:

@@ -24,6 +24,7 @@ from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.kind_registry import kind, main_file
 from evalkit.models import Model
+from evalkit.sandbox.parsing import collection_failure
 
 
 class _CaseKey(TypedDict):
@@ -46,8 +47,9 @@ class Validation(Model):
     reason: str = ""
     """Why the case is broken (or the infrastructure error)."""
     environment_broken: bool = False
-    """patch: gold and no patch both timed out, so the environment (not a patch) is at fault; the
-    systems' execute stage records `broken` from this validation without running their patches."""
+    """patch: gold and no patch both timed out, or both failed at import or collection of every listed test,
+    so the environment (not a patch) is at fault; the systems' execute stage records `broken` from this
+    validation without running their patches."""
 
 
 def validation_path(work: Path, case: Case) -> Path:
@@ -164,6 +166,12 @@ def validate_patch(cfg: Config, case: Case) -> Validation:
                           reason=f"broken environment: the tests time out with the gold patch and with no patch "
                                  f"(limit {case.inputs_as(PatchInputs).timeout_s:g} s): the tests hang or need what the "
                                  "sandbox lacks (a package, the network); the systems' patches are not run")
+    gold_import, empty_import = collection_failure(gold), collection_failure(empty)
+    if gold_import and empty_import:
+        return Validation(**base, status="broken", environment_broken=True,
+                          reason=f"broken environment: the tests fail at import or collection with the gold patch and "
+                                 f"with no patch ({gold_import}): a dependency missing from the image, or tests that "
+                                 "need what the sandbox lacks (the network, data); the systems' patches are not run")
     for name, run in (("gold", gold), ("empty", empty)):
         if run["status"] == "infra_error":
             return Validation(**base, status="infra_error", reason=f"{name}: {run['reason']}")

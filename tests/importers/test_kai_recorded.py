@@ -281,3 +281,53 @@ def test_no_page_prints_a_float_in_full(project: Path) -> None:
         text = re.sub(r"<script\b.*?</script>|<[^>]*>", " ", page.read_text(encoding="utf-8"), flags=re.S)
         found = long_float.findall(text)
         assert not found, f"{page.relative_to(project)}: {found[:5]}"
+
+
+@needs_data
+def test_a_kai_eval_diff_is_not_called_an_empty_output(project: Path) -> None:
+    """#30: kai-eval's outputs are diffs; the case page showed a red "Degenerate (empty): the output file is
+    empty or missing / complete ✗" next to a real 22 KB diff with a judge score of 0.525."""
+    pages = sorted(p for p in (project / "site" / "kai-history" / "cases" / "kai-eval").glob("*.html")
+                   if not p.name.endswith(".compare.html"))
+    assert len(pages) == 6
+    diffs = empties = 0
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        patches = [json.loads(p.read_text())["samples"][0]["patch"] for p in
+                   (project / ".evalkit" / "artifacts").glob(f"*/kai-eval/{page.stem}/output.json")]
+        assert len(patches) == 4
+        empty = sum(not p.strip() for p in patches)  # an experiment that produced no diff is an empty answer
+        assert html.count('class="note diff-only"') == 4 - empty, page.name
+        assert html.count("Degenerate (empty)") == empty, page.name
+        diffs, empties = diffs + 4 - empty, empties + empty
+    assert diffs >= 20 and empties >= 1
+
+
+
+def test_an_empty_file_answer_is_still_called_empty() -> None:
+    """The diff exception does not switch the check off: a file answer with nothing in it, or no answer at all."""
+    from evalkit.kinds.pages import migration_detail
+    from evalkit.report.models import CaseDetail
+
+    case = CaseDetail(release="r", suite="s", kind="migration", language="java", case_id="c",
+                      inputs={"file_path": "src/A.java", "legacy_file": "legacy/A.java",
+                              "incidents": [{"rule_id": "r1", "message": "m"}]},
+                      input_files={"inputs.legacy_file": "class A {}\n"})
+    for sample in ({"files": {"src/A.java": ""}}, {"files": {}, "patch": ""}):
+        d = migration_detail(case, {"output": {"status": "ok", "samples": [sample]}})
+        assert d is not None and not d["diff_only"] and d["degenerate"]["decided"] == "empty"
+    d = migration_detail(case, {"output": {"status": "ok", "samples": [{"files": {}, "patch": "--- a\n+++ b\n"}]}})
+    assert d is not None and d["diff_only"] and d["diff_lines"] == 2 and d["degenerate"] is None
+
+
+@needs_data
+def test_the_imported_description_keeps_its_paragraphs(project: Path) -> None:
+    from evalkit.yamlio import load_yaml
+
+    case_yaml = next((project / "cases" / "kai-eval").glob("*/case.yaml"))
+    description = load_yaml(case_yaml, str(case_yaml))["description"]
+    blocks = [b for b in description.split("\n\n") if b.strip()]
+    assert len(blocks) >= 2  # kai-eval's description has paragraphs (and the notes one more)
+    page = (project / "site" / "kai-history" / "cases" / "kai-eval" / f"{case_yaml.parent.name}.html").read_text()
+    lead = re.search(r'<div class="description">(.*?)</div>', page, re.S)
+    assert lead is not None and lead.group(1).count('<p class="lead">') == len(blocks)

@@ -245,3 +245,36 @@ def test_the_console_table_shows_the_site_headline(tmp_path: Path) -> None:
     got = {r["system"]: r for r in summary_rows(tmp_path, "r1")}
     assert {r["metric"] for r in got.values()} == {METRICS["migrated"].display}
     assert got["b"]["value"].startswith("100.0%") and got["a"]["value"].startswith("50.0%")
+
+
+def test_a_broken_case_is_counted_once_not_as_a_failed_run_per_system(tmp_path: Path) -> None:
+    """#30: a broken case (bad input) showed as one "failed run (system errors)" per system."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    from evalkit.fsutil import atomic_write_json
+    from evalkit.progress import print_summary, summary_rows
+    from evalkit.report.models import Report, SystemSummary
+    from evalkit.report.page_data import status_counts
+
+    names = ("a", "b", "c")
+    s = suite("migration", {n: {"migrated": 1.0} for n in names}, n=2)
+    rows = _rows(s.name, {"c1": {n: {"migrated": 1.0} for n in names}})
+    rows.append(CaseRow(suite=s.name, case_id="bad", systems={
+        n: CaseCell(status="error", reason="broken case: case.yaml:3: reference: expected a mapping", excluded="broken")
+        for n in names}))
+    counts = status_counts(rows, list(names))
+    assert counts["total"]["broken"] == 1 and counts["total"]["error"] == 0
+    assert all(counts[n]["broken"] == 1 and counts[n]["error"] == 0 for n in names)
+    systems = [SystemSummary(name=n, description="", adapter="recorded", is_baseline=n == "a", n_cases=2,
+                             status_counts={}, metrics={}) for n in names]
+    report = Report(release="r1", title="t", baseline="a", systems=systems, suites=[s], cases=rows,
+                    metric_info={"migrated": METRICS["migrated"]})
+    atomic_write_json(tmp_path / "r1" / "report.json", report)
+    assert all(r["errors"] == 0 for r in summary_rows(tmp_path, "r1"))
+    out = StringIO()
+    print_summary(tmp_path, "r1", console=Console(file=out, width=200))
+    text = out.getvalue()
+    assert text.count("broken case") == 1 and "1 broken case(s)" in text
+    assert "s-migration/bad: case.yaml:3" in text and "first error of" not in text

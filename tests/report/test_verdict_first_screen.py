@@ -83,3 +83,41 @@ def test_the_index_counts_what_the_page_it_links_to_counts(release_page: Path) -
         counts[sym] += int(n)
     assert (worse, better) == (counts["▼"], counts["▲"])
     assert better > 0  # v2's assistants improved cases
+
+
+def test_cost_and_time_against_the_previous_release_with_intervals(release_page: Path) -> None:
+    """#30: the verdict line of each suite gives cost and time against the previous release with their 95%
+    intervals (evalkit.total_change), and report.json holds them."""
+    import json
+    import re
+
+    report = json.loads((release_page.parent / "report.json").read_text())
+    changes = report["decision"]["changes"]
+    suites = [s["name"] for s in report["suites"]]
+    assert sorted((c["suite"], c["metric"]) for c in changes) == sorted((s, m) for s in suites
+                                                                        for m in ("cost_usd", "wall_s"))
+    canaries = {s["name"] for s in report["systems"] if s["adapter"] == "canary"}
+    for c in changes:
+        assert c["reference"] == "v1" and c["systems"] and not set(c["systems"]) & canaries
+        ch = c["change"]
+        assert ch["n_cases"] >= 2 and ch["difference"] == pytest.approx(ch["after"] - ch["before"], abs=1e-6)
+        assert ch["difference_low"] <= ch["difference_high"]
+    html = release_page.read_text(encoding="utf-8")
+    for suite in suites:
+        item = re.search(rf'<li data-suite="{suite}">(.*?)</li>', html, re.S)
+        assert item is not None
+        previous = re.search(r'data-against="previous">(.*?)</span>\s*(?:<span class="verdict-line"|$)', item.group(1), re.S)
+        assert previous is not None
+        text = re.sub(r"<[^>]+>", "", previous.group(1))
+        assert re.search(r"cost (\$0\.0000 in both|[+−-]\S+ ≈?\[)", text), text
+        assert re.search(r"time [+−-][\d.]+(%| s) ≈?\[[^\]]+\] \(", text), text
+
+
+def test_no_page_of_two_releases_prints_a_float_in_full(release_page: Path) -> None:
+    """#30: significant digits on every page, the release-against-release ones too (verdict line, regressions,
+    the comparison of v1 and v2), not only those of one release."""
+    from helpers import long_floats
+
+    site = release_page.parents[1]
+    assert len(list(site.rglob("*.html"))) > 20
+    assert not long_floats(site), long_floats(site)

@@ -122,6 +122,12 @@ def test_hanging_environment_is_broken_once(tmp_path: Path, own_image: tuple[str
         assert score["status"] == "broken"
     # two containers in all: gold and no patch in validation; none for any system
     assert sandbox_creations(t0, image_id) == 2
+    # SWE-bench's report.json says so too: an environment failure, not an unresolved patch (#30)
+    out = tmp_path / "swebench-report.json"
+    evalkit(project, "swebench-report", "--system", "bot", "--out", str(out))
+    entry = json.loads(out.read_text())["hangs"]
+    assert entry["infra_failure"] is True and entry["resolved"] is False, entry
+    assert "time out with the gold patch and with no patch" in entry["infra_failure_reason"]
     # the two timed-out runs are stored like any run, each with what it printed before the kill
     stored = [json.loads(p.read_text()) for p in (work / "cache" / "sandbox").rglob("*.json")]
     assert sorted(r["status"] for r in stored) == ["timeout", "timeout"]

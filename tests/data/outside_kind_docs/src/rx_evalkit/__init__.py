@@ -1,0 +1,1 @@
+"""A `regex` suite kind for evalkit: describe a language, answer with a regular expression."""
