@@ -222,6 +222,15 @@ class SandboxSettings(Model):
         return registry("sandbox_backends").require(v, "sandbox backend", also=(AUTO_BACKEND,))
 
 
+class ValidationSettings(Model):
+    """Settings of case validation and case health (evalkit.stages.validate, evalkit.stages.health)."""
+
+    ablations: int = Field(default=8, ge=0)
+    """Partial answers derived from each case's reference and checked against the case (patch: each hunk of
+    the gold patch left out in turn, each file alone; other kinds: the kind's own), at most this many per
+    case; 0 turns case-health ablations off."""
+
+
 class MetricsSettings(Model):
     """Settings of the score stage."""
 
@@ -278,6 +287,8 @@ class Config(Model):
     """LLM judge settings (grade stage); the API key comes from ANTHROPIC_API_KEY only."""
     metrics: MetricsSettings = MetricsSettings()
     """Score stage settings."""
+    validation: ValidationSettings = ValidationSettings()
+    """Case validation and case health settings (ablations per case)."""
     report: ReportSettings = ReportSettings()
     """Summarize stage settings."""
     canaries: bool | list[str] = False

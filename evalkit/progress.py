@@ -72,13 +72,14 @@ def fmt_duration(seconds: float | None) -> str:
 
 #: Seconds one task of each stage takes on the reference machine (2 cores with Docker: the demo's first run,
 #: one job, tests/data/progress/demo-first-run-n1.jsonl), and where a kind's tasks differ (``KIND_PRIOR_S``: a
-#: patch suite's validate and an agentic suite's execute run containers, a migration's are instant). A stage not
+#: patch suite's validate and health and an agentic suite's execute run containers, a migration's are instant;
+#: a patch case's health is priced as its validate, not measured: both run about two containers). A stage not
 #: listed is priced at ``DEFAULT_PRIOR_S``. Priors only price what this run has not seen yet: a (stage, suite,
 #: system) group is priced at what its own finished tasks took, else at what its class's did in that stage and
 #: suite, else at its prior times how this machine compares with the reference so far (`RunState.time_left`).
-STAGE_PRIOR_S = {"generate": 0.04, "validate": 0.01, "sandbox_image": 0.01, "execute": 0.05, "grade": 0.01,
+STAGE_PRIOR_S = {"generate": 0.04, "validate": 0.01, "health": 0.01, "sandbox_image": 0.01, "execute": 0.05, "grade": 0.01,
                  "score": 0.01, "summarize": 0.5, "render": 1.5}
-KIND_PRIOR_S = {("validate", "patch"): 1.4, ("execute", "patch"): 1.2, ("execute", "agentic"): 1.3,
+KIND_PRIOR_S = {("validate", "patch"): 1.4, ("health", "patch"): 1.4, ("execute", "patch"): 1.2, ("execute", "agentic"): 1.3,
                 ("execute", "e2e"): 1.3, ("score", "migration"): 0.02}
 SYSTEM_CLASSES = ("live", "stored", "canary")
 """What a system's tasks cost: ``live`` (a command or a model answers), ``stored`` (gold, recorded, empty:

@@ -23,6 +23,7 @@ from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, Ar
                                write_artifact, write_with_retry_mark)
 from evalkit import envfail
 from evalkit.errors import InputError
+from evalkit.health_models import CaseHealth
 from evalkit.models import Model
 from evalkit.project import Loaded, load, participating
 from evalkit.selection import selected, selection
@@ -135,23 +136,39 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
     return True
 
 
-@_refuse_escapes
-def run_validate(config: str, case_key: str) -> bool:
-    """Validation of one case's reference (patch: gold must resolve, no patch must not; others: gold
-    passes the case's assertions and incidents, parses and is complete)."""
+def _run_case_call(config: str, case_key: str, stage: str) -> None:
+    """Run a case's `validate` or `health` call through the project's executor, like the stages, and write its
+    result (the executor's own failure: an infra_error, retried next run)."""
     from evalkit.executors import ExecutorFailure, MissingBlob, build_call, executor_for  # deferred: the stage's code, loaded by its task's action, not while doit plans
+    from evalkit.stages.health import health_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
     from evalkit.stages.validate import Validation, validation_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     loaded = load(config)
     cfg = loaded.config
     case = loaded.project.case(case_key)
-    result: Model  # a Validation (the executor's run returns it for a validate call), or an infra_error one
+    result: Model  # a Validation or a CaseHealth (the executor's run returns it for a validate or health call), or an infra_error one
     try:  # through the project's executor, like the stages (its own failure: retried next run)
-        result = executor_for(cfg).run(build_call(cfg, "validate", None, case, {}))
+        result = executor_for(cfg).run(build_call(cfg, stage, None, case, {}))
     except (ExecutorFailure, MissingBlob) as exc:
-        result = Validation(suite=case.suite, case_id=case.id, status="infra_error",
-                            reason=f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000])
-    write_with_retry_mark(validation_path(cfg.work_path, case), result)
+        why = f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000]
+        result = (Validation(suite=case.suite, case_id=case.id, status="infra_error", reason=why) if stage == "validate"
+                  else CaseHealth(suite=case.suite, case_id=case.id, strength="infra_error", reason=why))
+    target = validation_path(cfg.work_path, case) if stage == "validate" else health_path(cfg.work_path, case)
+    write_with_retry_mark(target, result)
+
+
+@_refuse_escapes
+def run_validate(config: str, case_key: str) -> bool:
+    """Validation of one case's reference (patch: gold must resolve, no patch must not; others: gold
+    passes the case's assertions and incidents, parses and is complete)."""
+    _run_case_call(config, case_key, "validate")
+    return True
+
+
+@_refuse_escapes
+def run_health(config: str, case_key: str) -> bool:
+    """One case's health (evalkit.stages.health): its reference against its own ablations, its tree's leaks."""
+    _run_case_call(config, case_key, "health")
     return True
 
 
@@ -348,6 +365,53 @@ class Graph:
                 task["task_dep"] = ["sandbox_image:build"]
             yield task
 
+    def health_path(self, case: Any) -> str:
+        from evalkit.stages.health import health_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
+
+        return str(health_path(self.cfg.work_path, case))
+
+    @cached_property
+    def health_slice_files(self) -> dict[bool, str]:
+        """executed kind or not -> the health slice file its cases' health tasks depend on."""
+        return {ex: slices.write_slice(self.cfg, f"health{'-executed' if ex else ''}", slices.health_slice(self.cfg, ex))
+                for ex in (False, True)}
+
+    def health_cases(self) -> list[Any]:
+        """The selected cases of validated kinds, once each: each gets one `health` task."""
+        seen: dict[str, Any] = {}
+        for _system, case in self.pairs:
+            if case.kind in self.validated_kinds and case.key not in seen and selected(case.key, self.globs):
+                seen[case.key] = case
+        return list(seen.values())
+
+    def health_tasks(self) -> Iterator[dict[str, Any]]:
+        """One task per case: a pure function of the case's files, its validation and the health slice."""
+        from evalkit.kind_registry import kind as kind_named  # deferred: the stage's code, loaded by its task's action, not while doit plans
+
+        for case in self.health_cases():
+            target = self.health_path(case)
+            slice_file = self.health_slice_files[kind_named(case.kind).execution.executed]
+            task = {"name": case.key, "actions": [(run_health, [self.config, case.key])],
+                    "file_dep": list(case.files) + [self.validation_path(case), slice_file],
+                    "targets": [target], "uptodate": [not marked_for_retry(target)], "clean": True,
+                    "io": NO_CAPTURE}
+            if self.needs_base_image(case):
+                task["task_dep"] = ["sandbox_image:build"]
+            yield task
+
+    def health_files(self) -> list[str]:
+        """The health files the report reads (those of unselected cases too, when they exist)."""
+        files = []
+        seen = set()
+        for _system, case in self.pairs:
+            if case.kind not in self.validated_kinds or case.key in seen:
+                continue
+            seen.add(case.key)
+            p = self.health_path(case)
+            if selected(case.key, self.globs) or os.path.exists(p):
+                files.append(p)
+        return files
+
     def score_files(self) -> list[str]:
         files = []
         for system, case in self.pairs:
@@ -391,7 +455,7 @@ def doit_config() -> dict[str, Any]:
     gc.freeze()  # the loaded project and graph live until the end: no collection needs to scan them
     return {"backend": doitplus.backend_name(), "dep_file": str(db), "verbosity": 1, "reporter": doitplus.ExecutedOnlyReporter,
             "check_file_uptodate": doitplus.MD5Checker,
-            "default_tasks": ["generate", "validate", "execute", "grade", "score", "audit", "summarize", "render"]}
+            "default_tasks": ["generate", "validate", "health", "execute", "grade", "score", "audit", "summarize", "render"]}
 
 
 def task_generate() -> Iterator[dict[str, Any]]:
@@ -410,6 +474,12 @@ def task_validate() -> Iterator[dict[str, Any]]:
     """Reference validation: the gold patch must resolve and no patch must not; other kinds' references must pass their case."""
     yield {"basename": "validate", "name": None, "doc": task_validate.__doc__}
     yield from graph().validate_tasks()
+
+
+def task_health() -> Iterator[dict[str, Any]]:
+    """Case health: each case's reference against partial answers derived from it (ablations), and leaks."""
+    yield {"basename": "health", "name": None, "doc": task_health.__doc__}
+    yield from graph().health_tasks()
 
 
 def task_sandbox_image() -> Iterator[dict[str, Any]]:
@@ -475,7 +545,7 @@ def task_summarize() -> dict[str, Any]:
     g = graph()
     from evalkit.report.site import previous_report_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
-    deps = g.score_files() + [g.slice_files["summarize"],
+    deps = g.score_files() + g.health_files() + [g.slice_files["summarize"],
                               slices.write_slice(g.cfg, "input-notes", {"notes": g.loaded.project.input_notes()})]
     prev = previous_report_path(g.cfg.site_path, g.cfg.release)
     if prev is not None and prev.exists():

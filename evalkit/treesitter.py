@@ -193,6 +193,14 @@ def _function_spans(tree: tree_sitter.Tree, language: str) -> list[_Span]:
     return spans
 
 
+def function_spans(source: str, language: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, qualified name) of every function or method of ``source`` that holds no
+    other function, in source order (1-based lines; a decorator or annotation belongs to its function)."""
+    spans = sorted(_function_spans(parse(source, language), language), key=lambda s: (s.first, s.last))
+    leaves = [s for s in spans if not any(o is not s and s.first <= o.first and o.last <= s.last for o in spans)]
+    return [(s.first, s.last, s.name) for s in leaves]
+
+
 def functions_at_lines(source: str, language: str, lines: Iterable[int]) -> list[str]:
     """Qualified names of the innermost functions enclosing any of the 1-based ``lines``.
 
@@ -211,3 +219,30 @@ def functions_at_lines(source: str, language: str, lines: Iterable[int]) -> list
         if best is not None and best.name not in seen:
             seen[best.name] = None
     return list(seen)
+
+
+_IMPORTS = {"import_statement", "import_from_statement", "future_import_statement", "import_declaration",
+            "package_declaration"}
+
+
+def statement_spans(source: str, language: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, label) of each top-level statement or declaration of ``source`` but its
+    imports and comments, in source order (1-based lines; the comments right above a statement belong to
+    it; the label is its first line, shortened)."""
+    root = parse(source, language).root_node
+    spans: list[tuple[int, int, str]] = []
+    pending: int | None = None  # first line of the comments right above the next statement
+    last_end = -2
+    for node in root.named_children:
+        first, last = node.start_point[0], node.end_point[0]
+        if node.type == "comment":
+            pending = first if pending is None or first > last_end + 1 else pending
+            last_end = last
+            continue
+        start = pending if pending is not None and first <= last_end + 1 else first
+        pending, last_end = None, last
+        if node.type in _IMPORTS:
+            continue
+        label = (node.text or b"").decode("utf-8", errors="replace").splitlines()[0].strip()
+        spans.append((start + 1, last + 1, label[:60] + ("…" if len(label) > 60 else "")))
+    return spans

@@ -4,7 +4,7 @@ Every number, boolean and null of the report, minus what measures time (metrics 
 every comparison or Holm family that holds one, since a time metric's p-value can reorder a family: the
 Holm-adjusted p, the level Holm held a comparison to, whether it was testable at that level, and the power
 figures sized at it)
-and where the stages ran (the cluster workers' calls and seconds).
+and where the stages ran (the cluster workers' calls and seconds), and the wall time of case health's ablations.
 Kept as the report's own nested shape with only those leaves, so a difference names its path.
 """
 
@@ -17,6 +17,8 @@ from evalkit.metrics.registry import METRICS
 
 TIME_LIKE = frozenset(name for name, info in METRICS.items() if info.unit == "s")
 WHERE_IT_RAN = frozenset({"workers"})
+WALL_TIMES = frozenset({"ablation_seconds"})
+"""Wall times the report records beside its results (case health's ablations)."""
 RANK_DEPENDENT = frozenset({"p_holm", "significant", "alpha_holm", "testable", "mdd"})
 """A comparison's fields that depend on its rank in its Holm family (which a time metric's p-value reorders)."""
 
@@ -52,7 +54,7 @@ def numbers(report: Any) -> Any:
             comparison = node.get("comparison")
             timed = isinstance(comparison, dict) and comparison.get("holm_family") in families
             for k, v in node.items():
-                if k in TIME_LIKE or (k in RANK_DEPENDENT and node.get("holm_family") in families):
+                if k in TIME_LIKE or k in WALL_TIMES or (k in RANK_DEPENDENT and node.get("holm_family") in families):
                     continue
                 if k == "detectability" and timed:  # sized at the Holm level, which depends on the rank
                     continue

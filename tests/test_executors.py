@@ -166,9 +166,10 @@ def test_an_outside_executor_registered_by_entry_point_runs_the_stages(tmp_path:
     env = {"PYTHONPATH": f"{dist}{os.pathsep}{REPO}"}
     done = run(project, env=env)
     lines = (project / ".evalkit" / "counted.txt").read_text(encoding="utf-8").splitlines()
-    stages = sorted(t for t in done if t.split(":")[0] in ("generate", "grade", "score", "validate"))
-    assert len(lines) == len(stages) == 10  # 3 systems x (generate, grade, score) + the case's validation
+    stages = sorted(t for t in done if t.split(":")[0] in ("generate", "grade", "score", "validate", "health"))
+    assert len(lines) == len(stages) == 11  # 3 systems x (generate, grade, score) + the case's validation and health
     assert "generate naive migration/jpa-entity" in lines and "validate - migration/jpa-entity" in lines
+    assert "health - migration/jpa-entity" in lines
     assert json.loads((project / "site" / "r1" / "report.json").read_text(encoding="utf-8"))["cases"]
 
     (project / "evalkit.yaml").write_text((project / "evalkit.yaml").read_text(encoding="utf-8")

@@ -20,8 +20,9 @@ TAIL = {"summarize", "render:r1"}
 
 
 def validated(cases: list[str] = CASES) -> set[str]:
-    """The reference validation of each case (gold must pass its own case), redone when the case changes."""
-    return {f"validate:{c}" for c in cases}
+    """The reference validation of each case (gold must pass its own case) and its health (ablations of the
+    reference), redone when the case changes."""
+    return {f"validate:{c}" for c in cases} | {f"health:{c}" for c in cases}
 
 
 @pytest.fixture(scope="module")

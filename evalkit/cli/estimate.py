@@ -14,11 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.cli import command, config_arg
+from evalkit.kind_registry import kind
 from evalkit.llm.pricing import unpriced_models
 from evalkit.models import Model
+
+if TYPE_CHECKING:
+    from evalkit.project import Loaded
 
 
 class EstimateLine(Model):
@@ -86,6 +90,23 @@ def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> lis
     return [lines[k] for k in sorted(lines)]
 
 
+def ablation_containers(loaded: Loaded) -> tuple[int, int]:
+    """(all, not run yet) sandbox runs of case health's ablations (evalkit.stages.health) over the project's
+    cases whose kind checks ablations with its tests; a case with a health file has run them."""
+    from evalkit.stages.health import health_path  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+
+    cfg = loaded.config
+    total = pending = 0
+    for case in loaded.project.cases:
+        kd = kind(case.kind)
+        if not case.ok or kd.ablations_checked_by != "tests" or not kd.execution.validated:
+            continue
+        n = len(kd.ablations(case)[:cfg.validation.ablations])
+        total += n
+        pending += 0 if health_path(cfg.work_path, case).exists() else n
+    return total, pending
+
+
 @command("estimate", "count every model call the next run would make (systems under test, judges, rubrics, "
          "ragas) and its cost; no call is paid", config_arg)
 def cmd_estimate(args: argparse.Namespace) -> int:
@@ -133,7 +154,11 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     unknown_cost = unpriced_models()
     if unknown_cost:
         print(f"cost unknown for {', '.join(unknown_cost)} (not in the price table): the total leaves them out")
-    print(json.dumps({"cost_unknown_models": unknown_cost, "uncached_calls": int(totals["uncached_calls"]), "calls": int(totals["calls"]),
+    containers, pending = ablation_containers(loaded)
+    print(f"case health: {containers} ablation container(s) ({pending} not run yet; validation.ablations "
+          f"{cfg.validation.ablations} per case, once per case, not per system)")
+    print(json.dumps({"ablation_containers": containers, "ablation_containers_pending": pending,
+                      "cost_unknown_models": unknown_cost, "uncached_calls": int(totals["uncached_calls"]), "calls": int(totals["calls"]),
                       "estimated_calls": int(totals["estimated_calls"]),
                       "by_stage": dict(sorted(by_stage.items())), "by_asker": dict(sorted(by_asker.items())),
                       "batch": batch,

@@ -34,14 +34,16 @@ from evalkit.stages.execute import RepoUnmapped, TreeUnavailable, execute, sourc
 from evalkit.stages.generate import generate
 from evalkit.stages.grade import grade
 from evalkit.stages.handed_trees import HANDED, TreeRef
+from evalkit.stages.health import case_health
 from evalkit.stages.score import score
 from evalkit.stages.validate import validate_case, validation_path
 from evalkit.systems.recorded import recorded_sources
 
-STAGES = ("generate", "execute", "grade", "score", "validate")
-"""The stages a call runs (validate: a case's reference checked against the case, no system)."""
+STAGES = ("generate", "execute", "grade", "score", "validate", "health")
+"""The stages a call runs (validate: a case's reference checked against the case, no system; health: the
+reference against its own ablations, no system)."""
 INPUTS = {"generate": (), "execute": ("generate",), "grade": ("generate", "execute"),
-          "score": ("generate", "execute", "grade"), "validate": ()}
+          "score": ("generate", "execute", "grade"), "validate": (), "health": ()}
 """The earlier artifacts each stage is handed."""
 
 
@@ -158,11 +160,11 @@ def build_call(cfg: Config, stage: str, system: System | None, case: Case, input
     work = cfg.work_path
     work_files = {}
     valid = validation_path(work, case)
-    if stage in ("execute", "score") and valid.is_file():
+    if stage in ("execute", "score", "health") and valid.is_file():
         work_files[str(valid.relative_to(work))] = file_ref(str(valid))
     trees = {}
     generated = inputs.get("generate")
-    if case.ok and (stage == "validate" or (stage == "execute" and generated is not None and generated.status == "ok")):
+    if case.ok and (stage in ("validate", "health") or (stage == "execute" and generated is not None and generated.status == "ok")):
         key = _tree_key(case)
         if key is not None:
             trees[key] = _tree(cfg, case)
@@ -259,8 +261,10 @@ def dispatch(stage: str, v: View, inputs: dict[str, ArtifactBase | None]) -> Any
     cfg, system, case = v.cfg, v.system, v.case
     if stage == "validate":
         return validate_case(cfg, case)
+    if stage == "health":
+        return case_health(cfg, case)
     if system is None:
-        raise ValueError(f"{stage} call without a system (only validate calls have none)")
+        raise ValueError(f"{stage} call without a system (only validate and health calls have none)")
     if stage == "generate":
         return generate(cfg, system, case)
     if stage == "execute":

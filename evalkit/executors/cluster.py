@@ -60,9 +60,9 @@ import socket
 if TYPE_CHECKING:
     from evalkit.config import Config
 
-REMOTE_STAGES = frozenset({"generate", "execute", "grade", "validate"})
+REMOTE_STAGES = frozenset({"generate", "execute", "grade", "validate", "health"})
 """Stages whose calls go to the workers (score runs on the coordinator)."""
-CONTAINER_STAGES = frozenset({"execute", "validate"})
+CONTAINER_STAGES = frozenset({"execute", "validate", "health"})
 """Stages whose calls run containers (each holds one ``containers`` unit of its worker when workers declare them)."""
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from evalkit.artifacts import DiscoveredTask, Sample
 from evalkit.casemodels import AgenticInputs, AgenticReference
 from evalkit.contracts import AnyKindScorer
+from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Execution, Judging, Kind
 
 if TYPE_CHECKING:
@@ -65,6 +66,44 @@ class Agentic(Kind):
             return [f"gold keeps {len(kept)} incident(s): "
                     + ", ".join(f"{i['rule_id']} in {i['file']}" for i in kept[:5])], True
         return [], True
+
+    def ablations(self, case: Case) -> list[Ablation]:
+        """The expected task list minus one task, each in turn (a reference of two or more tasks)."""
+        gold = self.gold(case)
+        if len(gold.tasks) < 2:
+            return []
+        return [Ablation(name=f"without-task-{n}", description=f"the expected tasks without task {n} "
+                         f"({t.rule_id} in {t.file}" + (f", line {t.line})" if t.line else ")"),
+                         sample=gold.model_copy(update={"tasks": gold.tasks[:n - 1] + gold.tasks[n:]}))
+                for n, t in enumerate(gold.tasks, 1)]
+
+    def no_ablation_reason(self, case: Case) -> str:
+        return "the reference expects fewer than two tasks: no task list to leave one out of"
+
+    def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
+        """Task matching (as the discovery metrics match): the list without a task must miss one."""
+        from evalkit.graders.incidents import match_tasks  # deferred: stage code; planning tasks needs only the declarations
+
+        ref = case.reference_as(AgenticReference)
+        match = match_tasks(ablation.sample.tasks, ref.expected_tasks, ref.line_tolerance)
+        recall = match.recall()
+        if recall is not None and recall < 1:
+            return AblationRun(name=ablation.name, description=ablation.description, outcome="noticed",
+                               detail=f"discovery recall {recall:.2f}")
+        return AblationRun(name=ablation.name, description=ablation.description, outcome="passed",
+                           detail="every expected task still matches a discovered one")
+
+    def leaks(self, cfg: Config, case: Case) -> list[str] | None:
+        """`.git` in the application tree, or a file holding the reference patch's post-image."""
+        from evalkit.stages.execute import TreeUnavailable, source_tree  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.health import post_images, tree_leaks  # deferred: stage code; planning tasks needs only the declarations
+
+        try:
+            tree = source_tree(cfg, case)
+        except TreeUnavailable:
+            return None
+        patch = case.read("reference.patch_file") if case.reference_as(AgenticReference).patch_file else None
+        return tree_leaks(tree, post_images(tree, patch) if patch else {})
 
     def scorers(self) -> list[AnyKindScorer]:
         from evalkit.recorded_judge import recorded_judge_metrics  # deferred: stage code; planning tasks needs only the declarations

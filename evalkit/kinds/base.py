@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult, Metrics
 
 from evalkit.artifacts import Sample
+from evalkit.health_models import Ablation, AblationRun
 from evalkit.kind_registry import UNKNOWN, KindContract
 
 if TYPE_CHECKING:
@@ -197,6 +198,28 @@ class Kind(KindContract):
     def more_validation(self, cfg: Config, case: Case) -> tuple[list[str], bool]:
         """Further problems of the reference, and whether there was anything to check."""
         return [], False
+
+    # --- case health (evalkit.stages.health) --------------------------------------------------------------
+    ablations_checked_by: ClassVar[Literal["tests", "reference"]] = "reference"
+    """What checks an ablation: the case's tests (run in the sandbox) or its graders against the reference."""
+
+    def ablations(self, case: Case) -> list[Ablation]:
+        """Partial answers derived from the case's reference, in order (the run keeps the first
+        `validation.ablations`); each should fail the case. Default: none (the case's strength is not measured)."""
+        return []
+
+    def no_ablation_reason(self, case: Case) -> str:
+        """Why the kind derives no ablation of this case (shown as the case's strength reason)."""
+        return f"the {self.name} kind derives no partial answer from a reference"
+
+    def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
+        """Check one ablation with the case's own tests or graders: `passed` when the case accepts it."""
+        return AblationRun(name=ablation.name, description=ablation.description, outcome="error",
+                           detail=f"the {self.name} kind has no check for ablations")
+
+    def leaks(self, cfg: Config, case: Case) -> list[str] | None:
+        """What the tree a system is handed gives away of the reference (None: the kind hands no tree)."""
+        return None
 
     # --- grade --------------------------------------------------------------------------------------------
     def deleted_is_answer(self, case: Case, sample: Sample, main_file: str | None) -> bool:

@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING, Any
 from evalkit.artifacts import Sample
 from evalkit.casemodels import GenerationInputs, GenerationReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
+from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Answers, Execution, Judging, Kind, put_extra
+from evalkit.kinds.migration import without_lines
+from evalkit.treesitter import PARSEABLE, canonical, statement_spans
 
 if TYPE_CHECKING:
     from evalkit.cases import Case
@@ -53,6 +56,53 @@ class Generation(Kind):
         if variant in ("truncated", "truncated-elided") and expected:
             return Sample(files={path: canaries.truncated(expected, lang, elided=variant == "truncated-elided")})
         return None
+
+    def ablations(self, case: Case) -> list[Ablation]:
+        """The expected output file with the later half of its top-level statements gone (three or more), then each
+        gone in turn (a declaration, a test, a constant: the evidence a criterion is judged on), its imports
+        and the rest of the reference kept."""
+        if not isinstance(case.inputs, GenerationInputs) or canonical(case.language) not in PARSEABLE:
+            return []
+        path = case.inputs.output_path
+        if not path or path not in case.reference_as(GenerationReference).files:
+            return []
+        expected = case.read(f"reference.files.{path}")
+        spans = statement_spans(expected, case.language) if expected else []
+        if len(spans) < 2 or expected is None:  # one statement: without it, the empty answer validation fails
+            return []
+        gold = self.gold(case)
+
+        def partial(gone: list[tuple[int, int, str]]) -> Sample:
+            return gold.model_copy(update={"files": {**gold.files, path: without_lines(expected, gone)}})
+
+        half = spans[len(spans) // 2:]
+        out = [Ablation(name="half-statements", description=f"{path} without {len(half)} of its {len(spans)} "
+                        f"top-level statements ({'; '.join(s[2] for s in half[:3])}"
+                        + ("; …)" if len(half) > 3 else ")"), sample=partial(half))] if len(spans) >= 3 else []
+        out += [Ablation(name=f"without-statement-{n}", description=f"{path} without `{s[2]}` (lines {s[0]}-{s[1]})",
+                         sample=partial([s])) for n, s in enumerate(spans, 1)]
+        return out
+
+    def no_ablation_reason(self, case: Case) -> str:
+        return ("no expected output file of two or more top-level statements to leave one out of (none, one "
+                "statement, or a language evalkit does not parse)")
+
+    def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
+        """The graders that cost nothing: the case's assertions, the output file's presence, syntax and
+        completeness, and the rubric's pre-check (an empty or incomplete file meets no criterion); the rubric
+        judge is not asked."""
+        from evalkit.graders.judge_dispatch import rubric_without_model  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.validate import sample_problems  # deferred: stage code; planning tasks needs only the declarations
+
+        found = sample_problems(case, ablation.sample, "the partial answer")
+        pre = rubric_without_model(case, ablation.sample) if case.criteria else None
+        if pre is not None:
+            found.append(f"the rubric's pre-check: {pre.error}")
+        if found:
+            return AblationRun(name=ablation.name, description=ablation.description, outcome="noticed",
+                               detail="; ".join(found[:3])[:500])
+        return AblationRun(name=ablation.name, description=ablation.description, outcome="passed",
+                           detail="the assertions and the rubric's pre-check all pass (the judge was not asked)")
 
     def judge(self, ctx: JudgeContext) -> JudgeResult:
         from evalkit.graders.judge_dispatch import rubric_case  # deferred: stage code; planning tasks needs only the declarations

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import Sample
+from evalkit.artifacts import OutputArtifact, Sample
 from evalkit.casemodels import MigrationInputs, MigrationReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
+from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Answers, Execution, Judging, Kind
+from evalkit.treesitter import PARSEABLE, canonical, function_spans
 
 if TYPE_CHECKING:
     from evalkit.cases import Case
@@ -16,6 +18,12 @@ if TYPE_CHECKING:
     from evalkit.llm.cache import ResponseCache
     from evalkit.llm.calls import LLMRequest
     from evalkit.llm.settings import JudgeSettings
+
+
+def without_lines(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """``text`` without the (first, last) line ranges of ``spans``."""
+    gone = {n for first, last, _ in spans for n in range(first, last + 1)}
+    return "".join(line for n, line in enumerate(text.splitlines(keepends=True), 1) if n not in gone)
 
 
 class Migration(Kind):
@@ -102,6 +110,45 @@ class Migration(Kind):
         # answer: nothing to parse or judge (elsewhere the missing file is graded as empty).
         return (case.reference_as(MigrationReference).deleted and main_file in sample.deleted_files
                 and main_file not in sample.files)
+
+    def ablations(self, case: Case) -> list[Ablation]:
+        """The expected file with half its methods gone (the later half), then with each method gone in turn."""
+        if not isinstance(case.inputs, MigrationInputs) or canonical(case.language) not in PARSEABLE:
+            return []
+        expected = case.read("reference.expected_file")
+        if not expected or case.reference_as(MigrationReference).deleted:
+            return []
+        spans = function_spans(expected, case.language)
+        if not spans:
+            return []
+        path = case.inputs.file_path
+        out: list[Ablation] = []
+        if len(spans) >= 2:
+            half = spans[len(spans) // 2:]
+            out.append(Ablation(name="half-methods", description=f"the expected file without {len(half)} of its "
+                                f"{len(spans)} methods ({', '.join(s[2] for s in half)})",
+                                sample=Sample(files={path: without_lines(expected, half)})))
+        for n, span in enumerate(spans, 1):
+            out.append(Ablation(name=f"without-method-{n}", description=f"the expected file without {span[2]} "
+                                f"(lines {span[0]}-{span[1]})", sample=Sample(files={path: without_lines(expected, [span])})))
+        return out
+
+    def no_ablation_reason(self, case: Case) -> str:
+        return "no expected file with methods to leave out (none, deleted, or a language evalkit does not parse)"
+
+    def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
+        """The checks that cost nothing: the case's assertions, syntax, completeness, incidents and the
+        `migrated` checks (structure kept from the legacy file); the judge is not asked."""
+        from evalkit.stages.score_migration import migration_failures  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.validate import sample_problems  # deferred: stage code; planning tasks needs only the declarations
+
+        output = OutputArtifact(system="ablation", suite=case.suite, case_id=case.id, samples=[ablation.sample])
+        found = sample_problems(case, ablation.sample, "the partial answer") + (migration_failures(case, output) or [])
+        if found:
+            return AblationRun(name=ablation.name, description=ablation.description, outcome="noticed",
+                               detail="; ".join(found[:3])[:500])
+        return AblationRun(name=ablation.name, description=ablation.description, outcome="passed",
+                           detail="assertions, incidents and the migrated checks all pass")
 
     def judge(self, ctx: JudgeContext) -> JudgeResult:
         from evalkit.graders.judge_dispatch import migration_case  # deferred: stage code; planning tasks needs only the declarations

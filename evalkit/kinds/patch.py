@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from evalkit.artifacts import Sample
 from evalkit.casemodels import PatchInputs, PatchReference
 from evalkit.contracts import AnyKindScorer
+from evalkit.diffsplit import partial_patches
+from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Execution, Judging, Kind
 
 if TYPE_CHECKING:
@@ -18,6 +20,9 @@ if TYPE_CHECKING:
     from evalkit.config import Config, System
     from evalkit.errors import Problem
     from evalkit.stages.validate import Validation
+
+ABLATION_CAP = 64
+"""Ablations derived per case before `validation.ablations` keeps the first few (the count shown beside them)."""
 
 LOCALIZATION = tuple(f"{unit}_{what}@{k}" for k in (1, 3, 5, 10, 20) for unit in ("file", "function")
                      for what in ("recall", "hit"))
@@ -65,6 +70,51 @@ class Patch(Kind):
         from evalkit.stages.validate import validate_patch  # deferred: stage code; planning tasks needs only the declarations
 
         return validate_patch(cfg, case)
+
+    ablations_checked_by = "tests"
+
+    def ablations(self, case: Case) -> list[Ablation]:
+        gold = case.read("reference.patch_file") or ""
+        return [Ablation(name=p.name, description=p.description, sample=Sample(patch=p.patch))
+                for p in partial_patches(gold, ABLATION_CAP)]
+
+    def no_ablation_reason(self, case: Case) -> str:
+        return ("the gold patch is one change (one hunk, one block of lines): without it, it is the empty "
+                "answer validation already fails; no partial answer to try")
+
+    def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
+        """The case's FAIL_TO_PASS and PASS_TO_PASS tests on the partial patch, through `run_patch` (the
+        sandbox and its content-addressed cache, as every run)."""
+        from evalkit.stages.execute import run_patch  # deferred: stage code; planning tasks needs only the declarations
+
+        run = run_patch(cfg, case, ablation.sample.patch, trusted=True)
+        out = {"name": ablation.name, "description": ablation.description,
+               "container": run.get("isolation") is not None}
+        status = run.get("status")
+        if status in ("infra_error", "case_error"):
+            return AblationRun(**out, outcome="error", detail=f"{status}: {run.get('reason', '')}"[:500])
+        if status == "patch_failed":
+            return AblationRun(**out, outcome="error", detail="the partial patch does not apply")
+        if run.get("resolved"):
+            return AblationRun(**out, outcome="passed", detail="every FAIL_TO_PASS and PASS_TO_PASS test passes "
+                                                               "without it")
+        failing = sorted(t for t, st in {**run.get("fail_to_pass", {}), **run.get("pass_to_pass", {})}.items()
+                         if st != "passed")
+        detail = (f"failing: {', '.join(failing[:3])}" + (f" (and {len(failing) - 3} more)" if len(failing) > 3 else "")
+                  if failing else f"{status}: {run.get('reason', '')}"[:300])
+        return AblationRun(**out, outcome="noticed", detail=detail)
+
+    def leaks(self, cfg: Config, case: Case) -> list[str] | None:
+        from evalkit.stages.execute import TreeUnavailable, source_tree  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.stages.health import post_images, tree_leaks  # deferred: stage code; planning tasks needs only the declarations
+
+        if case.inputs_as(PatchInputs).tree_in_image:
+            return None  # the tree is inside the image: not looked at here
+        try:
+            tree = source_tree(cfg, case)
+        except TreeUnavailable:
+            return None
+        return tree_leaks(tree, post_images(tree, case.read("reference.patch_file") or ""))
 
     def scorers(self) -> list[AnyKindScorer]:
         from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations

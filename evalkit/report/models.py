@@ -79,6 +79,66 @@ class SystemSummary(Model):
     """Cases attempted out of the cases it ran on (rates use the attempted ones)."""
 
 
+class CaseBadges(Model):
+    """A case's health, as its badge shows it (evalkit.report.health)."""
+
+    healthy: bool = True
+    """Counted among the healthy cases: valid, not weakly tested, no weak reference, no leak, no flaky test,
+    not a duplicate of another case."""
+    badges: list[str] = []
+    """Short labels: gold passes, empty fails, flaky, weak tests, weak reference, leak, duplicate, broken."""
+    strength: str = "not_measured"
+    """strong / weak / not_measured / skipped / infra_error (evalkit.health_models.CaseHealth)."""
+    detail: list[str] = []
+    """Why, one line each (the ablation that passed, the leak, the duplicate's key)."""
+
+
+class HealthSensitivity(Model):
+    """One system's headline over all cases and over healthy cases only."""
+
+    all: float | None = None
+    """Mean over every case with a value."""
+    healthy: float | None = None
+    """Mean over healthy cases with a value."""
+    n_all: int = 0
+    """Cases in `all`."""
+    n_healthy: int = 0
+    """Cases in `healthy`."""
+
+
+class SuiteHealth(Model):
+    """A suite's case-health table in figures."""
+
+    n_cases: int = 0
+    """Cases of the suite."""
+    healthy: int = 0
+    """Healthy cases."""
+    strong: int = 0
+    """Cases every ablation of which was noticed."""
+    weak: int = 0
+    """Cases whose tests or reference accept a partial answer."""
+    not_measured: int = 0
+    """Cases with no ablation to try (one change) or whose kind derives none."""
+    measured_share_weak: float | None = None
+    """weak / (strong + weak): the share of weakly tested cases among those measured."""
+    leaks: int = 0
+    """Cases whose tree gives the reference away."""
+    duplicates: int = 0
+    """Cases that repeat another case (same test ids, gold patch or legacy file)."""
+    broken: int = 0
+    """Cases whose validation failed."""
+    flaky: int = 0
+    """Cases with a flaky test in some system's run."""
+    ablation_containers: int = 0
+    """Sandbox runs the ablations took (once per case; cached)."""
+    ablation_seconds: float = 0.0
+    """Their wall time."""
+    headline: str | None = None
+    """The metric of the sensitivity line."""
+    sensitivity: dict[str, HealthSensitivity] = {}
+    """System -> headline over all cases and over healthy ones."""
+
+
 class SuiteSummary(Model):
     """One suite: per-system aggregates and paired comparisons with the baseline."""
 
@@ -108,6 +168,8 @@ class SuiteSummary(Model):
     """System -> cases attempted out of the suite's cases; rates and comparisons use only attempted cases."""
     criteria: list[CriterionRate] = []
     """Generation suites: every rubric criterion (cases stating the same text pooled) with each system's pass rate."""
+    health: SuiteHealth | None = None
+    """Case health of the suite (evalkit.report.health); None for kinds that are not validated."""
 
 
 class CaseCell(Model):
@@ -136,6 +198,8 @@ class CaseRow(Model):
     """Case tags."""
     problems: list[str] = []
     """Why the case is broken, if it is."""
+    health: CaseBadges | None = None
+    """The case's health badge (None for kinds that are not validated)."""
     systems: dict[str, CaseCell]
     """System -> cell."""
 

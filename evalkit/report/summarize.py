@@ -21,6 +21,7 @@ from evalkit.report.score_files import read_scores
 from evalkit.report.stats_cache import StatsCache, cached_call
 from evalkit.report.summaries import case_rows, suite_summaries, system_summaries, tag_breakdowns
 from evalkit.report.leaderboard import CANARY_ADAPTER
+from evalkit.report.health import add_health
 from evalkit.report.ties import suite_ties
 from evalkit.graders.audit import read_audit
 from evalkit.report.calibration import calibration_summary, mark_uncalibrated
@@ -72,6 +73,7 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                                                 for k, s in scores.items())))
 
     report.validity_alarms = validity_alarms(report)
+    add_health(cfg, project, rows, suites, canaries)
     out_dir = cfg.site_path / cfg.release
     if write_case_details:
         write_case_details_incrementally(cfg, project, pairs, scores, out_dir)

@@ -132,3 +132,10 @@ def write_slice(cfg: Config, name: str, data: dict[str, Any]) -> str:
         pass
     atomic_write_text(path, text)
     return str(path)
+
+
+def health_slice(cfg: Config, executed: bool) -> dict[str, Any]:
+    """What case health reads beyond the case and its validation: the cap on ablations per case and, for an
+    executed kind (its ablations and leaks run in the sandbox or read its tree), the execute slice."""
+    return {**(execute_slice(cfg) if executed else {}), "ablations": cfg.validation.ablations,
+            **plugin_code("kinds")}

@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Literal, TypedDict
 
+from evalkit.artifacts import Sample
 from evalkit.casemodels import PatchInputs
 from evalkit.cases import Case
 from evalkit.config import Config
@@ -90,35 +91,45 @@ def reference_problems(case: Case) -> tuple[list[str], bool]:
     """What is wrong with the answer the `gold` system gives for a non-patch case, and whether
     there was an answer to check at all."""
 
-    from evalkit.graders.assertions import run_assertions  # deferred: grading code, only when a reference is validated
-    from evalkit.graders.syntax import check_syntax  # deferred: grading code, only when a reference is validated
     from evalkit.systems.gold import gold_sample  # deferred: grading code, only when a reference is validated
 
     sample = gold_sample(case)
     if sample.status != "ok" or not (sample.files or sample.deleted_files or sample.text or sample.patch or sample.tasks):
         return [], False  # no reference answer (e.g. a generation case graded by criteria only)
+    return sample_problems(case, sample, "gold"), True
+
+
+def sample_problems(case: Case, sample: Sample, who: str) -> list[str]:
+    """What the case's own checks that cost nothing find wrong with ``sample`` (``who`` names it in the
+    lines): its assertions, the main file's presence, syntax and completeness, and the kind's own checks
+    (``Kind.gold_problems``: incidents kept). Validation asks it of the gold answer; case health of the
+    partial answers derived from it."""
+
+    from evalkit.graders.assertions import run_assertions  # deferred: grading code, only when a reference is validated
+    from evalkit.graders.syntax import check_syntax  # deferred: grading code, only when a reference is validated
+
     problems: list[str] = []
     mf = main_file(case)
     results, _score = run_assertions(case.assertions, sample, case.language, mf, case=case)
     failed = [r for r in results if not r.passed]
     if failed:
-        problems.append("gold fails its assertion(s): " + "; ".join(
+        problems.append(f"{who} fails its assertion(s): " + "; ".join(
             f"{r.description}" + (f" ({r.detail})" if r.detail else "") for r in failed[:3])
             + (f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""))
     deleted = bool(mf and mf in sample.deleted_files and mf not in sample.files)
     text = sample.files.get(mf) if mf else None
     if mf and not deleted:
         if not (text or "").strip():
-            problems.append(f"gold has no content for {mf}")
+            problems.append(f"{who} has no content for {mf}")
         else:
             syntax = check_syntax(text or "", case.language)
             if syntax.valid is False:
-                problems.append(f"gold does not parse ({'; '.join(syntax.issues[:2])})")
+                problems.append(f"{who} does not parse ({'; '.join(syntax.issues[:2])})")
             elided = _incomplete(text or "", case.language, case.read("inputs.legacy_file"))
             if elided:
-                problems.append("gold is not complete: " + "; ".join(elided[:3]))
-    problems += kind(case.kind).gold_problems(case, text, deleted)
-    return problems, True
+                problems.append(f"{who} is not complete: " + "; ".join(elided[:3]))
+    problems += [p.replace("gold ", f"{who} ", 1) for p in kind(case.kind).gold_problems(case, text, deleted)]
+    return problems
 
 
 def validate_reference(cfg: Config, case: Case) -> Validation:

@@ -1,0 +1,152 @@
+"""Case health in the report: a badge per case, a health table per suite, and the sensitivity line (the
+headline over all cases and over healthy cases only). Reads validation/ and health/ of the work folder
+(evalkit.stages.validate, evalkit.stages.health) and the score rows; finds duplicates across suites."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+
+from evalkit.cases import Case, Project
+from evalkit.config import Config
+from evalkit.health_models import CaseHealth
+from evalkit.kind_registry import kind
+from evalkit.report.models import CaseBadges, CaseRow, HealthSensitivity, SuiteHealth, SuiteSummary
+from evalkit.stages.health import health_path
+from evalkit.stages.validate import validation_status
+
+
+def _sha(text: str | None) -> str | None:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] if text and text.strip() else None
+
+
+def duplicate_keys(case: Case) -> list[tuple[str, str]]:
+    """(what, digest) a near-duplicate shares: its test ids, its gold patch, its legacy file (by content)."""
+    keys: list[tuple[str, str]] = []
+    ref = case.reference
+    tests = sorted(set(getattr(ref, "fail_to_pass", None) or []) | set(getattr(ref, "pass_to_pass", None) or []))
+    if getattr(ref, "fail_to_pass", None):
+        keys.append(("the same test ids", hashlib.sha256("\n".join(tests).encode()).hexdigest()[:16]))
+    for what, dotted in (("the same gold patch", "reference.patch_file"), ("the same legacy file", "inputs.legacy_file")):
+        try:
+            d = _sha(case.read(dotted))
+        except (KeyError, AttributeError, OSError, ValueError):
+            d = None
+        if d:
+            keys.append((what, d))
+    return keys
+
+
+def duplicates(project: Project) -> dict[str, list[str]]:
+    """case key -> lines naming the earlier case (in suite, id order) it repeats; the first of a group is kept."""
+    first: dict[tuple[str, str], str] = {}
+    out: dict[str, list[str]] = defaultdict(list)
+    for case in sorted((c for c in project.cases if c.ok), key=lambda c: c.key):
+        for key in duplicate_keys(case):
+            if key in first and first[key] != case.key:
+                out[case.key].append(f"duplicate of {first[key]} ({key[0]})")
+            else:
+                first.setdefault(key, case.key)
+    return dict(out)
+
+
+def read_health(cfg: Config, case: Case) -> CaseHealth | None:
+    try:
+        return CaseHealth.model_validate_json(health_path(cfg.work_path, case).read_bytes())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def case_badges(cfg: Config, case: Case, row: CaseRow, dupes: list[str]) -> CaseBadges:
+    badges: list[str] = []
+    detail: list[str] = []
+    status = validation_status(cfg, case)
+    broken = not case.ok or (status is not None and status[0] == "broken")
+    if broken:
+        badges.append("broken")
+        detail.append((status[1] if status else "; ".join(p.message for p in case.problems))[:300])
+    elif status is not None and status[0] == "valid":
+        badges.append("gold passes")
+        if kind(case.kind).ablations_checked_by == "tests":
+            badges.append("empty fails")
+    flaky = any((cell.metrics.get("flaky_tests") or 0) > 0 for cell in row.systems.values())
+    if flaky:
+        badges.append("flaky")
+    health = read_health(cfg, case)
+    strength = health.strength if health else "not_measured"
+    if health and health.strength == "weak":
+        label = "weak tests" if health.checked_by == "tests" else "weak reference"
+        badges.append(label)
+        passed = [a for a in health.ablations if a.outcome == "passed"]
+        detail += [f"{label}: {a.name}: {a.description}" for a in passed]
+    leak = bool(health and health.leaks)
+    if leak and health and health.leaks:
+        badges.append("leak")
+        detail += [f"leak: {x}" for x in health.leaks]
+    if dupes:
+        badges.append("duplicate")
+        detail += dupes
+    healthy = not broken and not flaky and strength != "weak" and not leak and not dupes
+    return CaseBadges(healthy=healthy, badges=badges, strength=strength, detail=detail)
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def add_health(cfg: Config, project: Project, rows: list[CaseRow], suites: list[SuiteSummary],
+               canaries: frozenset[str]) -> None:
+    """Set each validated case's badge and each suite's health table (in place)."""
+    cases = {c.key: c for c in project.cases}
+    dupes = duplicates(project)
+    by_suite: dict[str, list[tuple[Case, CaseRow]]] = defaultdict(list)
+    for row in rows:
+        case = cases.get(f"{row.suite}/{row.case_id}")
+        if case is None or not kind(case.kind).execution.validated:
+            continue
+        row.health = case_badges(cfg, case, row, dupes.get(case.key, []))
+        by_suite[row.suite].append((case, row))
+    for suite in suites:
+        members = by_suite.get(suite.name)
+        if not members:
+            continue
+        h = SuiteHealth(n_cases=len(members))
+        for case, row in members:
+            b = row.health
+            assert b is not None
+            h.healthy += b.healthy
+            h.strong += b.strength == "strong"
+            h.weak += b.strength == "weak"
+            h.not_measured += b.strength == "not_measured"
+            h.leaks += "leak" in b.badges
+            h.duplicates += "duplicate" in b.badges
+            h.broken += "broken" in b.badges
+            h.flaky += "flaky" in b.badges
+            got = read_health(cfg, case)
+            if got is not None:
+                h.ablation_containers += got.containers
+                h.ablation_seconds = round(h.ablation_seconds + got.seconds, 3)
+        if h.strong + h.weak:
+            h.measured_share_weak = h.weak / (h.strong + h.weak)
+        board = kind(suite.kind).leaderboard
+        headline = next((m for m in board if any(m in cell.metrics for _c, r in members
+                                                 for cell in r.systems.values())), None)
+        h.headline = headline
+        if headline is not None:
+            for system in suite.systems:
+                if system in canaries:
+                    continue
+                every: list[float] = []
+                good: list[float] = []
+                for _case, row in members:
+                    cell = row.systems.get(system)
+                    value = cell.metrics.get(headline) if cell is not None and cell.excluded is None else None
+                    if value is None:
+                        continue
+                    every.append(value)
+                    if row.health is not None and row.health.healthy:
+                        good.append(value)
+                h.sensitivity[system] = HealthSensitivity(all=_mean(every), healthy=_mean(good),
+                                                          n_all=len(every), n_healthy=len(good))
+        suite.health = h
+
