@@ -44,6 +44,10 @@ def test_demo_report_numbers_are_unchanged(demo_site: Path) -> None:
     pages = list(site.rglob("*.html"))
     assert len(pages) > 50
     assert not long_floats(site), long_floats(site)
+    # #31: every suite of the demo shows its case-health table, the kinds without a reference run too
+    suite_pages = sorted((demo_site / "suites").glob("*.html"))
+    assert {p.stem for p in suite_pages} >= {"agentic", "e2e", "generation", "migration", "patch", "rag"}
+    assert [p.stem for p in suite_pages if 'id="case-health"' not in p.read_text(encoding="utf-8")] == []
 
 
 PPI_LINE = re.compile(r'<span class="ppi" data-ppi="(\w+)">(.*?)</span>\.\s*\n', re.S)

@@ -96,15 +96,18 @@ def _mean(values: list[float]) -> float | None:
 
 def add_health(cfg: Config, project: Project, rows: list[CaseRow], suites: list[SuiteSummary],
                canaries: frozenset[str]) -> None:
-    """Set each validated case's badge and each suite's health table (in place)."""
+    """Set each case's badge and each suite's health table (in place); a case of a kind that is not validated
+    gets the checks that need no reference run (duplicates, flaky tests) and says so."""
     cases = {c.key: c for c in project.cases}
     dupes = duplicates(project)
     by_suite: dict[str, list[tuple[Case, CaseRow]]] = defaultdict(list)
     for row in rows:
         case = cases.get(f"{row.suite}/{row.case_id}")
-        if case is None or not kind(case.kind).execution.validated:
+        if case is None:
             continue
         row.health = case_badges(cfg, case, row, dupes.get(case.key, []))
+        if not kind(case.kind).execution.validated:  # no gold run to check, no ablation: said, not hidden
+            row.health.detail.insert(0, f"not validated: a {case.kind} case has no reference run to check")
         by_suite[row.suite].append((case, row))
     for suite in suites:
         members = by_suite.get(suite.name)
