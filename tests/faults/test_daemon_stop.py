@@ -119,6 +119,7 @@ def _executions(root: Path) -> dict[str, dict]:
 def test_a_daemon_stopped_mid_run_sends_nothing_to_the_host_and_a_rerun_completes_in_docker(
         tmp_path: Path, second_daemon: SecondDaemon) -> None:
     root = patch_project(tmp_path / "p", backend="auto")
+    n_cases = sum(1 for d in (root / "cases" / "patch").iterdir() if d.is_dir() and not d.name.startswith("_"))
     run = _run(root, second_daemon.host)
     end = time.monotonic() + 600
     while not any(a.get("isolation") == "docker" for a in _executions(root).values()):
@@ -130,7 +131,7 @@ def test_a_daemon_stopped_mid_run_sends_nothing_to_the_host_and_a_rerun_complete
     assert "Traceback" not in out, out[-3000:]
 
     runs = _executions(root)
-    assert len(runs) == 3 * 6, sorted(runs)
+    assert len(runs) == len(SYSTEMS) * n_cases, sorted(runs)
     by_isolation = {key: (a["status"], a.get("isolation")) for key, a in runs.items()}
     on_host = {k: v for k, v in by_isolation.items() if v[1] == "local"}
     assert not on_host, f"executed on the host after the daemon stopped: {on_host}"
@@ -150,7 +151,7 @@ def test_a_daemon_stopped_mid_run_sends_nothing_to_the_host_and_a_rerun_complete
     out, _ = rerun.communicate(timeout=900)
     assert rerun.returncode == 0, out[-3000:]
     runs = _executions(root)
-    assert len(runs) == 18
+    assert len(runs) == len(SYSTEMS) * n_cases
     bad = {k: (a["status"], a.get("isolation"), a.get("reason", "")[:200]) for k, a in runs.items()
            if a["status"] != "ok" or a.get("isolation") != "docker"}
     assert not bad, bad
