@@ -61,7 +61,8 @@ class CaseHealth(Model):
     """What the tree handed to a system gives away (`.git`, a file holding the reference's post-image);
     None: not checked (the kind hands no tree, or the tree is inside an image)."""
     seconds: float = 0.0
-    """Wall time of the ablation checks."""
+    """Wall time of the ablation checks that ran containers (0 when every check ran on the host: those take
+    milliseconds, and a time that differs between two runs of the same inputs would make the report differ)."""
 
     @property
     def status(self) -> str:
