@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -90,7 +91,8 @@ def layer_of(module: str, listed: dict[str, str]) -> str | None:
 
 
 def test_lint_imports_keeps_every_contract() -> None:
-    exe = shutil.which("lint-imports")
+    beside = Path(sys.executable).parent / "lint-imports"  # this interpreter's own (a venv not activated)
+    exe = str(beside) if beside.exists() else shutil.which("lint-imports")
     assert exe is not None, "lint-imports is not installed (pip install -e '.[test]')"
     proc = subprocess.run([exe, "--no-cache"], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "0 broken" in proc.stdout, proc.stdout + proc.stderr
