@@ -70,6 +70,17 @@ def fmt_duration(seconds: float | None) -> str:
     return f"{s // 3600}h {s % 3600 // 60:02d}m"
 
 
+def fmt_left(seconds: float | None, approximate: bool) -> str:
+    """The time left as the display shows it: `fmt_duration`, or, when ``approximate`` (`RunState.approximate`),
+    ``~`` and a coarse figure: 5 s steps under a minute, whole minutes under an hour (``~25s``, ``~3m``, ``~1h 05m``)."""
+    if seconds is None or not approximate:
+        return fmt_duration(seconds)
+    if seconds < 57.5:
+        return f"~{max(5, int(round(seconds / 5)) * 5)}s"
+    m = int(round(seconds / 60))
+    return f"~{m}m" if m < 60 else f"~{m // 60}h {m % 60:02d}m"
+
+
 #: Seconds one task of each stage takes on the reference machine (2 cores with Docker: the demo's first run,
 #: one job, tests/data/progress/demo-first-run-n1.jsonl), and where a kind's tasks differ (``KIND_PRIOR_S``: a
 #: patch suite's validate and health and an agentic suite's execute run containers, a migration's are instant;
@@ -102,6 +113,12 @@ first finished task weighs a quarter, the ninth three quarters."""
 MACHINE_PSEUDO_S = 10.0
 """The machine factor counts this many seconds of work at the reference speed (a second of tiny tasks does
 not rescale a minute of containers)."""
+SURE_DONE_SHARE = 0.2
+SURE_MEASURED_SHARE = 0.5
+"""The time left is shown as approximate (``~``, `fmt_left`) until ``SURE_DONE_SHARE`` of the planned tasks are
+done and while less than ``SURE_MEASURED_SHARE`` of the work left is priced by its own group's finished tasks
+(the rest is priced by priors: `RunState.measured_share`). Replayed on the recorded runs every point off by
+more than 30% is shown approximate (tests/test_progress_eta.py)."""
 
 Key = tuple[str, str, str]
 """(stage, suite, system) of a task: ('execute', 'patch', 'fixer'); ('validate', 'patch', ''); ('render', '', '')."""
@@ -244,6 +261,26 @@ class RunState:
                 out[key] = (_robust_sum(ds, cls_mean) + SHRINK * cls_mean) / (len(ds) + SHRINK) if ds else cls_mean
             return out
 
+    def measured_share(self) -> float:
+        """The share of the work left (`means` times tasks left) priced by its group's own finished tasks rather
+        than by its class's or a prior (1.0 when nothing is left)."""
+        with self.lock:
+            means = self.means()
+            priced = measured = 0.0
+            for key, total in self.group_total.items():
+                work = max(0, total - self.group_done.get(key, 0)) * means[key]
+                priced += work
+                if self.group_durations.get(key):
+                    measured += work
+            return measured / priced if priced > 0 else 1.0
+
+    def approximate(self) -> bool:
+        """Whether the time left is a rough figure (`SURE_DONE_SHARE`, `SURE_MEASURED_SHARE`)."""
+        with self.lock:
+            planned = sum(self.total.values())
+            done = sum(self.done.values())
+            return done < SURE_DONE_SHARE * planned or self.measured_share() < SURE_MEASURED_SHARE
+
     def time_left(self) -> float | None:
         """Seconds left: the work of the tasks not done over the concurrency the run achieves; None before
         any task ran.
@@ -333,7 +370,8 @@ class LiveReporter(ExecutedOnlyReporter):
         spend = f"spend {_money(c['spend_usd'])}"
         if c["budget_usd"] is not None:
             spend += f" (judge {_money(c['budgeted_spend_usd'])} of {_money(c['budget_usd'])} budget)"
-        line = Text(f"elapsed {fmt_duration(elapsed)} · left {fmt_duration(self.state.time_left())} · "
+        left = fmt_left(self.state.time_left(), self.state.approximate())
+        line = Text(f"elapsed {fmt_duration(elapsed)} · left {left} · "
                     f"{running} running · containers {c['containers']} · model calls {c['model_calls']} · {spend}",
                     style="dim")
         return Group(table, line, *(Text(extra(), style="dim") for extra in EXTRA_LINES))

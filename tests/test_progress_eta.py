@@ -32,6 +32,7 @@ import gzip
 import json
 import statistics
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -55,17 +56,47 @@ def _classes(head: dict[str, object], planned: list[str]) -> dict[str, str]:
             for s in systems}
 
 
-def replay(path: Path) -> list[tuple[float, float, float]]:
-    """(time, estimate, actual time left) after each event once 20% of the tasks are done."""
+MAX_ERROR = {"demo-first-run-n1.jsonl": 1.1, "demo-first-run-n2.jsonl": 0.85, "init-first-run-n1.jsonl": 3.5,
+             "init-first-run-n2.jsonl.gz": 1.1, "init-patch-migration-n1.jsonl.gz": 1.0, "init-rerun-v2-n2.jsonl.gz": 0.7}
+"""The issue's criterion, within 30% of the time really left at EVERY point from 20% of the tasks on (>= 5 s
+left): met on none of the six. The largest error (bounds a little above what is reached, so a change that makes
+one worse fails): 1.03, 0.80, 3.44, 1.01, 0.93, 0.62. Why, in docs/guide/cli.md (Progress): the work left is
+mostly containers, a ragas import and the render, which no finished task has priced yet, and their speed varies
+up to 7x between recordings of the same project on the shared machine."""
+
+
+def clocked(names: list[str], kinds: dict[str, str] | None = None, classes: dict[str, str] | None = None,
+            jobs: int = 1) -> tuple[progress.RunState, list[float]]:
+    """A RunState planned with ``names``, on a clock the caller moves (``now[0]``)."""
+    state = progress.RunState(jobs, kinds, classes)
+    now = [0.0]
+    state.clock = lambda: now[0]
+    state.t0 = 0.0
+    state.plan_names(names)
+    return state, now
+
+
+def run_in_turn(state: progress.RunState, now: list[float], names: list[str],
+                seconds: Callable[[int, str], float], ran: Callable[[int], bool] = lambda i: True) -> None:
+    """Start and finish ``names`` one after another, the i-th taking ``seconds(i, name)`` (up to date unless ``ran(i)``)."""
+    for i, name in enumerate(names):
+        state.start(name)
+        now[0] += seconds(i, name)
+        state.finish(name, ran=ran(i))
+
+
+Point = tuple[float, float, float, bool]
+"""(time, estimate, actual time left, shown as approximate) at one event of a replay."""
+
+
+def replay(path: Path) -> list[Point]:
+    """A `Point` after each event once 20% of the tasks are done."""
     text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text(encoding="utf-8")
     lines = [json.loads(line) for line in text.splitlines()]
     head, events = lines[0], lines[1:]
     end = events[-1]["t"]
-    now = [0.0]
-    state = progress.RunState(head["jobs"], head.get("kinds", SUITE_KINDS), _classes(head, head["planned"]))
-    state.clock = lambda: now[0]
-    state.t0 = 0.0
-    state.plan_names(head["planned"])
+    state, now = clocked(head["planned"], head.get("kinds", SUITE_KINDS), _classes(head, head["planned"]),
+                         jobs=head["jobs"])
     total, done, points = len(head["planned"]), 0, []
     for e in events:
         now[0] = e["t"]
@@ -77,12 +108,13 @@ def replay(path: Path) -> list[tuple[float, float, float]]:
         if done >= 0.2 * total:
             estimate = state.time_left()
             assert estimate is not None
-            points.append((e["t"], estimate, end - e["t"]))
+            points.append((e["t"], estimate, end - e["t"], state.approximate()))
     return points
 
 
-def errors_of(points: list[tuple[float, float, float]]) -> list[float]:
-    return [abs(est - left) / left for _, est, left in points if left >= 5]
+def errors_of(points: list[Point]) -> list[float]:
+    """|estimate - actual| / actual at the points with at least 5 s left (the last seconds are not judged)."""
+    return [abs(est - left) / left for _, est, left, _ in points if left >= 5]
 
 
 WITHIN_30 = ["demo-first-run-n1.jsonl", "init-first-run-n2.jsonl.gz"]
@@ -114,18 +146,39 @@ def test_time_left_on_runs_not_within_30_percent(name: str, bounds: tuple[float,
     assert max(errors) <= 3.5  # init-first-run-n1's was 6.9 with per-suite means (canaries priced as containers)
 
 
+@pytest.mark.parametrize("name", sorted(MAX_ERROR))
+def test_time_left_at_every_point_after_20_percent(name: str) -> None:
+    """The largest error from 20% of the tasks on; a recording that comes within 30% must say so here."""
+    points = replay(DATA / name)
+    worst = max(errors_of(points))
+    assert worst <= MAX_ERROR[name]
+    assert worst > 0.30, f"{name} is now within 30% at every point ({worst:.2f}): lower its bound to 0.30"
+    # every estimate that is more than 30% off is shown as approximate ("~1m"), never as a precise figure
+    for _, est, left, approximate in points:
+        if left >= 5 and abs(est - left) / left > 0.30:
+            assert approximate
+
+
+def test_the_time_left_is_approximate_until_measured() -> None:
+    """Before 20% of the tasks: "~"; once most of the work left is priced by its own finished tasks: exact."""
+    names = [f"execute:s:patch/c{i}" for i in range(10)]
+    state, now = clocked(names, {"patch": "patch"})
+    run_in_turn(state, now, names[:1], lambda i, _: 2.0)
+    assert state.approximate()  # 1 of 10 done
+    run_in_turn(state, now, names[1:3], lambda i, _: 2.0)
+    assert not state.approximate() and state.measured_share() == 1.0
+    left = state.time_left()
+    assert left is not None and progress.fmt_left(left, state.approximate()) == progress.fmt_duration(left)
+    assert progress.fmt_left(62.0, True) == "~1m" and progress.fmt_left(23.0, True) == "~25s"
+    assert progress.fmt_left(1.0, True) == "~5s" and progress.fmt_left(3700.0, True) == "~1h 02m"
+    assert progress.fmt_left(None, True) == "estimating…" and progress.fmt_left(62.0, False) == "1m 02s"
+
+
 def test_a_timed_out_task_does_not_price_every_task_left() -> None:
     """One 20 s timeout among half-second tasks: the timeout counts at most 4x the group's typical task."""
-    state = progress.RunState(1, {"patch": "patch"})
-    now = [0.0]
-    state.clock = lambda: now[0]
-    state.t0 = 0.0
     names = [f"execute:s:patch/c{i}" for i in range(60)]
-    state.plan_names(names)
-    for i, name in enumerate(names[:10]):
-        state.start(name)
-        now[0] += 20.0 if i == 3 else 0.5
-        state.finish(name)
+    state, now = clocked(names, {"patch": "patch"})
+    run_in_turn(state, now, names[:10], lambda i, _: 20.0 if i == 3 else 0.5)
     left = state.time_left()
     # 50 x ~1.4 s (the machine looks slower), not 50 x 2.3 s = 116 s (the mean with the whole timeout)
     assert left is not None and 25.0 <= left <= 80.0
@@ -133,46 +186,28 @@ def test_a_timed_out_task_does_not_price_every_task_left() -> None:
 
 def test_a_kind_without_containers_is_priced_apart() -> None:
     """Before any execute ran, a patch suite's are priced at seconds and a migration's validate at nothing."""
-    state = progress.RunState(1, {"patch": "patch", "migration": "migration"})
-    now = [0.0]
-    state.clock = lambda: now[0]
-    state.t0 = 0.0
-    state.plan_names(["generate:s:patch/a", "execute:s:patch/a", "validate:migration/b"])
-    state.start("generate:s:patch/a")
-    now[0] = 0.04
-    state.finish("generate:s:patch/a")
+    state, now = clocked(["generate:s:patch/a", "execute:s:patch/a", "validate:migration/b"],
+                         {"patch": "patch", "migration": "migration"})
+    run_in_turn(state, now, ["generate:s:patch/a"], lambda i, _: 0.04)
     left = state.time_left()
     assert left is not None and 0.8 <= left <= 2.0
 
 
 def test_up_to_date_tasks_cost_nothing_left() -> None:
     """A rerun where most tasks are up to date: the tasks left are priced at the share that ran."""
-    state = progress.RunState(1)
-    now = [0.0]
-    state.clock = lambda: now[0]
-    state.t0 = 0.0
     names = [f"score:s:migration/c{i}" for i in range(100)]
-    state.plan_names(names)
-    for i, name in enumerate(names[:50]):
-        state.start(name)
-        now[0] += 1.0 if i % 10 == 0 else 0.0
-        state.finish(name, ran=i % 10 == 0)  # one in ten ran, for 1 s each
+    state, now = clocked(names)
+    # one in ten ran, for 1 s each
+    run_in_turn(state, now, names[:50], lambda i, _: 1.0 if i % 10 == 0 else 0.0, ran=lambda i: i % 10 == 0)
     left = state.time_left()
     assert left is not None and 3.0 <= left <= 7.0  # 50 left x 1/10 ran x ~1 s, not 50 s
 
 
 def test_a_canary_not_run_yet_is_priced_at_the_canaries_that_have() -> None:
     """Six real patches took a second each, six canaries nothing: the six canaries left cost about nothing."""
-    state = progress.RunState(1, {"patch": "patch"}, {"fixer": "live", "canary-a": "canary", "canary-b": "canary"})
-    now = [0.0]
-    state.clock = lambda: now[0]
-    state.t0 = 0.0
     names = [f"execute:{s}:patch/c{i}" for s in ("fixer", "canary-a", "canary-b") for i in range(6)]
-    state.plan_names(names)
-    for name in names[:12]:
-        state.start(name)
-        now[0] += 1.0 if ":fixer:" in name else 0.0
-        state.finish(name)
+    state, now = clocked(names, {"patch": "patch"}, {"fixer": "live", "canary-a": "canary", "canary-b": "canary"})
+    run_in_turn(state, now, names[:12], lambda i, name: 1.0 if ":fixer:" in name else 0.0)
     left = state.time_left()
     assert left is not None and left < 1.0  # not 6 x ~0.6 s (one mean per stage and suite)
     assert progress.key_of("execute:canary-a:patch/c1") == ("execute", "patch", "canary-a")
