@@ -9,21 +9,14 @@ Recordings, 2 cores with Docker shared with other work (durations are noisy, as 
   --kind patch --kind migration --no-history`, one job), init-first-run-n2 (`evalkit init --no-history`, two
   jobs), init-rerun-v2-n2 (`evalkit init --kind agentic --kind e2e --kind rag --kind generation`, whose v1
   init evaluated: the recorded v2 run reuses most sandbox runs; two jobs, 13 s).
+- held out, recorded in session 26 (the fixer given ``pass_env: [PYTHONPATH]``, the recording machine's evalkit
+  being a worktree): init-patch-first-run-n2 (`evalkit init --kind patch --no-history`, two jobs, a load average
+  of 17 on 2 cores: each container 4-20 s), init-patch-rerun-edit-n1 (the same project after one case's
+  problem statement was edited: that case's 36 tasks run, 205 are up to date; one job, 6.6 s).
 
-Figures (|relative error| over the points from 20% of the tasks on with >= 5 s left; median, 90th percentile,
-share within 30%), the estimator of bc01592 ("before": per (stage, suite) means, priors per kind) and now
-(per (stage, suite, system) means, shrunk toward the system class's, then toward priors per kind and class):
-  demo-first-run-n1          before 0.24 / 0.34 / 88%   now 0.22 / 0.28 / 90%
-  demo-first-run-n2          before 0.35 / 0.51 / 47%   now 0.38 / 0.50 / 44%
-  init-first-run-n1          before 0.91 / 6.3  / 0%    now 0.39 / 2.7  / 2%
-  init-patch-migration-n1    before 0.13 / 2.9  / 66%   now 0.39 / 0.63 / 21%   (held out)
-  init-first-run-n2          before 0.55 / 1.7  / 14%   now 0.22 / 0.52 / 58%   (held out)
-  init-rerun-v2-n2           before 0.12 / 0.18 / 95%   now 0.36 / 0.39 / 2%    (held out)
-Within 30% (median) on two of six. Most points fall at one moment: when the generate tasks of a first run
-end (20% of the tasks), where only priors price what is left, and no prior knows that one patch of the
-demo's cases hangs until its 20 s timeout (every recording with a patch suite has it) or how loaded the
-machine is. Before, pricing canaries as real containers offset the missing timeout on some runs and
-not others; now canaries and stored answers are priced apart and what has run prices what has not.
+Figures (|relative error| over the points from 20% of the tasks on with >= 5 s left: median, 90th percentile,
+largest, share within 30%) are in docs/guide/cli.md (Progress). The issue's criterion, within 30% at every
+such point, is met on none of the eight (`MAX_ERROR`); the median is within 30% on three (`WITHIN_30`).
 """
 
 from __future__ import annotations
@@ -57,12 +50,14 @@ def _classes(head: dict[str, object], planned: list[str]) -> dict[str, str]:
 
 
 MAX_ERROR = {"demo-first-run-n1.jsonl": 1.1, "demo-first-run-n2.jsonl": 0.85, "init-first-run-n1.jsonl": 3.5,
-             "init-first-run-n2.jsonl.gz": 1.1, "init-patch-migration-n1.jsonl.gz": 1.0, "init-rerun-v2-n2.jsonl.gz": 0.7}
+             "init-first-run-n2.jsonl.gz": 1.1, "init-patch-migration-n1.jsonl.gz": 1.0, "init-rerun-v2-n2.jsonl.gz": 0.7,
+             "init-patch-first-run-n2.jsonl.gz": 1.6, "init-patch-rerun-edit-n1.jsonl.gz": 0.35}
 """The issue's criterion, within 30% of the time really left at EVERY point from 20% of the tasks on (>= 5 s
-left): met on none of the six. The largest error (bounds a little above what is reached, so a change that makes
-one worse fails): 1.03, 0.80, 3.44, 1.01, 0.93, 0.62. Why, in docs/guide/cli.md (Progress): the work left is
-mostly containers, a ragas import and the render, which no finished task has priced yet, and their speed varies
-up to 7x between recordings of the same project on the shared machine."""
+left): met on none of the eight. The largest errors (bounds a little above what is reached, so a change that
+makes one worse fails), in this order: 1.03, 0.80, 3.44, 1.01, 0.93, 0.62, 1.51, 0.32. Why, in docs/guide/cli.md
+(Progress): at 20% of the tasks a first run has done its generate tasks and nothing else; the work left is mostly
+containers, a ragas import and the render, which no finished task has priced yet, and a container's time varies
+up to 10x between recordings of the same project on the shared machine."""
 
 
 def clocked(names: list[str], kinds: dict[str, str] | None = None, classes: dict[str, str] | None = None,
@@ -117,19 +112,21 @@ def errors_of(points: list[Point]) -> list[float]:
     return [abs(est - left) / left for _, est, left, _ in points if left >= 5]
 
 
-WITHIN_30 = ["demo-first-run-n1.jsonl", "init-first-run-n2.jsonl.gz"]
-"""Recordings where the median error from 20% of the tasks on is within 30% (the issue's bar)."""
+WITHIN_30 = {"demo-first-run-n1.jsonl": 100, "init-first-run-n2.jsonl.gz": 100, "init-patch-rerun-edit-n1.jsonl.gz": 10}
+"""Recordings where the median error from 20% of the tasks on is within 30%, and the points each has at least
+(a rerun of one case is over in seconds)."""
 NOT_WITHIN_30 = {"demo-first-run-n2.jsonl": (0.40, 0.55), "init-first-run-n1.jsonl": (0.42, 2.9),
-                 "init-patch-migration-n1.jsonl.gz": (0.42, 0.70), "init-rerun-v2-n2.jsonl.gz": (0.40, 0.45)}
+                 "init-patch-migration-n1.jsonl.gz": (0.42, 0.70), "init-rerun-v2-n2.jsonl.gz": (0.40, 0.45),
+                 "init-patch-first-run-n2.jsonl.gz": (0.52, 1.15)}
 """The others: (median, 90th percentile) bounds a little above what is reached, so a change that makes
 them worse fails; the issue's 30% is NOT met on these."""
 
 
-@pytest.mark.parametrize("name", WITHIN_30)
-def test_time_left_within_30_percent(name: str) -> None:
+@pytest.mark.parametrize(("name", "min_points"), sorted(WITHIN_30.items()))
+def test_time_left_within_30_percent(name: str, min_points: int) -> None:
     points = replay(DATA / name)
     errors = errors_of(points)
-    assert len(errors) > 100
+    assert len(errors) >= min_points
     assert statistics.median(errors) <= 0.30
     assert statistics.quantiles(errors, n=10)[-1] <= 0.55
     assert max(errors) <= 1.1  # never the 4-5x off the issue measured (16 s shown for 86 s, 147 s for 32 s)
@@ -170,7 +167,7 @@ def test_the_time_left_is_approximate_until_measured() -> None:
     left = state.time_left()
     assert left is not None and progress.fmt_left(left, state.approximate()) == progress.fmt_duration(left)
     assert progress.fmt_left(62.0, True) == "~1m" and progress.fmt_left(23.0, True) == "~25s"
-    assert progress.fmt_left(1.0, True) == "~5s" and progress.fmt_left(3700.0, True) == "~1h 02m"
+    assert progress.fmt_left(0.2, True) == "~1s" and progress.fmt_left(7.4, True) == "~7s" and progress.fmt_left(3700.0, True) == "~1h 02m"
     assert progress.fmt_left(None, True) == "estimating…" and progress.fmt_left(62.0, False) == "1m 02s"
 
 
