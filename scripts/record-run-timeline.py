@@ -2,7 +2,10 @@
 """Record a real `evalkit run`'s task timeline (start, finish, up to date; seconds since the start) as JSON
 lines, for tests/test_progress_eta.py, which replays it through the progress display's time-left
 estimator. Run it in a project folder: `python scripts/record-run-timeline.py OUT.jsonl [-n JOBS]`.
-The first line holds the planned tasks per stage, the jobs, each suite's kind and each system's class."""
+The first line holds the planned tasks per stage, the jobs, each suite's kind and each system's class.
+Command systems run in a clean environment: where evalkit is a worktree on PYTHONPATH rather than installed,
+give them ``pass_env: [PYTHONPATH]`` in the project's evalkit.yaml, or every answer is an import error
+(a recording of nothing). Recordings go to tests/data/progress/ (gzip them)."""
 
 from __future__ import annotations
 
