@@ -25,7 +25,7 @@ from evalkit.kind_registry import kind
 from evalkit.models import Model
 from evalkit.report.models import SandboxImage
 from evalkit.sandbox.backends import uses_images
-from evalkit.stages.execute import official_image
+from evalkit.swebench.image_names import official_image
 
 IMAGES_FILE = "sandbox-images.json"
 """The images the last `evalkit run` needed, in its work folder."""
@@ -123,11 +123,8 @@ def after_run(cfg: Config, sizes_before: dict[str, int | None] | None) -> None:
     """At the end of `evalkit run`: record that the run used its images, then apply ``sandbox.image_store_gb``."""
     if sizes_before is None:
         return
-    from evalkit.sandbox.image_store import evict_over_cap, image_ids, record_use  # deferred: docker-py (heavy), only when a case runs in an image
+    from evalkit.sandbox.image_store import after_run as store_after_run  # deferred: docker-py (heavy), only when a case runs in an image
 
-    names = list(sizes_before)
     present_before = {n: ("present" if s is not None else None) for n, s in sizes_before.items()}
-    record_use(cfg.work_path, image_ids(names), present_before)
-    if cfg.sandbox.image_store_gb is not None:
-        evict_over_cap(cfg.work_path, cfg.sandbox.image_store_gb, names,
-                       say=lambda line: print(f"evalkit: {line}", file=sys.stderr, flush=True))
+    store_after_run(cfg.work_path, list(sizes_before), present_before, cfg.sandbox.image_store_gb,
+                    say=lambda line: print(f"evalkit: {line}", file=sys.stderr, flush=True))

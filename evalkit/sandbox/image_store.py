@@ -212,6 +212,17 @@ def evict_over_cap(work: Path, cap_gb: float, needed: Iterable[str], say: Callab
     return Eviction(cap=cap, before=before, after=size, evicted=evicted, kept_needed=kept, failed=failed)
 
 
+def after_run(work: Path, names: list[str], present_before: dict[str, str | None], cap_gb: float | None,
+              say: Callable[[str], None]) -> None:
+    """Record that a run used ``names``, then apply the cap; a daemon gone since the run started is said, not raised."""
+    try:
+        record_use(work, image_ids(names), present_before)
+        if cap_gb is not None:
+            evict_over_cap(work, cap_gb, names, say)
+    except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
+        say(f"image store: not updated, Docker failed: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}")
+
+
 def image_sizes(names: Iterable[str]) -> dict[str, int | None]:
     """Name -> Docker's size of the local image (bytes; None: not present here)."""
     out: dict[str, int | None] = {}
