@@ -215,6 +215,10 @@ class SandboxSettings(Model):
     base_image: str = "evalkit/python-pytest:bookworm"
     """evalkit's own sandbox image: when a case needs it and Docker lacks it, the run builds it first
     (from the Dockerfile in evalkit/sandbox/base_image, or from Debian packages without a registry)."""
+    image_store_gb: float | None = Field(default=None, gt=0)
+    """Cap on the disk evalkit's sandbox images take on this Docker host (GB, Docker's own sizes); after a run,
+    the least recently used evalkit images (ones it built and labelled `evalkit.image`, or ones this project's
+    runs pulled) are removed until the store fits, never one the run needs or a container uses; None: no cap."""
 
     @field_validator("backend")
     @classmethod

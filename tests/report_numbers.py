@@ -4,7 +4,7 @@ Every number, boolean and null of the report, minus what measures time (metrics 
 every comparison or Holm family that holds one, since a time metric's p-value can reorder a family: the
 Holm-adjusted p, the level Holm held a comparison to, whether it was testable at that level, and the power
 figures sized at it)
-and where the stages ran (the cluster workers' calls and seconds), and the wall time of case health's ablations.
+and where the stages ran (the cluster workers' calls and seconds, the sandbox images' sizes on that host), and the wall time of case health's ablations.
 Kept as the report's own nested shape with only those leaves, so a difference names its path.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 from evalkit.metrics.registry import METRICS
 
 TIME_LIKE = frozenset(name for name, info in METRICS.items() if info.unit == "s")
-WHERE_IT_RAN = frozenset({"workers"})
+WHERE_IT_RAN = frozenset({"workers", "images"})
 WALL_TIMES = frozenset({"ablation_seconds"})
 """Wall times the report records beside its results (case health's ablations)."""
 RANK_DEPENDENT = frozenset({"p_holm", "significant", "alpha_holm", "testable", "mdd"})

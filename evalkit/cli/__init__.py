@@ -145,8 +145,13 @@ def _run_locked(args: argparse.Namespace) -> int:
     cfg = tasks.graph().cfg
     envfail.clear()
     os.environ["EVALKIT_RUN_ID"] = f"{os.getpid()}.{time.time_ns()}"  # evalkit.llm.client: in-run de-dup
+    from evalkit import run_images  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+
+    run_cases = list({c.key: c for _, c in tasks.graph().pairs}.values())
+    images_before = run_images.before_run(cfg, run_cases)  # the images it needs, with sizes, for the report
     with run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
         code = DoitMain(ModuleTaskLoader(module)).run(argv)
+    run_images.after_run(cfg, images_before)  # record their use; evict over sandbox.image_store_gb
     retries = pending_retries(cfg.work_path, ((s.name, c.suite, c.id) for s, c in tasks.graph().pairs))
     if mode != "quiet":  # one row per suite x system, from report.json
         progress.print_summary(cfg.site_path, cfg.release, retries=retries)

@@ -6,7 +6,9 @@ requests share one cached answer and are counted once; cached ones are free. Inp
 from the count-tokens endpoint (a character estimate without a key or when it fails); output
 tokens are each request's ``max_tokens`` (an upper bound). Grade calls are priced as a Message
 Batch (half price) only when ``judge.mode: batch``, which the run then uses; generate calls and
-repair requests always go one by one. The last line is one JSON object.
+repair requests always go one by one. Then the sandbox images the run needs with Docker's sizes, and for
+SWE-bench cases whose tree is in SWE-bench's images the image plan (evalkit.swebench.image_plan: how many
+images, how many GB, where the figure comes from). The last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -107,8 +109,60 @@ def ablation_containers(loaded: Loaded) -> tuple[int, int]:
     return total, pending
 
 
+SHOWN_IMAGES = 12
+"""Images listed one per line (the JSON line holds them all)."""
+
+
+def image_lines(loaded: Loaded) -> dict[str, Any]:
+    """Print the sandbox images the run needs with their sizes, and the SWE-bench image plan; their JSON."""
+    from evalkit.run_images import image_rows, local_sizes, needed_images, swebench_rows  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+
+    cfg, cases = loaded.config, loaded.project.cases
+    needed = needed_images(cfg, cases)
+    sizes = local_sizes(needed) if needed else None
+    rows = image_rows(needed, sizes or {})
+    gb = 1e9
+    if rows:
+        where = "Docker's sizes on this host" if sizes is not None else "no Docker daemon answered: sizes unknown"
+        print(f"sandbox images: {len(rows)} ({where})")
+    for row in rows[:SHOWN_IMAGES]:
+        size = f"{row.size_bytes / gb:.2f} GB" if row.size_bytes is not None else \
+            ("not on this host" if sizes is not None else "size unknown")
+        print(f"  {row.name:60} cases {row.cases:5}  {size}")
+    if len(rows) > SHOWN_IMAGES:
+        rest = rows[SHOWN_IMAGES:]
+        print(f"  ... and {len(rest)} more ({sum(1 for r in rest if r.size_bytes is not None)} on this host; "
+              "every one in the JSON line)")
+    if sizes is not None and rows:
+        print(f"  on this host: {sum(1 for r in rows if r.size_bytes is not None)} of {len(rows)}, "
+              f"{sum(r.size_bytes or 0 for r in rows) / gb:.2f} GB (all layers, shared ones counted in each)")
+    out: dict[str, Any] = {"images": [r.model_dump() for r in rows],
+                           "image_bytes_local": sum(r.size_bytes or 0 for r in rows), "swebench_images": None}
+    sw = swebench_rows(cfg, cases)
+    if not sw:
+        return out
+    from evalkit.swebench.harness import HarnessUnavailable  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+    from evalkit.swebench.image_plan import image_plan  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+
+    try:
+        plan = image_plan(sw, sizes or {}, cfg.sandbox.swebench_namespace.strip().strip("/") or None)
+    except HarnessUnavailable as exc:
+        print(f"SWE-bench image plan: not made ({exc})")
+        return out
+    envs = plan.environments
+    print(f"SWE-bench image plan: {len(plan.images)} instance image(s) (sweb.eval.*, one per instance: the pinned "
+          f"swebench 5.x builds no separate base or environment images), {plan.harness_named} named as the harness "
+          f"names them; {len(envs)} repo+version group(s) (the 4.x harness's environment images), largest "
+          + ", ".join(f"{repo} {ver or '?'} x{n}" for (repo, ver), n in envs.most_common(3)))
+    print(f"  on this host: {len(plan.present)} image(s), {plan.local_bytes / gb:.1f} GB (Docker's sizes); "
+          f"to pull: {len(plan.images) - len(plan.present)} image(s), about {plan.missing_bytes / gb:.1f} GB at "
+          f"{plan.per_image_bytes / gb:.3f} GB each ({plan.size_source})")
+    out["swebench_images"] = plan.as_json()
+    return out
+
+
 @command("estimate", "count every model call the next run would make (systems under test, judges, rubrics, "
-         "ragas) and its cost; no call is paid", config_arg)
+         "ragas) and its cost, and the sandbox images it needs with their sizes; no call is paid", config_arg)
 def cmd_estimate(args: argparse.Namespace) -> int:
     from evalkit.llm.cache import ResponseCache  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
     from evalkit.llm.settings import configured  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
@@ -157,7 +211,8 @@ def cmd_estimate(args: argparse.Namespace) -> int:
     containers, pending = ablation_containers(loaded)
     print(f"case health: {containers} ablation container(s) ({pending} not run yet; validation.ablations "
           f"{cfg.validation.ablations} per case, once per case, not per system)")
-    print(json.dumps({"ablation_containers": containers, "ablation_containers_pending": pending,
+    images = image_lines(loaded)
+    print(json.dumps({**images, "ablation_containers": containers, "ablation_containers_pending": pending,
                       "cost_unknown_models": unknown_cost, "uncached_calls": int(totals["uncached_calls"]), "calls": int(totals["calls"]),
                       "estimated_calls": int(totals["estimated_calls"]),
                       "by_stage": dict(sorted(by_stage.items())), "by_asker": dict(sorted(by_asker.items())),

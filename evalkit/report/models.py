@@ -353,6 +353,19 @@ class WorkerRow(Model):
     """Seconds it spent in those calls' stages."""
 
 
+class SandboxImage(Model):
+    """One container image the run's cases run their tests in."""
+
+    name: str
+    """The image as the run names it (SWE-bench's under sandbox.swebench_namespace)."""
+    cases: int
+    """Cases of the run that use it."""
+    present: bool = False
+    """It was on the Docker host when the run started (else the run pulled or built it)."""
+    size_bytes: int | None = None
+    """Docker's size of it then (all its layers, shared ones included); None when absent or no daemon answered."""
+
+
 class Report(Model):
     """report.json: everything the release page shows."""
 
@@ -396,6 +409,9 @@ class Report(Model):
     None when no suite of the run is graded by a rubric judge."""
     workers: list[WorkerRow] = []
     """Cluster workers that made artifacts of this report (evalkit.executors.cluster); empty for a local run."""
+    images: list[SandboxImage] = []
+    """The sandbox images the run needed, with their sizes when it started (evalkit.run_images); empty when no
+    case ran tests in an image."""
     validity_alarms: dict[str, str] = {}
     """Suite -> metric-validity alarm: its headline metric lets a canary (an answer doing no real work) score
     at or above gold or a real system (evalkit.report.leaderboard); `evalkit run --strict` fails on one."""

@@ -24,6 +24,7 @@ from evalkit.store import ContentStore
 from evalkit.isolation import for_run, refusal
 from evalkit.sandbox import SandboxLimits, TestRunSpec, run_tests_cached
 from evalkit.swebench.harness import case_parser
+from evalkit.swebench.image_names import official_image
 
 _tree_lock = threading.Lock()
 
@@ -129,15 +130,6 @@ def host_refusal(cfg: Config, case: Case) -> dict[str, Any] | None:
 DEFAULT_TEST_COMMAND = "python3 -m pytest -rA -p no:cacheprovider"
 #: The test command of a case with an eval script (the runner exports where it put the script).
 EVAL_SCRIPT_COMMAND = 'bash "$EVALKIT_EVAL_SCRIPT"'
-
-
-def official_image(cfg: Config, image: str) -> str:
-    """A SWE-bench environment image name: as written when it names a registry namespace, else under
-    `sandbox.swebench_namespace` (SWE-bench's `__` -> `_1776_` rule applied, as the harness names them)."""
-    ns = cfg.sandbox.swebench_namespace.strip().strip("/")
-    if "/" in image or not ns:
-        return image
-    return f"{ns}/{image}".replace("__", "_1776_").lower()
 
 
 def run_spec(cfg: Config, case: Case, patch: str | None, trusted: bool = False) -> Any:
