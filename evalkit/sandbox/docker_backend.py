@@ -160,6 +160,9 @@ class DockerSandbox:
             self._slot.close()
             self._budget.failed(f"create: {exc}")
             raise SandboxError(f"cannot create the container: {exc}") from exc
+        except BaseException:
+            self._slot.close()
+            raise
 
     def __enter__(self) -> DockerSandbox:
         try:
