@@ -202,6 +202,11 @@ class SandboxSettings(Model):
     """Cap on test output kept per run."""
     reruns: int = 0
     """Rerun failing tests this many times to detect flaky ones."""
+    containers: int | None = Field(default=None, ge=1)
+    """Most sandbox containers at once in this process, whatever `--jobs` is; empty: from the machine
+    (twice the cores, at most half the memory in containers of `memory_mb`). Adaptive: it backs off
+    when container starts slow down or fail and grows back after quick ones; the report's run notes
+    say what it did. How many run at once never changes a result, so editing it reruns nothing."""
     flaky_policy: Literal["fail", "pass", "exclude"] = "fail"
     """How a flaky FAIL_TO_PASS / PASS_TO_PASS test counts for resolution."""
     swebench_namespace: str = "swebench"

@@ -75,6 +75,11 @@ def test_patch_demo_outcomes_and_a_broken_case(docker_engine: str, tmp_path: Pat
         scores = json.loads((work / "artifacts" / system / "patch" / "round-half-up-bad-id" / "scores.json").read_text())
         assert scores["excluded"] == "broken" and scores["status"] == "broken", (system, scores)
     report = json.loads((project / "site" / "r1" / "report.json").read_text())
+    # the container budget's line (issue 32): what it allowed and what ran, read from the run's record
+    (note,) = [n for n in report["notes"] if n.startswith("Sandbox containers: at most ")]
+    record = json.loads((work / "sandbox-run.json").read_text())
+    assert record["started"] > 0 and 1 <= record["peak"] <= record["limit"] and record["failed_starts"] == 0
+    assert f"at most {record['limit']} at once" in note and f"{record['started']} started" in note
     (suite,) = [s for s in report["suites"] if s["name"] == "patch"]
     assert [b.split(":", 1)[0] for b in suite["broken"]] == ["round-half-up-bad-id"]
     # the other seven still count; the broken one does not

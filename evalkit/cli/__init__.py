@@ -55,7 +55,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--select", "-s", action="append", default=[],
                    help="only cases matching SUITE/CASE-GLOB (repeatable); others keep their results")
     p.add_argument("--jobs", "-n", type=int, default=None,
-                   help="tasks in parallel (threads; default 1, or 16 with --cluster: calls in flight)")
+                   help="tasks in parallel (threads; default: the CPU count, or 16 with --cluster: calls in flight); "
+                        "sandbox.containers caps the containers among them")
     p.add_argument("--cluster", metavar="tcp://HOST:PORT", default=None,
                    help="run generate, execute and grade calls on this Dask scheduler's workers (same as "
                         "EVALKIT_CLUSTER; executor: {cluster: {address: ...}} in evalkit.yaml)")
@@ -115,6 +116,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         return LOCKED_EXIT
 
 
+def default_jobs(cores: int) -> int:
+    """`evalkit run`'s parallel tasks without `--jobs`: one per core (a task mostly waits on a container or a
+    system's process; the container budget, not this, bounds the containers)."""
+    return max(1, cores)
+
+
 def _run_locked(args: argparse.Namespace) -> int:
     """`evalkit run` once this process holds the project's lock (`evalkit.runlock`)."""
     from doit.cmd_base import ModuleTaskLoader  # deferred: doit, only when tasks run
@@ -131,8 +138,11 @@ def _run_locked(args: argparse.Namespace) -> int:
         from evalkit.executors.cluster import cluster_address  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         cluster_address(run_cfg.executor_settings)
-    if args.jobs is None:  # on a cluster, doit's threads are the calls in flight
-        args.jobs = 16 if run_cfg.executor_name == "cluster" else 1
+    from evalkit.sandbox import budget as container_budget  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
+
+    if args.jobs is None:  # on a cluster, doit's threads are the calls in flight; here, the machine's cores
+        args.jobs = 16 if run_cfg.executor_name == "cluster" else default_jobs(container_budget.cpu_count())
+    container_budget.configure(run_cfg.sandbox.containers, run_cfg.sandbox.memory_mb)
     argv = ["run"] + (["-n", str(args.jobs), "-P", "thread"] if args.jobs > 1 else []) + list(args.doit_args)
     from evalkit import progress  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
     from evalkit.interrupted import run_marker  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)

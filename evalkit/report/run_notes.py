@@ -1,4 +1,5 @@
-"""What the report says about how the run ran: judge notes, where tests executed, isolation notes, cluster workers."""
+"""What the report says about how the run ran: judge notes, where tests executed, isolation notes, the container
+budget, cluster workers."""
 
 from __future__ import annotations
 
@@ -12,8 +13,13 @@ from evalkit.config import Config
 from evalkit.executors.cluster_record import RECORD, ClusterRun
 from evalkit.isolation import IsolationDecision, for_run
 from evalkit.kind_registry import kind
+from evalkit.fsutil import atomic_write_json
 from evalkit.llm.settings import missing_key
 from evalkit.report.models import WorkerRow
+from evalkit.sandbox.budget import BudgetRecord, ran as budget_ran
+
+#: What the container budget did in the last run that started containers (evalkit.sandbox.budget).
+BUDGET_RECORD = "sandbox-run.json"
 
 
 def judge_notes(scores: Iterable[ScoresArtifact], settings: Any = None) -> set[str]:
@@ -48,6 +54,25 @@ def run_isolation(cfg: Config, pairs: list[tuple[Any, Case]]) -> Any:
         return IsolationDecision.model_validate(data["isolation"])
     except (FileNotFoundError, KeyError, TypeError, ValueError):
         return for_run(cfg.sandbox.backend)
+
+
+def budget_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> set[str]:
+    """The container budget's line (its limit, the containers started, its back-offs): this process's when it
+    started containers (then kept in ``<work>/sandbox-run.json``), else the last such run's; none when no
+    suite of the run executes tests or no container ever ran here."""
+
+    if not any(kind(case.kind).execution.executed for _, case in pairs):
+        return set()
+    path = cfg.work_path / BUDGET_RECORD
+    rec = budget_ran()
+    if rec is not None:
+        atomic_write_json(path, rec)
+    else:
+        try:
+            rec = BudgetRecord.model_validate_json(path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return set()
+    return {rec.note()}
 
 
 def isolation_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> dict[str, list[str]]:

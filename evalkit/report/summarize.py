@@ -16,7 +16,7 @@ from evalkit.report.case_details import write_case_details_incrementally
 from evalkit.report.models import Report
 from evalkit.report.release_diff import previous_report, release_diff
 from evalkit.run_images import read_run_images
-from evalkit.report.run_notes import cluster_workers, isolation_notes, judge_notes, run_isolation
+from evalkit.report.run_notes import budget_notes, cluster_workers, isolation_notes, judge_notes, run_isolation
 from evalkit.report.scenarios import scenario_groups
 from evalkit.report.score_files import read_scores
 from evalkit.report.stats_cache import StatsCache, cached_call
@@ -71,7 +71,7 @@ def summarize(cfg: Config, project: Project, write_case_details: bool = True) ->
                     workers=cluster_workers(cfg, pairs),
                     images=read_run_images(cfg.work_path) if report_sandbox is not None else [],
                     notes=sorted({n for notes in notes_by_suite.values() for n in notes} | judge_notes(scores.values(), cfg.judge)
-                                 | set(project.input_notes())),
+                                 | set(project.input_notes()) | budget_notes(cfg, pairs)),
                     inputs_digest=digest(sorted((k, s.provenance.model_dump() if s.provenance else None)
                                                 for k, s in scores.items())))
 

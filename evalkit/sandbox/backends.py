@@ -37,6 +37,9 @@ class SandboxBackend:
     """Why ``auto`` picked it, said in the report (e.g. "a Docker daemon answered when the run started")."""
     uses_images: bool = False
     """Whether runs need a container image (the base image is built before the run, ``image_id`` keys the cache)."""
+    trust_matters: bool = True
+    """Whether ``TestRunSpec.patch_trusted`` (the case's own reference patch) changes how it runs; when not, a
+    reference patch's run and a system's run of the same patch share one cached result (one container)."""
 
     def available(self) -> bool:
         """Whether it can run now (asked only for ``auto``, once per run)."""
@@ -59,6 +62,7 @@ class DockerBackend(SandboxBackend):
     auto_preference = 10
     auto_reason = "a Docker daemon answered when the run started"
     uses_images = True
+    trust_matters = False  # every patch runs in the same container, trusted or not
 
     def available(self) -> bool:
         return daemon.daemon_answers()

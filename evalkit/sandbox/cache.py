@@ -24,7 +24,11 @@ KEY_VERSION = 1
 
 def cache_inputs(spec: TestRunSpec, isolation: str, image: str | None) -> dict[str, Any]:
     """Everything the result depends on: the spec without host paths, the tree's contents, the image id;
-    ``isolation`` is the backend's name (docker, local, or an outside package's)."""
+    ``isolation`` is the backend's name (docker, local, or an outside package's). A backend to which trust makes
+    no difference keys a trusted patch as an untrusted one: validation's run of the gold patch and the gold
+    system's are one run."""
+    if spec.patch_trusted and not sandbox_backend(isolation).trust_matters:
+        spec = spec.model_copy(update={"patch_trusted": False})
     return {
         "version": KEY_VERSION,
         "spec": spec.model_dump(mode="json", exclude={"tree", "dockerfile_dir"}),

@@ -2,7 +2,9 @@
 
 The container is created, filled with ``put_archive`` (tree and control files), then started once
 per phase (the main run, then each rerun, in the same filesystem); results are fetched with
-``get_archive``. It is removed in every case, and leftovers of dead processes are swept by label.
+``get_archive``. It is removed in every case (in the background, evalkit.sandbox.reaper: off the run's path),
+and leftovers of dead processes are swept by label. A container is never reused: no state crosses runs.
+Containers at once are bounded by the container budget (evalkit.sandbox.budget).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import socket
 import threading
 import time
 import uuid
-
+from contextlib import ExitStack
 from typing import Literal
 
 import docker.errors
@@ -23,8 +25,10 @@ from docker.types import LogConfig
 
 from evalkit.counters import COUNTERS
 from evalkit.sandbox.archive import SANDBOX_UID, TarBuilder, read_tar_files
+from evalkit.sandbox.budget import budget as container_budget
 from evalkit.sandbox.dockerclient import client
 from evalkit.sandbox.phase import PhaseOutcome, SandboxError, new_nonce
+from evalkit.sandbox.reaper import remove_later
 from evalkit.sandbox.script import RESULTS_DIR, RESULTS_MODE, RESULTS_OWNER, ControlFiles, sentinel_secret
 from evalkit.sandbox.spec import TestRunSpec
 
@@ -113,6 +117,7 @@ class DockerSandbox:
         self._first_nonce = new_nonce()
         self._first_prefix = new_nonce()
         self._started = False
+        self._slot = ExitStack()  # a slot of the container budget, held until close() removes the container
         # A tree already in the image (SWE-bench's /testbed) belongs to the image's root: the runner patches
         # it as that root, still without any capability (so no file of another owner is writable), network
         # or new privileges; ctl/ is root's then too, which the nonce check does not rely on.
@@ -125,6 +130,8 @@ class DockerSandbox:
             raise SandboxError(f"Docker daemon unreachable or failing: {exc}") from exc
         budget = (spec.reruns + 1) * (lim.timeout_s + 60) + 300
         name = f"evalkit-sbx-{uuid.uuid4().hex[:16]}"
+        self._budget = container_budget()
+        self._slot.enter_context(self._budget.slot())
         try:
             self.container = cli.containers.create(
                 image=image_digest,
@@ -147,9 +154,15 @@ class DockerSandbox:
                 ),
             )
         except docker.errors.ImageNotFound as exc:
+            self._slot.close()
             raise SandboxError(f"image {spec.image} disappeared before the container was created: {exc}") from exc
         except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+            self._slot.close()
+            self._budget.failed(f"create: {exc}")
             raise SandboxError(f"cannot create the container: {exc}") from exc
+        except BaseException:
+            self._slot.close()
+            raise
 
     def __enter__(self) -> DockerSandbox:
         try:
@@ -209,7 +222,10 @@ class DockerSandbox:
             try:
                 self._live.start()
             except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+                self._budget.failed(f"start: {exc}")
                 raise SandboxError(f"the container did not start: {exc}") from exc
+            if phase == "main":  # the first start of this container: how quickly Docker starts them now
+                self._budget.started(time.monotonic() - t0)
             state, exit_code = self._wait(self.spec.limits.timeout_s)
         outcome = PhaseOutcome(phase, nonce, state, exit_code, duration_s=time.monotonic() - t0)
         # After a timeout too: what the run printed before the kill is in out/<phase>/ (the log's head).
@@ -283,12 +299,10 @@ class DockerSandbox:
         return bytes(out[:cap])
 
     def close(self) -> None:
+        """Hand the container to the reaper (removed in the background, evalkit.sandbox.reaper); its budget
+        slot is released once it is gone."""
         if self.container is None:
+            self._slot.close()
             return
-        try:
-            self.container.remove(force=True, v=True)
-        except docker.errors.NotFound:
-            log.debug("container %s was already removed", self.container.name)
-        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
-            log.warning("could not remove container %s (the next sweep will): %s", self.container.name, exc)
-        self.container = None
+        container, self.container = self.container, None
+        remove_later(str(container.id), str(container.name), self._slot.pop_all().close)

@@ -56,9 +56,10 @@ def generate_slice(cfg: Config, system: System) -> dict[str, Any]:
 
 def execute_slice(cfg: Config) -> dict[str, Any]:
     """The sandbox settings and where this run executes (decided once when the run starts): a
-    changed backend, or ``auto`` finding a daemon or none, reruns execute (and validate)."""
+    changed backend, or ``auto`` finding a daemon or none, reruns execute (and validate); the container
+    budget (``sandbox.containers``: how many at once) changes no result and is left out."""
 
-    return {"sandbox": cfg.sandbox.model_dump(mode="json"),
+    return {"sandbox": cfg.sandbox.model_dump(mode="json", exclude={"containers"}),
             "isolation": for_run(cfg.sandbox.backend).model_dump(mode="json"), **plugin_code("kinds", "sandbox_backends")}
 
 

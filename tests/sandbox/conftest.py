@@ -79,7 +79,9 @@ def sandbox_containers() -> list:
     """Sandbox-labelled containers of this process (other processes may be running their own)."""
     from evalkit.sandbox.docker_backend import LABEL, OWNER_LABEL, _owner
     from evalkit.sandbox.dockerclient import client
+    from evalkit.sandbox.reaper import drain
 
+    drain()  # containers are removed in the background once a run ends
     return client().containers.list(all=True, filters={"label": [f"{LABEL}=1", f"{OWNER_LABEL}={_owner()}"]})
 
 

@@ -80,6 +80,10 @@ def test_cache_key_follows_tree_contents_not_its_path(spec_for, demo_tree, tmp_p
     (tmp_path / "elsewhere" / "calc" / "__init__.py").write_text("changed\n")
     assert cache_inputs(moved, "docker", "sha256:x") != key
     assert cache_inputs(spec, "docker", "sha256:y") != key
+    trusted = spec.model_copy(update={"patch_trusted": True})
+    # Docker runs a trusted patch as any other: the reference's run and a system's of the same patch are one
+    assert cache_inputs(trusted, "docker", "sha256:x") == key
+    assert cache_inputs(trusted, "local", None) != cache_inputs(spec, "local", None)  # local: trust decides the user
 
 
 def test_infra_errors_are_not_stored(docker_engine, spec_for, tmp_path):
