@@ -20,7 +20,7 @@ from evalkit.graders.degenerate import assess, empty_answer
 from evalkit.graders.migration_judge import Incident, MigrationJudgeInput, judge_migration
 from evalkit.graders.judge_changes import judge_changes
 from evalkit.graders.rubric_config import rubric_for
-from evalkit.graders.rubric_judge import Criterion, CriterionResult, GeneratedFile, RubricInput, grade_rubric
+from evalkit.kinds.generation.judge import Criterion, CriterionResult, GeneratedFile, RubricInput, grade_rubric
 from evalkit.kind_registry import kind, main_file
 from evalkit.llm.client import Budget, make_client
 from evalkit.llm.settings import configured

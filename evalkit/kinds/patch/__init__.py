@@ -119,7 +119,7 @@ class Patch(Kind):
     def scorers(self) -> list[AnyKindScorer]:
         from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
         from evalkit.stages.score_judge import judge_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_patch import patch_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.patch.score import patch_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [judge_metrics, patch_metrics, entropy_metrics]
 

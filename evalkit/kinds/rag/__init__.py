@@ -42,7 +42,7 @@ class Rag(Kind):
 
     def grade_model(self, cfg: Config, case: Case, sample: Sample, main_file: str | None, execution: ExecutionArtifact | None,
                     extra: GradesExtra) -> JudgeResult:
-        from evalkit.graders.rag import grade_rag  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.rag.judge import grade_rag  # deferred: stage code; planning tasks needs only the declarations
 
         judge, ragas = grade_rag(cfg, case, sample)
         put_extra(extra, "ragas", ragas)
@@ -61,7 +61,7 @@ class Rag(Kind):
 
     def scorers(self) -> list[AnyKindScorer]:
         from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_rag import rag_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.rag.score import rag_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [rag_metrics, entropy_metrics]
 

@@ -119,7 +119,7 @@ class Generation(Kind):
         if not case.criteria:
             return []
         from evalkit.graders.judge_dispatch import rubric_input, rubric_without_model  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.graders.rubric_judge import rubric_requests  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.generation.judge import rubric_requests  # deferred: stage code; planning tasks needs only the declarations
 
         if exact and rubric_without_model(case, sample) is not None:
             return []  # an empty or incomplete main file: decided without a model
@@ -131,7 +131,7 @@ class Generation(Kind):
     def scorers(self) -> list[AnyKindScorer]:
         from evalkit.stages.score import code_metrics  # deferred: stage code; planning tasks needs only the declarations
         from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_generation import generation_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.generation.score import generation_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [code_metrics, entropy_metrics, generation_metrics]
 

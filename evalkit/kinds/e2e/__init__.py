@@ -34,7 +34,7 @@ class E2E(Kind):
         return None
 
     def execute(self, cfg: Config, system: System, case: Case, output: OutputArtifact) -> list[dict[str, object]]:
-        from evalkit.stages.execute_e2e import iterate  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.e2e.execute import iterate  # deferred: stage code; planning tasks needs only the declarations
 
         return [iterate(cfg, system, case, sample, i) for i, sample in enumerate(output.samples)]
 
@@ -45,7 +45,7 @@ class E2E(Kind):
         return final or None, {}
 
     def scorers(self) -> list[AnyKindScorer]:
-        from evalkit.stages.score_e2e import e2e_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.e2e.score import e2e_metrics  # deferred: stage code; planning tasks needs only the declarations
         from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
         from evalkit.stages.score_judge import judge_metrics  # deferred: stage code; planning tasks needs only the declarations
 

@@ -4,7 +4,7 @@ LLM-path ones the grade stage computed through the judge's client.
 Case inputs: `question` (the incident), `contexts` (retrieved context strings); reference:
 `answer` (optional reference hint), `contexts` (optional reference contexts). Systems answer
 with `text`. Offline: rag_answer_similarity, rag_context_recall. With a judge (grades.extra
-["ragas"], evalkit.graders.rag): rag_faithfulness, rag_context_relevance, rag_answer_relevancy
+["ragas"], evalkit.kinds.rag.judge): rag_faithfulness, rag_context_relevance, rag_answer_relevancy
 (0-1) and their `_5` forms (1-5), for metrics whose status is `judged`; a system that gave no
 answer scores 0 on faithfulness and answer relevancy when a judge is configured.
 """

@@ -47,13 +47,13 @@ class Agentic(Kind):
         return None
 
     def execute(self, cfg: Config, system: System, case: Case, output: OutputArtifact) -> list[dict[str, object]]:
-        from evalkit.stages.execute_agentic import recheck  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.agentic.execute import recheck  # deferred: stage code; planning tasks needs only the declarations
 
         return [recheck(cfg, case, sample) for sample in output.samples]
 
     def more_validation(self, cfg: Config, case: Case) -> tuple[list[str], bool]:
         """The gold patch applied on the host; every expected task's incident must be gone."""
-        from evalkit.stages.execute_agentic import recheck  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.agentic.execute import recheck  # deferred: stage code; planning tasks needs only the declarations
 
         if not case.reference_as(AgenticReference).patch_file:
             return [], False
@@ -107,7 +107,7 @@ class Agentic(Kind):
 
     def scorers(self) -> list[AnyKindScorer]:
         from evalkit.recorded_judge import recorded_judge_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_agentic import agentic_metrics  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.agentic.score import agentic_metrics  # deferred: stage code; planning tasks needs only the declarations
         from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
 
         return [recorded_judge_metrics, agentic_metrics, entropy_metrics]

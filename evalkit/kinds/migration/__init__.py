@@ -50,7 +50,7 @@ class Migration(Kind):
         return case.read("inputs.legacy_file")
 
     def codebleu_baseline(self, cfg: Config, case: Case, reference: str) -> float | None:
-        from evalkit.stages.score_migration import legacy_codebleu  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.migration.score import legacy_codebleu  # deferred: stage code; planning tasks needs only the declarations
 
         return legacy_codebleu(cfg, case, reference)
 
@@ -76,7 +76,7 @@ class Migration(Kind):
 
     def canary(self, case: Case, variant: str) -> Sample | None:
         from evalkit.graders import canaries  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_migration import offending_lines  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.migration.score import offending_lines  # deferred: stage code; planning tasks needs only the declarations
 
         if variant == "empty" or not isinstance(case.inputs, MigrationInputs):
             return Sample() if variant == "empty" else None
@@ -91,7 +91,7 @@ class Migration(Kind):
         return Sample(files={path: text()}) if text is not None else None
 
     def gold_problems(self, case: Case, text: str | None, deleted: bool) -> list[str]:
-        from evalkit.stages.score_migration import incident_checks  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.migration.score import incident_checks  # deferred: stage code; planning tasks needs only the declarations
 
         problems = []
         legacy = incident_checks(case, case.read("inputs.legacy_file") or "")
@@ -139,7 +139,7 @@ class Migration(Kind):
     def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
         """The checks that cost nothing: the case's assertions, syntax, completeness, incidents and the
         `migrated` checks (structure kept from the legacy file); the judge is not asked."""
-        from evalkit.stages.score_migration import migration_failures  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.migration.score import migration_failures  # deferred: stage code; planning tasks needs only the declarations
         from evalkit.stages.validate import sample_problems  # deferred: stage code; planning tasks needs only the declarations
 
         output = OutputArtifact(system="ablation", suite=case.suite, case_id=case.id, samples=[ablation.sample])
@@ -175,7 +175,7 @@ class Migration(Kind):
         from evalkit.stages.score import code_metrics  # deferred: stage code; planning tasks needs only the declarations
         from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
         from evalkit.stages.score_judge import judge_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_migration import incident_metrics, migrated_metric  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.migration.score import incident_metrics, migrated_metric  # deferred: stage code; planning tasks needs only the declarations
 
         return [code_metrics, judge_metrics, incident_metrics, migrated_metric, entropy_metrics]
 
