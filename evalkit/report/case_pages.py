@@ -40,7 +40,7 @@ def _read(model: type[M], raw: Any, where: dict[str, str]) -> M | None:
 
 def kind_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
     """What the case page shows for this system beyond the common parts (the kind's ``Kind.detail``, built by
-    evalkit.kinds.pages for evalkit's own kinds; None for kinds without any)."""
+    evalkit.kinds.<kind>.page for evalkit's own kinds; None for kinds without any)."""
     return kind(case.kind).detail(case, arts) if known(case.kind) else None
 
 

@@ -106,7 +106,7 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
                      Path(__file__).stat().st_mtime_ns,
                      [Path(__file__).with_name(f).stat().st_mtime_ns  # the case page's code
                       for f in ("case_pages.py", "site_env.py", "panel.py")],
-                     (Path(__file__).parents[1] / "kinds" / "pages.py").stat().st_mtime_ns,  # own kinds' page parts
+                     (Path(__file__).parents[1] / "kinds" / "page_parts.py").stat().st_mtime_ns,  # the kinds' page helpers
                      kinds_code_stamp()])  # the suite kinds' modules and partials
     index, pages = render_cases(env, site, report, nav, shared, old_index, workers, meanwhile=other_pages)
     remove_gone_cases(site, report, old_index, index)  # pages of cases no longer in the project

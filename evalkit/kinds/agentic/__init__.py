@@ -113,7 +113,7 @@ class Agentic(Kind):
         return [recorded_judge_metrics, agentic_metrics, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import agentic_detail  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.agentic.page import agentic_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return agentic_detail(case, arts)
 

@@ -52,7 +52,7 @@ class E2E(Kind):
         return [judge_metrics, e2e_metrics, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import e2e_detail  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.e2e.page import e2e_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return e2e_detail(case, arts)
 

@@ -91,7 +91,7 @@ class Generation(Kind):
         """The graders that cost nothing: the case's assertions, the output file's presence, syntax and
         completeness, and the rubric's pre-check (an empty or incomplete file meets no criterion); the rubric
         judge is not asked."""
-        from evalkit.graders.judge_dispatch import rubric_without_model  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.generation.judge import rubric_without_model  # deferred: stage code; planning tasks needs only the declarations
         from evalkit.stages.validate import sample_problems  # deferred: stage code; planning tasks needs only the declarations
 
         found = sample_problems(case, ablation.sample, "the partial answer")
@@ -105,7 +105,7 @@ class Generation(Kind):
                            detail="the assertions and the rubric's pre-check all pass (the judge was not asked)")
 
     def judge(self, ctx: JudgeContext) -> JudgeResult:
-        from evalkit.graders.judge_dispatch import rubric_case  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.generation.judge import rubric_case  # deferred: stage code; planning tasks needs only the declarations
 
         return rubric_case(ctx.config, ctx.case, ctx.sample)
 
@@ -118,8 +118,7 @@ class Generation(Kind):
                        settings: JudgeSettings) -> list[tuple[str, LLMRequest, bool]]:
         if not case.criteria:
             return []
-        from evalkit.graders.judge_dispatch import rubric_input, rubric_without_model  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.kinds.generation.judge import rubric_requests  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.generation.judge import rubric_input, rubric_requests, rubric_without_model  # deferred: stage code; planning tasks needs only the declarations
 
         if exact and rubric_without_model(case, sample) is not None:
             return []  # an empty or incomplete main file: decided without a model
@@ -136,7 +135,7 @@ class Generation(Kind):
         return [code_metrics, entropy_metrics, generation_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import generation_detail  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.generation.page import generation_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return generation_detail(case, arts)
 

@@ -180,7 +180,7 @@ class Migration(Kind):
         return [code_metrics, judge_metrics, incident_metrics, migrated_metric, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import migration_detail  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.migration.page import migration_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return migration_detail(case, arts)
 

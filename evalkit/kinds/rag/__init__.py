@@ -66,7 +66,7 @@ class Rag(Kind):
         return [rag_metrics, entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import rag_detail  # deferred: stage code; planning tasks needs only the declarations
+        from evalkit.kinds.rag.page import rag_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return rag_detail(case, arts)
 
