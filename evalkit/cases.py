@@ -20,7 +20,7 @@ import os
 import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Iterable, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -34,6 +34,12 @@ from evalkit.yamlio import describe_error, line_of, load_yaml, validate
 from evalkit.graders.rubric_config import resolved_ref, suite_rubric_problem
 from evalkit.kind_registry import UNKNOWN
 import dataclasses
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit import solved_store as solved_store_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    solved_store_code = later("evalkit.solved_store")
 
 CACHE_VERSION = 8
 REF_SUFFIXES = ("_file", "_dir", "_files")
@@ -256,8 +262,6 @@ def _files_below(path: Path) -> list[str]:
 
 
 def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
-    from evalkit.solved_store import attach_solved_example  # deferred: only for suites with a solved-incident store
-
     suite_yaml = str(Path(suite.dir) / "suite.yaml")
     case = Case(suite=suite.name, id=name, kind=suite.kind, language=suite.language,
                 path=str(case_path), dir=str(case_path.parent), files=[str(case_path), suite_yaml])
@@ -324,7 +328,7 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
         case.files.extend(_files_below(Path(target)))
     if suite.spec.solved_store and own.answers.solved_store and not data["inputs"].get("solved_example"):
         below = os.path.relpath(case_path, suite.dir)  # the suite's folder as the case's file is shown
-        problems += attach_solved_example(case, data, suite, shown[: -len(below)] if shown.endswith(below) else f"{suite.name}/")
+        problems += solved_store_code.attach_solved_example(case, data, suite, shown[: -len(below)] if shown.endswith(below) else f"{suite.name}/")
         if "inputs" in typed:  # the looked-up example joined the inputs
             typed["inputs"] = type(typed["inputs"]).model_validate(data["inputs"])
     case.description, case.tags = data["description"], list(data["tags"])

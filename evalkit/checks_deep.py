@@ -23,7 +23,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -43,6 +43,12 @@ from evalkit.systems.base import runs_on
 from evalkit.systems.command import system_env
 from evalkit.systems.recorded import load_predictions
 from evalkit.yamlio import read_input_text, validate
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.sandbox import images as images_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    images_code = later("evalkit.sandbox.images")
 
 PYTHON_IMPORT_TIMEOUT_S = 60.0
 
@@ -537,13 +543,12 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
         return problems
     import docker.errors  # deferred: docker-py, only when a container runs
 
-    from evalkit.sandbox.images import image_id  # deferred: imports docker-py (heavy); only a Docker run needs it
 
     present: dict[str, bool] = {}
     for (image, folder), group in uses.items():
         try:
             if image not in present:
-                present[image] = image_id(image) is not None
+                present[image] = images_code.image_id(image) is not None
         except docker.errors.DockerException as exc:
             problems += report(group, "image", f"inputs.image {image!r}: Docker cannot look it up: "
                                                f"{str(exc).splitlines()[0][:200]}")

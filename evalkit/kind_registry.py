@@ -99,12 +99,13 @@ def template_dirs() -> list[str]:
 
 
 def code_stamp() -> list[tuple[str, int]]:
-    """(file, mtime) of every kind's module and own templates: what a cached case page depends on besides evalkit's."""
+    """(file, mtime) of every kind's module (each .py of its package) and own templates: what a cached case page depends on besides evalkit's."""
     files: list[Path] = []
     for k in kinds().values():
         module = sys.modules.get(type(k).__module__)
         if module is not None and getattr(module, "__file__", None):
-            files.append(Path(str(module.__file__)))
+            origin = Path(str(module.__file__))  # a package (evalkit's own kinds): every .py of it, its page part too
+            files += sorted(origin.parent.rglob("*.py")) if origin.name == "__init__.py" else [origin]
         if k.templates is not None:
             files += sorted(p for p in Path(k.templates).rglob("*") if p.is_file())
     return [(str(p), p.stat().st_mtime_ns) for p in files if p.exists()]

@@ -63,7 +63,7 @@ class JudgeOutcome(GraderSpend):
     repair); not_configured (no API key); not_judged_budget; infra_error (API failure)."""
     source: Literal["judge", "parser", "recorded", "ragas"] | None = None
     """Who produced the scores (recorded: verdicts imported from another tool's judge, evalkit.recorded_judge;
-    ragas: a rag case's ragas metrics, evalkit.graders.rag)."""
+    ragas: a rag case's ragas metrics, evalkit.kinds.rag.judge)."""
     model: str | None = None
     """Judge model id."""
     rubric: str | None = None
@@ -250,7 +250,7 @@ class GradesExtra(Model):
 
     model_config = ConfigDict(extra="allow")
     ragas: RagasOutcome | None = None
-    """rag cases: ragas' metrics (evalkit.graders.rag)."""
+    """rag cases: ragas' metrics (evalkit.kinds.rag.judge)."""
     injection: list[InjectionFinding] | None = None
     """generation cases: the injection detectors' findings (evalkit.graders.injection)."""
 

@@ -27,7 +27,7 @@ import threading
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from evalkit.counters import COUNTERS, EXTRA_LINES  # the counters live below the engine, which counts
 from evalkit.doitplus import ExecutedOnlyReporter
@@ -35,6 +35,12 @@ from evalkit.report.leaderboard import leaderboards
 from evalkit.report.models import Report
 from evalkit.report.verdict import untestable_reason, verdict
 from evalkit.termtext import terminal_safe
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.report import render as render_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    render_code = later("evalkit.report.render")
 
 MODES = ("live", "plain", "quiet")
 
@@ -489,7 +495,6 @@ def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] |
 
     ``retries``: (suite/case, system) -> reason of pairs left with an infrastructure error to retry
     (`evalkit.run_status.pending_retries`; a judge API failure leaves the report's cell ok): errors too."""
-    from evalkit.report.render import fmt_value  # deferred: the site renderer imports jinja2; only rendering needs it
 
     path = Path(site) / release / "report.json"
     try:
@@ -523,10 +528,10 @@ def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] |
             value = "–"
             comp = next((c for c in suite.comparisons if c.system == system and c.metric == headline), None)
             if h is not None and h.value is not None:
-                value = fmt_value(h.value, headline)
+                value = render_code.fmt_value(h.value, headline)
                 if h.low is not None and h.high is not None:
                     approx = "≈" if getattr(aggs.get(headline) if headline else None, "approximate", False) else ""
-                    value += f" {approx}[{fmt_value(h.low, headline)}, {fmt_value(h.high, headline)}]"
+                    value += f" {approx}[{render_code.fmt_value(h.low, headline)}, {render_code.fmt_value(h.high, headline)}]"
                 if h.canary:
                     value += " (canary)"
             rows.append({

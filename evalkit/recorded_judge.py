@@ -25,7 +25,7 @@ from evalkit.graders.rubric_config import shipped
 from evalkit.models import Model
 from evalkit.outcomes import JudgeOutcome
 from evalkit.stages.score_judge import judge_metrics
-from evalkit.stat_keyed import StatKeyedCache
+from evalkit.file_cache import StatKeyedCache
 from evalkit.yamlio import load_json
 
 RECORDED_GRADES_VERSION = 1

@@ -40,7 +40,7 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from evalkit.errors import InputError, Problem
 from evalkit.models import FIELD_DOCS, Model
-from evalkit.stat_keyed import StatKeyedCache
+from evalkit.file_cache import StatKeyedCache
 from evalkit.yamlio import load_json
 
 LOOKUP_VERSION = 1

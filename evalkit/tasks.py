@@ -17,7 +17,7 @@ from functools import cached_property
 import os
 import sys
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, ArtifactBase, artifact_path, read_optional,
                                write_artifact, write_with_retry_mark)
@@ -29,6 +29,50 @@ from evalkit.project import Loaded, load, participating
 from evalkit.selection import selected, selection
 from evalkit.stages import slices
 import functools
+from evalkit import isolation as decision
+from evalkit.errors import Problem
+from evalkit.fsutil import WriteOutsideRoots
+from evalkit.fsutil import ensure_dir
+from evalkit.kind_registry import kind as kind_named
+from evalkit.kind_registry import kind as suite_kind
+from evalkit.kind_registry import kinds
+from evalkit.sandbox.backends import uses_images
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.graders import audit as audit_code
+    from evalkit import bugs
+    from evalkit.report import calibration as calibration_code
+    from evalkit.executors import call as call_code
+    from evalkit import doitplus
+    from evalkit import executors as executors_code
+    from evalkit.stages import grade_batch as grade_batch_code
+    from evalkit.stages import grade_retry
+    from evalkit.stages import health as health_code
+    from evalkit.sandbox import images as images_code
+    from evalkit.systems import recorded as recorded_code
+    from evalkit.report import render as render_code
+    from evalkit.report import site as site_code
+    from evalkit.report import summarize as summarize_code
+    from evalkit import tempdirs
+    from evalkit.stages import validate as validate_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    audit_code = later("evalkit.graders.audit")
+    bugs = later("evalkit.bugs")
+    calibration_code = later("evalkit.report.calibration")
+    call_code = later("evalkit.executors.call")
+    doitplus = later("evalkit.doitplus")
+    executors_code = later("evalkit.executors")
+    grade_batch_code = later("evalkit.stages.grade_batch")
+    grade_retry = later("evalkit.stages.grade_retry")
+    health_code = later("evalkit.stages.health")
+    images_code = later("evalkit.sandbox.images")
+    recorded_code = later("evalkit.systems.recorded")
+    render_code = later("evalkit.report.render")
+    site_code = later("evalkit.report.site")
+    summarize_code = later("evalkit.report.summarize")
+    tempdirs = later("evalkit.tempdirs")
+    validate_code = later("evalkit.stages.validate")
 
 
 NO_CAPTURE = {"capture": False}
@@ -42,7 +86,6 @@ def check_selection(globs: list[str], project: Any) -> None:
     """A selection must pick some case: raise InputError naming the globs when none matches any."""
     if not globs:
         return
-    from evalkit.errors import Problem  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     keys = [c.key for c in project.cases]
     if not any(selected(k, globs) for k in keys):
@@ -56,7 +99,6 @@ def check_selection(globs: list[str], project: Any) -> None:
 
 def stage_chain(kind: str) -> list[str]:
     """The stages a (system, case) of a suite kind goes through, in order (the kind's)."""
-    from evalkit.kind_registry import kind as kind_named  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     return kind_named(kind).stages
 
@@ -73,7 +115,6 @@ def _refuse_escapes(action: Any) -> Any:
     a failure of the machine (disk full, read-only, out of memory: evalkit.envfail), recorded for the exit
     status (6), never a traceback."""
 
-    from evalkit.fsutil import WriteOutsideRoots  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     @functools.wraps(action)
     def wrapper(*args: Any) -> bool:
@@ -99,9 +140,6 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
     """Run one stage for one (system, case) through the project's executor (evalkit.executors) and write the
     artifact it returns atomically. An exception the stage raises is an evalkit bug (status ``bug``, a short
     traceback, redone when evalkit's code changes); the executor's own failure is an infrastructure error."""
-    from evalkit import bugs  # deferred: the stage's code, loaded by its task's action, not while doit plans
-    from evalkit.executors import ExecutorFailure, MissingBlob, build_call, executor_for  # deferred: the stage's code, loaded by its task's action, not while doit plans
-    from evalkit.executors.call import INPUTS  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     loaded = load(config)
     cfg = loaded.config
@@ -109,12 +147,12 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
     case = loaded.project.case(case_key)
     work = cfg.work_path
     target = artifact_path(work, stage, system.name, case.suite, case.id)
-    inputs = {s: read_optional(artifact_path(work, s, system.name, case.suite, case.id), s) for s in INPUTS[stage]}
+    inputs = {s: read_optional(artifact_path(work, s, system.name, case.suite, case.id), s) for s in call_code.INPUTS[stage]}
     model = ARTIFACT_MODELS[stage]
     bug_trace = ""
     try:
-        result: ArtifactBase = executor_for(cfg).run(build_call(cfg, stage, system, case, inputs))
-    except (ExecutorFailure, MissingBlob) as exc:  # where the call runs failed, not the stage: retried next run
+        result: ArtifactBase = executors_code.executor_for(cfg).run(executors_code.build_call(cfg, stage, system, case, inputs))
+    except (executors_code.ExecutorFailure, executors_code.MissingBlob) as exc:  # where the call runs failed, not the stage: retried next run
         result = model(system=system.name, suite=case.suite, case_id=case.id, status="infra_error",
                        reason=f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000])
     except Exception as exc:  # an evalkit bug: said as one, kept apart, not retried on every run
@@ -130,30 +168,26 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
     else:
         bugs.clear_record(work, stage, system.name, case.suite, case.id)
     if stage == "grade":
-        from evalkit.stages.grade_retry import mark_after_grade  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
-        mark_after_grade(target, result)  # a judge API failure is retried next run
+        grade_retry.mark_after_grade(target, result)  # a judge API failure is retried next run
     return True
 
 
 def _run_case_call(config: str, case_key: str, stage: str) -> None:
     """Run a case's `validate` or `health` call through the project's executor, like the stages, and write its
     result (the executor's own failure: an infra_error, retried next run)."""
-    from evalkit.executors import ExecutorFailure, MissingBlob, build_call, executor_for  # deferred: the stage's code, loaded by its task's action, not while doit plans
-    from evalkit.stages.health import health_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
-    from evalkit.stages.validate import Validation, validation_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     loaded = load(config)
     cfg = loaded.config
     case = loaded.project.case(case_key)
-    result: Model  # a Validation or a CaseHealth (the executor's run returns it for a validate or health call), or an infra_error one
+    result: Model  # a validate_code.Validation or a CaseHealth (the executor's run returns it for a validate or health call), or an infra_error one
     try:  # through the project's executor, like the stages (its own failure: retried next run)
-        result = executor_for(cfg).run(build_call(cfg, stage, None, case, {}))
-    except (ExecutorFailure, MissingBlob) as exc:
+        result = executors_code.executor_for(cfg).run(executors_code.build_call(cfg, stage, None, case, {}))
+    except (executors_code.ExecutorFailure, executors_code.MissingBlob) as exc:
         why = f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000]
-        result = (Validation(suite=case.suite, case_id=case.id, status="infra_error", reason=why) if stage == "validate"
+        result = (validate_code.Validation(suite=case.suite, case_id=case.id, status="infra_error", reason=why) if stage == "validate"
                   else CaseHealth(suite=case.suite, case_id=case.id, strength="infra_error", reason=why))
-    target = validation_path(cfg.work_path, case) if stage == "validate" else health_path(cfg.work_path, case)
+    target = validate_code.validation_path(cfg.work_path, case) if stage == "validate" else health_code.health_path(cfg.work_path, case)
     write_with_retry_mark(target, result)
 
 
@@ -175,29 +209,24 @@ def run_health(config: str, case_key: str) -> bool:
 @_refuse_escapes
 def run_audit_task(config: str) -> bool:
     """The judge's consistency audit (judge.audit) -> site/<release>/judge_audit.json."""
-    from evalkit.graders.audit import write_audit  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     loaded = load(config)
-    write_audit(loaded.config, loaded.project)
+    audit_code.write_audit(loaded.config, loaded.project)
     return True
 
 
 @_refuse_escapes
 def run_summarize(config: str) -> bool:
-    from evalkit.report.summarize import summarize  # deferred: the stage's code, loaded by its task's action, not while doit plans
-
     loaded = load(config)
-    summarize(loaded.config, loaded.project)
+    summarize_code.summarize(loaded.config, loaded.project)
     return True
 
 
 @_refuse_escapes
 def run_render(config: str, release: str) -> bool:
-    from evalkit.report.render import render_site  # deferred: the stage's code, loaded by its task's action, not while doit plans
-
     loaded = load(config)
     cfg = loaded.config
-    page = render_site(cfg.site_path, release, cfg.resolve(cfg.templates_dir) if cfg.templates_dir else None,
+    page = render_code.render_site(cfg.site_path, release, cfg.resolve(cfg.templates_dir) if cfg.templates_dir else None,
                        cache_dir=cfg.work_path / "cache" / "jinja")
     if release == cfg.release:
         print(f"evalkit: report for release {release} -> open {os.path.relpath(page)}")
@@ -219,10 +248,8 @@ class Graph:
         self.cfg = cfg
         self.work = str(cfg.work_path)
         self._stage_rows: list[tuple[Any, Any, str, list[str], bool]] | None = None
-        from evalkit import isolation as decision  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         decision.forget()  # one isolation per run: decided here (execute slice), before any task, and kept
-        from evalkit import tempdirs  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         tempdirs.sweep()  # work folders of killed runs (their owner process is gone)
         self.slice_files = {
@@ -233,18 +260,15 @@ class Graph:
         }
         self.system_slice_files = {s.name: slices.write_slice(cfg, f"generate-{s.name}", slices.generate_slice(cfg, s))
                                    for s in cfg.systems}
-        from evalkit.stages import grade_retry  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         grade_retry.endpoint_changed(cfg)  # a new judge endpoint or use_cache: regrade what has no verdict
         if os.environ.get("EVALKIT_RETRY_JUDGE_ERRORS") == "1":
             grade_retry.mark_grades(cfg.work_path, {"judge_error"})
-        from evalkit import bugs  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         self.redo_bugs = bugs.to_redo(cfg.work_path)  # evalkit bugs of other code, or all with --retry-bugs
 
     def needs_base_image(self, case: Any) -> bool:
         """The case runs in evalkit's own base image (built by `sandbox_image:build` when absent)."""
-        from evalkit.sandbox.backends import uses_images  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         inputs = case.inputs  # a kind that runs tests has an image (and a patch case may build its own)
         return (uses_images(self.cfg.sandbox.backend) and not getattr(inputs, "dockerfile_dir", None)
@@ -255,18 +279,16 @@ class Graph:
         if not any(chosen and "execute" in chain and self.needs_base_image(case)
                    for _s, case, _f, chain, chosen in self.stage_rows()):
             return None
-        from evalkit.sandbox.images import base_image_ready, ensure_base_image  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         name = self.cfg.sandbox.base_image
-        return {"name": "build", "actions": [(ensure_base_image, [name])], "uptodate": [(base_image_ready, [name])],
+        return {"name": "build", "actions": [(images_code.ensure_base_image, [name])], "uptodate": [(images_code.base_image_ready, [name])],
                 "verbosity": 2, "io": NO_CAPTURE}
 
     def batch_task(self) -> dict[str, Any] | None:
         """The `judge_batch:run` task (judge.mode batch with a key), else None; built once."""
         if not hasattr(self, "_batch_task"):
-            from evalkit.stages.grade_batch import batch_task  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
-            self._batch_task = batch_task(self)
+            self._batch_task = grade_batch_code.batch_task(self)
         return self._batch_task
 
     def path(self, stage: str, system: str, case: Any) -> str:
@@ -288,7 +310,6 @@ class Graph:
         cfg = self.cfg
         file_of = ARTIFACT_FILES
         watched: dict[str, list[str]] = {}
-        from evalkit.systems.recorded import recorded_sources  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         root = Path(cfg.root)
         for system, case, folder, chain, chosen in self.stage_rows():
@@ -300,7 +321,7 @@ class Graph:
                     watched[system.name] = [str(cfg.resolve(w)) for w in getattr(system, "watch", [])]
                 deps = list(case.files) + watched[system.name]
                 if system.adapter == "recorded":  # an edited recording reruns generate (it is the answer)
-                    deps += [str(s) for s in recorded_sources(system, case, root)
+                    deps += [str(s) for s in recorded_code.recorded_sources(system, case, root)
                              if os.path.exists(s)]
                 deps.append(self.system_slice_files[system.name])
             else:
@@ -331,25 +352,19 @@ class Graph:
     @cached_property
     def validated_kinds(self) -> tuple[str, ...]:
         """Kinds whose cases the validate task checks."""
-        from evalkit.kind_registry import kinds  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         return tuple(n for n, k in kinds().items() if k.execution.validated)
 
     @cached_property
     def execute_reads_validation(self) -> tuple[str, ...]:
         """Kinds whose execute stage reads the case's validation."""
-        from evalkit.kind_registry import kinds  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         return tuple(n for n, k in kinds().items() if k.execution.execute_reads_validation)
 
     def validation_path(self, case: Any) -> str:
-        from evalkit.stages.validate import validation_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
-
-        return str(validation_path(self.cfg.work_path, case))
+        return str(validate_code.validation_path(self.cfg.work_path, case))
 
     def validate_tasks(self) -> Iterator[dict[str, Any]]:
-        from evalkit.kind_registry import kind as kind_named  # deferred: the stage's code, loaded by its task's action, not while doit plans
-
         seen = set()
         for _system, case in self.pairs:
             if case.kind not in self.validated_kinds or case.key in seen or not selected(case.key, self.globs):
@@ -366,9 +381,7 @@ class Graph:
             yield task
 
     def health_path(self, case: Any) -> str:
-        from evalkit.stages.health import health_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
-
-        return str(health_path(self.cfg.work_path, case))
+        return str(health_code.health_path(self.cfg.work_path, case))
 
     @cached_property
     def health_slice_files(self) -> dict[bool, str]:
@@ -386,7 +399,6 @@ class Graph:
 
     def health_tasks(self) -> Iterator[dict[str, Any]]:
         """One task per case: a pure function of the case's files, its validation and the health slice."""
-        from evalkit.kind_registry import kind as kind_named  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
         for case in self.health_cases():
             target = self.health_path(case)
@@ -433,9 +445,7 @@ def graph() -> Graph:
 
 def doit_config() -> dict[str, Any]:
     """DOIT_CONFIG for dodo.py: sqlite3 database in the work folder, quiet reporter, evalkit.doitplus."""
-    from evalkit import doitplus  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
-    from evalkit.fsutil import WriteOutsideRoots  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     try:
         g = graph()
@@ -449,7 +459,6 @@ def doit_config() -> dict[str, Any]:
     for note in g.loaded.project.input_notes():  # said on every run, and on the release page
         print(f"evalkit: warning: {note}", file=sys.stderr)
     db = g.cfg.work_path / "doit.sqlite3"
-    from evalkit.fsutil import ensure_dir  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     ensure_dir(db.parent)
     gc.freeze()  # the loaded project and graph live until the end: no collection needs to scan them
@@ -512,8 +521,6 @@ def task_score() -> Iterator[dict[str, Any]]:
 
 def audit_task(g: Any) -> dict[str, Any] | None:
     """The doit task `audit:run` (after every grade task) when judge.audit asks for something, else None."""
-    from evalkit.graders.audit import audit_path, audit_slice, retry_marker  # deferred: the stage's code, loaded by its task's action, not while doit plans
-    from evalkit.kind_registry import kind as suite_kind  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     cfg = g.cfg
     if cfg.judge.audit is None or not cfg.judge.audit.active:
@@ -524,10 +531,10 @@ def audit_task(g: Any) -> dict[str, Any] | None:
             path = g.path("generate", system.name, case)
             if selected(case.key, g.globs) or Path(path).exists():  # unselected cases have no generate task
                 deps.append(path)
-    deps.append(slices.write_slice(cfg, "audit", audit_slice(cfg)))
+    deps.append(slices.write_slice(cfg, "audit", audit_code.audit_slice(cfg)))
     task = {"name": "run", "actions": [(run_audit_task, [g.config])], "file_dep": deps,
-            "targets": [str(audit_path(cfg))], "task_dep": ["grade"], "clean": True, "io": NO_CAPTURE}
-    if retry_marker(cfg).exists():
+            "targets": [str(audit_code.audit_path(cfg))], "task_dep": ["grade"], "clean": True, "io": NO_CAPTURE}
+    if audit_code.retry_marker(cfg).exists():
         task["uptodate"] = [False]
     return task
 
@@ -543,20 +550,17 @@ def task_audit() -> Iterator[dict[str, Any]]:
 def task_summarize() -> dict[str, Any]:
     """Aggregate scores into site/<release>/report.json (intervals, paired comparisons, regressions)."""
     g = graph()
-    from evalkit.report.site import previous_report_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     deps = g.score_files() + g.health_files() + [g.slice_files["summarize"],
                               slices.write_slice(g.cfg, "input-notes", {"notes": g.loaded.project.input_notes()})]
-    prev = previous_report_path(g.cfg.site_path, g.cfg.release)
+    prev = site_code.previous_report_path(g.cfg.site_path, g.cfg.release)
     if prev is not None and prev.exists():
         deps.append(str(prev))
-    from evalkit.graders.audit import audit_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     audit = g.cfg.judge.audit is not None and g.cfg.judge.audit.active  # its file, once the audit task wrote it
-    deps += [slices.write_slice(g.cfg, "summarize-audit", {"audit": audit})] + ([str(audit_path(g.cfg))] if audit else [])
-    from evalkit.report.calibration import label_inputs  # deferred: the stage's code, loaded by its task's action, not while doit plans
+    deps += [slices.write_slice(g.cfg, "summarize-audit", {"audit": audit})] + ([str(audit_code.audit_path(g.cfg))] if audit else [])
 
-    labels = label_inputs(g.cfg, g.loaded.project)  # people's labels: a label edit re-summarizes, never re-grades
+    labels = calibration_code.label_inputs(g.cfg, g.loaded.project)  # people's labels: a label edit re-summarizes, never re-grades
     deps += labels + [slices.write_slice(g.cfg, "summarize-labels", {"files": labels})]
     report = g.cfg.site_path / g.cfg.release / "report.json"
     return {"actions": [(run_summarize, [g.config])], "file_dep": deps, "targets": [str(report)],
@@ -564,9 +568,7 @@ def task_summarize() -> dict[str, Any]:
 
 
 def _template_files(g: Graph) -> list[str]:
-    from evalkit.report.site import templates_dir  # deferred: the stage's code, loaded by its task's action, not while doit plans
-
-    tdir = templates_dir(g.cfg.resolve(g.cfg.templates_dir) if g.cfg.templates_dir else None) / "site"
+    tdir = site_code.templates_dir(g.cfg.resolve(g.cfg.templates_dir) if g.cfg.templates_dir else None) / "site"
     return sorted(str(p) for p in tdir.rglob("*") if p.is_file())
 
 
@@ -574,11 +576,10 @@ def task_render() -> Iterator[dict[str, Any]]:
     """Render the HTML pages of this release (and re-render older releases when templates change)."""
     g = graph()
     yield {"basename": "render", "name": None, "doc": task_render.__doc__}
-    from evalkit.report.site import list_releases  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
     templates = _template_files(g)
     site = g.cfg.site_path
-    releases = sorted(set(list_releases(site)) | {g.cfg.release})
+    releases = sorted(set(site_code.list_releases(site)) | {g.cfg.release})
     for release in releases:
         report = site / release / "report.json"
         yield {"name": release, "actions": [(run_render, [g.config, release])],

@@ -20,7 +20,7 @@ from evalkit.graders.degenerate import assess
 from evalkit.kinds import kind
 from evalkit.report.leaderboard import canary_table, leaderboards
 from evalkit.report.models import Report
-from evalkit.stages.score_migration import offending_lines
+from evalkit.kinds.migration.score import offending_lines
 from evalkit.treesitter import syntax_errors
 from tests.helpers import REPO, evalkit
 

@@ -551,7 +551,7 @@ def test_patch_scorer_counts_resolving_samples_for_pass_k():
     """The patch scorer: k samples, c of them resolved (the harness's verdict first), into pass@1 / pass@k / pass^k."""
     from evalkit.artifacts import ExecutionArtifact, OutputArtifact, Sample
     from evalkit.outcomes import SandboxRun
-    from evalkit.stages.score_patch import pass_k_metrics
+    from evalkit.kinds.patch.score import pass_k_metrics
     from evalkit.stats import pass_at_k, pass_hat_k
 
     def run(resolved, harness=None):

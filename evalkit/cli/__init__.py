@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Callable, NoReturn
+from typing import TYPE_CHECKING, Callable, NoReturn
 
 from evalkit import envfail
 from evalkit.errors import InputError, Problem
@@ -17,6 +17,35 @@ from evalkit.run_status import (ALL_FAILED_EXIT, DOIT_FAILED_EXIT, ENVIRONMENT_E
                                 describe, failed_systems, pending_retries, run_cells, validity_alarms)
 from evalkit.runlock import LOCKED_EXIT, ProjectLocked, project_lock
 from evalkit.termtext import terminal_safe
+from evalkit.config import load_config
+from evalkit.fsutil import confine_writes
+import evalkit.tasks as tasks
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit import bugs as bugs_code
+    from evalkit import checks as checks_code
+    from evalkit import checks_deep as checks_deep_code
+    from evalkit.executors import cluster as cluster_code
+    from evalkit.report import compare_page as compare_page_code
+    from evalkit import interrupted as interrupted_code
+    from evalkit import progress
+    from evalkit import schemas as schemas_code
+    from evalkit.importers import swebench as swebench_code
+    from evalkit import run_images
+    from evalkit.sandbox import budget as container_budget
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    bugs_code = later("evalkit.bugs")
+    checks_code = later("evalkit.checks")
+    checks_deep_code = later("evalkit.checks_deep")
+    cluster_code = later("evalkit.executors.cluster")
+    compare_page_code = later("evalkit.report.compare_page")
+    interrupted_code = later("evalkit.interrupted")
+    progress = later("evalkit.progress")
+    schemas_code = later("evalkit.schemas")
+    swebench_code = later("evalkit.importers.swebench")
+    run_images = later("evalkit.run_images")
+    container_budget = later("evalkit.sandbox.budget")
 
 COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {}
 
@@ -35,13 +64,10 @@ def config_arg(p: argparse.ArgumentParser) -> None:
 
 @command("check", "validate evalkit.yaml and every suite and case; list every problem (exit 2 if any)", config_arg)
 def cmd_check(args: argparse.Namespace) -> int:
-    from evalkit.checks import check_project  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.checks_deep import is_warning  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-
-    problems, summary = check_project(args.config)
+    problems, summary = checks_code.check_project(args.config)
     for p in problems:
         print(p, file=sys.stderr)
-    errors = [p for p in problems if not is_warning(p)]  # warnings are printed; only errors fail
+    errors = [p for p in problems if not checks_deep_code.is_warning(p)]  # warnings are printed; only errors fail
     if errors:
         print(f"evalkit check: {len(errors)} problem(s)", file=sys.stderr)
         return 2
@@ -96,12 +122,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.cluster:
         os.environ["EVALKIT_CLUSTER"] = args.cluster
     if args.repo:
-        from evalkit.importers.swebench import parse_repo_map  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
-        mapped = parse_repo_map(args.repo)  # bad or missing folders: exit 2 naming the option
+        mapped = swebench_code.parse_repo_map(args.repo)  # bad or missing folders: exit 2 naming the option
         os.environ["EVALKIT_REPOS"] = ",".join([*filter(None, [os.environ.get("EVALKIT_REPOS", "")]),
                                                 *(f"{k}={v}" for k, v in mapped.items())])
-    from evalkit.config import load_config  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     try:
         work = load_config().work_path
@@ -127,7 +151,6 @@ def _run_locked(args: argparse.Namespace) -> int:
     from doit.cmd_base import ModuleTaskLoader  # deferred: doit, only when tasks run
     from doit.doit_cmd import DoitMain  # deferred: doit, only when tasks run
 
-    import evalkit.tasks as tasks  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     try:
         module = {"DOIT_CONFIG": tasks.doit_config(), **{k: getattr(tasks, k) for k in dir(tasks) if k.startswith("task_")}}
@@ -135,17 +158,12 @@ def _run_locked(args: argparse.Namespace) -> int:
         return int(exc.code or 2)
     run_cfg = tasks.graph().cfg
     if run_cfg.executor_name == "cluster":  # no address: exit 2 naming where to give one, before any task
-        from evalkit.executors.cluster import cluster_address  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
-        cluster_address(run_cfg.executor_settings)
-    from evalkit.sandbox import budget as container_budget  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-
+        cluster_code.cluster_address(run_cfg.executor_settings)
     if args.jobs is None:  # on a cluster, doit's threads are the calls in flight; here, the machine's cores
         args.jobs = 16 if run_cfg.executor_name == "cluster" else default_jobs(container_budget.cpu_count())
     container_budget.configure(run_cfg.sandbox.containers, run_cfg.sandbox.memory_mb)
     argv = ["run"] + (["-n", str(args.jobs), "-P", "thread"] if args.jobs > 1 else []) + list(args.doit_args)
-    from evalkit import progress  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.interrupted import run_marker  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     mode = progress.mode_for(args.quiet)  # live on a terminal, doit's lines otherwise, nothing with -q
     kinds = {name: suite.kind for name, suite in tasks.graph().loaded.project.suites.items()}
@@ -155,11 +173,9 @@ def _run_locked(args: argparse.Namespace) -> int:
     cfg = tasks.graph().cfg
     envfail.clear()
     os.environ["EVALKIT_RUN_ID"] = f"{os.getpid()}.{time.time_ns()}"  # evalkit.llm.client: in-run de-dup
-    from evalkit import run_images  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-
     run_cases = list({c.key: c for _, c in tasks.graph().pairs}.values())
     images_before = run_images.before_run(cfg, run_cases)  # the images it needs, with sizes, for the report
-    with run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
+    with interrupted_code.run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
         code = DoitMain(ModuleTaskLoader(module)).run(argv)
     run_images.after_run(cfg, images_before)  # record their use; evict over sandbox.image_store_gb
     retries = pending_retries(cfg.work_path, ((s.name, c.suite, c.id) for s, c in tasks.graph().pairs))
@@ -186,14 +202,13 @@ def _run_locked(args: argparse.Namespace) -> int:
     if failed:
         say(f"exit status {ALL_FAILED_EXIT}: {len(failed)} system(s) failed on every case")
         return ALL_FAILED_EXIT
-    from evalkit.bugs import BUG_EXIT, describe_bugs  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
-    found = describe_bugs(cfg.work_path, {(s.name, c.key) for s, c in tasks.graph().pairs})
+    found = bugs_code.describe_bugs(cfg.work_path, {(s.name, c.key) for s, c in tasks.graph().pairs})
     for line in found:
         say(line)
     if found:
-        say(f"exit status {BUG_EXIT}: evalkit bugs (status bug) are recorded; please report them")
-        return BUG_EXIT
+        say(f"exit status {bugs_code.BUG_EXIT}: evalkit bugs (status bug) are recorded; please report them")
+        return bugs_code.BUG_EXIT
     alarms = validity_alarms(report_path)
     for suite, alarm in alarms.items():
         say(f"metric-validity alarm in suite {suite}: {alarm}")
@@ -219,9 +234,7 @@ def _schema_args(p: argparse.ArgumentParser) -> None:
 
 @command("schema", "write JSON Schemas of case, suite, config and report files", _schema_args)
 def cmd_schema(args: argparse.Namespace) -> int:
-    from evalkit.schemas import write_schemas  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-
-    for path in write_schemas(Path(args.out) if args.out else None, own_only=not args.out):
+    for path in schemas_code.write_schemas(Path(args.out) if args.out else None, own_only=not args.out):
         print(path)
     return 0
 
@@ -240,7 +253,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.dir:
         site = Path(args.dir)
     else:
-        from evalkit.config import load_config  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         site = load_config(args.config).site_path
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
@@ -262,15 +274,10 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 @command("compare", "compare two releases of the site: site/compare/A..B.html, per case what changed", _compare_args)
 def cmd_compare(args: argparse.Namespace) -> int:
-    from evalkit.fsutil import confine_writes  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.report.compare_page import counts, render_comparison  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.report.compare_page import ReleaseComparison  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-
     tdir = cache = None
     if args.site:
         site = Path(args.site)
     else:
-        from evalkit.config import load_config  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         cfg = load_config(args.config)
         site = cfg.site_path
@@ -280,8 +287,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise InputError(Problem(str(site), None, "no report site here (no manifest.json, no <release>/report.json); "
                                  "run `evalkit run` first or pass --site"))
     confine_writes(site, *([cache] if cache else []))
-    page = render_comparison(site, args.a, args.b, tdir, cache)
-    c = counts(ReleaseComparison.model_validate_json(page.with_suffix(".json").read_bytes()))
+    page = compare_page_code.render_comparison(site, args.a, args.b, tdir, cache)
+    c = compare_page_code.counts(compare_page_code.ReleaseComparison.model_validate_json(page.with_suffix(".json").read_bytes()))
     print(f"evalkit compare {args.a}..{args.b}: {c['worse']} case(s) worse, {c['better']} better, "
           f"{c['status_changes']} status change(s), {c['added']} added, {c['removed']} removed -> open "
           f"{os.path.relpath(page)}")

@@ -22,9 +22,29 @@ from evalkit.cli import command, config_arg
 from evalkit.kind_registry import kind
 from evalkit.llm.pricing import unpriced_models
 from evalkit.models import Model
+from evalkit.llm.keys import env_names
+from evalkit.llm.pricing import Usage
+from evalkit.llm.pricing import cost_usd
+from evalkit.llm.pricing import price_for
+from evalkit.llm.settings import configured
+from evalkit.project import load
+from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:
     from evalkit.project import Loaded
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.llm import cache as cache_code
+    from evalkit.llm import client as client_code
+    from evalkit.stages import health as health_code
+    from evalkit.llm import providers as providers_code
+    from evalkit import run_plan as run_plan_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    cache_code = later("evalkit.llm.cache")
+    client_code = later("evalkit.llm.client")
+    health_code = later("evalkit.stages.health")
+    providers_code = later("evalkit.llm.providers")
+    run_plan_code = later("evalkit.run_plan")
 
 
 class EstimateLine(Model):
@@ -58,9 +78,6 @@ class EstimateLine(Model):
 
 def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> list[EstimateLine]:
     """Price ``plan``'s calls: one line per group, duplicates counted once."""
-    from evalkit.llm.client import estimate_tokens  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.llm.pricing import Usage, cost_usd, price_for  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.llm.providers import cache_scope  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     lines: dict[tuple[str, str, str, str], EstimateLine] = {}
     seen: set[str] = set()
@@ -70,7 +87,7 @@ def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> lis
         if line is None:
             line = lines[group] = EstimateLine(stage=call.stage, asker=call.asker, system=call.system,
                                                suite=call.suite, batch=batch_grade and call.stage == "grade")
-        key = cache.key(call.request, cache_scope(call.settings))
+        key = cache.key(call.request, providers_code.cache_scope(call.settings))
         if key in seen:
             continue
         seen.add(key)
@@ -83,7 +100,7 @@ def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> lis
             counted = counter.count_tokens(call.request)
             tokens, rough = counted.input_tokens, counted.estimated
         else:
-            tokens, rough = estimate_tokens(call.request), True
+            tokens, rough = client_code.estimate_tokens(call.request), True
         line.tokens_estimated = line.tokens_estimated or rough
         line.input_tokens += tokens
         line.output_tokens += call.request.max_tokens
@@ -95,7 +112,6 @@ def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> lis
 def ablation_containers(loaded: Loaded) -> tuple[int, int]:
     """(all, not run yet) sandbox runs of case health's ablations (evalkit.stages.health) over the project's
     cases whose kind checks ablations with its tests; a case with a health file has run them."""
-    from evalkit.stages.health import health_path  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
     cfg = loaded.config
     total = pending = 0
@@ -105,7 +121,7 @@ def ablation_containers(loaded: Loaded) -> tuple[int, int]:
             continue
         n = len(kd.ablations(case)[:cfg.validation.ablations])
         total += n
-        pending += 0 if health_path(cfg.work_path, case).exists() else n
+        pending += 0 if health_code.health_path(cfg.work_path, case).exists() else n
     return total, pending
 
 
@@ -164,22 +180,16 @@ def image_lines(loaded: Loaded) -> dict[str, Any]:
 @command("estimate", "count every model call the next run would make (systems under test, judges, rubrics, "
          "ragas) and its cost, and the sandbox images it needs with their sizes; no call is paid", config_arg)
 def cmd_estimate(args: argparse.Namespace) -> int:
-    from evalkit.llm.cache import ResponseCache  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.llm.settings import configured  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.project import load  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.run_plan import key_selection, plan_run  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-
     loaded = load(args.config)
     cfg = loaded.config
     settings = cfg.judge.with_env()
     counter = None
     if configured(settings):
-        from evalkit.llm.client import ModelClient  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
-        counter = ModelClient(settings, cfg.work_path / "cache")
-    plan = plan_run(loaded, selected=key_selection())
+        counter = client_code.ModelClient(settings, cfg.work_path / "cache")
+    plan = run_plan_code.plan_run(loaded, selected=run_plan_code.key_selection())
     batch = settings.mode == "batch"
-    lines = estimate_plan(plan, ResponseCache(cfg.work_path / "cache"), counter, batch)
+    lines = estimate_plan(plan, cache_code.ResponseCache(cfg.work_path / "cache"), counter, batch)
     print(f"judge model {settings.model} ({'Message Batches, half price' if batch else 'one request per call'});"
           " prices per million tokens from the config's price table; output tokens at max_tokens (an upper bound)")
     totals: dict[str, Any] = defaultdict(float)
@@ -200,7 +210,6 @@ def cmd_estimate(args: argparse.Namespace) -> int:
               "stand-in answer (identical answers would share a verdict); `evalkit run generate` first for an "
               "exact count")
     if counter is None:
-        from evalkit.llm.keys import env_names  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         print(f"{env_names(settings.provider)[1]} is not set: the run would make none of these calls "
               "(judges not configured)")

@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit.artifacts import Sample
 from evalkit.fsutil import digest
@@ -44,6 +44,24 @@ from evalkit.stats import wilson_interval
 from evalkit.store import ContentStore
 from evalkit.systems.base import RunContext, is_free, run_system
 from evalkit.stages.batch_record import GradeBatchRecord, record_path
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.stages import generate as generate_code
+    from evalkit.graders import judge_dispatch as judge_dispatch_code
+    from evalkit.graders import migration_judge as migration_judge_code
+    from evalkit.graders import pairwise
+    from evalkit.graders import pairwise as pairwise_code
+    from evalkit.llm import plan as plan_code
+    from evalkit.llm import structured as structured_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    generate_code = later("evalkit.stages.generate")
+    judge_dispatch_code = later("evalkit.graders.judge_dispatch")
+    migration_judge_code = later("evalkit.graders.migration_judge")
+    pairwise = later("evalkit.graders.pairwise")
+    pairwise_code = later("evalkit.graders.pairwise")
+    plan_code = later("evalkit.llm.plan")
+    structured_code = later("evalkit.llm.structured")
 
 AUDIT_FILE = "judge_audit.json"
 INFRA_PREFIX = "API failure: "
@@ -147,9 +165,6 @@ def audit_work(cfg: Any, project: Any, candidates: dict[tuple[str, str], Candida
 
     ``candidates`` must hold every (system name, case key) of the sampled cases' systems."""
 
-    from evalkit.graders.migration_judge import decided_without_model, migration_requests  # deferred: the judge's code, only when the audit runs
-    from evalkit.graders.judge_dispatch import migration_input  # deferred: the judge's code, only when the audit runs
-    from evalkit.graders.pairwise import pairwise_request  # deferred: the judge's code, only when the audit runs
 
     settings: AuditSettings = cfg.judge.audit
     by_case = _systems(cfg, project, settings)
@@ -167,13 +182,13 @@ def audit_work(cfg: Any, project: Any, candidates: dict[tuple[str, str], Candida
                 if cand.exact and text in first_of:  # the same file: one output, audited once
                     work.same_output[(first_of[text].system, key)].append(cand.system)
                     continue
-                item = migration_input(case, cand.sample, mf)
-                if cand.exact and decided_without_model(item):
+                item = judge_dispatch_code.migration_input(case, cand.sample, mf)
+                if cand.exact and migration_judge_code.decided_without_model(item):
                     continue  # decided without a model: nothing to ask again
                 if cand.exact:
                     first_of[text] = cand
                     work.same_output[(cand.system, key)] = []
-                work.repeats.append((cand, migration_requests(item, judge, rubric_for(cfg, case))))
+                work.repeats.append((cand, migration_judge_code.migration_requests(item, judge, rubric_for(cfg, case))))
         if settings.pairwise:
             compared: set[frozenset[str]] = set()
             for a, b in combinations(ready, 2):
@@ -186,10 +201,10 @@ def audit_work(cfg: Any, project: Any, candidates: dict[tuple[str, str], Candida
                         work.duplicate_pairs += 1
                         continue
                     compared.add(frozenset((first, second)))
-                item = migration_input(case, a.sample, mf)
+                item = judge_dispatch_code.migration_input(case, a.sample, mf)
                 work.pairs.append((key, a, b,
-                                   pairwise_request(item, first, second, judge, f"pairwise:{key}:{a.system}>{b.system}"),
-                                   pairwise_request(item, second, first, judge, f"pairwise:{key}:{b.system}>{a.system}")))
+                                   pairwise_code.pairwise_request(item, first, second, judge, f"pairwise:{key}:{a.system}>{b.system}"),
+                                   pairwise_code.pairwise_request(item, second, first, judge, f"pairwise:{key}:{b.system}>{a.system}")))
     return work
 
 
@@ -209,8 +224,6 @@ def work_calls(work: AuditWork) -> Iterator[AuditCall]:
 
 def audit_plan(loaded: Any) -> list[AuditCall]:
     """The audit's requests of the next run, from the answers known now (stand-ins for the others)."""
-    from evalkit.llm.plan import stand_in  # deferred: the judge's code, only when the audit runs
-    from evalkit.stages.generate import generate_key  # deferred: the judge's code, only when the audit runs
 
     cfg, project = loaded.config, loaded.project
     settings: AuditSettings | None = cfg.judge.audit
@@ -224,12 +237,12 @@ def audit_plan(loaded: Any) -> list[AuditCall]:
     for key in sample_cases(sorted(by_case), settings):
         case = project.case(key)
         for system in by_case[key]:
-            hit = generated.get(generated.key(generate_key(cfg, system, case, 0)))
+            hit = generated.get(generated.key(generate_code.generate_key(cfg, system, case, 0)))
             sample = Sample.model_validate(hit) if hit is not None else None
             if sample is None and is_free(system.adapter):
                 sample = run_system(system, case, 0, ctx)
             if sample is None:
-                candidates[(system.name, key)] = Candidate(system.name, case, stand_in(system, case), exact=False)
+                candidates[(system.name, key)] = Candidate(system.name, case, plan_code.stand_in(system, case), exact=False)
             elif sample.status in ("error", "timeout", "infra_error"):
                 candidates[(system.name, key)] = None
             else:
@@ -277,11 +290,9 @@ def _run_candidates(cfg: Any, project: Any) -> dict[tuple[str, str], Candidate |
 
 def _repeat_one(cfg: Any, client: Any, cand: Candidate, requests: list[LLMRequest],
                 same: dict[tuple[str, str], list[str]]) -> RepeatedVerdicts:
-    from evalkit.graders.migration_judge import parse_verdict  # deferred: the judge's code, only when the audit runs
-    from evalkit.llm.structured import ask_samples  # deferred: the judge's code, only when the audit runs
 
     rubric = rubric_for(cfg, cand.case)
-    got = ask_samples(client, requests, lambda text: parse_verdict(text, rubric))
+    got = structured_code.ask_samples(client, requests, lambda text: migration_judge_code.parse_verdict(text, rubric))
     values: dict[str, list[int | float | bool]] = {}
     for verdict in got.values:
         for f in rubric.fields:
@@ -311,13 +322,11 @@ def field_consistency(cases: list[RepeatedVerdicts], fields: list[tuple[str, Fie
 
 
 def _pair_one(client: Any, key: str, a: Candidate, b: Candidate, ab: LLMRequest, ba: LLMRequest) -> PairJudgement:
-    from evalkit.graders.pairwise import ask_pairwise, preferred  # deferred: the judge's code, only when the audit runs
-
     answers: list[Any] = []
     error = None
     for request in (ab, ba):
         try:
-            got = ask_pairwise(client, request)
+            got = pairwise_code.ask_pairwise(client, request)
         except LLMError as exc:
             error = f"{INFRA_PREFIX}{exc}"
             break
@@ -327,7 +336,7 @@ def _pair_one(client: Any, key: str, a: Candidate, b: Candidate, ab: LLMRequest,
     answers += [None] * (2 - len(answers))
     ab_w = answers[0].winner if answers[0] is not None else None
     ba_w = answers[1].winner if answers[1] is not None else None
-    p_ab, p_ba = preferred(ab_w, a.system, b.system), preferred(ba_w, b.system, a.system)
+    p_ab, p_ba = pairwise_code.preferred(ab_w, a.system, b.system), pairwise_code.preferred(ba_w, b.system, a.system)
     return PairJudgement(case=key, a=a.system, b=b.system, ab=ab_w, ba=ba_w, preferred_ab=p_ab, preferred_ba=p_ba,
                          flipped=None if p_ab is None or p_ba is None else p_ab != p_ba,
                          reasons=[v.reason for v in answers if v is not None], error=error)
@@ -406,9 +415,8 @@ def audit_path(cfg: Any, release: str | None = None) -> Path:
 def write_audit(cfg: Any, project: Any) -> JudgeAudit:
     """Run the audit with the run's shared client and write site/<release>/judge_audit.json."""
 
-    from evalkit.graders.judge_dispatch import client_for  # deferred: the judge's code, only when the audit runs
 
-    result = run_audit(cfg, project, client_for(cfg))
+    result = run_audit(cfg, project, judge_dispatch_code.client_for(cfg))
     atomic_write_json(audit_path(cfg), result)
     marker = retry_marker(cfg)
     if result.incomplete:
@@ -434,7 +442,6 @@ def read_audit(cfg: Any) -> JudgeAudit | None:
 def audit_slice(cfg: Any) -> dict[str, Any]:
     """What the audit's answers depend on beyond its input artifacts: its settings, the judge, the prompts."""
 
-    from evalkit.graders import pairwise  # deferred: the judge's code, only when the audit runs
 
     audit = cfg.judge.audit
     return {"audit": audit.model_dump(mode="json") if audit else None, "grade": grade_slice(cfg),

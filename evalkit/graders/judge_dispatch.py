@@ -11,17 +11,15 @@ import threading
 from typing import Any
 
 from evalkit.artifacts import ExecutionArtifact, Sample
-from evalkit.casemodels import GenerationInputs, MigrationInputs
+from evalkit.casemodels import MigrationInputs
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.contracts import JudgeContext, JudgeResult, judge_with
-from evalkit.outcomes import JudgeOutcome, RubricOutcome
-from evalkit.graders.degenerate import assess, empty_answer
+from evalkit.outcomes import JudgeOutcome
 from evalkit.graders.migration_judge import Incident, MigrationJudgeInput, judge_migration
 from evalkit.graders.judge_changes import judge_changes
 from evalkit.graders.rubric_config import rubric_for
-from evalkit.graders.rubric_judge import Criterion, CriterionResult, GeneratedFile, RubricInput, grade_rubric
-from evalkit.kind_registry import kind, main_file
+from evalkit.kind_registry import kind
 from evalkit.llm.client import Budget, make_client
 from evalkit.llm.settings import configured
 from evalkit.solved_store import solved_example_text
@@ -87,41 +85,3 @@ def migration_case(cfg: Config, case: Case, sample: Sample, main_file: str | Non
 def unconfigured(cfg: Config) -> JudgeOutcome | None:
     """The outcome of a model-graded case without a judge key, None with one."""
     return NOT_CONFIGURED.model_copy() if client_for(cfg) is None else None
-
-
-def rubric_input(case: Case, sample: Sample) -> Any:
-    criteria = [Criterion(id=c.id or f"c{i}", text=c.text, weight=c.weight) for i, c in enumerate(case.criteria, start=1)]
-    files = [GeneratedFile(path=p, content=sample.files[p]) for p in sorted(sample.files)]
-    if sample.text:
-        files.append(GeneratedFile(path="(answer text)", content=sample.text))
-    return RubricInput(item_id=case.key, task=case.inputs_as(GenerationInputs).instructions, files=files, criteria=criteria)
-
-
-def rubric_case(cfg: Config, case: Case, sample: Sample) -> RubricOutcome | None:
-    """The rubric outcome of a generation case, or None when it has no criteria."""
-    if not case.criteria:
-        return None
-
-    decided = rubric_without_model(case, sample)
-    if decided is not None:
-        return decided
-    return grade_rubric(rubric_input(case, sample), client_for(cfg), cfg.judge)
-
-
-def rubric_without_model(case: Case, sample: Sample) -> RubricOutcome | None:
-    """An empty or incomplete main file meets no criterion: score 0, decided without a model (no call)."""
-
-    mf = main_file(case)
-    if mf is None:  # files named by the system (e.g. LLMService's): only an empty answer is decided here
-
-        if not empty_answer(sample, None):
-            return None
-        reason = "decided without a model: empty answer (no output file and no text)"
-    else:
-        found = assess(sample.files.get(mf), None, case.language)
-        if not found.decided:
-            return None
-        reason = f"decided without a model: {found.reason()}"
-    results = [CriterionResult(id=c.id or f"c{i}", weight=c.weight, met=False, met_fraction=0.0,
-                               reason=reason) for i, c in enumerate(case.criteria, start=1)]
-    return RubricOutcome(status="parser", score=0.0, results=results, error=reason)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -36,6 +36,12 @@ from evalkit.llm.plan import Plan, PlannedCall, grade_requests
 from evalkit.models import Model
 from evalkit.outcomes import JudgeOutcome, RubricOutcome
 from evalkit.project import participating
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.report import render as render_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    render_code = later("evalkit.report.render")
 
 REJUDGE_SCHEMA_VERSION = 1
 REJUDGE_FILE = "rejudge.json"
@@ -318,11 +324,10 @@ def rejudge(cfg: Any, cfg_new: Any, release: str, label: str, found: list[Target
 
 def write_side_release(cfg: Any, result: Rejudge) -> Path:
     """site/<label>/rejudge.json and its page; returns the page."""
-    from evalkit.report.render import environment  # deferred: the site renderer imports jinja2; only rendering needs it
 
     out = cfg.site_path / result.label
     atomic_write_json(out / REJUDGE_FILE, result)
-    env = environment(cfg.resolve(cfg.templates_dir) if cfg.templates_dir else None)
+    env = render_code.environment(cfg.resolve(cfg.templates_dir) if cfg.templates_dir else None)
     page = out / "index.html"
     atomic_write_text(page, env.get_template("rejudge.html.j2").render(r=result, root="../"))
     return page

@@ -8,6 +8,8 @@ its page. The last line printed is one JSON object either way.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import argparse
 import json
 import os
@@ -15,6 +17,21 @@ import sys
 
 from evalkit.cli import config_arg, command
 from evalkit.errors import InputError, Problem
+from evalkit.llm.settings import MODEL_ENV
+from evalkit.llm.settings import configured
+from evalkit.project import load
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.llm import cache as cache_code
+    from evalkit.llm import client as client_code
+    from evalkit.cli import estimate as estimate_code
+    from evalkit.graders import rejudge as rejudge_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    cache_code = later("evalkit.llm.cache")
+    client_code = later("evalkit.llm.client")
+    estimate_code = later("evalkit.cli.estimate")
+    rejudge_code = later("evalkit.graders.rejudge")
 
 
 def _args(p: argparse.ArgumentParser) -> None:
@@ -30,12 +47,6 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("rejudge", "judge a release's outputs again with another judge model into a side release, with the "
          "agreement of old and new judge per field (estimate first; --yes to pay)", _args)
 def cmd_rejudge(args: argparse.Namespace) -> int:
-    from evalkit.graders.rejudge import check_label, check_release, new_config, planned_calls, rejudge, side_label, targets, write_side_release  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.llm.cache import ResponseCache  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.cli.estimate import estimate_plan  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.llm.settings import MODEL_ENV, configured  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-    from evalkit.project import load  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-
     model = args.judge.strip()
     if not model:
         raise InputError(Problem("--judge", None, "expected a model id, got an empty string"))
@@ -44,26 +55,25 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
     loaded = load(args.config)
     cfg, project = loaded.config, loaded.project
     release = cfg.release
-    label = args.into or side_label(release, model)
-    check_label(label)
+    label = args.into or rejudge_code.side_label(release, model)
+    rejudge_code.check_label(label)
     if label == release or (cfg.site_path / label / "report.json").exists():
         raise InputError(Problem(f"--into {label!r}", None, f"{cfg.site_path / label} holds a release's report; "
                                  "a side release must not overwrite a release: choose another label"))
-    check_release(cfg, project, release)
+    rejudge_code.check_release(cfg, project, release)
     os.environ[MODEL_ENV] = model  # every judge call of this process goes to the new model
-    cfg_new = new_config(cfg, model)
-    found = targets(cfg, project)
-    plan = planned_calls(cfg_new, found)
+    cfg_new = rejudge_code.new_config(cfg, model)
+    found = rejudge_code.targets(cfg, project)
+    plan = rejudge_code.planned_calls(cfg_new, found)
     counter = None
     if configured(cfg_new.judge):
-        from evalkit.llm.client import ModelClient  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
-        counter = ModelClient(cfg_new.judge.with_env(), cfg.work_path / "cache")
-    lines = estimate_plan(plan, ResponseCache(cfg.work_path / "cache"), counter, False)
+        counter = client_code.ModelClient(cfg_new.judge.with_env(), cfg.work_path / "cache")
+    lines = estimate_code.estimate_plan(plan, cache_code.ResponseCache(cfg.work_path / "cache"), counter, False)
     uncached = sum(line.uncached_calls for line in lines)
     cost = sum(line.cost_usd for line in lines)
     tokens_rough = any(line.tokens_estimated for line in lines)
-    print(f"evalkit rejudge: release {release}, {len(found)} judged output(s), new judge {model} -> side release {label}")
+    print(f"evalkit rejudge_code.rejudge: release {release}, {len(found)} judged output(s), new judge {model} -> side release {label}")
     for line in lines:
         print(f"  {line.system:24} {line.suite:12} requests {line.calls:4}  uncached {line.uncached_calls:4}  "
               f"input tokens {line.input_tokens:8}{' (estimated)' if line.tokens_estimated else ''}  "
@@ -77,17 +87,17 @@ def cmd_rejudge(args: argparse.Namespace) -> int:
         print(json.dumps({**summary, "sent": False}))
         return 0
     if not configured(cfg_new.judge):
-        print(f"evalkit: rejudge --yes needs an API key of the judge's provider ({cfg_new.judge.provider}) in the "
+        print(f"evalkit: rejudge_code.rejudge --yes needs an API key of the judge's provider ({cfg_new.judge.provider}) in the "
               "environment (e.g. ANTHROPIC_API_KEY); none is set", file=sys.stderr)
         return 2
-    result = rejudge(cfg, cfg_new, release, label, found)
-    page = write_side_release(cfg, result)
+    result = rejudge_code.rejudge(cfg, cfg_new, release, label, found)
+    page = rejudge_code.write_side_release(cfg, result)
     for f in result.fields:
         kappa = f.agreement.kappa if f.agreement is not None else None
         print(f"  {f.field:28} n {f.n:4}  kappa {'–' if kappa is None else f'{kappa:.2f}':>5}  "
               f"mean {'–' if f.old_mean is None else f'{f.old_mean:.2f}'} -> "
               f"{'–' if f.new_mean is None else f'{f.new_mean:.2f}'}  changed {f.changed}")
-    print(f"evalkit rejudge: side release {label} -> open {os.path.relpath(page)}")
+    print(f"evalkit rejudge_code.rejudge: side release {label} -> open {os.path.relpath(page)}")
     print(f"sent {result.calls_sent} request(s), ${result.cost_usd:.4f}")
     print(json.dumps({**summary, "sent": True, "calls_sent": result.calls_sent, "page": str(page)}))
     return 0

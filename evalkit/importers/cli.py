@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import argparse
 import sys
 from pathlib import Path
 
 from evalkit.cli import command, config_arg
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.swebench import grade as grade_code
+    from evalkit.importers import kai as kai_code
+    from evalkit.importers import konveyor as konveyor_code
+    from evalkit.importers import llmservice as llmservice_code
+    from evalkit.importers import swebench as swebench_code
+    from evalkit.importers import swebench_report as swebench_report_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    grade_code = later("evalkit.swebench.grade")
+    kai_code = later("evalkit.importers.kai")
+    konveyor_code = later("evalkit.importers.konveyor")
+    llmservice_code = later("evalkit.importers.llmservice")
+    swebench_code = later("evalkit.importers.swebench")
+    swebench_report_code = later("evalkit.importers.swebench_report")
 
 
 def _swebench_args(p: argparse.ArgumentParser) -> None:
@@ -101,11 +119,10 @@ def _import_args(p: argparse.ArgumentParser) -> None:
 @command("import", "make a suite from another benchmark's task files (swebench)", _import_args)
 def cmd_import(args: argparse.Namespace) -> int:
     if args.source == "swebench":
-        from evalkit.importers.swebench import import_swebench, parse_repo_map, parse_tree_map  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
-        repos = parse_repo_map(args.repo)
-        trees = parse_tree_map(args.tree)
-        result = import_swebench(Path(args.instances), repos, Path(args.suite_dir), image=args.image,
+        repos = swebench_code.parse_repo_map(args.repo)
+        trees = swebench_code.parse_tree_map(args.tree)
+        result = swebench_code.import_swebench(Path(args.instances), repos, Path(args.suite_dir), image=args.image,
                                  test_command=args.test_command, trees=trees, tree_in_image=args.tree_in_image)
         for repo, ids in sorted(result.skipped.items()):
             print(f"evalkit import: skipped {len(ids)} instance(s) of {repo} (no --repo {repo}=PATH_OR_URL): "
@@ -118,9 +135,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"evalkit import: wrote {len(result.written)} case(s) to {args.suite_dir}")
         return 0
     if args.source == "konveyor":
-        from evalkit.importers.konveyor import import_konveyor  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
-        kres = import_konveyor(Path(args.report), Path(args.source_dir), Path(args.suite_dir), kind=args.kind,
+        kres = konveyor_code.import_konveyor(Path(args.report), Path(args.source_dir), Path(args.suite_dir), kind=args.kind,
                                rules=Path(args.rules) if args.rules else None, name=args.name,
                                max_source_mb=args.max_source_mb)
         for warning in kres.warnings:
@@ -132,26 +148,23 @@ def cmd_import(args: argparse.Namespace) -> int:
               f"{matchers} to {args.suite_dir}")
         return 0
     if args.source in ("kai-ci", "kai-eval"):
-        from evalkit.importers.kai import SYSTEMS_FILE, import_kai_ci, import_kai_eval  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
         if args.source == "kai-ci":
-            kai = import_kai_ci(Path(args.kai_source), Path(args.suite_dir), grader=args.grader,
+            kai = kai_code.import_kai_ci(Path(args.kai_source), Path(args.suite_dir), grader=args.grader,
                                 project=Path(args.project), shown=args.kai_source, rows=args.rows)
         else:
-            from evalkit.importers.kai import parse_app_map  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
-            kai = import_kai_eval(Path(args.kai_source), Path(args.suite_dir), grader=args.grader,
-                                  project=Path(args.project), shown=args.kai_source, apps=parse_app_map(args.app))
+            kai = kai_code.import_kai_eval(Path(args.kai_source), Path(args.suite_dir), grader=args.grader,
+                                  project=Path(args.project), shown=args.kai_source, apps=kai_code.parse_app_map(args.app))
         for warning in kai.warnings:
             print(f"evalkit import: warning: {warning}", file=sys.stderr)
         print(f"evalkit import: wrote {len(kai.cases)} case(s) to {args.suite_dir} and {len(kai.systems)} recorded "
               f"system(s) with a recorded judge ({', '.join(f'{k}: {v} verdict(s)' for k, v in kai.systems.items())}); "
-              f"add their entries ({Path(args.suite_dir) / SYSTEMS_FILE}) to evalkit.yaml:\n{kai.snippet}", end="")
+              f"add their entries ({Path(args.suite_dir) / kai_code.SYSTEMS_FILE}) to evalkit.yaml:\n{kai.snippet}", end="")
         return 0
     if args.source == "llmservice":
-        from evalkit.importers.llmservice import SNIPPET_FILE, import_llmservice  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
 
-        lres = import_llmservice([Path(d) for d in args.datasets], Path(args.suite_dir), test_ids=args.test_ids,
+        lres = llmservice_code.import_llmservice([Path(d) for d in args.datasets], Path(args.suite_dir), test_ids=args.test_ids,
                                  command=args.generator_command, system_name=args.system_name)
         for warning in lres.warnings:
             print(f"evalkit import: warning: {warning}", file=sys.stderr)
@@ -160,7 +173,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         n = sum(len(ids) for ids in lres.suites.values())
         print(f"evalkit import: wrote {len(lres.suites)} generation suite(s), {n} case(s), {lres.criteria} criteria, "
               f"{lres.assertions} assertion(s); system entry for the generator "
-              f"({Path(args.suite_dir) / SNIPPET_FILE}):\n{lres.snippet}", end="")
+              f"({Path(args.suite_dir) / llmservice_code.SNIPPET_FILE}):\n{lres.snippet}", end="")
         return 0
     raise AssertionError(args.source)  # pragma: no cover - argparse restricts the choices
 
@@ -174,9 +187,7 @@ def _report_args(p: argparse.ArgumentParser) -> None:
 
 @command("swebench-report", "write a system's patch results as SWE-bench report.json", _report_args)
 def cmd_swebench_report(args: argparse.Namespace) -> int:
-    from evalkit.importers.swebench_report import write_system_report  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-
-    report, missing = write_system_report(args.config, args.system, Path(args.out), args.suite or None)
+    report, missing = swebench_report_code.write_system_report(args.config, args.system, Path(args.out), args.suite or None)
     if missing:
         print(f"evalkit swebench-report: {len(missing)} case(s) have no execution.json yet (run `evalkit run`): "
               f"{', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}", file=sys.stderr)
@@ -200,9 +211,7 @@ def _swebench_tool_args(p: argparse.ArgumentParser) -> None:
 
 @command("swebench", "SWE-bench tools: `swebench grade` re-grades saved harness logs", _swebench_tool_args)
 def cmd_swebench(args: argparse.Namespace) -> int:
-    from evalkit.swebench.grade import grade_command  # deferred: this command's code, loaded when it runs (`evalkit run` starts small)
-
-    res = grade_command(Path(args.instances), Path(args.logs), Path(args.out),
+    res = grade_code.grade_command(Path(args.instances), Path(args.logs), Path(args.out),
                         Path(args.predictions) if args.predictions else None)
     for what, ids in (("no log (expected DIR/<instance_id>/test_output.txt)", res.missing_logs),
                       ("no prediction", res.no_prediction), ("an unreadable log", res.unreadable),

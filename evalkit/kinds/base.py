@@ -18,6 +18,7 @@ from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult, Metrics
 from evalkit.artifacts import Sample
 from evalkit.health_models import Ablation, AblationRun
 from evalkit.kind_registry import UNKNOWN, KindContract
+from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:
     from evalkit.artifacts import ExecutionArtifact, OutputArtifact
@@ -31,6 +32,19 @@ if TYPE_CHECKING:
     from evalkit.models import Model
     from evalkit.outcomes import GradesExtra
     from evalkit.stages.validate import Validation
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit import checks_deep as checks_deep_code
+    from evalkit.systems import gold as gold_code
+    from evalkit.graders import judge_dispatch as judging
+    from evalkit.stages import score_entropy as score_entropy_code
+    from evalkit.stages import validate as validate_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    checks_deep_code = later("evalkit.checks_deep")
+    gold_code = later("evalkit.systems.gold")
+    judging = later("evalkit.graders.judge_dispatch")
+    score_entropy_code = later("evalkit.stages.score_entropy")
+    validate_code = later("evalkit.stages.validate")
 
 __all__ = ["Answers", "Execution", "Judging", "Kind", "Metrics", "Scorer", "put_extra"]
 
@@ -164,9 +178,8 @@ class Kind(KindContract):
     def gold(self, case: Case) -> Sample:
         """What a perfect system answers, built from the case's reference (the `gold` system)."""
 
-        from evalkit.systems.gold import reference_sample  # deferred: stage code; planning tasks needs only the declarations
 
-        return reference_sample(case)
+        return gold_code.reference_sample(case)
 
     def canary(self, case: Case, variant: str) -> Sample | None:
         """The answer of canary ``variant`` (evalkit.graders.canaries.VARIANTS) to the case, made from the case
@@ -187,9 +200,8 @@ class Kind(KindContract):
     def validate(self, cfg: Config, case: Case) -> Validation:
         """The case's reference checked against the case (a ``Validation``)."""
 
-        from evalkit.stages.validate import validate_reference  # deferred: stage code; planning tasks needs only the declarations
 
-        return validate_reference(cfg, case)
+        return validate_code.validate_reference(cfg, case)
 
     def gold_problems(self, case: Case, text: str | None, deleted: bool) -> list[str]:
         """What is wrong with the gold answer's main file ``text`` beyond syntax and completeness."""
@@ -235,7 +247,6 @@ class Kind(KindContract):
         """The judge outcome of one answer (None: not model-graded); may add grades to ``extra``
         (``put_extra``)."""
 
-        from evalkit.graders import judge_dispatch as judging  # deferred: stage code; planning tasks needs only the declarations
 
         return judging.judge_case(cfg, case, sample, main_file, execution)
 
@@ -266,9 +277,8 @@ class Kind(KindContract):
     def scorers(self) -> list[AnyKindScorer]:
         """The functions that add this kind's metrics, in order (later ones win a shared name)."""
 
-        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
 
-        return [entropy_metrics]
+        return [score_entropy_code.entropy_metrics]
 
     # --- report -------------------------------------------------------------------------------------------
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
@@ -282,12 +292,11 @@ class Kind(KindContract):
 
     def deep_checks(self, case: Case, cfg: Config, scratch: Path, where: Locator) -> list[Problem]:
         """``evalkit check --deep`` problems of one case beyond the common ones."""
-        from evalkit.checks_deep import check_patches  # deferred: stage code; planning tasks needs only the declarations
 
         if not self.execution.executed:
             return []
 
-        return check_patches(case, cfg, scratch, where)
+        return checks_deep_code.check_patches(case, cfg, scratch, where)
 
     def __repr__(self) -> str:
         return f"<suite kind {self.name}>"

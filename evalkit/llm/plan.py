@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -47,6 +47,12 @@ from evalkit.graders.judge_changes import planned_requests
 from evalkit.kind_registry import kind
 from evalkit.llm.providers import cache_scope
 from evalkit.llm.structured import AnswerError, parse_model, repair_request
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.metrics import ragas_metrics as ragas_metrics_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    ragas_metrics_code = later("evalkit.metrics.ragas_metrics")
 
 Stage = Literal["generate", "grade"]
 PLACEHOLDER = "(answer not known yet"
@@ -108,15 +114,14 @@ def _placeholder(model: type[BaseModel], marker: str) -> BaseModel:
 
 def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: str) -> Any:
     """A ragas LLM that records the requests ragas would send instead of sending them."""
-    from evalkit.metrics.ragas_metrics import ANSWER_SUFFIX, EvalkitRagasLLM  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
-    class PlanningRagasLLM(EvalkitRagasLLM):
+    class PlanningRagasLLM(ragas_metrics_code.EvalkitRagasLLM):
         """Answers from the response cache; a missing answer is recorded and replaced by a placeholder."""
 
         planned: list[tuple[LLMRequest, bool]]
 
         def generate(self, prompt: str, response_model: type[Any]) -> Any:
-            full = prompt + ANSWER_SUFFIX
+            full = prompt + ragas_metrics_code.ANSWER_SUFFIX
             index = self.next_index(full)
             request = self.request_for(full, index, response_model)
             exact = PLACEHOLDER not in full  # else it depends on an answer not known yet
@@ -141,11 +146,9 @@ def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: s
 
 
 def ragas_plan(cache: ResponseCache, settings: JudgeSettings, case: Any, answer: str) -> list[tuple[LLMRequest, bool]]:
-    from evalkit.metrics.ragas_metrics import judge_rag  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
-
     inputs = case.inputs_as(RagInputs)
     llm = planning_ragas_llm(cache, settings, f"ragas:{case.key}")
-    judge_rag(llm, inputs.question, list(inputs.contexts), answer)
+    ragas_metrics_code.judge_rag(llm, inputs.question, list(inputs.contexts), answer)
     return llm.planned
 
 

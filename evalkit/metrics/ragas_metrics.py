@@ -4,7 +4,7 @@
   ``NonLLMStringSimilarity`` (hint vs reference hint, 1 - normalised Levenshtein); both need
   ``rapidfuzz``.
 - With a judge: ragas' collection metrics Faithfulness, ContextRelevance and AnswerRelevancy
-  (``judge_rag``; the grade stage calls it through ``evalkit.graders.rag``), given an
+  (``judge_rag``; the grade stage calls it through ``evalkit.kinds.rag.judge``), given an
   ``InstructorBaseRagasLLM`` whose calls go through ``evalkit.llm.client.ModelClient`` (cache,
   budget, retries and cost apply; one repair request on an unusable answer; no temperature/top_p)
   and a deterministic local embedding (hashed bag of words: an offline stand-in, coarser than a

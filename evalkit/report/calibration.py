@@ -18,7 +18,7 @@ import math
 import sys
 from collections import defaultdict
 from itertools import combinations
-from typing import Any, Callable, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Callable, Literal, TypedDict
 
 from evalkit.agreement import Agreement, agreement
 from evalkit.artifacts import GradesArtifact
@@ -29,6 +29,12 @@ from evalkit.stats import RateEstimate, rate
 from evalkit.errors import InputError
 from evalkit.kind_registry import main_file
 from evalkit.labels import label_files, output_sha256, project_labels, rubric_for
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.graders import judge_dispatch as judge_dispatch_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    judge_dispatch_code = later("evalkit.graders.judge_dispatch")
 
 TEST_VERDICT_METRICS: tuple[str, ...] = ("resolved", "e2e_resolved")
 """Metrics that are a test verdict of one output (every test that must pass passes), in order of preference."""
@@ -185,12 +191,11 @@ def calibration_summary(cfg: Any, project: Any, scores: dict[tuple[str, str], An
     """The release's calibration section, or None when no suite of the run is graded by a rubric judge and
     nobody labelled anything. ``call(model, fn, *args)`` is summarize's cached call."""
 
-    from evalkit.graders.judge_dispatch import rubric_judged  # deferred: the judge's code, only to ask the judge
 
     settings = cfg.judge.calibration
     work = str(cfg.work_path)
 
-    judged_suites = {c.suite for c in project.cases if rubric_judged(c)}  # migration; patch and e2e with `judge:`
+    judged_suites = {c.suite for c in project.cases if judge_dispatch_code.rubric_judged(c)}  # migration; patch and e2e with `judge:`
     labels, problems = project_labels(cfg, project)
     for p in problems:  # said on every run (and on the release page); `evalkit check` exits 2 on them
         print(f"evalkit: warning: labels left out: {p}", file=sys.stderr)

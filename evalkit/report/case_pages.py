@@ -13,7 +13,7 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from jinja2 import Environment
 
@@ -27,6 +27,12 @@ from evalkit.names import is_valid_name
 from evalkit.report.models import CaseDetail, CaseRow, Report
 from evalkit.report.page_data import exists_in, headline_metrics
 from evalkit.report.site_env import diff_lines, line_class, truncate_log
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.report import panel as panel_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    panel_code = later("evalkit.report.panel")
 
 LEGACY_KEY = "inputs.legacy_file"
 REFERENCE_KEY = "reference.expected_file"
@@ -40,7 +46,7 @@ def _read(model: type[M], raw: Any, where: dict[str, str]) -> M | None:
 
 def kind_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
     """What the case page shows for this system beyond the common parts (the kind's ``Kind.detail``, built by
-    evalkit.kinds.pages for evalkit's own kinds; None for kinds without any)."""
+    evalkit.kinds.<kind>.page for evalkit's own kinds; None for kinds without any)."""
     return kind(case.kind).detail(case, arts) if known(case.kind) else None
 
 
@@ -197,11 +203,10 @@ def remove_gone_cases(site: Path, report: Report, old_index: dict[str, str], ind
 
 def case_templates(env: Environment) -> tuple[Any, Any, Any]:
     """The case page's and the compare page's templates and the panel of one system (`evalkit.report.panel`)."""
-    from evalkit.report.panel import system_panel  # deferred: imports jinja2; only rendering needs it
 
     graded = env.get_template("macros.html.j2").module.graded_sections  # type: ignore[attr-defined]
     return (env.get_template("case.html.j2"), env.get_template("compare.html.j2"),
-            lambda view: system_panel(view, graded))
+            lambda view: panel_code.system_panel(view, graded))
 
 
 PARALLEL_MIN_CASES = 400  # fewer cases render in one process: forking would cost more than it saves

@@ -13,7 +13,7 @@ this one with each release.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_text
@@ -23,6 +23,12 @@ from evalkit.report.models import ReleaseDiff, Report
 from evalkit.report.page_data import load_report, regression_groups
 from evalkit.report.release_diff import release_diff
 from evalkit.report.site import list_releases
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.report import site_env as site_env_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    site_env_code = later("evalkit.report.site_env")
 
 
 class StatusChange(Model):
@@ -124,7 +130,6 @@ def check_releases(site: Path, a: str, b: str) -> None:
 def render_comparison(site: Path, a: str, b: str, tdir: Path | None = None,
                       cache_dir: Path | None = None) -> Path:
     """Write site/compare/<a>..<b>.html and its JSON; returns the page."""
-    from evalkit.report.site_env import environment  # deferred: imports jinja2; only rendering needs it
 
     site = Path(site)
     check_releases(site, a, b)
@@ -136,7 +141,7 @@ def render_comparison(site: Path, a: str, b: str, tdir: Path | None = None,
     cases = sorted({(e["suite"], e["case_id"]) for g in groups for k in ("regressed", "improved") for e in g[k]})
     largest_first(groups, PAGE_ROWS)  # past PAGE_ROWS the JSON beside the page has the rest
     page = compare_page_path(site, a, b)
-    env = environment(tdir, cache_dir)
+    env = site_env_code.environment(tdir, cache_dir)
     html = env.get_template("compare_releases.html.j2").render(
         comp=comp, groups=groups, metric_info=metric_info, root="../", here="compare_releases",
         releases=list_releases(site), palette=charts.colours([s.name for s in rb.systems]),

@@ -14,12 +14,20 @@ same cases in every suite; otherwise it is left out and the page says why.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from collections import defaultdict
 
 from evalkit.metrics.registry import LEADERBOARD_METRICS, METRICS, MetricInfo, primary_metric
 from evalkit.models import Model
 from evalkit.report.models import Aggregate, CaseRow, Coverage, Report, SuiteSummary, TieGroups
 from evalkit.stats import rate as wilson
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.graders import canaries as canaries_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    canaries_code = later("evalkit.graders.canaries")
 
 
 class Entry(Model):
@@ -347,10 +355,9 @@ def canary_table(report: Report) -> str:
     """Markdown: per suite, its headline and what each canary, gold and the best real system score on it (the
     README's table, regenerated from a run with `canaries: true` so that it cannot drift)."""
 
-    from evalkit.graders.canaries import VARIANTS, system_name  # deferred: graders' code, only where canaries ran
 
-    cols = [system_name(v) for v in VARIANTS]
-    head = ("| suite (kind) | headline | " + " | ".join(v for v in VARIANTS) + " | gold | best real system |\n"
+    cols = [canaries_code.system_name(v) for v in canaries_code.VARIANTS]
+    head = ("| suite (kind) | headline | " + " | ".join(v for v in canaries_code.VARIANTS) + " | gold | best real system |\n"
             "|---|---|" + "---|" * (len(cols) + 2) + "\n")
     gold = {s.name for s in report.systems if s.adapter == "gold"}
     lines = []

@@ -440,7 +440,7 @@ class CaseDetail(Model):
     """Why the case is broken, if it is."""
     inputs: dict[str, Any] = {}
     """The case's inputs as given to systems (its kind's inputs model as JSON; the page reads them back through that
-    model, evalkit.kinds.pages)."""
+    model, evalkit.kinds.<kind>.page)."""
     input_files: dict[str, str] = {}
     """Text of the input files (key: dotted reference)."""
     reference_files: dict[str, str] = {}

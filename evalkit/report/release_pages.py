@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 import math
 from pathlib import Path
@@ -15,6 +17,12 @@ from evalkit.report.page_data import (load_report, comparison_index, headline_me
 from evalkit.report.site import list_releases, templates_dir
 from evalkit.report.site_env import environment
 from evalkit.kind_registry import code_stamp as kinds_code_stamp
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.report import compare_page as compare_page_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    compare_page_code = later("evalkit.report.compare_page")
 
 PAGE_INDEX = ".pages.json"  # not published content: the manifest skips dot-files
 CASES_PER_PAGE = 500  # a suite's case list is split into pages of this many cases (each page well under 1 MB)
@@ -46,7 +54,6 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
     def other_pages() -> list[Path]:
         """The release page, suite pages, regressions and the comparison with the previous release:
         rendered here while forked workers render the case pages."""
-        from evalkit.report.compare_page import PAGE_ROWS, largest_first, render_comparison  # deferred: the comparison page, only when there is a previous release
 
         written: list[Path] = []
         suite_rows = {s.name: [r for r in report.cases if r.suite == s.name] for s in report.suites}
@@ -83,14 +90,14 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
         page = out_dir / "regressions.html"
 
         moves = regression_groups(site, report)
-        largest_first(moves, PAGE_ROWS)
+        compare_page_code.largest_first(moves, compare_page_code.PAGE_ROWS)
         atomic_write_text(page, env.get_template("regressions.html.j2").render(
-            report=report, groups=moves, limit=PAGE_ROWS, root="../", here="regressions", **nav))
+            report=report, groups=moves, limit=compare_page_code.PAGE_ROWS, root="../", here="regressions", **nav))
         written.append(page)
         prev = report.diff.previous_release
         if prev and prev in releases:  # site/compare/<previous>..<release>.html (others: `evalkit compare A B`)
 
-            written.append(render_comparison(site, prev, release, tdir, cache_dir))
+            written.append(compare_page_code.render_comparison(site, prev, release, tdir, cache_dir))
         return written
 
     index_path = out_dir / "cases" / PAGE_INDEX
@@ -106,7 +113,7 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
                      Path(__file__).stat().st_mtime_ns,
                      [Path(__file__).with_name(f).stat().st_mtime_ns  # the case page's code
                       for f in ("case_pages.py", "site_env.py", "panel.py")],
-                     (Path(__file__).parents[1] / "kinds" / "pages.py").stat().st_mtime_ns,  # own kinds' page parts
+                     (Path(__file__).parents[1] / "kinds" / "page_parts.py").stat().st_mtime_ns,  # the kinds' page helpers
                      kinds_code_stamp()])  # the suite kinds' modules and partials
     index, pages = render_cases(env, site, report, nav, shared, old_index, workers, meanwhile=other_pages)
     remove_gone_cases(site, report, old_index, index)  # pages of cases no longer in the project

@@ -22,7 +22,7 @@ Pages of a release:
 Where the code is: evalkit.report.site_env (Jinja environment, filters, badges), page_data (what the
 pages show, computed from report.json), case_pages (case and compare pages, test logs, forked workers),
 release_pages (release summary, suite pages, regressions), site_index (site index, assets, schemas),
-panel and evalkit.kinds.pages (one system's panel, per-kind case details). This module renders a whole site.
+panel and evalkit.kinds.<kind>.page (one system's panel, per-kind case details). This module renders a whole site.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text
 from evalkit.metrics.registry import MetricInfo
@@ -12,6 +12,12 @@ from evalkit.report.models import Report
 from evalkit.report.page_data import load_report, headline_metrics, status_counts
 from evalkit.report.site import list_releases, templates_dir
 from evalkit.report.site_env import environment
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit import schemas as schemas_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    schemas_code = later("evalkit.schemas")
 
 def render_index(site: Path, tdir: Path | None = None, cache_dir: Path | None = None) -> Path:
     """site/index.html: every release, newest first, with trend charts of the headline metrics."""
@@ -86,12 +92,11 @@ def write_site_schemas(site: Path) -> list[Path]:
     holds them to that), so copying them spares generating ten schemas on every render.
     """
 
-    from evalkit.schemas import SCHEMA_DIR, SCHEMA_NAMES  # deferred: schema generation, only when the site's schemas are written
 
     out = []
-    per_kind = sorted(p.name.removesuffix(".schema.json") for p in SCHEMA_DIR.glob("case-*.schema.json"))
-    for name in dict.fromkeys([*SCHEMA_NAMES, *per_kind]):  # the case file of each own kind too
+    per_kind = sorted(p.name.removesuffix(".schema.json") for p in schemas_code.SCHEMA_DIR.glob("case-*.schema.json"))
+    for name in dict.fromkeys([*schemas_code.SCHEMA_NAMES, *per_kind]):  # the case file of each own kind too
         path = site / "schemas" / f"{name}.schema.json"
-        _write_if_changed(path, (SCHEMA_DIR / f"{name}.schema.json").read_bytes())
+        _write_if_changed(path, (schemas_code.SCHEMA_DIR / f"{name}.schema.json").read_bytes())
         out.append(path)
     return out

@@ -1,6 +1,6 @@
 """summarize: aggregate every (system, case) score into report.json and the per-case JSON files.
 
-The parts live beside it: score_files (reading scores.json), summaries (case rows, per-system and
+The parts live beside it: score_files (reading scores.json), tables (case rows, per-system and
 per-suite summaries, tag breakdowns), aggregates and comparisons (intervals; paired tests with Holm),
 stats_cache, corpus, release_diff, run_notes, case_details.
 """
@@ -20,7 +20,7 @@ from evalkit.report.run_notes import budget_notes, cluster_workers, isolation_no
 from evalkit.report.scenarios import scenario_groups
 from evalkit.report.score_files import read_scores
 from evalkit.report.stats_cache import StatsCache, cached_call
-from evalkit.report.summaries import case_rows, suite_summaries, system_summaries, tag_breakdowns
+from evalkit.report.tables import case_rows, suite_summaries, system_summaries, tag_breakdowns
 from evalkit.report.leaderboard import CANARY_ADAPTER
 from evalkit.report.health import add_health
 from evalkit.report.ties import suite_ties

@@ -18,12 +18,24 @@ from typing import TYPE_CHECKING, Literal, cast
 from evalkit.config import AUTO_BACKEND as AUTO
 from evalkit.plugins import registry
 from evalkit.sandbox import daemon
+from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:
     from evalkit.plugins import Registry
     from evalkit.sandbox.phase import Sandbox
     from evalkit.sandbox.script import ControlFiles
     from evalkit.sandbox.spec import TestRunSpec
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.sandbox import docker_backend as docker_backend_code
+    from evalkit.sandbox import images as images_code
+    from evalkit.sandbox import local_backend as local_backend_code
+    from evalkit.sandbox import phase as phase_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    docker_backend_code = later("evalkit.sandbox.docker_backend")
+    images_code = later("evalkit.sandbox.images")
+    local_backend_code = later("evalkit.sandbox.local_backend")
+    phase_code = later("evalkit.sandbox.phase")
 
 class SandboxBackend:
     """One backend; subclass it (or follow its shape) and register an instance."""
@@ -71,26 +83,20 @@ class DockerBackend(SandboxBackend):
         import docker.errors  # deferred: docker-py, only when a container runs
         import requests.exceptions  # deferred: requests (with docker-py), only when a container runs
 
-        from evalkit.sandbox.images import image_id  # deferred: imports docker-py (heavy); only a Docker run needs it
-        from evalkit.sandbox.phase import SandboxError  # deferred: the backend's code, only when a sandbox runs
 
         try:
-            return image_id(spec.image)
+            return images_code.image_id(spec.image)
         except (docker.errors.DockerException, requests.exceptions.RequestException) as exc:
-            raise SandboxError(f"Docker daemon unreachable or failing: {exc}") from exc
+            raise phase_code.SandboxError(f"Docker daemon unreachable or failing: {exc}") from exc
 
     def open(self, spec: TestRunSpec, ctl: ControlFiles) -> Sandbox:
-        from evalkit.sandbox.docker_backend import DockerSandbox  # deferred: imports docker-py (heavy); only a Docker run needs it
-        from evalkit.sandbox.images import ImageUnavailable, ensure_image  # deferred: imports docker-py (heavy); only a Docker run needs it
-        from evalkit.sandbox.phase import SandboxError  # deferred: the backend's code, only when a sandbox runs
-
         try:
-            digest = ensure_image(spec.image, spec.dockerfile_dir)
-        except ImageUnavailable:
+            digest = images_code.ensure_image(spec.image, spec.dockerfile_dir)
+        except images_code.ImageUnavailable:
             raise
         except Exception as exc:
-            raise SandboxError(f"Docker daemon unreachable or failing: {exc}") from exc
-        return DockerSandbox(spec, ctl, digest)
+            raise phase_code.SandboxError(f"Docker daemon unreachable or failing: {exc}") from exc
+        return docker_backend_code.DockerSandbox(spec, ctl, digest)
 
 
 class LocalBackend(SandboxBackend):
@@ -101,9 +107,7 @@ class LocalBackend(SandboxBackend):
     auto_reason = "no Docker daemon answered when the run started"
 
     def open(self, spec: TestRunSpec, ctl: ControlFiles) -> Sandbox:
-        from evalkit.sandbox.local_backend import LocalSandbox  # deferred: the backend's code, only when a sandbox runs
-
-        return LocalSandbox(spec, ctl)
+        return local_backend_code.LocalSandbox(spec, ctl)
 
 
 DOCKER = DockerBackend()

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 import socket
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.sandbox import dockerclient as dockerclient_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    dockerclient_code = later("evalkit.sandbox.dockerclient")
 
 
 def daemon_answers(timeout: float = 10.0) -> bool:
@@ -12,9 +20,8 @@ def daemon_answers(timeout: float = 10.0) -> bool:
     hosts ask docker-py."""
     host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
     if os.environ.get("DOCKER_TLS_VERIFY") or not host.startswith(("unix://", "tcp://")):
-        from evalkit.sandbox.dockerclient import docker_available  # deferred: imports docker-py (heavy)
 
-        return docker_available()
+        return dockerclient_code.docker_available()
     try:
         if host.startswith("unix://"):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -11,6 +11,8 @@ Every image evalkit builds carries the label ``evalkit.image`` (evalkit.sandbox.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import logging
 import os
 import subprocess
@@ -26,6 +28,12 @@ from docker.models.images import Image
 from evalkit.sandbox.dockerclient import client
 from evalkit.sandbox.image_errors import ImageUnavailable
 from evalkit.sandbox.image_store import LABEL
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.sandbox import dockerclient as dockerclient_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    dockerclient_code = later("evalkit.sandbox.dockerclient")
 
 log = logging.getLogger(__name__)
 
@@ -127,9 +135,8 @@ def build_base_image(name: str, say=print) -> str:
 def base_image_ready(name: str) -> bool:
     """doit ``uptodate`` of the image task: the image is present, or no Docker daemon answers
     (the local backend or an infrastructure error follows; nothing to build)."""
-    from evalkit.sandbox.dockerclient import docker_available  # deferred: imports docker-py (heavy); only a Docker run needs it
 
-    return not docker_available() or image_id(name) is not None
+    return not dockerclient_code.docker_available() or image_id(name) is not None
 
 
 def ensure_base_image(name: str) -> bool:

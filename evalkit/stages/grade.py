@@ -1,7 +1,7 @@
 """grade: assertions, syntax validity and (when configured) the LLM judge, for one (system, case).
 
 What a model grades is the case's kind's (``Kind.grade_model``): the rubric judge, a generation case's
-criteria, a rag case's ragas metrics (summary in `judge`, per metric in `extra["ragas"]`; evalkit.graders.rag).
+criteria, a rag case's ragas metrics (summary in `judge`, per metric in `extra["ragas"]`; evalkit.kinds.rag.judge).
 """
 
 from __future__ import annotations

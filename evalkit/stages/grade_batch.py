@@ -21,7 +21,7 @@ doit graph has one more task, ``judge_batch:run`` (only in batch mode with an AP
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.fsutil import atomic_write_json
 from evalkit.kind_registry import kind
@@ -29,6 +29,16 @@ from evalkit.llm.calls import LLMError
 from evalkit.llm.settings import configured
 from evalkit.project import load
 from evalkit.stages.batch_record import AskerSpend, BatchRound, GradeBatchRecord, record_path
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.llm import batch as batch_code
+    from evalkit.graders import judge_dispatch as judge_dispatch_code
+    from evalkit import run_plan as run_plan_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    batch_code = later("evalkit.llm.batch")
+    judge_dispatch_code = later("evalkit.graders.judge_dispatch")
+    run_plan_code = later("evalkit.run_plan")
 
 MAX_ROUNDS = 3
 """Batches per run at most (ragas needs two: statements first, then their verification)."""
@@ -37,18 +47,15 @@ MAX_ROUNDS = 3
 def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
     """Send the run's uncached grade requests as Message Batches, until none is left to send."""
 
-    from evalkit.graders.judge_dispatch import client_for  # deferred: the judge's code, only when a batch is sent
-    from evalkit.llm.batch import run_batch  # deferred: the judge's code, only when a batch is sent
-    from evalkit.run_plan import plan_run  # deferred: the judge's code, only when a batch is sent
 
     cfg = loaded.config
-    client = client_for(cfg)
+    client = judge_dispatch_code.client_for(cfg)
     record = GradeBatchRecord()
     if client is None:
         return record
     sent: set[str] = set()
     for _ in range(MAX_ROUNDS):
-        plan = plan_run(loaded, stages=("grade",), selected=selected)
+        plan = run_plan_code.plan_run(loaded, stages=("grade",), selected=selected)
         todo: dict[str, Any] = {}
         asker: dict[str, str] = {}
         for call in plan.calls:
@@ -60,7 +67,7 @@ def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
             break
         sent.update(todo)
         print(f"evalkit: judge.mode batch: sending {len(todo)} grade request(s) as one Message Batch", flush=True)
-        answers = run_batch(client, list(todo.values()))
+        answers = batch_code.run_batch(client, list(todo.values()))
         for key, answer in zip(todo, answers):
             spend = record.by_asker.setdefault(asker[key], AskerSpend())
             spend.requests += 1
@@ -75,11 +82,10 @@ def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
 def run_grade_batch(config: str) -> bool:
     """doit action of ``judge_batch:run``: the record is written only when every batch completed."""
 
-    from evalkit.run_plan import key_selection  # deferred: the judge's code, only when a batch is sent
 
     loaded = load(config)
     try:
-        record = grade_batch(loaded, key_selection())
+        record = grade_batch(loaded, run_plan_code.key_selection())
     except LLMError as exc:  # no record: the step runs again next time; grade tasks go one by one now
         print(f"evalkit: judge batch failed ({exc}); grade tasks send their requests one by one", flush=True)
         return True

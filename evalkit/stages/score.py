@@ -49,7 +49,7 @@ def code_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exe
         for part in ("ngram_match", "weighted_ngram_match", "syntax_match", "dataflow_match"):
             out[f"codebleu_{part}"] = getattr(result, part)
         baseline = kind(case.kind).codebleu_baseline(cfg, case, reference)  # e.g. migration: the legacy file's
-        if baseline is not None:  # how much closer than doing nothing (evalkit.stages.score_migration)
+        if baseline is not None:  # how much closer than doing nothing (evalkit.kinds.migration.score)
 
             gain = codebleu_gain(result.codebleu, baseline)
             if gain is not None:

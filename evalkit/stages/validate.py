@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from evalkit.artifacts import Sample
 from evalkit.casemodels import PatchInputs
@@ -25,6 +25,20 @@ from evalkit.config import Config
 from evalkit.kind_registry import kind, main_file
 from evalkit.models import Model
 from evalkit.sandbox.parsing import collection_failure
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.graders import assertions as assertions_code
+    from evalkit.graders import degenerate
+    from evalkit.systems import gold as gold_code
+    from evalkit.stages import execute as stages_execute
+    from evalkit.graders import syntax as syntax_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    assertions_code = later("evalkit.graders.assertions")
+    degenerate = later("evalkit.graders.degenerate")
+    gold_code = later("evalkit.systems.gold")
+    stages_execute = later("evalkit.stages.execute")
+    syntax_code = later("evalkit.graders.syntax")
 
 
 class _CaseKey(TypedDict):
@@ -77,7 +91,6 @@ def validation_status(cfg: Config, case: Case) -> tuple[str, str] | None:
 
 def _incomplete(text: str, language: str, legacy: str | None) -> list[str]:
     """Where a reference file elides code (evalkit.graders.degenerate; empty when that check is absent)."""
-    from evalkit.graders import degenerate  # deferred: grading code, only when a reference is validated
 
     is_complete = getattr(degenerate, "is_complete", None)
     elisions = getattr(degenerate, "elisions", None)
@@ -91,9 +104,8 @@ def reference_problems(case: Case) -> tuple[list[str], bool]:
     """What is wrong with the answer the `gold` system gives for a non-patch case, and whether
     there was an answer to check at all."""
 
-    from evalkit.systems.gold import gold_sample  # deferred: grading code, only when a reference is validated
 
-    sample = gold_sample(case)
+    sample = gold_code.gold_sample(case)
     if sample.status != "ok" or not (sample.files or sample.deleted_files or sample.text or sample.patch or sample.tasks):
         return [], False  # no reference answer (e.g. a generation case graded by criteria only)
     return sample_problems(case, sample, "gold"), True
@@ -105,12 +117,10 @@ def sample_problems(case: Case, sample: Sample, who: str) -> list[str]:
     (``Kind.gold_problems``: incidents kept). Validation asks it of the gold answer; case health of the
     partial answers derived from it."""
 
-    from evalkit.graders.assertions import run_assertions  # deferred: grading code, only when a reference is validated
-    from evalkit.graders.syntax import check_syntax  # deferred: grading code, only when a reference is validated
 
     problems: list[str] = []
     mf = main_file(case)
-    results, _score = run_assertions(case.assertions, sample, case.language, mf, case=case)
+    results, _score = assertions_code.run_assertions(case.assertions, sample, case.language, mf, case=case)
     failed = [r for r in results if not r.passed]
     if failed:
         problems.append(f"{who} fails its assertion(s): " + "; ".join(
@@ -122,7 +132,7 @@ def sample_problems(case: Case, sample: Sample, who: str) -> list[str]:
         if not (text or "").strip():
             problems.append(f"{who} has no content for {mf}")
         else:
-            syntax = check_syntax(text or "", case.language)
+            syntax = syntax_code.check_syntax(text or "", case.language)
             if syntax.valid is False:
                 problems.append(f"{who} does not parse ({'; '.join(syntax.issues[:2])})")
             elided = _incomplete(text or "", case.language, case.read("inputs.legacy_file"))
@@ -155,12 +165,11 @@ def validate_case(cfg: Config, case: Case) -> Validation:
 
 def validate_patch(cfg: Config, case: Case) -> Validation:
     """A patch case's harness validation: the gold patch resolves it and no patch does not."""
-    from evalkit.stages.execute import run_patch  # deferred: grading code, only when a reference is validated
 
     base: _CaseKey = {"suite": case.suite, "case_id": case.id}
 
-    gold = run_patch(cfg, case, case.read("reference.patch_file"), trusted=True)
-    empty = run_patch(cfg, case, None)
+    gold = stages_execute.run_patch(cfg, case, case.read("reference.patch_file"), trusted=True)
+    empty = stages_execute.run_patch(cfg, case, None)
     if gold["status"] == "timeout" and empty["status"] == "timeout":
         return Validation(**base, status="broken", environment_broken=True,
                           reason=f"broken environment: the tests time out with the gold patch and with no patch "

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
 from evalkit.errors import InputError, Problem, rel
-from evalkit.stat_keyed import StatKeyedCache
+from evalkit.file_cache import StatKeyedCache
 from evalkit.systems.base import RunContext, adapter
 from evalkit.yamlio import read_input_text
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from evalkit.graders.rubric_judge import Criterion, GeneratedFile, RubricInput, grade_rubric
+from evalkit.kinds.generation.judge import Criterion, GeneratedFile, RubricInput, grade_rubric
 from evalkit.llm.client import ModelClient
 from fake_server import FakeAnthropic, ok
 from evalkit.llm.settings import JudgeSettings

@@ -306,7 +306,7 @@ def test_a_kai_eval_diff_is_not_called_an_empty_output(project: Path) -> None:
 
 def test_an_empty_file_answer_is_still_called_empty() -> None:
     """The diff exception does not switch the check off: a file answer with nothing in it, or no answer at all."""
-    from evalkit.kinds.pages import migration_detail
+    from evalkit.kinds.migration.page import migration_detail
     from evalkit.report.models import CaseDetail
 
     case = CaseDetail(release="r", suite="s", kind="migration", language="java", case_id="c",

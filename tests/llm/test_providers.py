@@ -236,7 +236,7 @@ def test_threads_share_one_client_safely(tmp_path: Path, openai_env: str) -> Non
 def test_not_configured_names_the_key_of_the_judges_provider(monkeypatch) -> None:
     """Without a key, the judge, the rubric grader and the report note name the provider's own variable."""
     from evalkit.graders.migration_judge import MigrationJudgeInput, judge_migration
-    from evalkit.graders.rubric_judge import Criterion, GeneratedFile, RubricInput, grade_rubric
+    from evalkit.kinds.generation.judge import Criterion, GeneratedFile, RubricInput, grade_rubric
     from evalkit.llm.settings import JudgeSettings, configured
     from evalkit.report.run_notes import judge_notes
 

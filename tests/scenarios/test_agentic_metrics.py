@@ -75,7 +75,7 @@ def test_an_expected_task_in_a_missing_file_makes_the_case_broken(tmp_path):
     from evalkit.artifacts import Sample
     from evalkit.cases import Case
     from evalkit.config import Config
-    from evalkit.stages.execute_agentic import recheck
+    from evalkit.kinds.agentic.execute import recheck
 
     src = tmp_path / "suite" / "app" / "source"
     src.mkdir(parents=True)

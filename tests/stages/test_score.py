@@ -143,7 +143,7 @@ def test_an_evalkit_bug_in_grading_keeps_the_execute_verdict_in_the_rates(patch)
 def test_migrated_needs_the_whole_migration_not_the_incidents_alone(migration) -> None:
     """#25: partial credit (incidents_resolved) rewarded answers that do no migration; migrated does not."""
     from evalkit.graders.canaries import truncated
-    from evalkit.stages.score_migration import migration_failures
+    from evalkit.kinds.migration.score import migration_failures
 
     case = migration.case(CASE)
     path, legacy, expected = case.inputs.file_path, case.read("inputs.legacy_file"), case.read("reference.expected_file")

@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.casemodels import PatchInputs, PatchReference
 from evalkit.stages.execute import _harness_parser
-from evalkit.stages.score_patch import patch_metrics
+from evalkit.kinds.patch.score import patch_metrics
 from evalkit.swebench.harness import is_swebench_case, parser_for, parser_names
 
 

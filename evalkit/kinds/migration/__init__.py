@@ -11,6 +11,8 @@ from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Answers, Execution, Judging, Kind
 from evalkit.treesitter import PARSEABLE, canonical, function_spans
+from evalkit.graders.rubric_config import rubric_for
+from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:
     from evalkit.cases import Case
@@ -18,6 +20,29 @@ if TYPE_CHECKING:
     from evalkit.llm.cache import ResponseCache
     from evalkit.llm.calls import LLMRequest
     from evalkit.llm.settings import JudgeSettings
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.graders import canaries
+    from evalkit.graders import judge_dispatch as judge_dispatch_code
+    from evalkit.graders import migration_judge as migration_judge_code
+    from evalkit.kinds.migration import page as migration_page
+    from evalkit.kinds.migration import score as migration_score
+    from evalkit.stages import score_entropy as score_entropy_code
+    from evalkit.stages import score_judge as score_judge_code
+    from evalkit import solved_store as solved_store_code
+    from evalkit.stages import score as stages_score
+    from evalkit.stages import validate as validate_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    canaries = later("evalkit.graders.canaries")
+    judge_dispatch_code = later("evalkit.graders.judge_dispatch")
+    migration_judge_code = later("evalkit.graders.migration_judge")
+    migration_page = later("evalkit.kinds.migration.page")
+    migration_score = later("evalkit.kinds.migration.score")
+    score_entropy_code = later("evalkit.stages.score_entropy")
+    score_judge_code = later("evalkit.stages.score_judge")
+    solved_store_code = later("evalkit.solved_store")
+    stages_score = later("evalkit.stages.score")
+    validate_code = later("evalkit.stages.validate")
 
 
 def without_lines(text: str, spans: list[tuple[int, int, str]]) -> str:
@@ -50,14 +75,10 @@ class Migration(Kind):
         return case.read("inputs.legacy_file")
 
     def codebleu_baseline(self, cfg: Config, case: Case, reference: str) -> float | None:
-        from evalkit.stages.score_migration import legacy_codebleu  # deferred: stage code; planning tasks needs only the declarations
-
-        return legacy_codebleu(cfg, case, reference)
+        return migration_score.legacy_codebleu(cfg, case, reference)
 
     def prompt_context(self, case: Case) -> dict[str, object]:
-        from evalkit.solved_store import solved_example_text  # deferred: stage code; planning tasks needs only the declarations
-
-        solved = solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
+        solved = solved_store_code.solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
         return {"legacy_code": case.read("inputs.legacy_file") or "", "solved_example": solved}
 
     def parse_answer(self, case: Case, blocks: list[tuple[str, str]]) -> dict[str, str] | None:
@@ -75,9 +96,6 @@ class Migration(Kind):
         return Sample(files={file_path: expected})
 
     def canary(self, case: Case, variant: str) -> Sample | None:
-        from evalkit.graders import canaries  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_migration import offending_lines  # deferred: stage code; planning tasks needs only the declarations
-
         if variant == "empty" or not isinstance(case.inputs, MigrationInputs):
             return Sample() if variant == "empty" else None
         path, lang = case.inputs.file_path, case.language
@@ -87,19 +105,17 @@ class Migration(Kind):
                 "truncated": lambda: canaries.truncated(target, lang),
                 "truncated-elided": lambda: canaries.truncated(target, lang, elided=True),
                 "placeholder": lambda: canaries.placeholder(path, lang, legacy),
-                "lines-deleted": lambda: canaries.delete_lines(legacy, offending_lines(case))}.get(variant)
+                "lines-deleted": lambda: canaries.delete_lines(legacy, migration_score.offending_lines(case))}.get(variant)
         return Sample(files={path: text()}) if text is not None else None
 
     def gold_problems(self, case: Case, text: str | None, deleted: bool) -> list[str]:
-        from evalkit.stages.score_migration import incident_checks  # deferred: stage code; planning tasks needs only the declarations
-
         problems = []
-        legacy = incident_checks(case, case.read("inputs.legacy_file") or "")
+        legacy = migration_score.incident_checks(case, case.read("inputs.legacy_file") or "")
         blind = sorted({c.rule_id for c in legacy if not c.checkable})
         if blind:
             problems.append("incident(s) not found in the legacy file by their own re-check (a matcher or line "
                             f"that does not fire there would call them fixed already): {', '.join(blind)}")
-        kept = [c for c in incident_checks(case, None if deleted else text) if c.counted and c.present]
+        kept = [c for c in migration_score.incident_checks(case, None if deleted else text) if c.counted and c.present]
         if kept:
             rules = sorted({c.rule_id for c in kept})
             problems.append(f"gold keeps {len(kept)} incident(s) of {', '.join(rules)}")
@@ -139,11 +155,9 @@ class Migration(Kind):
     def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
         """The checks that cost nothing: the case's assertions, syntax, completeness, incidents and the
         `migrated` checks (structure kept from the legacy file); the judge is not asked."""
-        from evalkit.stages.score_migration import migration_failures  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.validate import sample_problems  # deferred: stage code; planning tasks needs only the declarations
 
         output = OutputArtifact(system="ablation", suite=case.suite, case_id=case.id, samples=[ablation.sample])
-        found = sample_problems(case, ablation.sample, "the partial answer") + (migration_failures(case, output) or [])
+        found = validate_code.sample_problems(case, ablation.sample, "the partial answer") + (migration_score.migration_failures(case, output) or [])
         if found:
             return AblationRun(name=ablation.name, description=ablation.description, outcome="noticed",
                                detail="; ".join(found[:3])[:500])
@@ -151,38 +165,25 @@ class Migration(Kind):
                            detail="assertions, incidents and the migrated checks all pass")
 
     def judge(self, ctx: JudgeContext) -> JudgeResult:
-        from evalkit.graders.judge_dispatch import migration_case  # deferred: stage code; planning tasks needs only the declarations
-
-        return migration_case(ctx.config, ctx.case, ctx.sample, ctx.main_file)
+        return judge_dispatch_code.migration_case(ctx.config, ctx.case, ctx.sample, ctx.main_file)
 
     def grade_requests(self, cfg: Config, case: Case, sample: Sample, cache: ResponseCache, exact: bool,
                        settings: JudgeSettings) -> list[tuple[str, LLMRequest, bool]]:
-        from evalkit.graders.migration_judge import migration_requests  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.graders.rubric_config import rubric_for  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.graders.judge_dispatch import migration_input  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.graders.migration_judge import decided_without_model  # deferred: stage code; planning tasks needs only the declarations
 
-        item = migration_input(case, sample, self.main_file(case))
-        if exact and decided_without_model(item):
+        item = judge_dispatch_code.migration_input(case, sample, self.main_file(case))
+        if exact and migration_judge_code.decided_without_model(item):
             return []
-        return [("migration judge", r, exact) for r in migration_requests(item, settings, rubric_for(cfg, case))]
+        return [("migration judge", r, exact) for r in migration_judge_code.migration_requests(item, settings, rubric_for(cfg, case))]
 
     def stand_in(self, case: Case, note: str) -> Sample:
         legacy = case.read("inputs.legacy_file") or ""
         return Sample(files={self.main_file(case) or "main": f"{legacy}\n// {note}\n"})
 
     def scorers(self) -> list[AnyKindScorer]:
-        from evalkit.stages.score import code_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_judge import judge_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_migration import incident_metrics, migrated_metric  # deferred: stage code; planning tasks needs only the declarations
-
-        return [code_metrics, judge_metrics, incident_metrics, migrated_metric, entropy_metrics]
+        return [stages_score.code_metrics, score_judge_code.judge_metrics, migration_score.incident_metrics, migration_score.migrated_metric, score_entropy_code.entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import migration_detail  # deferred: stage code; planning tasks needs only the declarations
-
-        return migration_detail(case, arts)
+        return migration_page.migration_detail(case, arts)
 
 
 KIND = Migration()

@@ -16,6 +16,13 @@ from collections.abc import Callable
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from evalkit.artifacts import Sample
+from evalkit.casemodels import GenerationInputs
+from evalkit.cases import Case
+from evalkit.config import Config
+from evalkit.graders.degenerate import assess, empty_answer
+from evalkit.graders.judge_dispatch import client_for
+from evalkit.kind_registry import main_file
 from evalkit.llm.calls import BudgetExceeded, LLMRequest, system_blocks
 from evalkit.llm.prompts import render, template_digest
 from evalkit.llm.settings import JudgeSettings, missing_key
@@ -208,3 +215,41 @@ def grade_rubric(item: RubricInput, client: ModelClient | None, settings: JudgeS
         "unstable": any(0 < r.met_fraction < 1 for r in results),
         **spent,
     })
+
+
+def rubric_input(case: Case, sample: Sample) -> RubricInput:
+    criteria = [Criterion(id=c.id or f"c{i}", text=c.text, weight=c.weight) for i, c in enumerate(case.criteria, start=1)]
+    files = [GeneratedFile(path=p, content=sample.files[p]) for p in sorted(sample.files)]
+    if sample.text:
+        files.append(GeneratedFile(path="(answer text)", content=sample.text))
+    return RubricInput(item_id=case.key, task=case.inputs_as(GenerationInputs).instructions, files=files, criteria=criteria)
+
+
+def rubric_case(cfg: Config, case: Case, sample: Sample) -> RubricOutcome | None:
+    """The rubric outcome of a generation case, or None when it has no criteria."""
+    if not case.criteria:
+        return None
+
+    decided = rubric_without_model(case, sample)
+    if decided is not None:
+        return decided
+    return grade_rubric(rubric_input(case, sample), client_for(cfg), cfg.judge)
+
+
+def rubric_without_model(case: Case, sample: Sample) -> RubricOutcome | None:
+    """An empty or incomplete main file meets no criterion: score 0, decided without a model (no call)."""
+
+    mf = main_file(case)
+    if mf is None:  # files named by the system (e.g. LLMService's): only an empty answer is decided here
+
+        if not empty_answer(sample, None):
+            return None
+        reason = "decided without a model: empty answer (no output file and no text)"
+    else:
+        found = assess(sample.files.get(mf), None, case.language)
+        if not found.decided:
+            return None
+        reason = f"decided without a model: {found.reason()}"
+    results = [CriterionResult(id=c.id or f"c{i}", weight=c.weight, met=False, met_fraction=0.0,
+                               reason=reason) for i, c in enumerate(case.criteria, start=1)]
+    return RubricOutcome(status="parser", score=0.0, results=results, error=reason)

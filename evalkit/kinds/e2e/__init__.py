@@ -9,11 +9,25 @@ from evalkit.artifacts import Sample
 from evalkit.casemodels import E2EInputs, E2EReference
 from evalkit.contracts import AnyKindScorer
 from evalkit.kinds.base import Execution, Judging, Kind
+from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:
     from evalkit.artifacts import ExecutionArtifact, OutputArtifact
     from evalkit.cases import Case
     from evalkit.config import Config, System
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.kinds.e2e import execute as e2e_execute
+    from evalkit.kinds.e2e import page as e2e_page
+    from evalkit.kinds.e2e import score as e2e_score
+    from evalkit.stages import score_entropy as score_entropy_code
+    from evalkit.stages import score_judge as score_judge_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    e2e_execute = later("evalkit.kinds.e2e.execute")
+    e2e_page = later("evalkit.kinds.e2e.page")
+    e2e_score = later("evalkit.kinds.e2e.score")
+    score_entropy_code = later("evalkit.stages.score_entropy")
+    score_judge_code = later("evalkit.stages.score_judge")
 
 
 class E2E(Kind):
@@ -34,9 +48,7 @@ class E2E(Kind):
         return None
 
     def execute(self, cfg: Config, system: System, case: Case, output: OutputArtifact) -> list[dict[str, object]]:
-        from evalkit.stages.execute_e2e import iterate  # deferred: stage code; planning tasks needs only the declarations
-
-        return [iterate(cfg, system, case, sample, i) for i, sample in enumerate(output.samples)]
+        return [e2e_execute.iterate(cfg, system, case, sample, i) for i, sample in enumerate(output.samples)]
 
     def answer_changes(self, case: Case, sample: Sample, execution: ExecutionArtifact | None) -> tuple[str | None, dict[str, str]]:
         runs = (execution.runs if execution is not None else None) or []
@@ -45,16 +57,10 @@ class E2E(Kind):
         return final or None, {}
 
     def scorers(self) -> list[AnyKindScorer]:
-        from evalkit.stages.score_e2e import e2e_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_judge import judge_metrics  # deferred: stage code; planning tasks needs only the declarations
-
-        return [judge_metrics, e2e_metrics, entropy_metrics]
+        return [score_judge_code.judge_metrics, e2e_score.e2e_metrics, score_entropy_code.entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import e2e_detail  # deferred: stage code; planning tasks needs only the declarations
-
-        return e2e_detail(case, arts)
+        return e2e_page.e2e_detail(case, arts)
 
 
 KIND = E2E()

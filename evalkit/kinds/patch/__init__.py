@@ -12,6 +12,7 @@ from evalkit.contracts import AnyKindScorer
 from evalkit.diffsplit import partial_patches
 from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Execution, Judging, Kind
+from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:
     from evalkit.artifacts import OutputArtifact
@@ -20,6 +21,23 @@ if TYPE_CHECKING:
     from evalkit.config import Config, System
     from evalkit.errors import Problem
     from evalkit.stages.validate import Validation
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.graders import canaries
+    from evalkit.stages import health as health_code
+    from evalkit.kinds.patch import score as patch_score
+    from evalkit.stages import score_entropy as score_entropy_code
+    from evalkit.stages import score_judge as score_judge_code
+    from evalkit.stages import execute as stages_execute
+    from evalkit.stages import validate as validate_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    canaries = later("evalkit.graders.canaries")
+    health_code = later("evalkit.stages.health")
+    patch_score = later("evalkit.kinds.patch.score")
+    score_entropy_code = later("evalkit.stages.score_entropy")
+    score_judge_code = later("evalkit.stages.score_judge")
+    stages_execute = later("evalkit.stages.execute")
+    validate_code = later("evalkit.stages.validate")
 
 ABLATION_CAP = 64
 """Ablations derived per case before `validation.ablations` keeps the first few (the count shown beside them)."""
@@ -43,8 +61,6 @@ class Patch(Kind):
         return Sample(patch=case.read("reference.patch_file") or "")
 
     def canary(self, case: Case, variant: str) -> Sample | None:
-        from evalkit.graders import canaries  # deferred: stage code; planning tasks needs only the declarations
-
         if variant == "empty":
             return Sample()
         if variant == "unchanged":  # the tree as it is: an empty diff
@@ -57,19 +73,13 @@ class Patch(Kind):
         return None
 
     def environment_broken(self, cfg: Config, case: Case) -> str | None:
-        from evalkit.stages.validate import environment_broken  # deferred: stage code; planning tasks needs only the declarations
-
-        return environment_broken(cfg, case)  # validated once: gold and no patch both time out
+        return validate_code.environment_broken(cfg, case)  # validated once: gold and no patch both time out
 
     def execute(self, cfg: Config, system: System, case: Case, output: OutputArtifact) -> list[dict[str, object]]:
-        from evalkit.stages.execute import run_patch  # deferred: stage code; planning tasks needs only the declarations
-
-        return [run_patch(cfg, case, sample.patch) for sample in output.samples]
+        return [stages_execute.run_patch(cfg, case, sample.patch) for sample in output.samples]
 
     def validate(self, cfg: Config, case: Case) -> Validation:
-        from evalkit.stages.validate import validate_patch  # deferred: stage code; planning tasks needs only the declarations
-
-        return validate_patch(cfg, case)
+        return validate_code.validate_patch(cfg, case)
 
     ablations_checked_by = "tests"
 
@@ -83,11 +93,10 @@ class Patch(Kind):
                 "answer validation already fails; no partial answer to try")
 
     def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
-        """The case's FAIL_TO_PASS and PASS_TO_PASS tests on the partial patch, through `run_patch` (the
+        """The case's FAIL_TO_PASS and PASS_TO_PASS tests on the partial patch, through `stages_execute.run_patch` (the
         sandbox and its content-addressed cache, as every run)."""
-        from evalkit.stages.execute import run_patch  # deferred: stage code; planning tasks needs only the declarations
 
-        run = run_patch(cfg, case, ablation.sample.patch, trusted=True)
+        run = stages_execute.run_patch(cfg, case, ablation.sample.patch, trusted=True)
         out = {"name": ablation.name, "description": ablation.description,
                "container": run.get("isolation") is not None}
         status = run.get("status")
@@ -105,23 +114,16 @@ class Patch(Kind):
         return AblationRun(**out, outcome="noticed", detail=detail)
 
     def leaks(self, cfg: Config, case: Case) -> list[str] | None:
-        from evalkit.stages.execute import TreeUnavailable, source_tree  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.health import post_images, tree_leaks  # deferred: stage code; planning tasks needs only the declarations
-
         if case.inputs_as(PatchInputs).tree_in_image:
             return None  # the tree is inside the image: not looked at here
         try:
-            tree = source_tree(cfg, case)
-        except TreeUnavailable:
+            tree = stages_execute.source_tree(cfg, case)
+        except stages_execute.TreeUnavailable:
             return None
-        return tree_leaks(tree, post_images(tree, case.read("reference.patch_file") or ""))
+        return health_code.tree_leaks(tree, health_code.post_images(tree, case.read("reference.patch_file") or ""))
 
     def scorers(self) -> list[AnyKindScorer]:
-        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_judge import judge_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_patch import patch_metrics  # deferred: stage code; planning tasks needs only the declarations
-
-        return [judge_metrics, patch_metrics, entropy_metrics]
+        return [score_judge_code.judge_metrics, patch_score.patch_metrics, score_entropy_code.entropy_metrics]
 
     def sandbox_image(self, case: Case) -> bool:
         return True

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import InputError, Problem
-from evalkit.stat_keyed import StatKeyedCache
+from evalkit.file_cache import StatKeyedCache
 
 
 def test_reused_while_unchanged_read_again_when_edited(tmp_path: Path) -> None:

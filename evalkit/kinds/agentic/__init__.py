@@ -10,11 +10,33 @@ from evalkit.casemodels import AgenticInputs, AgenticReference
 from evalkit.contracts import AnyKindScorer
 from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Execution, Judging, Kind
+from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:
     from evalkit.artifacts import OutputArtifact
     from evalkit.cases import Case
     from evalkit.config import Config, System
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.kinds.agentic import execute as agentic_execute
+    from evalkit.kinds.agentic import page as agentic_page
+    from evalkit.kinds.agentic import score as agentic_score
+    from evalkit.systems import gold as gold_code
+    from evalkit.stages import health as health_code
+    from evalkit.graders import incidents as incidents_code
+    from evalkit import recorded_judge as recorded_judge_code
+    from evalkit.stages import score_entropy as score_entropy_code
+    from evalkit.stages import execute as stages_execute
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    agentic_execute = later("evalkit.kinds.agentic.execute")
+    agentic_page = later("evalkit.kinds.agentic.page")
+    agentic_score = later("evalkit.kinds.agentic.score")
+    gold_code = later("evalkit.systems.gold")
+    health_code = later("evalkit.stages.health")
+    incidents_code = later("evalkit.graders.incidents")
+    recorded_judge_code = later("evalkit.recorded_judge")
+    score_entropy_code = later("evalkit.stages.score_entropy")
+    stages_execute = later("evalkit.stages.execute")
 
 
 class Agentic(Kind):
@@ -29,11 +51,9 @@ class Agentic(Kind):
     leaderboard = ("resolution_effectiveness", "discovery_f1", "discovery_recall")
 
     def gold(self, case: Case) -> Sample:
-        from evalkit.systems.gold import reference_sample  # deferred: stage code; planning tasks needs only the declarations
-
         tasks = [t.model_dump(include={"rule_id", "file", "line"})
                  for t in case.reference_as(AgenticReference).expected_tasks]
-        return reference_sample(case, tasks=tasks)
+        return gold_code.reference_sample(case, tasks=tasks)
 
     def canary(self, case: Case, variant: str) -> Sample | None:
         tasks = [DiscoveredTask.model_validate(t.model_dump(include={"rule_id", "file", "line"}))
@@ -47,18 +67,15 @@ class Agentic(Kind):
         return None
 
     def execute(self, cfg: Config, system: System, case: Case, output: OutputArtifact) -> list[dict[str, object]]:
-        from evalkit.stages.execute_agentic import recheck  # deferred: stage code; planning tasks needs only the declarations
-
-        return [recheck(cfg, case, sample) for sample in output.samples]
+        return [agentic_execute.recheck(cfg, case, sample) for sample in output.samples]
 
     def more_validation(self, cfg: Config, case: Case) -> tuple[list[str], bool]:
         """The gold patch applied on the host; every expected task's incident must be gone."""
-        from evalkit.stages.execute_agentic import recheck  # deferred: stage code; planning tasks needs only the declarations
 
         if not case.reference_as(AgenticReference).patch_file:
             return [], False
         host_only = case.with_inputs(test_command=None)
-        result = recheck(cfg, host_only, self.gold(case))
+        result = agentic_execute.recheck(cfg, host_only, self.gold(case))
         if result["status"] != "completed":
             return [f"gold patch: {result['status']}: {result.get('reason', '')}"], True
         kept = [i for i in result.get("incidents", []) if i["present"]]
@@ -82,10 +99,9 @@ class Agentic(Kind):
 
     def try_ablation(self, cfg: Config, case: Case, ablation: Ablation) -> AblationRun:
         """Task matching (as the discovery metrics match): the list without a task must miss one."""
-        from evalkit.graders.incidents import match_tasks  # deferred: stage code; planning tasks needs only the declarations
 
         ref = case.reference_as(AgenticReference)
-        match = match_tasks(ablation.sample.tasks, ref.expected_tasks, ref.line_tolerance)
+        match = incidents_code.match_tasks(ablation.sample.tasks, ref.expected_tasks, ref.line_tolerance)
         recall = match.recall()
         if recall is not None and recall < 1:
             return AblationRun(name=ablation.name, description=ablation.description, outcome="noticed",
@@ -95,27 +111,19 @@ class Agentic(Kind):
 
     def leaks(self, cfg: Config, case: Case) -> list[str] | None:
         """`.git` in the application tree, or a file holding the reference patch's post-image."""
-        from evalkit.stages.execute import TreeUnavailable, source_tree  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.health import post_images, tree_leaks  # deferred: stage code; planning tasks needs only the declarations
 
         try:
-            tree = source_tree(cfg, case)
-        except TreeUnavailable:
+            tree = stages_execute.source_tree(cfg, case)
+        except stages_execute.TreeUnavailable:
             return None
         patch = case.read("reference.patch_file") if case.reference_as(AgenticReference).patch_file else None
-        return tree_leaks(tree, post_images(tree, patch) if patch else {})
+        return health_code.tree_leaks(tree, health_code.post_images(tree, patch) if patch else {})
 
     def scorers(self) -> list[AnyKindScorer]:
-        from evalkit.recorded_judge import recorded_judge_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_agentic import agentic_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
-
-        return [recorded_judge_metrics, agentic_metrics, entropy_metrics]
+        return [recorded_judge_code.recorded_judge_metrics, agentic_score.agentic_metrics, score_entropy_code.entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import agentic_detail  # deferred: stage code; planning tasks needs only the declarations
-
-        return agentic_detail(case, arts)
+        return agentic_page.agentic_detail(case, arts)
 
 
 KIND = Agentic()

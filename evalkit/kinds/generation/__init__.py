@@ -12,6 +12,7 @@ from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Answers, Execution, Judging, Kind, put_extra
 from evalkit.kinds.migration import without_lines
 from evalkit.treesitter import PARSEABLE, canonical, statement_spans
+from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:
     from evalkit.cases import Case
@@ -20,6 +21,25 @@ if TYPE_CHECKING:
     from evalkit.llm.calls import LLMRequest
     from evalkit.llm.settings import JudgeSettings
     from evalkit.outcomes import GradesExtra
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.graders import canaries
+    from evalkit.kinds.generation import judge as generation_judge
+    from evalkit.kinds.generation import page as generation_page
+    from evalkit.kinds.generation import score as generation_score
+    from evalkit.graders import injection as injection_code
+    from evalkit.stages import score_entropy as score_entropy_code
+    from evalkit.stages import score as stages_score
+    from evalkit.stages import validate as validate_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    canaries = later("evalkit.graders.canaries")
+    generation_judge = later("evalkit.kinds.generation.judge")
+    generation_page = later("evalkit.kinds.generation.page")
+    generation_score = later("evalkit.kinds.generation.score")
+    injection_code = later("evalkit.graders.injection")
+    score_entropy_code = later("evalkit.stages.score_entropy")
+    stages_score = later("evalkit.stages.score")
+    validate_code = later("evalkit.stages.validate")
 
 
 class Generation(Kind):
@@ -40,8 +60,6 @@ class Generation(Kind):
         return True  # files named by the system: each parsed by its extension
 
     def canary(self, case: Case, variant: str) -> Sample | None:
-        from evalkit.graders import canaries  # deferred: stage code; planning tasks needs only the declarations
-
         if variant == "empty" or not isinstance(case.inputs, GenerationInputs):
             return Sample() if variant == "empty" else None
         path = case.inputs.output_path or "main"
@@ -91,11 +109,9 @@ class Generation(Kind):
         """The graders that cost nothing: the case's assertions, the output file's presence, syntax and
         completeness, and the rubric's pre-check (an empty or incomplete file meets no criterion); the rubric
         judge is not asked."""
-        from evalkit.graders.judge_dispatch import rubric_without_model  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.validate import sample_problems  # deferred: stage code; planning tasks needs only the declarations
 
-        found = sample_problems(case, ablation.sample, "the partial answer")
-        pre = rubric_without_model(case, ablation.sample) if case.criteria else None
+        found = validate_code.sample_problems(case, ablation.sample, "the partial answer")
+        pre = generation_judge.rubric_without_model(case, ablation.sample) if case.criteria else None
         if pre is not None:
             found.append(f"the rubric's pre-check: {pre.error}")
         if found:
@@ -105,40 +121,28 @@ class Generation(Kind):
                            detail="the assertions and the rubric's pre-check all pass (the judge was not asked)")
 
     def judge(self, ctx: JudgeContext) -> JudgeResult:
-        from evalkit.graders.judge_dispatch import rubric_case  # deferred: stage code; planning tasks needs only the declarations
-
-        return rubric_case(ctx.config, ctx.case, ctx.sample)
+        return generation_judge.rubric_case(ctx.config, ctx.case, ctx.sample)
 
     def more_grades(self, case: Case, sample: Sample, extra: GradesExtra) -> None:
-        from evalkit.graders.injection import detect  # deferred: stage code; planning tasks needs only the declarations
-
-        put_extra(extra, "injection", [r.model_dump(mode="json") for r in detect(sample)])
+        put_extra(extra, "injection", [r.model_dump(mode="json") for r in injection_code.detect(sample)])
 
     def grade_requests(self, cfg: Config, case: Case, sample: Sample, cache: ResponseCache, exact: bool,
                        settings: JudgeSettings) -> list[tuple[str, LLMRequest, bool]]:
         if not case.criteria:
             return []
-        from evalkit.graders.judge_dispatch import rubric_input, rubric_without_model  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.graders.rubric_judge import rubric_requests  # deferred: stage code; planning tasks needs only the declarations
 
-        if exact and rubric_without_model(case, sample) is not None:
+        if exact and generation_judge.rubric_without_model(case, sample) is not None:
             return []  # an empty or incomplete main file: decided without a model
-        return [("rubric", r, exact) for r in rubric_requests(rubric_input(case, sample), settings)]
+        return [("rubric", r, exact) for r in generation_judge.rubric_requests(generation_judge.rubric_input(case, sample), settings)]
 
     def stand_in(self, case: Case, note: str) -> Sample:
         return Sample(files={self.main_file(case) or "main": note})
 
     def scorers(self) -> list[AnyKindScorer]:
-        from evalkit.stages.score import code_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_generation import generation_metrics  # deferred: stage code; planning tasks needs only the declarations
-
-        return [code_metrics, entropy_metrics, generation_metrics]
+        return [stages_score.code_metrics, score_entropy_code.entropy_metrics, generation_score.generation_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import generation_detail  # deferred: stage code; planning tasks needs only the declarations
-
-        return generation_detail(case, arts)
+        return generation_page.generation_detail(case, arts)
 
 
 KIND = Generation()

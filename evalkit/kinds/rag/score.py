@@ -4,12 +4,14 @@ LLM-path ones the grade stage computed through the judge's client.
 Case inputs: `question` (the incident), `contexts` (retrieved context strings); reference:
 `answer` (optional reference hint), `contexts` (optional reference contexts). Systems answer
 with `text`. Offline: rag_answer_similarity, rag_context_recall. With a judge (grades.extra
-["ragas"], evalkit.graders.rag): rag_faithfulness, rag_context_relevance, rag_answer_relevancy
+["ragas"], evalkit.kinds.rag.judge): rag_faithfulness, rag_context_relevance, rag_answer_relevancy
 (0-1) and their `_5` forms (1-5), for metrics whose status is `judged`; a system that gave no
 answer scores 0 on faithfulness and answer relevancy when a judge is configured.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
@@ -17,33 +19,37 @@ from evalkit.config import Config
 from evalkit.casemodels import RagInputs, RagReference
 from evalkit.metrics.metric_info import Metrics
 from evalkit.llm.settings import configured
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.metrics import ragas_metrics as ragas_metrics_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    ragas_metrics_code = later("evalkit.metrics.ragas_metrics")
 
 
 def rag_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
                 grades: GradesArtifact) -> Metrics:
-    from evalkit.metrics.ragas_metrics import non_llm_metrics  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     inputs, ref = case.inputs_as(RagInputs), case.reference_as(RagReference)
     answer = output.first.text if output.status == "ok" else None
-    out: Metrics = dict(non_llm_metrics(answer or "", ref.answer, inputs.contexts, ref.contexts or None))
+    out: Metrics = dict(ragas_metrics_code.non_llm_metrics(answer or "", ref.answer, inputs.contexts, ref.contexts or None))
     out.update(judged_metrics(output, grades))
     return out
 
 
 def judged_metrics(output: OutputArtifact, grades: GradesArtifact) -> Metrics:
     """rag_<metric> (0-1) and rag_<metric>_5 (1-5) of the ragas metrics the grade stage judged."""
-    from evalkit.metrics.ragas_metrics import METRIC_NAMES, to_five  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     out: Metrics = {}
     if output.status != "ok":
         if configured():  # no hint: nothing faithful, nothing relevant (like a judge's zeros)
             for name in ("faithfulness", "answer_relevancy"):
-                out[f"rag_{name}"], out[f"rag_{name}_5"] = 0.0, to_five(0.0)
+                out[f"rag_{name}"], out[f"rag_{name}_5"] = 0.0, ragas_metrics_code.to_five(0.0)
         return out
     metrics = grades.extra.ragas.metrics if grades.extra.ragas is not None else {}
-    for name in METRIC_NAMES:
+    for name in ragas_metrics_code.METRIC_NAMES:
         m = metrics.get(name)
         if m is not None and m.status == "judged" and m.value is not None:
             out[f"rag_{name}"] = float(m.value)
-            out[f"rag_{name}_5"] = to_five(float(m.value))
+            out[f"rag_{name}_5"] = ragas_metrics_code.to_five(float(m.value))
     return out

@@ -14,7 +14,7 @@ stage records two things:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from evalkit.artifacts import Sample
 from evalkit.casemodels import RagInputs
@@ -23,6 +23,12 @@ from evalkit.config import Config
 from evalkit.graders.judge_dispatch import NOT_CONFIGURED, client_for
 from evalkit.llm.pricing import Usage
 from evalkit.outcomes import JudgeOutcome, JudgeStatus, RagasMetric, RagasOutcome
+from evalkit.lazy_modules import later
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.metrics import ragas_metrics as ragas_metrics_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    ragas_metrics_code = later("evalkit.metrics.ragas_metrics")
 
 SOURCE: Literal["ragas"] = "ragas"
 _WORST_FIRST: tuple[JudgeStatus, ...] = ("not_judged_budget", "infra_error", "judge_error")
@@ -30,9 +36,8 @@ _WORST_FIRST: tuple[JudgeStatus, ...] = ("not_judged_budget", "infra_error", "ju
 
 def not_configured() -> tuple[JudgeOutcome, RagasOutcome]:
     """(judge summary, extra["ragas"]) when no judge is configured: no call, nothing scored."""
-    from evalkit.metrics.ragas_metrics import METRIC_NAMES  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
-    metrics = {name: RagasMetric(status="not_configured", value=None, value_5=None) for name in METRIC_NAMES}
+    metrics = {name: RagasMetric(status="not_configured", value=None, value_5=None) for name in ragas_metrics_code.METRIC_NAMES}
     return NOT_CONFIGURED.model_copy(), RagasOutcome(status="not_configured", metrics=metrics)
 
 
@@ -42,12 +47,11 @@ def grade_rag(cfg: Config, case: Case, sample: Sample) -> tuple[JudgeOutcome, Ra
     client = client_for(cfg)
     if client is None:
         return not_configured()
-    from evalkit.metrics.ragas_metrics import EMBEDDING_DIM, RAGAS_VERSION, EvalkitRagasLLM, judge_rag  # deferred: imports ragas (seconds: numpy, pandas, instructor); only rag grading needs it
 
     settings = cfg.judge.with_env()
     inputs = case.inputs_as(RagInputs)
-    llm = EvalkitRagasLLM.from_client(client, settings, item_id=f"ragas:{case.key}")
-    raw = judge_rag(llm, inputs.question, list(inputs.contexts), sample.text or "")
+    llm = ragas_metrics_code.EvalkitRagasLLM.from_client(client, settings, item_id=f"ragas:{case.key}")
+    raw = ragas_metrics_code.judge_rag(llm, inputs.question, list(inputs.contexts), sample.text or "")
     metrics = {name: RagasMetric.model_validate(m) for name, m in raw.items()}
     failed = [m.status for m in metrics.values() if m.status != "judged"]
     status: JudgeStatus = "judged"
@@ -62,6 +66,6 @@ def grade_rag(cfg: Config, case: Case, sample: Sample) -> tuple[JudgeOutcome, Ra
         error="; ".join(errors) or None,
         request_keys=[k for m in metrics.values() for k in m.request_keys],
     )
-    extra = RagasOutcome(status=status, ragas_version=RAGAS_VERSION, model=settings.model,
-                         embedding=f"hashed bag of words, {EMBEDDING_DIM} dims (offline)", metrics=metrics)
+    extra = RagasOutcome(status=status, ragas_version=ragas_metrics_code.RAGAS_VERSION, model=settings.model,
+                         embedding=f"hashed bag of words, {ragas_metrics_code.EMBEDDING_DIM} dims (offline)", metrics=metrics)
     return summary, extra

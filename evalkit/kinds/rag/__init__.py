@@ -9,6 +9,7 @@ from evalkit.artifacts import Sample
 from evalkit.casemodels import RagInputs, RagReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.kinds.base import Execution, Judging, Kind, put_extra
+from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:
     from evalkit.artifacts import ExecutionArtifact
@@ -18,6 +19,21 @@ if TYPE_CHECKING:
     from evalkit.llm.calls import LLMRequest
     from evalkit.llm.settings import JudgeSettings
     from evalkit.outcomes import GradesExtra
+
+if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.graders import judge_dispatch as judge_dispatch_code
+    from evalkit.llm import plan as plan_code
+    from evalkit.kinds.rag import judge as rag_judge
+    from evalkit.kinds.rag import page as rag_page
+    from evalkit.kinds.rag import score as rag_score
+    from evalkit.stages import score_entropy as score_entropy_code
+else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    judge_dispatch_code = later("evalkit.graders.judge_dispatch")
+    plan_code = later("evalkit.llm.plan")
+    rag_judge = later("evalkit.kinds.rag.judge")
+    rag_page = later("evalkit.kinds.rag.page")
+    rag_score = later("evalkit.kinds.rag.score")
+    score_entropy_code = later("evalkit.stages.score_entropy")
 
 
 class Rag(Kind):
@@ -42,33 +58,24 @@ class Rag(Kind):
 
     def grade_model(self, cfg: Config, case: Case, sample: Sample, main_file: str | None, execution: ExecutionArtifact | None,
                     extra: GradesExtra) -> JudgeResult:
-        from evalkit.graders.rag import grade_rag  # deferred: stage code; planning tasks needs only the declarations
 
-        judge, ragas = grade_rag(cfg, case, sample)
+        judge, ragas = rag_judge.grade_rag(cfg, case, sample)
         put_extra(extra, "ragas", ragas)
         return judge
 
     def judge(self, ctx: JudgeContext) -> JudgeResult:
-        from evalkit.graders.judge_dispatch import unconfigured  # deferred: stage code; planning tasks needs only the declarations
-
-        return unconfigured(ctx.config)
+        return judge_dispatch_code.unconfigured(ctx.config)
 
     def grade_requests(self, cfg: Config, case: Case, sample: Sample, cache: ResponseCache, exact: bool,
                        settings: JudgeSettings) -> list[tuple[str, LLMRequest, bool]]:
-        from evalkit.llm.plan import ragas_plan  # deferred: stage code; planning tasks needs only the declarations
 
-        return [("ragas", r, exact and ok) for r, ok in ragas_plan(cache, settings, case, sample.text or "")]
+        return [("ragas", r, exact and ok) for r, ok in plan_code.ragas_plan(cache, settings, case, sample.text or "")]
 
     def scorers(self) -> list[AnyKindScorer]:
-        from evalkit.stages.score_entropy import entropy_metrics  # deferred: stage code; planning tasks needs only the declarations
-        from evalkit.stages.score_rag import rag_metrics  # deferred: stage code; planning tasks needs only the declarations
-
-        return [rag_metrics, entropy_metrics]
+        return [rag_score.rag_metrics, score_entropy_code.entropy_metrics]
 
     def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
-        from evalkit.kinds.pages import rag_detail  # deferred: stage code; planning tasks needs only the declarations
-
-        return rag_detail(case, arts)
+        return rag_page.rag_detail(case, arts)
 
 
 KIND = Rag()

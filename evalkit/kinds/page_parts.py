@@ -1,0 +1,50 @@
+"""What every kind's case page part (``kinds/<kind>/page.py``, each kind's ``Kind.detail``) reads from the case JSON.
+
+Every value here comes from site/<release>/cases/<suite>/<case>.json (the case's inputs,
+reference and criteria, and each system's artifacts): the page never reads the work folder.
+Re-checks (task matching, incidents, degenerate output, injection findings) call the same
+graders the scorers do, so the page shows how a metric came about, not a second opinion.
+The result is plain data; templates autoescape every string of it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from evalkit.difflines import line_class
+from evalkit.outcomes import GradesExtra, RubricOutcome, SandboxRun
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def typed_part(model: type[M], part: dict[str, Any]) -> M | None:
+    """A part of the case JSON (inputs or reference) read back through its kind's model; None when it does not
+    fit (a broken case keeps its raw mapping)."""
+    try:
+        return model.model_validate(part)
+    except ValidationError:
+        return None
+
+
+def first_sample(arts: dict[str, Any]) -> dict[str, Any]:
+    samples = (arts.get("output") or {}).get("samples") or []
+    return samples[0] if samples and isinstance(samples[0], dict) else {}
+
+
+def first_run(arts: dict[str, Any]) -> SandboxRun | None:
+    runs = (arts.get("execution") or {}).get("runs") or []
+    return SandboxRun.model_validate(runs[0]) if runs else None
+
+
+def graded(arts: dict[str, Any]) -> tuple[RubricOutcome | None, GradesExtra]:
+    """The rubric outcome and the kind-specific grades of a system's grades.json, as their models."""
+    grades = arts.get("grades") or {}
+    rubric = RubricOutcome.model_validate(grades["rubric"]) if grades.get("rubric") else None
+    return rubric, GradesExtra.model_validate(grades.get("extra") or {})
+
+
+def diff_lines(text: str) -> list[tuple[str, str]]:
+    return [(line_class(x), x) for x in text.splitlines()]
+

@@ -1,0 +1,35 @@
+"""Modules a module names at its top and loads on first use: ``score = later("evalkit.kinds.migration.score")``.
+
+Planning a run (``import evalkit.tasks`` and asking each kind its declarations) must stay cheap: a no-op rerun of
+1,000 cases is mostly that. A stage's code (scorers, judges, the sandbox runner) holds many pydantic models whose
+classes cost ~0.15 s of CPU to build, paid only where a task's action runs. Instead of an ``import`` inside each
+function, a module declares the stage modules it uses once, at its top, beside an ``if TYPE_CHECKING:`` import of
+the same module for the type checkers; the attribute is looked up in the real module at each use (after the first,
+a ``sys.modules`` hit), so ``unittest.mock.patch`` on the real module is seen. tests/test_architecture.py counts
+every ``later()`` reference as an import: it must name a module that exists, of the same layer or below, and no
+cycle may go through one. Imports inside functions are left for heavy third-party modules (ragas, docker, jinja2).
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+__all__ = ["later"]
+
+
+class Later(ModuleType):
+    """A module loaded when one of its attributes is first read."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name, f"{name}, loaded on first use (evalkit.lazy_modules)")
+
+    def __getattr__(self, attr: str) -> object:
+        if attr.startswith("__"):  # copy, pickle and inspect probe dunders: not a use of the module
+            raise AttributeError(attr)
+        return getattr(importlib.import_module(self.__name__), attr)
+
+
+def later(name: str) -> ModuleType:
+    """The module ``name`` (an absolute dotted name), imported when one of its attributes is first read."""
+    return Later(name)
