@@ -191,6 +191,15 @@ def _proc_cpu(pid: int) -> float:
     return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
+def listen_drops() -> int:
+    """SYNs this host's kernel dropped because a listen queue was full (``TcpExt: ListenDrops``, every socket)."""
+    try:
+        head, values = [line.split() for line in Path("/proc/net/netstat").read_text().splitlines()[:2]]
+    except (OSError, ValueError):
+        return 0
+    return int(dict(zip(head, values)).get("ListenDrops", 0))
+
+
 def _load() -> float:
     return round(os.getloadavg()[0], 2)
 
@@ -202,7 +211,7 @@ def run_one(base: Path, workers: int, cases: int, sleep: float, profile: bool = 
     root = base / f"w{workers}"
     make_project(root, cases)
     env = {SLEEP_ENV: str(sleep), "DASK_DISTRIBUTED__WORKER__PRELOAD": json.dumps([str(Path(__file__).resolve())])}
-    load_before = _load()
+    load_before, drops = _load(), listen_drops()
     with LocalCluster(root / "cluster", workers=workers, env=env, threads=2) as cluster:
         others = {"scheduler": cluster.procs[0].pid, **{f"w{i}": p.pid for i, p in enumerate(cluster.workers)}}
         cpu0 = {k: _proc_cpu(pid) for k, pid in others.items()}
@@ -238,7 +247,13 @@ def run_one(base: Path, workers: int, cases: int, sleep: float, profile: bool = 
         "scheduler_cpu_s": round(cpu1["scheduler"] - cpu0["scheduler"], 2),
         "workers_cpu_s": round(sum(cpu1[k] - cpu0[k] for k in cpu1 if k != "scheduler"), 2),
         "overhead_ms_per_call": round((ship["round_trip_s"] - ship["stage_s"]) / ship["calls"] * 1000, 1),
+        # where a call's time goes on the worker: in the stage (the sleep, the stage's own work and its cache
+        # requests to the coordinator) and fetching blobs from the coordinator
+        "stage_ms_per_call": round(ship["stage_s"] / ship["calls"] * 1000, 1),
+        "sleep_ms_per_call": round(sleep * cases * 6 / ship["calls"] * 1000, 1),
+        "fetch_ms_per_call": round(ship["fetch_s"] / ship["calls"] * 1000, 1),
         "execution_statuses": statuses, "load_before": load_before, "load_after": _load(),
+        "host_listen_drops": listen_drops() - drops,
         "calls_per_worker": sorted(s["calls"] for s in record["workers"].values()),
     }
     out["coordinator_cpu_ms_per_pair"] = round(out["coordinator_cpu_s"] / pairs * 1000, 1)
