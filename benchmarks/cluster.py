@@ -28,7 +28,6 @@ import collections
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -122,9 +121,8 @@ def main() -> None:
                 out["blob_fetch_ms_per_call"] = round(ship["fetch_s"] / ship["calls"] * 1000, 1)
                 out["stage_s_per_call"] = round(ship["stage_s"] / ship["calls"], 3)
                 out["blobs_fetched"] = ship["blobs_fetched"]
-                sizes = ship["pickled_bytes"]
-                out["pickled_call_bytes_mean"] = round(statistics.mean(sizes))
-                out["pickled_call_bytes_max"] = max(sizes)
+                out["pickled_call_bytes_mean"] = round(ship["pickled_bytes"] / ship["submitted"])
+                out["pickled_call_bytes_max"] = ship["pickled_bytes_max"]
             print(f"{label}: {elapsed:.1f} s, {record['executions']} executions, {ship['calls']} calls", file=sys.stderr)
         if not args.smoke:
             out["speedup"] = round(times["one_worker"] / times["two_workers"], 2)

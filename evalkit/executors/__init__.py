@@ -36,6 +36,9 @@ def executor_for(cfg: Config) -> Executor:
     """The executor ``cfg.executor`` names (one per process and project), built by its registered factory."""
     name, settings = cfg.executor_name, cfg.executor_settings
     key = (cfg.path, name, repr(sorted(settings.items())))
+    found = _cache.get(key)  # every stage call asks: no lock once it is made
+    if found is not None:
+        return found
     with _cache_lock:  # doit's threads ask at once on the first calls: one executor (one cluster client) each
         if key not in _cache:
             factory = cast(ExecutorFactory, registry("executors").get(name))  # the group's contract

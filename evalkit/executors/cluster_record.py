@@ -38,8 +38,13 @@ class ShippingStats(Model):
     """Seconds the workers spent fetching blobs from the coordinator, summed."""
     blobs_fetched: int = 0
     """Blobs fetched by workers (each at most once per worker)."""
-    pickled_bytes: list[int] = []
-    """Size of each pickled call."""
+    submitted: int = 0
+    """Calls submitted (pickled) in this run."""
+    pickled_bytes: int = 0
+    """Size of the pickled calls submitted, summed (mean: ``pickled_bytes / submitted``; a list of every size made
+    each save of the record cost time in the number of calls so far)."""
+    pickled_bytes_max: int = 0
+    """Size of the largest pickled call."""
 
 
 class ClusterRun(Model):
