@@ -217,7 +217,9 @@ class Graph:
         self.pairs = participating(cfg, self.loaded.project)
         check_selection(self.globs, self.loaded.project)
         self.cfg = cfg
-        self.work = str(cfg.work_path)
+        self.work_path = cfg.work_path
+        self.work = str(self.work_path)
+        self._case_paths: dict[tuple[str, str], str] = {}
         self._stage_rows: list[tuple[Any, Any, str, list[str], bool]] | None = None
         from evalkit import isolation as decision  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
@@ -345,7 +347,10 @@ class Graph:
     def validation_path(self, case: Any) -> str:
         from evalkit.stages.validate import validation_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
-        return str(validation_path(self.cfg.work_path, case))
+        p = self._case_paths.get(("validation", case.key))
+        if p is None:  # once per case (a score task of each system lists it too), the work folder resolved once
+            p = self._case_paths[("validation", case.key)] = str(validation_path(self.work_path, case))
+        return p
 
     def validate_tasks(self) -> Iterator[dict[str, Any]]:
         from evalkit.kind_registry import kind as kind_named  # deferred: the stage's code, loaded by its task's action, not while doit plans
@@ -368,7 +373,10 @@ class Graph:
     def health_path(self, case: Any) -> str:
         from evalkit.stages.health import health_path  # deferred: the stage's code, loaded by its task's action, not while doit plans
 
-        return str(health_path(self.cfg.work_path, case))
+        p = self._case_paths.get(("health", case.key))
+        if p is None:
+            p = self._case_paths[("health", case.key)] = str(health_path(self.work_path, case))
+        return p
 
     @cached_property
     def health_slice_files(self) -> dict[bool, str]:
