@@ -61,8 +61,8 @@ def make_project(root: Path, n_cases: int, n_systems: int) -> None:
             f"      line: 3\nreference:\n  expected_file: Expected.java\nassertions:\n"
             f"  - type: not_contains\n    value: javax.\n")
     pool = [
-        'adapter: command\n    command: ["{python}", "-m", "evalkit.demo_systems.naive_rewriter"]',
-        'adapter: command\n    command: ["{python}", "-m", "evalkit.demo_systems.rule_rewriter"]',
+        'adapter: command\n    command: ["{python}", "-m", "evalkit.demo_systems.naive_rewriter"]\n    pass_env: [PYTHONPATH]',
+        'adapter: command\n    command: ["{python}", "-m", "evalkit.demo_systems.rule_rewriter"]\n    pass_env: [PYTHONPATH]',
         "adapter: gold",
         "adapter: empty",
     ]

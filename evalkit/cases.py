@@ -22,15 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Literal, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, create_model
+from pydantic_core import to_jsonable_python
 
 from evalkit.casemodels import AssertionSpec, CaseFile, Criterion, SuiteSpec
-from evalkit.kind_registry import kind
+from evalkit.kind_registry import KindContract, kind
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_bytes, digest, file_digest
 from evalkit.models import OpenModel
 from evalkit.names import case_id_problem, is_valid_name, name_problem, suite_name_problem
-from evalkit.yamlio import describe_error, line_of, load_yaml, validate
+from evalkit.yamlio import describe_error, line_of, load_yaml, plain, validate
 from evalkit.graders.rubric_config import resolved_ref, suite_rubric_problem
 from evalkit.kind_registry import UNKNOWN
 import dataclasses
@@ -41,7 +42,7 @@ if TYPE_CHECKING:  # the real modules, for the type checkers
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
     solved_store_code = later("evalkit.solved_store")
 
-CACHE_VERSION = 8
+CACHE_VERSION = 9
 REF_SUFFIXES = ("_file", "_dir", "_files")
 M = TypeVar("M", bound=BaseModel)
 
@@ -261,7 +262,24 @@ def _files_below(path: Path) -> list[str]:
     return out
 
 
+def _typed_case_file(inputs: type[BaseModel] | None, reference: type[BaseModel] | None) -> type[CaseFile]:
+    """The case file of a suite kind: `inputs` and `reference` typed by the kind's models (an OpenModel, which
+    keeps every key, for a part the kind does not type), so one validation makes the whole case typed."""
+    key = (inputs or OpenModel, reference or OpenModel)
+    made = _TYPED_CASE_FILES.get(key)
+    if made is None:
+        made = _TYPED_CASE_FILES[key] = create_model(
+            f"{key[0].__name__}CaseFile", __base__=CaseFile, inputs=(key[0], ...), reference=(key[1], ...))
+    return made
+
+
+_TYPED_CASE_FILES: dict[tuple[type[BaseModel], type[BaseModel]], type[CaseFile]] = {}
+
+
 def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
+    """Parse, merge the suite's defaults into the inputs, and validate a case once against its kind's case file
+    (`_typed_case_file`): the Case holds the typed inputs and reference from there on. A case that does not
+    validate is looked at part by part instead (`_untyped_parts`), so that every problem of it is listed."""
     suite_yaml = str(Path(suite.dir) / "suite.yaml")
     case = Case(suite=suite.name, id=name, kind=suite.kind, language=suite.language,
                 path=str(case_path), dir=str(case_path.parent), files=[str(case_path), suite_yaml])
@@ -281,37 +299,44 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
                 case.problems = [Problem(shown, case.id_line, f"{name_problem(node['id'], 'case id')}; "
                                                               "the case is left out of the run")]
                 return case
-        parsed = validate(CaseFile, node, shown)
     except InputError as exc:
         case.problems = exc.problems
         return case
-    data = parsed.model_dump(mode="json", by_alias=True)
-    data["inputs"] = {**suite.spec.defaults, **data["inputs"]}
+    raw = plain(node)
+    for part in ("inputs", "reference"):  # as JSON (a YAML date is its text), the suite's defaults under the case's keys
+        given = raw.get(part, {})
+        if isinstance(given, dict):
+            raw[part] = {**suite.spec.defaults, **to_jsonable_python(given)} if part == "inputs" else to_jsonable_python(given)
+    own = kind(suite.kind)  # the suite's kind types its cases' inputs and reference
+    store_problems: list[Problem] = []
+    if (suite.spec.solved_store and own.answers.solved_store and isinstance(raw["inputs"], dict)
+            and not raw["inputs"].get("solved_example")):  # the looked-up example joins the inputs before they are typed
+        below = os.path.relpath(case_path, suite.dir)  # the suite's folder as the case's file is shown
+        store_problems = solved_store_code.attach_solved_example(case, raw, suite, shown[: -len(below)] if shown.endswith(below)
+                                               else f"{suite.name}/")
+    problems: list[Problem] = []
+    try:
+        parsed: CaseFile = _typed_case_file(own.inputs, own.reference).model_validate(raw)
+        parts: dict[str, BaseModel] = {"inputs": parsed.inputs, "reference": parsed.reference}  # type: ignore[dict-item]  # typed by the kind's case file
+    except ValidationError:
+        try:
+            parsed = validate(CaseFile, node, shown)  # the generic part's problems, at their lines
+        except InputError as exc:
+            case.problems = exc.problems
+            return case
+        parts = _untyped_parts(own, raw, node, shown, problems)
     case.trusted = suite.spec.trusted
     if suite.spec.rubric is not None:  # its contents reach the grade stage through the grade slice
-
         case.rubric = resolved_ref(suite.spec.rubric, suite.dir)
     case.test_changes = suite.spec.test_changes
     case.test_paths = suite.spec.test_paths
     case.judged_files = suite.spec.judged_files()
-    problems: list[Problem] = []
     if parsed.kind is not None and parsed.kind != suite.kind:  # `kind:` lets an editor pick the schema; it must agree
-        problems.append(Problem(shown, line_of(node, ("kind",)), f"kind: {parsed.kind!r} contradicts the suite's kind "
-                                f"{suite.kind!r} (suite.yaml); expected {suite.kind!r} or no kind: key"))
-    own = kind(suite.kind)  # the suite's kind types its cases' inputs and reference
-    typed: dict[str, BaseModel] = {}  # the parts its models accepted
-    for part, model in (("inputs", own.inputs), ("reference", own.reference)):
-        if model is not None:
-            try:
-                typed[part] = model.model_validate(data[part])
-                data[part] = typed[part].model_dump(mode="json")
-            except ValidationError as exc:
-                for e in exc.errors():
-                    loc = (part,) + tuple(e.get("loc", ()))
-                    e = {**e, "loc": loc}
-                    problems.append(Problem(shown, line_of(node, loc), describe_error(e)))
+        problems.insert(0, Problem(shown, line_of(node, ("kind",)), f"kind: {parsed.kind!r} contradicts the suite's "
+                                   f"kind {suite.kind!r} (suite.yaml); expected {suite.kind!r} or no kind: key"))
     suite_root = os.path.realpath(suite.dir)
-    for loc, relpath in _walk_refs({k: data[k] for k in ("inputs", "reference")}, ()):
+    as_json = {part: model.model_dump(mode="json") for part, model in parts.items()}  # where its file references are
+    for loc, relpath in _walk_refs(as_json, ()):
         line = line_of(node, loc)
         dotted = ".".join(str(p) for p in loc)
         if os.path.isabs(relpath):
@@ -326,17 +351,28 @@ def _load_case(suite: Suite, name: str, case_path: Path, shown: str) -> Case:
             continue
         case.refs[dotted] = target
         case.files.extend(_files_below(Path(target)))
-    if suite.spec.solved_store and own.answers.solved_store and not data["inputs"].get("solved_example"):
-        below = os.path.relpath(case_path, suite.dir)  # the suite's folder as the case's file is shown
-        problems += solved_store_code.attach_solved_example(case, data, suite, shown[: -len(below)] if shown.endswith(below) else f"{suite.name}/")
-        if "inputs" in typed:  # the looked-up example joined the inputs
-            typed["inputs"] = type(typed["inputs"]).model_validate(data["inputs"])
-    case.description, case.tags = data["description"], list(data["tags"])
+    case.description, case.tags = parsed.description, list(parsed.tags)
     case.assertions, case.criteria = list(parsed.assertions), list(parsed.criteria)
-    for part in ("inputs", "reference"):  # typed from here on (a part its model refused keeps the raw mapping)
-        setattr(case, part, typed[part] if part in typed else OpenModel.model_validate(data[part]))
-    case.problems = problems
+    case.inputs, case.reference = parts["inputs"], parts["reference"]
+    case.problems = problems + store_problems
     return case
+
+
+def _untyped_parts(own: KindContract, raw: dict[str, Any], node: Any, shown: str, problems: list[Problem]) -> dict[str, BaseModel]:
+    """A case that did not validate, part by part: each part its kind's model accepts is typed, a refused one keeps
+    its raw mapping (an OpenModel) and its problems, at their lines, join ``problems``."""
+    parts: dict[str, BaseModel] = {}
+    for part, model in (("inputs", own.inputs), ("reference", own.reference)):
+        if model is not None:
+            try:
+                parts[part] = model.model_validate(raw[part])
+                continue
+            except ValidationError as exc:
+                for e in exc.errors():
+                    loc = (part,) + tuple(e.get("loc", ()))
+                    problems.append(Problem(shown, line_of(node, loc), describe_error({**e, "loc": loc})))
+        parts[part] = OpenModel.model_validate(raw[part])
+    return parts
 
 
 def _stat_sig(paths: Iterable[str]) -> tuple:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from evalkit.counters import COUNTERS, EXTRA_LINES  # the counters live below the engine, which counts
 from evalkit.doitplus import ExecutedOnlyReporter
 from evalkit.report.leaderboard import leaderboards
-from evalkit.report.models import Report
+from evalkit.report.models import read_report
 from evalkit.report.verdict import untestable_reason, verdict
 from evalkit.termtext import terminal_safe
 from evalkit.lazy_modules import later
@@ -498,7 +498,7 @@ def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] |
 
     path = Path(site) / release / "report.json"
     try:
-        report = Report.model_validate_json(path.read_bytes())
+        report = read_report(path)
     except (OSError, ValueError):
         return []
     problems: dict[tuple[str, str], list[str]] = {}  # (suite, system) -> reasons of cells that are not results
@@ -552,7 +552,7 @@ def summary_rows(site: Path, release: str, retries: dict[tuple[str, str], str] |
 def broken_cases(site: Path, release: str) -> list[str]:
     """suite/case: reason of each broken case of site/<release>/report.json, once per case (not per system)."""
     try:
-        report = Report.model_validate_json((Path(site) / release / "report.json").read_bytes())
+        report = read_report(Path(site) / release / "report.json")
     except (OSError, ValueError):
         return []
     out = []

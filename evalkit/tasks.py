@@ -246,7 +246,9 @@ class Graph:
         self.pairs = participating(cfg, self.loaded.project)
         check_selection(self.globs, self.loaded.project)
         self.cfg = cfg
-        self.work = str(cfg.work_path)
+        self.work_path = cfg.work_path
+        self.work = str(self.work_path)
+        self._case_paths: dict[tuple[str, str], str] = {}
         self._stage_rows: list[tuple[Any, Any, str, list[str], bool]] | None = None
 
         decision.forget()  # one isolation per run: decided here (execute slice), before any task, and kept
@@ -362,7 +364,10 @@ class Graph:
         return tuple(n for n, k in kinds().items() if k.execution.execute_reads_validation)
 
     def validation_path(self, case: Any) -> str:
-        return str(validate_code.validation_path(self.cfg.work_path, case))
+        p = self._case_paths.get(("validation", case.key))
+        if p is None:  # once per case (a score task of each system lists it too), the work folder resolved once
+            p = self._case_paths[("validation", case.key)] = str(validate_code.validation_path(self.work_path, case))
+        return p
 
     def validate_tasks(self) -> Iterator[dict[str, Any]]:
         seen = set()
@@ -381,7 +386,10 @@ class Graph:
             yield task
 
     def health_path(self, case: Any) -> str:
-        return str(health_code.health_path(self.cfg.work_path, case))
+        p = self._case_paths.get(("health", case.key))
+        if p is None:
+            p = self._case_paths[("health", case.key)] = str(health_code.health_path(self.work_path, case))
+        return p
 
     @cached_property
     def health_slice_files(self) -> dict[bool, str]:

@@ -309,7 +309,9 @@ def _load_plugins() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     seal()  # API keys out of this process's environment (and of everything it starts), before any work
-    _load_plugins()
+    given = sys.argv[1:] if argv is None else argv
+    if not given or given[0] not in COMMANDS:  # a command of this module (`run`) needs none of the others' modules
+        _load_plugins()
     parser = argparse.ArgumentParser(prog="evalkit", description="Evaluate AI coding assistants, release after release.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (help_text, configure, _fn) in sorted(COMMANDS.items()):

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
+import pickle
+import stat
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from evalkit.artifacts import ScoresArtifact, artifact_path
+from evalkit.artifacts import ARTIFACT_FILES, ScoresArtifact, artifact_path
 from evalkit.cases import Case, Project
 from evalkit.config import Config
-from evalkit.fsutil import atomic_write_json, digest, remove
+from evalkit.fsutil import atomic_write_bytes, atomic_write_json, digest, file_digest, remove
 from evalkit.names import is_valid_name
 from evalkit.report.models import CaseDetail
 from evalkit.kind_registry import main_file
@@ -67,9 +70,43 @@ def detail_key(case: Case, raw: dict[str, dict[str, bytes | None]]) -> str:
     for dotted, path in sorted(case.refs.items()):
         data = _read_bytes(Path(path)) if Path(path).is_file() else None
         refs.append((dotted, digest(data) if data is not None else None))
+    return _key(case, refs, {name: {stage: digest(data) if data is not None else None for stage, data in arts.items()}
+                             for name, arts in raw.items()})
+
+
+def _key(case: Case, refs: list[tuple[str, str | None]], arts: dict[str, dict[str, str | None]]) -> str:
     return digest([CASE_DETAIL_VERSION, case.digest, case.key, refs,
-                   [(name, [(stage, digest(data) if data is not None else None) for stage, data in sorted(arts.items())])
-                    for name, arts in sorted(raw.items())]])
+                   [(name, sorted(by_stage.items())) for name, by_stage in sorted(arts.items())]])
+
+
+Digests = dict[str, tuple[tuple[int, int, int], str]]
+"""path -> (modification time in ns, size, inode) and the sha256 of its bytes then."""
+
+
+def _file_digest(path: str, old: Digests, new: Digests) -> str | None:
+    """The sha256 of a regular file's bytes (None: no such file), read again only when its modification time,
+    size or inode changed since ``old`` was taken (an atomic write makes a new inode); recorded in ``new``."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+    hit = old.get(path)
+    value = hit[1] if hit is not None and hit[0] == sig else file_digest(path)
+    new[path] = (sig, value)
+    return value
+
+
+def stat_detail_key(cfg: Config, case: Case, systems: list[Any], old: Digests, new: Digests) -> str:
+    """`detail_key` without reading the files that did not change since ``old`` (their digests are taken from
+    it): the same key, from stats where `detail_key` reads every artifact of every case."""
+    work = str(cfg.work_path)
+    refs = [(dotted, _file_digest(path, old, new)) for dotted, path in sorted(case.refs.items())]
+    arts = {s.name: {stage: _file_digest(f"{work}/artifacts/{s.name}/{case.suite}/{case.id}/{ARTIFACT_FILES[stage]}",
+                                         old, new) for stage in STAGES} for s in systems}
+    return _key(case, refs, arts)
 
 
 CASE_DETAIL_VERSION = 2  # bump when case_detail shows something new, so every case JSON is written again
@@ -81,7 +118,9 @@ def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[
 
     A case's detail is a function of the case and its systems' artifacts: an index of the digests
     of their content (`detail_key`) lets a one-case edit rewrite one file, not a thousand, and a
-    healed verdict rewrite its case. ``scores`` is kept for callers; the artifacts are read here.
+    healed verdict rewrite its case. The digests of files whose stat did not change are kept
+    (`stat_detail_key`), so a one-case edit reads that case's files, not 12,000 artifacts.
+    ``scores`` is kept for callers; the artifacts are read here.
     """
     index_path = cfg.work_path / "cache" / f"case-details-{cfg.release}.json"
     try:
@@ -91,18 +130,26 @@ def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[
     systems_of: dict[str, list[Any]] = defaultdict(list)
     for system, case in pairs:
         systems_of[case.key].append(system)
+    digests_path = cfg.work_path / "cache" / f"case-details-{cfg.release}.digests.pickle"
+    try:
+        with open(digests_path, "rb") as fh:
+            old_digests: Digests = pickle.load(fh)
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError):
+        old_digests = {}
+    new_digests: Digests = {}
     index = {}
     for case in project.cases:
         sys_here = systems_of[case.key]
-        raw = {s.name: read_artifacts(cfg.work_path, s.name, case) for s in sys_here}
-        key = detail_key(case, raw)
+        key = stat_detail_key(cfg, case, sys_here, old_digests, new_digests)  # reads only files changed since
         index[case.key] = key
         path = out_dir / "cases" / case.suite / f"{case.id}.json"
         if old_index.get(case.key) == key and path.exists():
             continue
-        atomic_write_json(path, case_detail(cfg, case, sys_here, raw), compact=True)
+        atomic_write_json(path, case_detail(cfg, case, sys_here), compact=True)
     for gone in sorted(set(old_index) - set(index)):  # a case no longer in the project: its JSON goes too
         suite, _, case_id = gone.partition("/")
         if is_valid_name(suite) and is_valid_name(case_id):
             remove(out_dir / "cases" / suite / f"{case_id}.json")
     atomic_write_json(index_path, index, compact=True)
+    if new_digests != old_digests:
+        atomic_write_bytes(digests_path, pickle.dumps(new_digests))

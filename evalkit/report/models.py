@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
 from typing import Any, Literal
 
 from evalkit.casemodels import Criterion
@@ -415,6 +417,29 @@ class Report(Model):
     validity_alarms: dict[str, str] = {}
     """Suite -> metric-validity alarm: its headline metric lets a canary (an answer doing no real work) score
     at or above gold or a real system (evalkit.report.leaderboard); `evalkit run --strict` fails on one."""
+
+
+
+_REPORTS: dict[str, tuple[tuple[int, int], Report]] = {}
+_REPORTS_LOCK = threading.Lock()
+
+
+def read_report(path: Path) -> Report:
+    """A report.json, validated once per process while the file is unchanged (same modification time and size).
+
+    After a run, the exit status, the summary table and the alarms each read the release's report; the site's
+    pages read it too: a large report takes tens of milliseconds to validate, so once is enough. The Report is
+    shared: callers must not change it. OSError when the file is missing, ValueError when it is not a report."""
+    st = path.stat()
+    stamp = (st.st_mtime_ns, st.st_size)
+    key = str(path)
+    hit = _REPORTS.get(key)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    report = Report.model_validate_json(path.read_bytes())
+    with _REPORTS_LOCK:
+        _REPORTS[key] = (stamp, report)
+    return report
 
 
 class CaseDetail(Model):

@@ -11,25 +11,15 @@ from typing import Any
 from evalkit.metrics.registry import MetricInfo
 from evalkit.metrics.registry import primary_metric as registry_primary
 from evalkit.report import charts
-from evalkit.report.models import CaseRow, Report, SuiteSummary
+from evalkit.report.models import CaseRow, Report, SuiteSummary, read_report
 
 STATUS_ORDER = ("ok", "error", "timeout", "infra_error", "bug", "broken", "skipped", "not_attempted")
-
-_REPORTS: dict[str, tuple[tuple[int, int], Report]] = {}
 
 
 def load_report(site: Path, release: str) -> Report:
     """report.json of a release, parsed once per process while the file is unchanged (the release
-    pages and the site index both need it; a large report takes tens of milliseconds to validate)."""
-    path = site / release / "report.json"
-    st = path.stat()
-    stamp = (st.st_mtime_ns, st.st_size)
-    hit = _REPORTS.get(str(path))
-    if hit is not None and hit[0] == stamp:
-        return hit[1]
-    report = Report.model_validate_json(path.read_bytes())
-    _REPORTS[str(path)] = (stamp, report)
-    return report
+    pages, the site index and the run's summary all need it: evalkit.report.models.read_report)."""
+    return read_report(site / release / "report.json")
 
 
 # ---- what the pages show, computed once ---------------------------------------------------------
