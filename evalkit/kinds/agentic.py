@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import DiscoveredTask, Sample
+from evalkit.artifacts import DiscoveredTask, Sample, SystemArtifacts
 from evalkit.casemodels import AgenticInputs, AgenticReference
 from evalkit.contracts import AnyKindScorer
 from evalkit.health_models import Ablation, AblationRun
@@ -112,7 +112,7 @@ class Agentic(Kind):
 
         return [recorded_judge_metrics, agentic_metrics, entropy_metrics]
 
-    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
         from evalkit.kinds.pages import agentic_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return agentic_detail(case, arts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import Sample
+from evalkit.artifacts import Sample, SystemArtifacts
 from evalkit.casemodels import E2EInputs, E2EReference
 from evalkit.contracts import AnyKindScorer
 from evalkit.kinds.base import Execution, Judging, Kind
@@ -51,7 +51,7 @@ class E2E(Kind):
 
         return [judge_metrics, e2e_metrics, entropy_metrics]
 
-    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
         from evalkit.kinds.pages import e2e_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return e2e_detail(case, arts)

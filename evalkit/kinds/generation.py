@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import Sample
+from evalkit.artifacts import Sample, SystemArtifacts
 from evalkit.casemodels import GenerationInputs, GenerationReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.health_models import Ablation, AblationRun
@@ -135,7 +135,7 @@ class Generation(Kind):
 
         return [code_metrics, entropy_metrics, generation_metrics]
 
-    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
         from evalkit.kinds.pages import generation_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return generation_detail(case, arts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import OutputArtifact, Sample
+from evalkit.artifacts import OutputArtifact, Sample, SystemArtifacts
 from evalkit.casemodels import MigrationInputs, MigrationReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.health_models import Ablation, AblationRun
@@ -179,7 +179,7 @@ class Migration(Kind):
 
         return [code_metrics, judge_metrics, incident_metrics, migrated_metric, entropy_metrics]
 
-    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
         from evalkit.kinds.pages import migration_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return migration_detail(case, arts)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evalkit.artifacts import DiscoveredTask
+from evalkit.artifacts import Sample, SystemArtifacts
 from evalkit.casemodels import AgenticReference, E2EInputs, MigrationInputs, RagInputs
 from evalkit.difflines import line_class
 from evalkit.graders.degenerate import assess
@@ -37,28 +37,31 @@ def _typed(model: type[M], part: dict[str, Any]) -> M | None:
         return None
 
 
-def _first_sample(arts: dict[str, Any]) -> dict[str, Any]:
-    samples = (arts.get("output") or {}).get("samples") or []
-    return samples[0] if samples and isinstance(samples[0], dict) else {}
+def _first_sample(arts: SystemArtifacts) -> Sample:
+    samples = arts.output.samples if arts.output is not None else []
+    return samples[0] if samples else Sample()
 
 
-def _first_run(arts: dict[str, Any]) -> SandboxRun | None:
-    runs = (arts.get("execution") or {}).get("runs") or []
-    return SandboxRun.model_validate(runs[0]) if runs else None
+def _answered(arts: SystemArtifacts) -> bool:
+    return arts.output is not None and arts.output.status == "ok"
 
 
-def _graded(arts: dict[str, Any]) -> tuple[RubricOutcome | None, GradesExtra]:
-    """The rubric outcome and the kind-specific grades of a system's grades.json, as their models."""
-    grades = arts.get("grades") or {}
-    rubric = RubricOutcome.model_validate(grades["rubric"]) if grades.get("rubric") else None
-    return rubric, GradesExtra.model_validate(grades.get("extra") or {})
+def _first_run(arts: SystemArtifacts) -> SandboxRun | None:
+    runs = arts.execution.runs if arts.execution is not None else []
+    return runs[0] if runs else None
+
+
+def _graded(arts: SystemArtifacts) -> tuple[RubricOutcome | None, GradesExtra]:
+    """The rubric outcome and the kind-specific grades of a system's grades.json."""
+    grades = arts.grades
+    return (grades.rubric, grades.extra) if grades is not None else (None, GradesExtra())
 
 
 def _diff_lines(text: str) -> list[tuple[str, str]]:
     return [(line_class(x), x) for x in text.splitlines()]
 
 
-def e2e_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
+def e2e_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
     """The migration loop: per iteration what the system changed, the tests that failed, the feedback it got."""
     run = _first_run(arts)
     if run is None:
@@ -85,12 +88,11 @@ def e2e_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
             "final_patch": _diff_lines(run.final_patch or "")}
 
 
-def agentic_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
+def agentic_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any]:
     """Discovered against expected tasks (the scorer's one-to-one matching) and each incident's re-check."""
     reference = _typed(AgenticReference, case.reference)
     expected = reference.expected_tasks if reference is not None else []
-    ok = (arts.get("output") or {}).get("status") == "ok"
-    discovered = [DiscoveredTask.model_validate(t) for t in _first_sample(arts).get("tasks") or []] if ok else []
+    discovered = list(_first_sample(arts).tasks) if _answered(arts) else []
     tolerance = reference.line_tolerance if reference is not None else 2
     match = match_tasks(discovered, expected, tolerance)
     by_expected = {e: d for d, e in match.pairs}
@@ -113,17 +115,17 @@ def agentic_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
             "run_reason": run.reason if run is not None else "", "changes": run.changes if run is not None else None}
 
 
-def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
+def migration_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
     """Each incident re-checked in the output (incidents_resolved) and the degenerate-output checks."""
     inputs = _typed(MigrationInputs, case.inputs)
     if inputs is None:
         return None
     path = inputs.file_path
     sample = _first_sample(arts)
-    ok = (arts.get("output") or {}).get("status") == "ok"
-    files = sample.get("files") or {}
-    deleted = path in (sample.get("deleted_files") or []) and path not in files
-    patch = sample.get("patch")
+    ok = _answered(arts)
+    files = sample.files
+    deleted = path in sample.deleted_files and path not in files
+    patch = sample.patch
     if ok and not files and not deleted and isinstance(patch, str) and patch.strip():
         # the answer is a diff (kai-eval's experiments): the file checks need the whole file, which it is not;
         # the diff itself is shown with the output, and scoring reads it as an answer (degenerate.empty_answer)
@@ -138,7 +140,7 @@ def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] |
         for inc, c in zip(incidents, checks):
             rows.append({"rule_id": c.rule_id, "line": c.line, "message": inc.message or inc.description,
                          "counted": c.counted, "checkable": c.checkable, "present": c.present})
-    metrics = (arts.get("scores") or {}).get("metrics") or {}
+    metrics = arts.scores.metrics if arts.scores is not None else {}
     if ok and text and metrics.get("complete") == 1.0 and metrics.get("unchanged") == 0.0:
         # the scorer ran the same checks on this file and found nothing: no need to run them again
         degenerate = {"empty": False, "unchanged": False, "complete": True, "elisions": [], "decided": None, "reason": ""}
@@ -152,17 +154,17 @@ def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] |
             "degenerate": degenerate}
 
 
-def rag_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
+def rag_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any]:
     """The question, the retrieved contexts, the system's hint and each ragas metric with its status."""
     ragas = _graded(arts)[1].ragas
     inputs = _typed(RagInputs, case.inputs)
     return {"question": inputs.question if inputs else "", "contexts": list(inputs.contexts) if inputs else [],
-            "hint": _first_sample(arts).get("text"), "ragas_status": ragas.status if ragas is not None else None,
+            "hint": _first_sample(arts).text, "ragas_status": ragas.status if ragas is not None else None,
             "ragas_error": None,  # a ragas outcome has no error of its own: each metric has
             "ragas": [{"name": k, **m.model_dump(mode="json")} for k, m in (ragas.metrics if ragas is not None else {}).items()]}
 
 
-def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
+def generation_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any]:
     """Each rubric criterion with its text and verdict, and every injection finding (detector, file, line, snippet)."""
     rubric, extra = _graded(arts)
     results = {r.id: r for r in (rubric.results if rubric is not None else [])}
@@ -174,8 +176,8 @@ def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
                          "met": r.met if r else None, "met_fraction": r.met_fraction if r else None,
                          "reason": r.reason if r else "", "judged": r is not None})
     sample = _first_sample(arts)
-    texts = [(k, v) for k, v in sorted((sample.get("files") or {}).items()) if isinstance(v, str)]
-    texts += [(label, t) for label, t in (("(text)", sample.get("text")), ("(patch)", sample.get("patch")))
+    texts = [(k, v) for k, v in sorted(sample.files.items()) if isinstance(v, str)]
+    texts += [(label, t) for label, t in (("(text)", sample.text), ("(patch)", sample.patch))
               if isinstance(t, str) and t]
     findings = []
     for name, (description, fn) in DETECTORS.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import Sample
+from evalkit.artifacts import Sample, SystemArtifacts
 from evalkit.casemodels import RagInputs, RagReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.kinds.base import Execution, Judging, Kind, put_extra
@@ -65,7 +65,7 @@ class Rag(Kind):
 
         return [rag_metrics, entropy_metrics]
 
-    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
         from evalkit.kinds.pages import rag_detail  # deferred: stage code; planning tasks needs only the declarations
 
         return rag_detail(case, arts)

@@ -1,7 +1,7 @@
 """Case pages: one per case (each system's output, runs, checks, judge), its compare page and test logs.
 
-Each system's view is read from its artifacts in the case JSON through the artifact models
-(evalkit.artifacts), so a field an older artifact lacks takes the model's own default. Many cases
+Each system's view is read from its artifacts' models (evalkit.artifacts.SystemArtifacts), validated once
+when the case JSON is read, so a field an older artifact lacks takes the model's own default. Many cases
 render in forked worker processes (``render_cases``).
 """
 
@@ -13,16 +13,15 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from jinja2 import Environment
 
 from evalkit import fsutil
-from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, ScoresArtifact, Usage
+from evalkit.artifacts import SystemArtifacts, Usage
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
 from evalkit.kind_registry import kind, known
 from evalkit.metrics.registry import METRICS
-from evalkit.models import Model
 from evalkit.names import is_valid_name
 from evalkit.report.models import CaseDetail, CaseRow, Report
 from evalkit.report.page_data import exists_in, headline_metrics
@@ -30,27 +29,17 @@ from evalkit.report.site_env import diff_lines, line_class, truncate_log
 
 LEGACY_KEY = "inputs.legacy_file"
 REFERENCE_KEY = "reference.expected_file"
-M = TypeVar("M", bound=Model)
-
-def _read(model: type[M], raw: Any, where: dict[str, str]) -> M | None:
-    """An artifact of the case JSON as its model (defaults for fields an older artifact lacks), or None. Its
-    system, suite and case are where the case JSON holds it (``where``), unless it names them itself."""
-    return model.model_validate({**where, **raw}) if isinstance(raw, dict) else None
 
 
-def kind_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
+def kind_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
     """What the case page shows for this system beyond the common parts (the kind's ``Kind.detail``, built by
     evalkit.kinds.pages for evalkit's own kinds; None for kinds without any)."""
     return kind(case.kind).detail(case, arts) if known(case.kind) else None
 
 
-def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Report) -> dict[str, Any]:
-    """Everything the case page shows for one system, read from its artifacts through their models."""
-    where = {"system": name, "suite": case.suite, "case_id": case.case_id}
-    out = _read(OutputArtifact, arts.get("output"), where)
-    exe = _read(ExecutionArtifact, arts.get("execution"), where)
-    grades = _read(GradesArtifact, arts.get("grades"), where)
-    scores = _read(ScoresArtifact, arts.get("scores"), where)
+def system_view(case: CaseDetail, name: str, arts: SystemArtifacts, report: Report) -> dict[str, Any]:
+    """Everything the case page shows for one system, read from its artifacts' models (validated with the case JSON)."""
+    out, exe, grades, scores = arts.output, arts.execution, arts.grades, arts.scores
     samples = out.samples if out is not None else []
     first = samples[0] if samples else None
     legacy = case.input_files.get(LEGACY_KEY)
