@@ -7,15 +7,16 @@ render in forked worker processes (``render_cases``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment
+from jinja2 import Environment, TemplateNotFound
 
 from evalkit import fsutil
 from evalkit.artifacts import SystemArtifacts, Usage
@@ -223,8 +224,9 @@ def _render_chunk(bounds: tuple[int, int]) -> tuple[bool, dict[str, str], list[P
     index: dict[str, str] = {}
     written: list[Path] = []
     try:
-        for row in report.cases[bounds[0]:bounds[1]]:
-            written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
+        with _templates_loaded(env):
+            for row in report.cases[bounds[0]:bounds[1]]:
+                written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
     except Exception:
         return False, index, written
     return True, index, written
@@ -238,16 +240,45 @@ def render_cases(env: Environment, site: Path, report: Report, nav: dict[str, An
     With ``workers`` > 1 (default: `case_workers`), chunks of cases render in forked processes that
     share this one's environment and report; the pages are the same bytes as rendered here.
     ``meanwhile``: other pages to write, here, while the workers run (their paths come first)."""
-    global _FORKED
     n = len(report.cases)
     workers = case_workers(n) if workers is None else workers
-    index: dict[str, str] = {}
     parts = case_templates(env)
+    # Every template a case page uses is compiled here, once, before any worker forks (else each worker compiled
+    # the base page and the kinds' partials again); the case pages then skip Jinja's check of each template
+    # against its file (auto_reload: a stat at every `extends` and `include` of thousands of pages): the page
+    # index's key holds the templates' times, taken before this render. A template loaded by an earlier render of
+    # this process is checked here, once (it may have changed since).
+    loaded = {key[1] for key in (env.cache or {}).keys() if isinstance(key, tuple) and len(key) == 2}
+    for name in sorted({"base.html.j2", *(f"case_{s.kind}.html.j2" for s in report.suites), *loaded}):
+        try:
+            env.get_template(name)
+        except TemplateNotFound:  # a kind without a partial of its own (the page includes it "ignore missing")
+            pass
+    return _render_cases(env, site, report, nav, shared, old_index, workers, meanwhile, parts)
+
+
+@contextlib.contextmanager
+def _templates_loaded(env: Environment) -> Iterator[None]:
+    """While case pages render: the templates loaded (`render_cases`) are used without a stat of their files."""
+    reload, env.auto_reload = env.auto_reload, False
+    try:
+        yield
+    finally:
+        env.auto_reload = reload
+
+
+def _render_cases(env: Environment, site: Path, report: Report, nav: dict[str, Any], shared: str,
+                  old_index: dict[str, str], workers: int, meanwhile: Callable[[], list[Path]] | None,
+                  parts: tuple[Any, Any, Any]) -> tuple[dict[str, str], list[Path]]:
+    global _FORKED
+    n = len(report.cases)
+    index: dict[str, str] = {}
     written: list[Path] = []
     if workers <= 1 or n == 0:
         written += meanwhile() if meanwhile else []
-        for row in report.cases:
-            written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
+        with _templates_loaded(env):
+            for row in report.cases:
+                written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
         return index, written
     size = max(25, math.ceil(n / (workers * 8)))  # small chunks: the workers finish together
     chunks = [(i, min(n, i + size)) for i in range(0, n, size)]
