@@ -32,6 +32,19 @@ LEGACY_KEY = "inputs.legacy_file"
 REFERENCE_KEY = "reference.expected_file"
 
 
+_ORDER: tuple[tuple[str, ...], dict[str, int]] = ((), {})
+
+
+def _metric_order() -> dict[str, int]:
+    """Each registered metric's place in the registry (the order a case page lists them), made again only when the
+    registry changed (a plug-in registered a metric)."""
+    global _ORDER
+    names = tuple(METRICS)
+    if names != _ORDER[0]:
+        _ORDER = (names, {m: i for i, m in enumerate(names)})
+    return _ORDER[1]
+
+
 def kind_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
     """What the case page shows for this system beyond the common parts (the kind's ``Kind.detail``, built by
     evalkit.kinds.pages for evalkit's own kinds; None for kinds without any)."""
@@ -57,7 +70,8 @@ def system_view(case: CaseDetail, name: str, arts: SystemArtifacts, report: Repo
     metrics = []
     for m, v in (scores.metrics if scores is not None else {}).items():
         metrics.append({"name": m, "info": report.metric_info.get(m) or METRICS.get(m), "value": v})
-    metrics.sort(key=lambda r: (list(METRICS).index(r["name"]) if r["name"] in METRICS else 999, r["name"]))
+    order = _metric_order()
+    metrics.sort(key=lambda r: (order.get(r["name"], 999), r["name"]))
     runs = []
     for i, run_model in enumerate(exe.runs if exe is not None else []):
         preview, cut = truncate_log(run_model.log)
