@@ -12,6 +12,7 @@ import math
 import multiprocessing
 import os
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -234,11 +235,11 @@ def _render_chunk(bounds: tuple[int, int]) -> tuple[bool, dict[str, str], list[P
     A failure is only flagged: the parent renders the chunk again to raise the exception itself
     (some exceptions, pydantic's among them, do not cross a process boundary)."""
     assert _FORKED is not None
-    env, site, report, nav, shared, old_index, parts = _FORKED
+    env, site, report, nav, shared, old_index, parts, missing = _FORKED
     index: dict[str, str] = {}
     written: list[Path] = []
     try:
-        with _templates_loaded(env):
+        with _templates_loaded(env, missing):
             for row in report.cases[bounds[0]:bounds[1]]:
                 written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
     except Exception:
@@ -263,40 +264,51 @@ def render_cases(env: Environment, site: Path, report: Report, nav: dict[str, An
     # index's key holds the templates' times, taken before this render. A template loaded by an earlier render of
     # this process is checked here, once (it may have changed since).
     loaded = {key[1] for key in (env.cache or {}).keys() if isinstance(key, tuple) and len(key) == 2}
+    missing = []
     for name in sorted({"base.html.j2", *(f"case_{s.kind}.html.j2" for s in report.suites), *loaded}):
         try:
             env.get_template(name)
         except TemplateNotFound:  # a kind without a partial of its own (the page includes it "ignore missing")
-            pass
-    return _render_cases(env, site, report, nav, shared, old_index, workers, meanwhile, parts)
+            missing.append(name)
+    return _render_cases(env, site, report, nav, shared, old_index, workers, meanwhile, parts, missing)
 
 
 @contextlib.contextmanager
-def _templates_loaded(env: Environment) -> Iterator[None]:
-    """While case pages render: the templates loaded (`render_cases`) are used without a stat of their files."""
+def _templates_loaded(env: Environment, missing: list[str]) -> Iterator[None]:
+    """While case pages render: the templates loaded (`render_cases`) are used without a stat of their files, and a
+    kind's partial that does not exist (``missing``) is an empty template (Jinja searched every template folder for
+    it at each page that includes it "ignore missing", which shows nothing either)."""
     reload, env.auto_reload = env.auto_reload, False
+    keys = [(weakref.ref(env.loader), name) for name in missing] if env.cache is not None and env.loader else []
+    for key in keys:
+        env.cache[key] = env.from_string("")  # type: ignore[index]
     try:
         yield
     finally:
         env.auto_reload = reload
+        for key in keys:
+            try:
+                del env.cache[key]  # type: ignore[union-attr]
+            except KeyError:  # pushed out of Jinja's cache by others
+                pass
 
 
 def _render_cases(env: Environment, site: Path, report: Report, nav: dict[str, Any], shared: str,
                   old_index: dict[str, str], workers: int, meanwhile: Callable[[], list[Path]] | None,
-                  parts: tuple[Any, Any, Any]) -> tuple[dict[str, str], list[Path]]:
+                  parts: tuple[Any, Any, Any], missing: list[str]) -> tuple[dict[str, str], list[Path]]:
     global _FORKED
     n = len(report.cases)
     index: dict[str, str] = {}
     written: list[Path] = []
     if workers <= 1 or n == 0:
         written += meanwhile() if meanwhile else []
-        with _templates_loaded(env):
+        with _templates_loaded(env, missing):
             for row in report.cases:
                 written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
         return index, written
     size = max(25, math.ceil(n / (workers * 8)))  # small chunks: the workers finish together
     chunks = [(i, min(n, i + size)) for i in range(0, n, size)]
-    _FORKED = (env, site, report, nav, shared, old_index, parts)
+    _FORKED = (env, site, report, nav, shared, old_index, parts, missing)
     try:
         pool = multiprocessing.get_context("fork").Pool(workers)
         try:
