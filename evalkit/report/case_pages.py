@@ -68,11 +68,10 @@ def system_view(case: CaseDetail, name: str, arts: SystemArtifacts, report: Repo
                       "diff_reference": vs_ref, "same_as_legacy": primary and legacy is not None and not vs_legacy,
                       "same_as_reference": primary and reference is not None and not vs_ref})
     patch = first.patch if first is not None else None
-    metrics = []
-    for m, v in (scores.metrics if scores is not None else {}).items():
-        metrics.append({"name": m, "info": report.metric_info.get(m) or METRICS.get(m), "value": v})
     order = _metric_order()
-    metrics.sort(key=lambda r: (order.get(r["name"], 999), r["name"]))
+    metrics = [{"name": m, "info": report.metric_info.get(m) or METRICS.get(m), "value": v}
+               for m, v in sorted((scores.metrics if scores is not None else {}).items(),
+                                  key=lambda mv: (order.get(mv[0], 999), mv[0]))]
     runs = []
     for i, run_model in enumerate(exe.runs if exe is not None else []):
         preview, cut = truncate_log(run_model.log)
