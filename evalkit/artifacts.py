@@ -194,6 +194,38 @@ class ScoresArtifact(ArtifactBase):
     """Deprecation notices of the judge's provider (shown on the release page)."""
 
 
+class SystemArtifacts(Model):
+    """One system's four artifacts of one case, by stage (a case JSON's ``systems[<system>]``): None where the stage
+    wrote none. Read once, with the case JSON (evalkit.report.models.CaseDetail); the pages read these models.
+
+    ``arts["output"]`` and ``arts.get("output")`` still give an artifact as JSON (a dict, or None), the form a
+    kind's ``detail`` read before the case JSON was typed."""
+
+    output: OutputArtifact | None = None
+    """output.json: the system's answer(s)."""
+    execution: ExecutionArtifact | None = None
+    """execution.json: the tests run on the answer (kinds that execute)."""
+    grades: GradesArtifact | None = None
+    """grades.json: assertions, syntax, judge."""
+    scores: ScoresArtifact | None = None
+    """scores.json: every metric."""
+
+    def __getitem__(self, stage: str) -> dict[str, Any] | None:
+        if stage not in STAGE_KEYS:
+            raise KeyError(stage)
+        art: ArtifactBase | None = getattr(self, stage)
+        return art.model_dump(mode="json") if art is not None else None
+
+    def get(self, stage: str, default: Any = None) -> Any:
+        """An artifact as JSON (the older, untyped form), ``default`` when the stage wrote none."""
+        got = self[stage] if stage in STAGE_KEYS else None
+        return default if got is None else got
+
+
+STAGE_KEYS = ("output", "execution", "grades", "scores")
+"""The keys of `SystemArtifacts` (and of a case JSON's ``systems[<system>]``), in stage order."""
+
+
 ARTIFACT_MODELS: dict[str, type[ArtifactBase]] = {
     "generate": OutputArtifact, "execute": ExecutionArtifact, "grade": GradesArtifact, "score": ScoresArtifact,
 }

@@ -182,8 +182,11 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     umask (0644 usually), like any file a program creates."""
     data = redact(data) if _secrets else data
     path = guarded(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _temp_file(path)
+    try:
+        fd, tmp = _temp_file(path)
+    except FileNotFoundError:  # its folder is new (no mkdir before each write: a site writes thousands of pages to folders that exist)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = _temp_file(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

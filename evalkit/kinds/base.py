@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult, Metrics
 
-from evalkit.artifacts import Sample
+from evalkit.artifacts import Sample, SystemArtifacts
 from evalkit.health_models import Ablation, AblationRun
 from evalkit.kind_registry import UNKNOWN, KindContract
 from evalkit.lazy_modules import later
@@ -281,7 +281,7 @@ class Kind(KindContract):
         return [score_entropy_code.entropy_metrics]
 
     # --- report -------------------------------------------------------------------------------------------
-    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
         """What the case page shows per system beyond the common parts (``kind_detail``; None: nothing)."""
         return None
 

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from evalkit.artifacts import Sample, SystemArtifacts
 from evalkit.difflines import line_class
 from evalkit.outcomes import GradesExtra, RubricOutcome, SandboxRun
 
@@ -28,21 +29,26 @@ def typed_part(model: type[M], part: dict[str, Any]) -> M | None:
         return None
 
 
-def first_sample(arts: dict[str, Any]) -> dict[str, Any]:
-    samples = (arts.get("output") or {}).get("samples") or []
-    return samples[0] if samples and isinstance(samples[0], dict) else {}
+def first_sample(arts: SystemArtifacts) -> Sample:
+    """The system's first sample (an empty one when it gave none)."""
+    samples = arts.output.samples if arts.output is not None else []
+    return samples[0] if samples else Sample()
 
 
-def first_run(arts: dict[str, Any]) -> SandboxRun | None:
-    runs = (arts.get("execution") or {}).get("runs") or []
-    return SandboxRun.model_validate(runs[0]) if runs else None
+def answered(arts: SystemArtifacts) -> bool:
+    """The system gave an answer (its output's status is ok)."""
+    return arts.output is not None and arts.output.status == "ok"
 
 
-def graded(arts: dict[str, Any]) -> tuple[RubricOutcome | None, GradesExtra]:
-    """The rubric outcome and the kind-specific grades of a system's grades.json, as their models."""
-    grades = arts.get("grades") or {}
-    rubric = RubricOutcome.model_validate(grades["rubric"]) if grades.get("rubric") else None
-    return rubric, GradesExtra.model_validate(grades.get("extra") or {})
+def first_run(arts: SystemArtifacts) -> SandboxRun | None:
+    runs = arts.execution.runs if arts.execution is not None else []
+    return runs[0] if runs else None
+
+
+def graded(arts: SystemArtifacts) -> tuple[RubricOutcome | None, GradesExtra]:
+    """The rubric outcome and the kind-specific grades of a system's grades.json."""
+    grades = arts.grades
+    return (grades.rubric, grades.extra) if grades is not None else (None, GradesExtra())
 
 
 def diff_lines(text: str) -> list[tuple[str, str]]:

@@ -1,28 +1,29 @@
 """Case pages: one per case (each system's output, runs, checks, judge), its compare page and test logs.
 
-Each system's view is read from its artifacts in the case JSON through the artifact models
-(evalkit.artifacts), so a field an older artifact lacks takes the model's own default. Many cases
+Each system's view is read from its artifacts' models (evalkit.artifacts.SystemArtifacts), validated once
+when the case JSON is read, so a field an older artifact lacks takes the model's own default. Many cases
 render in forked worker processes (``render_cases``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment
+from jinja2 import Environment, TemplateNotFound
 
 from evalkit import fsutil
-from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, ScoresArtifact, Usage
+from evalkit.artifacts import SystemArtifacts, Usage
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
 from evalkit.kind_registry import kind, known
 from evalkit.metrics.registry import METRICS
-from evalkit.models import Model
 from evalkit.names import is_valid_name
 from evalkit.report.models import CaseDetail, CaseRow, Report
 from evalkit.report.page_data import exists_in, headline_metrics
@@ -36,27 +37,30 @@ else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only t
 
 LEGACY_KEY = "inputs.legacy_file"
 REFERENCE_KEY = "reference.expected_file"
-M = TypeVar("M", bound=Model)
-
-def _read(model: type[M], raw: Any, where: dict[str, str]) -> M | None:
-    """An artifact of the case JSON as its model (defaults for fields an older artifact lacks), or None. Its
-    system, suite and case are where the case JSON holds it (``where``), unless it names them itself."""
-    return model.model_validate({**where, **raw}) if isinstance(raw, dict) else None
 
 
-def kind_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
+_ORDER: tuple[tuple[str, ...], dict[str, int]] = ((), {})
+
+
+def _metric_order() -> dict[str, int]:
+    """Each registered metric's place in the registry (the order a case page lists them), made again only when the
+    registry changed (a plug-in registered a metric)."""
+    global _ORDER
+    names = tuple(METRICS)
+    if names != _ORDER[0]:
+        _ORDER = (names, {m: i for i, m in enumerate(names)})
+    return _ORDER[1]
+
+
+def kind_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
     """What the case page shows for this system beyond the common parts (the kind's ``Kind.detail``, built by
     evalkit.kinds.<kind>.page for evalkit's own kinds; None for kinds without any)."""
     return kind(case.kind).detail(case, arts) if known(case.kind) else None
 
 
-def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Report) -> dict[str, Any]:
-    """Everything the case page shows for one system, read from its artifacts through their models."""
-    where = {"system": name, "suite": case.suite, "case_id": case.case_id}
-    out = _read(OutputArtifact, arts.get("output"), where)
-    exe = _read(ExecutionArtifact, arts.get("execution"), where)
-    grades = _read(GradesArtifact, arts.get("grades"), where)
-    scores = _read(ScoresArtifact, arts.get("scores"), where)
+def system_view(case: CaseDetail, name: str, arts: SystemArtifacts, report: Report) -> dict[str, Any]:
+    """Everything the case page shows for one system, read from its artifacts' models (validated with the case JSON)."""
+    out, exe, grades, scores = arts.output, arts.execution, arts.grades, arts.scores
     samples = out.samples if out is not None else []
     first = samples[0] if samples else None
     legacy = case.input_files.get(LEGACY_KEY)
@@ -70,10 +74,10 @@ def system_view(case: CaseDetail, name: str, arts: dict[str, Any], report: Repor
                       "diff_reference": vs_ref, "same_as_legacy": primary and legacy is not None and not vs_legacy,
                       "same_as_reference": primary and reference is not None and not vs_ref})
     patch = first.patch if first is not None else None
-    metrics = []
-    for m, v in (scores.metrics if scores is not None else {}).items():
-        metrics.append({"name": m, "info": report.metric_info.get(m) or METRICS.get(m), "value": v})
-    metrics.sort(key=lambda r: (list(METRICS).index(r["name"]) if r["name"] in METRICS else 999, r["name"]))
+    order = _metric_order()
+    metrics = [{"name": m, "info": report.metric_info.get(m) or METRICS.get(m), "value": v}
+               for m, v in sorted((scores.metrics if scores is not None else {}).items(),
+                                  key=lambda mv: (order.get(mv[0], 999), mv[0]))]
     runs = []
     for i, run_model in enumerate(exe.runs if exe is not None else []):
         preview, cut = truncate_log(run_model.log)
@@ -235,12 +239,13 @@ def _render_chunk(bounds: tuple[int, int]) -> tuple[bool, dict[str, str], list[P
     A failure is only flagged: the parent renders the chunk again to raise the exception itself
     (some exceptions, pydantic's among them, do not cross a process boundary)."""
     assert _FORKED is not None
-    env, site, report, nav, shared, old_index, parts = _FORKED
+    env, site, report, nav, shared, old_index, parts, missing = _FORKED
     index: dict[str, str] = {}
     written: list[Path] = []
     try:
-        for row in report.cases[bounds[0]:bounds[1]]:
-            written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
+        with _templates_loaded(env, missing):
+            for row in report.cases[bounds[0]:bounds[1]]:
+                written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
     except Exception:
         return False, index, written
     return True, index, written
@@ -254,20 +259,60 @@ def render_cases(env: Environment, site: Path, report: Report, nav: dict[str, An
     With ``workers`` > 1 (default: `case_workers`), chunks of cases render in forked processes that
     share this one's environment and report; the pages are the same bytes as rendered here.
     ``meanwhile``: other pages to write, here, while the workers run (their paths come first)."""
-    global _FORKED
     n = len(report.cases)
     workers = case_workers(n) if workers is None else workers
-    index: dict[str, str] = {}
     parts = case_templates(env)
+    # Every template a case page uses is compiled here, once, before any worker forks (else each worker compiled
+    # the base page and the kinds' partials again); the case pages then skip Jinja's check of each template
+    # against its file (auto_reload: a stat at every `extends` and `include` of thousands of pages): the page
+    # index's key holds the templates' times, taken before this render. A template loaded by an earlier render of
+    # this process is checked here, once (it may have changed since).
+    loaded = {key[1] for key in (env.cache or {}).keys() if isinstance(key, tuple) and len(key) == 2}
+    missing = []
+    for name in sorted({"base.html.j2", *(f"case_{s.kind}.html.j2" for s in report.suites), *loaded}):
+        try:
+            env.get_template(name)
+        except TemplateNotFound:  # a kind without a partial of its own (the page includes it "ignore missing")
+            missing.append(name)
+    return _render_cases(env, site, report, nav, shared, old_index, workers, meanwhile, parts, missing)
+
+
+@contextlib.contextmanager
+def _templates_loaded(env: Environment, missing: list[str]) -> Iterator[None]:
+    """While case pages render: the templates loaded (`render_cases`) are used without a stat of their files, and a
+    kind's partial that does not exist (``missing``) is an empty template (Jinja searched every template folder for
+    it at each page that includes it "ignore missing", which shows nothing either)."""
+    reload, env.auto_reload = env.auto_reload, False
+    keys = [(weakref.ref(env.loader), name) for name in missing] if env.cache is not None and env.loader else []
+    for key in keys:
+        env.cache[key] = env.from_string("")  # type: ignore[index]
+    try:
+        yield
+    finally:
+        env.auto_reload = reload
+        for key in keys:
+            try:
+                del env.cache[key]  # type: ignore[union-attr]
+            except KeyError:  # pushed out of Jinja's cache by others
+                pass
+
+
+def _render_cases(env: Environment, site: Path, report: Report, nav: dict[str, Any], shared: str,
+                  old_index: dict[str, str], workers: int, meanwhile: Callable[[], list[Path]] | None,
+                  parts: tuple[Any, Any, Any], missing: list[str]) -> tuple[dict[str, str], list[Path]]:
+    global _FORKED
+    n = len(report.cases)
+    index: dict[str, str] = {}
     written: list[Path] = []
     if workers <= 1 or n == 0:
         written += meanwhile() if meanwhile else []
-        for row in report.cases:
-            written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
+        with _templates_loaded(env, missing):
+            for row in report.cases:
+                written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
         return index, written
     size = max(25, math.ceil(n / (workers * 8)))  # small chunks: the workers finish together
     chunks = [(i, min(n, i + size)) for i in range(0, n, size)]
-    _FORKED = (env, site, report, nav, shared, old_index, parts)
+    _FORKED = (env, site, report, nav, shared, old_index, parts, missing)
     try:
         pool = multiprocessing.get_context("fork").Pool(workers)
         try:

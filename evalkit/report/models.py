@@ -6,6 +6,9 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import model_validator
+
+from evalkit.artifacts import SystemArtifacts
 from evalkit.casemodels import Criterion
 from evalkit.metrics.registry import MetricInfo
 from evalkit.graders.audit_models import JudgeAudit
@@ -477,5 +480,23 @@ class CaseDetail(Model):
     as JSON)."""
     criteria: list[Criterion] = []
     """Rubric criteria (id, text, weight) a judge checks (generation suites)."""
-    systems: dict[str, dict[str, Any]] = {}
-    """System -> {output, execution, grades, scores} artifacts."""
+    systems: dict[str, SystemArtifacts] = {}
+    """System -> its {output, execution, grades, scores} artifacts, as their models (validated once, when the case
+    JSON is read)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _artifacts_know_where(cls, data: Any) -> Any:
+        """An artifact in a case JSON need not repeat its system, suite and case (the JSON holds it under them):
+        a field it lacks is taken from where it is, as the artifact's own fields are."""
+        systems = data.get("systems") if isinstance(data, dict) else None
+        if not isinstance(systems, dict):
+            return data
+        fixed: dict[str, Any] = {}
+        for name, arts in systems.items():
+            if isinstance(arts, dict) and any(isinstance(a, dict) and not {"system", "suite", "case_id"} <= a.keys()
+                                              for a in arts.values()):
+                where = {"system": name, "suite": data.get("suite"), "case_id": data.get("case_id")}
+                arts = {k: {**where, **a} if isinstance(a, dict) else a for k, a in arts.items()}
+            fixed[name] = arts
+        return {**data, "systems": fixed}

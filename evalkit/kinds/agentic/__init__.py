@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import DiscoveredTask, Sample
+from evalkit.artifacts import DiscoveredTask, Sample, SystemArtifacts
 from evalkit.casemodels import AgenticInputs, AgenticReference
 from evalkit.contracts import AnyKindScorer
 from evalkit.health_models import Ablation, AblationRun
@@ -122,7 +122,7 @@ class Agentic(Kind):
     def scorers(self) -> list[AnyKindScorer]:
         return [recorded_judge_code.recorded_judge_metrics, agentic_score.agentic_metrics, score_entropy_code.entropy_metrics]
 
-    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
         return agentic_page.agentic_detail(case, arts)
 
 

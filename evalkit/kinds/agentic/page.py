@@ -4,21 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import DiscoveredTask
 from evalkit.casemodels import AgenticReference
 from evalkit.graders.incidents import match_tasks
-from evalkit.kinds.page_parts import first_run, first_sample, typed_part
+from evalkit.kinds.page_parts import answered, first_run, first_sample, typed_part
 
 if TYPE_CHECKING:
+    from evalkit.artifacts import SystemArtifacts
     from evalkit.report.models import CaseDetail
 
 
-def agentic_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
+def agentic_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any]:
     """Discovered against expected tasks (the scorer's one-to-one matching) and each incident's re-check."""
     reference = typed_part(AgenticReference, case.reference)
     expected = reference.expected_tasks if reference is not None else []
-    ok = (arts.get("output") or {}).get("status") == "ok"
-    discovered = [DiscoveredTask.model_validate(t) for t in first_sample(arts).get("tasks") or []] if ok else []
+    discovered = list(first_sample(arts).tasks) if answered(arts) else []
     tolerance = reference.line_tolerance if reference is not None else 2
     match = match_tasks(discovered, expected, tolerance)
     by_expected = {e: d for d, e in match.pairs}

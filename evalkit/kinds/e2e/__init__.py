@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import Sample
+from evalkit.artifacts import Sample, SystemArtifacts
 from evalkit.casemodels import E2EInputs, E2EReference
 from evalkit.contracts import AnyKindScorer
 from evalkit.kinds.base import Execution, Judging, Kind
@@ -59,7 +59,7 @@ class E2E(Kind):
     def scorers(self) -> list[AnyKindScorer]:
         return [score_judge_code.judge_metrics, e2e_score.e2e_metrics, score_entropy_code.entropy_metrics]
 
-    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
         return e2e_page.e2e_detail(case, arts)
 
 

@@ -8,10 +8,11 @@ from evalkit.casemodels import E2EInputs
 from evalkit.kinds.page_parts import diff_lines, first_run, typed_part
 
 if TYPE_CHECKING:
+    from evalkit.artifacts import SystemArtifacts
     from evalkit.report.models import CaseDetail
 
 
-def e2e_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
+def e2e_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
     """The migration loop: per iteration what the system changed, the tests that failed, the feedback it got."""
     run = first_run(arts)
     if run is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import Sample
+from evalkit.artifacts import Sample, SystemArtifacts
 from evalkit.casemodels import GenerationInputs, GenerationReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.health_models import Ablation, AblationRun
@@ -141,7 +141,7 @@ class Generation(Kind):
     def scorers(self) -> list[AnyKindScorer]:
         return [stages_score.code_metrics, score_entropy_code.entropy_metrics, generation_score.generation_metrics]
 
-    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
         return generation_page.generation_detail(case, arts)
 
 

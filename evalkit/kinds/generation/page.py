@@ -8,10 +8,11 @@ from evalkit.graders.injection import DETECTORS
 from evalkit.kinds.page_parts import first_sample, graded
 
 if TYPE_CHECKING:
+    from evalkit.artifacts import SystemArtifacts
     from evalkit.report.models import CaseDetail
 
 
-def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
+def generation_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any]:
     """Each rubric criterion with its text and verdict, and every injection finding (detector, file, line, snippet)."""
     rubric, extra = graded(arts)
     results = {r.id: r for r in (rubric.results if rubric is not None else [])}
@@ -23,8 +24,8 @@ def generation_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
                          "met": r.met if r else None, "met_fraction": r.met_fraction if r else None,
                          "reason": r.reason if r else "", "judged": r is not None})
     sample = first_sample(arts)
-    texts = [(k, v) for k, v in sorted((sample.get("files") or {}).items()) if isinstance(v, str)]
-    texts += [(label, t) for label, t in (("(text)", sample.get("text")), ("(patch)", sample.get("patch")))
+    texts = [(k, v) for k, v in sorted(sample.files.items()) if isinstance(v, str)]
+    texts += [(label, t) for label, t in (("(text)", sample.text), ("(patch)", sample.patch))
               if isinstance(t, str) and t]
     findings = []
     for name, (description, fn) in DETECTORS.items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import OutputArtifact, Sample
+from evalkit.artifacts import OutputArtifact, Sample, SystemArtifacts
 from evalkit.casemodels import MigrationInputs, MigrationReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.health_models import Ablation, AblationRun
@@ -182,7 +182,7 @@ class Migration(Kind):
     def scorers(self) -> list[AnyKindScorer]:
         return [stages_score.code_metrics, score_judge_code.judge_metrics, migration_score.incident_metrics, migration_score.migrated_metric, score_entropy_code.entropy_metrics]
 
-    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
         return migration_page.migration_detail(case, arts)
 
 

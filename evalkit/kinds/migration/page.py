@@ -7,25 +7,26 @@ from typing import TYPE_CHECKING, Any
 from evalkit.casemodels import MigrationInputs
 from evalkit.graders.degenerate import assess
 from evalkit.graders.incidents import recheck_file
-from evalkit.kinds.page_parts import first_sample, typed_part
+from evalkit.kinds.page_parts import answered, first_sample, typed_part
 
 if TYPE_CHECKING:
+    from evalkit.artifacts import SystemArtifacts
     from evalkit.report.models import CaseDetail
 
 LEGACY_KEY = "inputs.legacy_file"
 
 
-def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
+def migration_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
     """Each incident re-checked in the output (incidents_resolved) and the degenerate-output checks."""
     inputs = typed_part(MigrationInputs, case.inputs)
     if inputs is None:
         return None
     path = inputs.file_path
     sample = first_sample(arts)
-    ok = (arts.get("output") or {}).get("status") == "ok"
-    files = sample.get("files") or {}
-    deleted = path in (sample.get("deleted_files") or []) and path not in files
-    patch = sample.get("patch")
+    ok = answered(arts)
+    files = sample.files
+    deleted = path in sample.deleted_files and path not in files
+    patch = sample.patch
     if ok and not files and not deleted and isinstance(patch, str) and patch.strip():
         # the answer is a diff (kai-eval's experiments): the file checks need the whole file, which it is not;
         # the diff itself is shown with the output, and scoring reads it as an answer (degenerate.empty_answer)
@@ -40,7 +41,7 @@ def migration_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] |
         for inc, c in zip(incidents, checks):
             rows.append({"rule_id": c.rule_id, "line": c.line, "message": inc.message or inc.description,
                          "counted": c.counted, "checkable": c.checkable, "present": c.present})
-    metrics = (arts.get("scores") or {}).get("metrics") or {}
+    metrics = arts.scores.metrics if arts.scores is not None else {}
     if ok and text and metrics.get("complete") == 1.0 and metrics.get("unchanged") == 0.0:
         # the scorer ran the same checks on this file and found nothing: no need to run them again
         degenerate = {"empty": False, "unchanged": False, "complete": True, "elisions": [], "decided": None, "reason": ""}

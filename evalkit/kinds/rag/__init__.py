@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import Sample
+from evalkit.artifacts import Sample, SystemArtifacts
 from evalkit.casemodels import RagInputs, RagReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.kinds.base import Execution, Judging, Kind, put_extra
@@ -74,7 +74,7 @@ class Rag(Kind):
     def scorers(self) -> list[AnyKindScorer]:
         return [rag_score.rag_metrics, score_entropy_code.entropy_metrics]
 
-    def detail(self, case: Any, arts: dict[str, Any]) -> dict[str, Any] | None:
+    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
         return rag_page.rag_detail(case, arts)
 
 

@@ -8,14 +8,15 @@ from evalkit.casemodels import RagInputs
 from evalkit.kinds.page_parts import first_sample, graded, typed_part
 
 if TYPE_CHECKING:
+    from evalkit.artifacts import SystemArtifacts
     from evalkit.report.models import CaseDetail
 
 
-def rag_detail(case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any]:
+def rag_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any]:
     """The question, the retrieved contexts, the system's hint and each ragas metric with its status."""
     ragas = graded(arts)[1].ragas
     inputs = typed_part(RagInputs, case.inputs)
     return {"question": inputs.question if inputs else "", "contexts": list(inputs.contexts) if inputs else [],
-            "hint": first_sample(arts).get("text"), "ragas_status": ragas.status if ragas is not None else None,
+            "hint": first_sample(arts).text, "ragas_status": ragas.status if ragas is not None else None,
             "ragas_error": None,  # a ragas outcome has no error of its own: each metric has
             "ragas": [{"name": k, **m.model_dump(mode="json")} for k, m in (ragas.metrics if ragas is not None else {}).items()]}

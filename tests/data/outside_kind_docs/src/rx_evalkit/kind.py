@@ -4,7 +4,7 @@ from pathlib import Path
 
 from typing import Any
 
-from evalkit.artifacts import Sample
+from evalkit.artifacts import Sample, SystemArtifacts
 from evalkit.cases import Case
 from evalkit.contracts import AnyKindScorer, ScoreContext, ScoreResult
 from evalkit.kinds.base import Kind
@@ -45,8 +45,8 @@ class Regex(Kind):
     def gold(self, case: Case) -> Sample:
         return Sample(text=case.reference_as(RegexReference).pattern)
 
-    def detail(self, case: CaseDetail, arts: dict[str, Any]) -> dict[str, Any] | None:
-        # case: the page's CaseDetail (reference a dict); arts: this system's artifacts as JSON, by stage
+    def detail(self, case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
+        # case: the page's CaseDetail (reference a dict); arts: this system's artifacts (the older JSON form by stage)
         ref = case.reference or {}
         samples = (arts.get("output") or {}).get("samples") or [{}]
         answer = (samples[0].get("text") or "").strip()
