@@ -369,7 +369,8 @@ def _hall_bootstrap_t(x: np.ndarray, n_resamples: int, seed: int, confidence: fl
         return math.nan, math.nan
     xb, mb, sdb = xb[keep], mb[keep], sdb[keep]
     t = (mb - m) / (sdb / math.sqrt(n))
-    ab = np.mean((xb - mb[:, None]) ** 3, axis=-1) / sdb**3 / math.sqrt(n)
+    dev = xb - mb[:, None]
+    ab = np.mean(dev * dev * dev, axis=-1) / sdb**3 / math.sqrt(n)  # dev**3 is numpy's float pow, 20x slower
     g = t + ab * t**2 / 3 + ab**2 * t**3 / 27 + ab / 6
     alpha = (1 - confidence) / 2
     q = _quantile_linear(np.sort(g), np.asarray([alpha, 1 - alpha]))
