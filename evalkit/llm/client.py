@@ -234,8 +234,10 @@ class ModelClient:
         except NoKeyLeft as exc:
             raise LLMError("auth", str(exc)) from None
 
-    def _attempts(self, call: Callable[[str], T], *, keyed: bool = True, tokens: int = 0) -> T:
-        """``call(key)`` under the retry policy, the circuit, the rate limiter and key rotation."""
+    def _attempts(self, call: Callable[[str], T], *, keyed: bool = True, tokens: int = 0,
+                  gate: Callable[[], None] | None = None) -> T:
+        """``call(key)`` under the retry policy, the circuit, the rate limiter and key rotation; ``gate`` (the
+        budget's check) is asked again once the call holds a concurrency slot."""
         attempt = 0
         while True:
             self.circuit.check()
@@ -245,12 +247,14 @@ class ModelClient:
             try:
                 with self._semaphore:
                     self.circuit.check()  # it may have opened while this call waited for a slot
+                    if gate is not None:  # the budget may have been spent by the calls this one waited for
+                        gate()
                     result = call(key)
                 if isinstance(result, ProviderReply):
                     u = result.usage
                     used = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens
             except LLMError as exc:
-                if exc.kind == "circuit_open":
+                if exc.kind in ("circuit_open", "budget"):
                     raise
                 error, retry_after = self._error(exc)
             except Exception as exc:  # noqa: BLE001 - the provider classifies; anything else is re-raised
@@ -367,15 +371,19 @@ class ModelClient:
                 raise LLMError(failed.kind, f"{failed.message} (the identical request failed earlier in this run)",
                                status=failed.status)
             self.budget.check()
+
+            def send(api_key: str) -> ProviderReply:  # charged while it holds its concurrency slot: the next
+                reply = self.provider.send(request, api_key)  # call, let in by its release, sees what it cost
+                self.budget.charge(self.response_of(reply, key).cost_usd)
+                return reply
+
             try:
-                reply = self._attempts(lambda api_key: self.provider.send(request, api_key),
-                                       tokens=self.reserve_tokens(request))
+                reply = self._attempts(send, tokens=self.reserve_tokens(request), gate=self.budget.check)
             except LLMError as exc:
                 if run and not isinstance(exc, BudgetExceeded):
                     self._failed[(run, key)] = exc
                 raise
             response = self.response_of(reply, key)
-            self.budget.charge(response.cost_usd)
             self.cache.put(request, response)
             return self._with_notices(response)
 

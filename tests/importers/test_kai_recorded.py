@@ -306,6 +306,7 @@ def test_a_kai_eval_diff_is_not_called_an_empty_output(project: Path) -> None:
 
 def test_an_empty_file_answer_is_still_called_empty() -> None:
     """The diff exception does not switch the check off: a file answer with nothing in it, or no answer at all."""
+    from evalkit.artifacts import SystemArtifacts
     from evalkit.kinds.migration.page import migration_detail
     from evalkit.report.models import CaseDetail
 
@@ -313,10 +314,14 @@ def test_an_empty_file_answer_is_still_called_empty() -> None:
                       inputs={"file_path": "src/A.java", "legacy_file": "legacy/A.java",
                               "incidents": [{"rule_id": "r1", "message": "m"}]},
                       input_files={"inputs.legacy_file": "class A {}\n"})
+    def answer(sample: dict) -> SystemArtifacts:
+        return SystemArtifacts.model_validate({"output": {"system": "x", "suite": "s", "case_id": "c", "status": "ok",
+                                                          "samples": [sample]}})
+
     for sample in ({"files": {"src/A.java": ""}}, {"files": {}, "patch": ""}):
-        d = migration_detail(case, {"output": {"status": "ok", "samples": [sample]}})
+        d = migration_detail(case, answer(sample))
         assert d is not None and not d["diff_only"] and d["degenerate"]["decided"] == "empty"
-    d = migration_detail(case, {"output": {"status": "ok", "samples": [{"files": {}, "patch": "--- a\n+++ b\n"}]}})
+    d = migration_detail(case, answer({"files": {}, "patch": "--- a\n+++ b\n"}))
     assert d is not None and d["diff_only"] and d["diff_lines"] == 2 and d["degenerate"] is None
 
 

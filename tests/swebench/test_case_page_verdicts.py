@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from evalkit.artifacts import SystemArtifacts
 from evalkit.report.render import case_templates, environment, system_view
 
 RUN = {"status": "completed", "reason": "tests ran; exit status 1", "isolation": "docker", "patch_applied": True,
@@ -16,8 +17,10 @@ RUN = {"status": "completed", "reason": "tests ran; exit status 1", "isolation":
 def panel(run: dict) -> str:
     case = SimpleNamespace(input_files={}, reference_files={}, primary_file=None, case_id="demo-1", suite="s", kind="patch")
     report = SimpleNamespace(metric_info={})
-    view = system_view(case, "bot", {"output": {"status": "ok", "samples": [{"patch": "diff"}]},
-                                     "execution": {"isolation": "docker", "runs": [run]}}, report)
+    where = {"system": "bot", "suite": "s", "case_id": "demo-1"}  # as a case JSON's systems hold them
+    arts = SystemArtifacts.model_validate({"output": {**where, "status": "ok", "samples": [{"patch": "diff"}]},
+                                           "execution": {**where, "isolation": "docker", "runs": [run]}})
+    view = system_view(case, "bot", arts, report)
     system_panel = case_templates(environment())[2]  # the panel the case and compare pages show
     return str(system_panel(view))
 
