@@ -7,6 +7,7 @@ the key is a digest of everything the result depends on.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 from pathlib import Path
 from typing import Any, Iterator
@@ -74,6 +75,24 @@ class ContentStore:
             remote_entry[0].write(remote_entry[1], redact(pretty_json(value).encode("utf-8")))
             return
         atomic_write_json(self.path(key), value)
+
+    @contextlib.contextmanager
+    def claim(self, key: str) -> Iterator[None]:
+        """Hold while computing the value of ``key``, and look ``key`` up again inside: a thread or process of this
+        host claiming the same key meanwhile waits, then finds the value stored, so identical work in flight at
+        once is done and paid once (an exclusive ``flock`` on ``<key>.lock`` beside the entry; the kernel drops it
+        when its holder dies). Entries read through a cluster's cache service are not locked here."""
+        if _remote and _through(self.path(key)) is not None:
+            yield
+            return
+        lock = self.path(key).with_suffix(".lock")
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with open(lock, "a", encoding="utf-8") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
 
     def delete(self, key: str) -> None:
         """Drop the entry under ``key`` (absent: nothing to do)."""

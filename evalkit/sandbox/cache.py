@@ -55,16 +55,17 @@ def run_tests_cached(spec: TestRunSpec, store: ContentStore, backend: Backend = 
                 store.put(store.key(cache_inputs(spec, chosen, result.image_digest)), result.model_dump(mode="json"))
             return result
     key = store.key(cache_inputs(spec, chosen, image))
-    hit = store.get(key)
-    if hit is not None:
-        try:
-            return ExecutionResult.model_validate(hit)
-        except ValueError:
-            log.info("stale sandbox cache entry %s (older schema): running again", key)
-    result = run_tests(spec, chosen)
-    if result.status in CACHEABLE:
-        store.put(key, result.model_dump(mode="json"))
-    return result
+    with store.claim(key):  # the same run wanted by two tasks at once (two systems' equal patches) runs once
+        hit = store.get(key)
+        if hit is not None:
+            try:
+                return ExecutionResult.model_validate(hit)
+            except ValueError:
+                log.info("stale sandbox cache entry %s (older schema): running again", key)
+        result = run_tests(spec, chosen)
+        if result.status in CACHEABLE:
+            store.put(key, result.model_dump(mode="json"))
+        return result
 
 
 __all__ = ["CACHEABLE", "ImageUnavailable", "cache_inputs", "run_tests_cached"]

@@ -41,15 +41,16 @@ def generate(cfg: Config, system: System, case: Case) -> OutputArtifact:
     samples: list[Sample] = []
     for i, key_inputs in enumerate(keys):
         key = store.key(key_inputs)
-        hit = store.get(key)
-        if hit is not None:
-            samples.append(Sample.model_validate(hit))
-            continue
-        sample = run_system(system, case, i, ctx)
-        # the system's own failures are final; ours are retried, and a missing recorded output is looked for again
-        if sample.status not in ("infra_error", "not_attempted"):
-            store.put(key, sample.model_dump(mode="json"))
-        samples.append(sample)
+        with store.claim(key):
+            hit = store.get(key)
+            if hit is not None:
+                samples.append(Sample.model_validate(hit))
+                continue
+            sample = run_system(system, case, i, ctx)
+            # the system's own failures are final; ours are retried, and a missing recorded output is looked for again
+            if sample.status not in ("infra_error", "not_attempted"):
+                store.put(key, sample.model_dump(mode="json"))
+            samples.append(sample)
     first = samples[0]
     status = first.status if first.status in ("error", "timeout", "infra_error", "not_attempted") else "ok"
     return OutputArtifact(**base, status=status, reason=first.reason, samples=samples, provenance=prov)

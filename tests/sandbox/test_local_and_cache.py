@@ -67,6 +67,34 @@ def test_cache_answers_the_same_inputs_without_running(spec_for, tmp_path, monke
     assert again == first
 
 
+def test_the_same_run_wanted_at_once_runs_once(spec_for, tmp_path, monkeypatch):
+    """Two tasks wanting the same run at the same moment (two systems with equal patches, one task per core):
+    the second waits for the first and is answered from the cache, so both record the same result."""
+    import threading
+    import time
+
+    from evalkit.sandbox import cache
+
+    real, ran = cache.run_tests, []
+
+    def slow(*a, **k):
+        ran.append(threading.get_ident())
+        time.sleep(0.3)  # both threads are inside run_tests_cached before the first result is stored
+        return real(*a, **k)
+
+    monkeypatch.setattr(cache, "run_tests", slow)
+    store = ContentStore(tmp_path / "store", "sandbox")
+    results: list[object] = []
+    threads = [threading.Thread(target=lambda: results.append(run_tests_cached(spec_for(), store, "local")))
+               for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(ran) == 1 and len(results) == 3
+    assert results[0] == results[1] == results[2]
+
+
 def test_cache_key_follows_tree_contents_not_its_path(spec_for, demo_tree, tmp_path):
     from evalkit.sandbox.cache import cache_inputs
 

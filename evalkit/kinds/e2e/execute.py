@@ -64,16 +64,18 @@ def reinvoke(cfg: Config, system: System, case: Case, wt: WorkTree, rel: str, fe
     store = ContentStore(cfg.work_path / "cache", "generate")
     key = store.key({"base": generate_key(cfg, system, case, sample_index), "tree": digest(sorted(text_files(wt.path).items())),
                      "feedback": feedback})
-    hit = store.get(key)
-    if hit is not None:
-        return Sample.model_validate(hit)
-    derived = dataclasses.replace(
-        case, dir=str(wt.root / "case"), refs={**case.refs, "inputs.source_dir": str(wt.path)},
-        inputs=RerunInputs(**dict(case.inputs_as(E2EInputs)), feedback=feedback))
-    sample = run_system(system, derived, sample_index, RunContext(root=Path(cfg.root), work=cfg.work_path, judge=cfg.judge))
-    if sample.status != "infra_error":
-        store.put(key, sample.model_dump(mode="json"))
-    return sample
+    with store.claim(key):
+        hit = store.get(key)
+        if hit is not None:
+            return Sample.model_validate(hit)
+        derived = dataclasses.replace(
+            case, dir=str(wt.root / "case"), refs={**case.refs, "inputs.source_dir": str(wt.path)},
+            inputs=RerunInputs(**dict(case.inputs_as(E2EInputs)), feedback=feedback))
+        sample = run_system(system, derived, sample_index,
+                            RunContext(root=Path(cfg.root), work=cfg.work_path, judge=cfg.judge))
+        if sample.status != "infra_error":
+            store.put(key, sample.model_dump(mode="json"))
+        return sample
 
 
 def iterate(cfg: Config, system: System, case: Case, first: Sample, sample_index: int = 0) -> dict[str, Any]:
