@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from evalkit.models import Model
 from evalkit.names import NAME_MAX, NAME_PATTERN
@@ -144,32 +144,9 @@ class Incident(Model):
     shown to the system and the judge but not counted in a migration case's incidents_resolved."""
 
 
-class SolvedExample(Model):
-    """A solved example of the same rule, shown to the system and the judge: before/after files, or a
-    text (filled from the suite's `solved_store` when the case has no example of its own)."""
-
-    before_file: str | None = None
-    """Code before the fix (path relative to the case)."""
-    after_file: str | None = None
-    """Code after the fix (path relative to the case)."""
-    text: str | None = None
-    """The example as text (a looked-up example: where the incident was solved, its message, its diff when known)."""
-    source: dict[str, Any] | None = None
-    """Where a looked-up example comes from (store, rule, app, file, line, similarity scores)."""
-
-    @model_validator(mode="after")
-    def _files_or_text(self) -> "SolvedExample":
-        if (self.before_file is None) != (self.after_file is None):
-            missing = "after_file" if self.after_file is None else "before_file"
-            raise ValueError(f"{missing}: required key is missing (a solved example needs both before_file and "
-                             "after_file, or a text)")
-        if self.before_file is None and not self.text:
-            raise ValueError("a solved example needs before_file and after_file, or text")
-        return self
-
-
-class MigrationInputs(Model):
-    """Inputs of a migration case: one legacy file and its incidents."""
+class LegacyFileInputs(Model):
+    """One legacy file and its analyzer incidents: what the code judge reads of a migration case
+    (evalkit.graders.judge_dispatch); the migration kind's MigrationInputs extends it."""
 
     file_path: str
     """Path of the file inside the application (shown, and used as the output file name)."""
@@ -181,30 +158,6 @@ class MigrationInputs(Model):
     """Technology migrated to."""
     incidents: list[Incident] = Field(min_length=1)
     """Analyzer incidents in the legacy file."""
-    solved_example: SolvedExample | None = None
-    """Optional solved example of the same rule."""
-    matchers: dict[str, "IncidentMatcher"] = {}
-    """Rule id -> how to re-check its incidents in the output (as in agentic suites; a suite's
-    `defaults` can carry them for all its cases). A rule without one: its incident's line must be gone."""
-
-
-class MigrationReference(Model):
-    """Reference of a migration case."""
-
-    expected_file: str | None = None
-    """The migrated file as a person wrote it (path relative to the case); without it (e.g. a case
-    imported from an analyzer report) reference-based metrics are not applicable."""
-    deleted: bool = False
-    """The file is deleted in the target: deleting it is the correct answer (no expected_file then)."""
-    labels: dict[str, Any] = {}
-    """People's labels of system outputs: labeller -> system -> values of the judge rubric's fields, as in
-    a labels/<labeller>.yaml file (evalkit.labels; checked against the suite's rubric)."""
-
-    @model_validator(mode="after")
-    def _deleted_or_expected(self) -> "MigrationReference":
-        if self.deleted and self.expected_file:
-            raise ValueError("deleted: true and an expected_file contradict each other (a deleted file has no expected content)")
-        return self
 
 
 class PatchInputs(Model):
@@ -252,24 +205,6 @@ class PatchReference(Model):
     """Tests that pass before and must still pass."""
 
 
-class GenerationInputs(Model):
-    """Inputs of a generation case: instructions and the files they refer to."""
-
-    instructions: str
-    """What to generate, in plain words."""
-    input_files: list[str] = []
-    """Files the system gets (paths relative to the case): an API definition, a model, seed tests."""
-    output_path: str | None = None
-    """The output file that matters most: checked for syntax and, by default, by assertions."""
-
-
-class GenerationReference(Model):
-    """Reference of a generation case (optional)."""
-
-    files: dict[str, str] = {}
-    """Expected output files: output path -> file with the expected content (relative to the case)."""
-
-
 class IncidentMatcher(Model):
     """How to tell whether an incident of one rule is still there after a system's changes."""
 
@@ -277,19 +212,6 @@ class IncidentMatcher(Model):
     """`regex`: the pattern matches the file; `import`: the file imports the module (Java or Python)."""
     pattern: str
     """A regular expression (regex), or a module prefix such as `javax.ejb` (import)."""
-
-
-class ExpectedTask(Model):
-    """A task a migration assistant should discover: one incident to fix."""
-
-    rule_id: str
-    """Rule that fired."""
-    file: str
-    """File of the incident, relative to the source tree."""
-    line: int | None = Field(default=None, ge=1)
-    """1-based line of the incident (None: anywhere in the file)."""
-    tests: list[str] = []
-    """Test ids that must pass for the incident to count as resolved (optional)."""
 
 
 class SandboxInputs(Model):
@@ -309,58 +231,6 @@ class SandboxInputs(Model):
     """Container image the tests run in."""
     timeout_s: float = Field(default=120.0, gt=0)
     """Limit for one test run."""
-
-
-class AgenticInputs(SandboxInputs):
-    """Inputs of an agentic case: a source tree, its analysis incidents, how to re-check them."""
-
-    matchers: dict[str, IncidentMatcher] = {}
-    """Rule id -> how to re-check its incidents after the system's changes."""
-
-
-class AgenticReference(Model):
-    """Reference of an agentic case."""
-
-    expected_tasks: list[ExpectedTask] = Field(min_length=1)
-    """The tasks a complete analysis of the incidents yields."""
-    line_tolerance: int = Field(default=2, ge=0)
-    """A discovered task matches an expected one on the same rule and file within this many lines."""
-    patch_file: str | None = None
-    """A migration a person made (unified diff against the tree): what the `gold` system answers."""
-
-
-class E2EInputs(SandboxInputs):
-    """Inputs of an end-to-end case: a whole application to migrate until its tests pass."""
-
-    max_iterations: int = Field(default=3, ge=1, le=20)
-    """How many times the system may be re-invoked with the failing tests' output."""
-
-
-class E2EReference(Model):
-    """Reference of an end-to-end case."""
-
-    tests: list[str] = Field(min_length=1)
-    """Test ids the final pass rate is counted over (an id absent from the results counts as failed)."""
-    patch_file: str | None = None
-    """A migration a person made (unified diff against the tree): what the `gold` system answers."""
-
-
-class RagInputs(Model):
-    """Inputs of a rag case."""
-
-    question: str
-    """The incident or question the hint answers."""
-    contexts: list[str] = []
-    """Retrieved context strings, most relevant first."""
-
-
-class RagReference(Model):
-    """Reference of a rag case."""
-
-    answer: str | None = None
-    """A reference hint (optional; what the `gold` system answers)."""
-    contexts: list[str] = []
-    """Contexts a good retriever would return (optional; enables context recall)."""
 
 
 class CaseFile(Model):

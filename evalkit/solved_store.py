@@ -311,5 +311,5 @@ def solved_example_text(case: Any) -> str | None:
     if case.ref_path("inputs.solved_example.before_file"):
         return (f"Before:\n{case.read('inputs.solved_example.before_file')}\n"
                 f"After:\n{case.read('inputs.solved_example.after_file')}")
-    solved = getattr(case.inputs, "solved_example", None)  # a migration case's (casemodels.SolvedExample)
+    solved = getattr(case.inputs, "solved_example", None)  # a migration case's (evalkit.kinds.migration.models.SolvedExample)
     return solved.text if solved is not None and solved.text else None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.casemodels import MigrationInputs, MigrationReference
+from evalkit.kinds.migration.models import MigrationInputs, MigrationReference
 from evalkit.cases import discover
 from evalkit.report import models as report_models
 

@@ -14,7 +14,7 @@ from evalkit.casemodels import Incident, IncidentMatcher
 
 
 class Located(Protocol):
-    """A task to match: an expected one (casemodels.ExpectedTask) or one a system discovered."""
+    """A task to match: an expected one (evalkit.kinds.agentic.models.ExpectedTask) or one a system discovered."""
 
     @property
     def rule_id(self) -> str: ...

@@ -11,7 +11,7 @@ import threading
 from typing import Any
 
 from evalkit.artifacts import ExecutionArtifact, Sample
-from evalkit.casemodels import MigrationInputs
+from evalkit.casemodels import LegacyFileInputs
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.contracts import JudgeContext, JudgeResult, judge_with
@@ -46,7 +46,7 @@ def client_for(cfg: Config) -> Any | None:
 
 
 def migration_input(case: Case, sample: Sample, main_file: str | None) -> Any:
-    inputs = case.inputs_as(MigrationInputs)
+    inputs = case.inputs_as(LegacyFileInputs)  # a migration case's MigrationInputs
     solved = solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
     return MigrationJudgeInput(
         item_id=f"{case.key}",

@@ -41,7 +41,6 @@ from evalkit.artifacts import Sample
 from evalkit.llm.cache import ResponseCache
 from evalkit.llm.calls import LLMRequest
 from evalkit.llm.settings import JudgeSettings
-from evalkit.casemodels import RagInputs
 from evalkit.fsutil import digest
 from evalkit.graders.judge_changes import planned_requests
 from evalkit.kind_registry import kind
@@ -145,13 +144,6 @@ def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: s
     return llm
 
 
-def ragas_plan(cache: ResponseCache, settings: JudgeSettings, case: Any, answer: str) -> list[tuple[LLMRequest, bool]]:
-    inputs = case.inputs_as(RagInputs)
-    llm = planning_ragas_llm(cache, settings, f"ragas:{case.key}")
-    ragas_metrics_code.judge_rag(llm, inputs.question, list(inputs.contexts), answer)
-    return llm.planned
-
-
 def grade_requests(cfg: Any, case: Any, sample: Sample, system_name: str, cache: ResponseCache,
                    exact: bool) -> list[tuple[str, LLMRequest, bool]]:
     """(asker, request, exact) of the grade stage for one answer."""
@@ -168,5 +160,4 @@ def stand_in(system: Any, case: Any) -> Sample:
     return kind(case.kind).stand_in(case, note)  # e.g. migration: as large as the legacy file
 
 
-__all__ = ["Plan", "PlannedCall", "grade_requests", "planning_ragas_llm", "ragas_plan",
-           "stand_in"]
+__all__ = ["Plan", "PlannedCall", "grade_requests", "planning_ragas_llm", "stand_in"]

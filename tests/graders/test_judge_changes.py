@@ -22,7 +22,9 @@ from typing import Any
 
 import pytest
 
-from evalkit.casemodels import E2EInputs, PatchInputs
+from evalkit.casemodels import PatchInputs
+
+from evalkit.kinds.e2e.models import E2EInputs
 from sklearn.metrics import cohen_kappa_score
 
 from fake_server import FakeAnthropic, Reply

@@ -154,7 +154,7 @@ def test_e2e_iteration_history(demo: Path, case_id: str) -> None:
 
 def test_agentic_discovered_against_expected(demo: Path) -> None:
     from evalkit.artifacts import DiscoveredTask
-    from evalkit.casemodels import ExpectedTask
+    from evalkit.kinds.agentic.models import ExpectedTask
     from evalkit.graders.incidents import match_tasks
 
     data = case_json(demo, "agentic", "catalog")

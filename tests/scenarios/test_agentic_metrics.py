@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.casemodels import AgenticInputs, AgenticReference, ExpectedTask, IncidentMatcher
+from evalkit.casemodels import IncidentMatcher
+
+from evalkit.kinds.agentic.models import AgenticInputs, AgenticReference, ExpectedTask
 from evalkit.graders.incidents import import_present, incident_present, match_tasks
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.casemodels import GenerationInputs
+from evalkit.kinds.generation.models import GenerationInputs
 from evalkit.cases import Case
 from evalkit.config import CommandSystem
 from evalkit.systems.base import RunContext

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalkit.artifacts import DiscoveredTask, Sample, SystemArtifacts
-from evalkit.casemodels import AgenticInputs, AgenticReference
+from evalkit.kinds.agentic.models import AgenticInputs, AgenticReference
 from evalkit.contracts import AnyKindScorer
 from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Execution, Judging, Kind

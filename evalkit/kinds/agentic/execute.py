@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.artifacts import Sample
-from evalkit.casemodels import AgenticInputs, AgenticReference
+from evalkit.kinds.agentic.models import AgenticInputs, AgenticReference
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.incidents import incident_present

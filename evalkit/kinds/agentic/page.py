@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.casemodels import AgenticReference
+from evalkit.kinds.agentic.models import AgenticReference
 from evalkit.graders.incidents import match_tasks
 from evalkit.kinds.page_parts import answered, first_run, first_sample, typed_part
 

@@ -4,7 +4,7 @@ efficiency per resolved task."""
 from __future__ import annotations
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
-from evalkit.casemodels import AgenticReference
+from evalkit.kinds.agentic.models import AgenticReference
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.incidents import match_tasks

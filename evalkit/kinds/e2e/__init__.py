@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalkit.artifacts import Sample, SystemArtifacts
-from evalkit.casemodels import E2EInputs, E2EReference
+from evalkit.kinds.e2e.models import E2EInputs, E2EReference
 from evalkit.contracts import AnyKindScorer
 from evalkit.kinds.base import Execution, Judging, Kind
 from evalkit.lazy_modules import later

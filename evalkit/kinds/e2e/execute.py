@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.artifacts import Sample
-from evalkit.casemodels import E2EInputs, E2EReference
+from evalkit.kinds.e2e.models import E2EInputs, E2EReference
 from evalkit.cases import Case
 from evalkit.config import Config, System
 from evalkit.fsutil import digest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.casemodels import E2EInputs
+from evalkit.kinds.e2e.models import E2EInputs
 from evalkit.kinds.page_parts import diff_lines, first_run, typed_part
 
 if TYPE_CHECKING:

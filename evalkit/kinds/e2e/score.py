@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Usage
-from evalkit.casemodels import E2EReference
+from evalkit.kinds.e2e.models import E2EReference
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.metrics.metric_info import Metrics

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalkit.artifacts import Sample, SystemArtifacts
-from evalkit.casemodels import GenerationInputs, GenerationReference
+from evalkit.kinds.generation.models import GenerationInputs, GenerationReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Answers, Execution, Judging, Kind, put_extra

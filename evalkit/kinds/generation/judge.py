@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from evalkit.artifacts import Sample
-from evalkit.casemodels import GenerationInputs
+from evalkit.kinds.generation.models import GenerationInputs
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.degenerate import assess, empty_answer

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalkit.artifacts import OutputArtifact, Sample, SystemArtifacts
-from evalkit.casemodels import MigrationInputs, MigrationReference
+from evalkit.kinds.migration.models import MigrationInputs, MigrationReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Answers, Execution, Judging, Kind

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.casemodels import MigrationInputs
+from evalkit.kinds.migration.models import MigrationInputs
 from evalkit.graders.degenerate import assess
 from evalkit.graders.incidents import recheck_file
 from evalkit.kinds.page_parts import answered, first_sample, typed_part

@@ -16,7 +16,7 @@ import re
 import threading
 
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample
-from evalkit.casemodels import MigrationInputs, MigrationReference
+from evalkit.kinds.migration.models import MigrationInputs, MigrationReference
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.declarations import missing_structure

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalkit.artifacts import Sample, SystemArtifacts
-from evalkit.casemodels import RagInputs, RagReference
+from evalkit.kinds.rag.models import RagInputs, RagReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.kinds.base import Execution, Judging, Kind, put_extra
 from evalkit.lazy_modules import later
@@ -22,14 +22,12 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.graders import judge_dispatch as judge_dispatch_code
-    from evalkit.llm import plan as plan_code
     from evalkit.kinds.rag import judge as rag_judge
     from evalkit.kinds.rag import page as rag_page
     from evalkit.kinds.rag import score as rag_score
     from evalkit.stages import score_entropy as score_entropy_code
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
     judge_dispatch_code = later("evalkit.graders.judge_dispatch")
-    plan_code = later("evalkit.llm.plan")
     rag_judge = later("evalkit.kinds.rag.judge")
     rag_page = later("evalkit.kinds.rag.page")
     rag_score = later("evalkit.kinds.rag.score")
@@ -69,7 +67,7 @@ class Rag(Kind):
     def grade_requests(self, cfg: Config, case: Case, sample: Sample, cache: ResponseCache, exact: bool,
                        settings: JudgeSettings) -> list[tuple[str, LLMRequest, bool]]:
 
-        return [("ragas", r, exact and ok) for r, ok in plan_code.ragas_plan(cache, settings, case, sample.text or "")]
+        return [("ragas", r, exact and ok) for r, ok in rag_judge.ragas_plan(cache, settings, case, sample.text or "")]
 
     def scorers(self) -> list[AnyKindScorer]:
         return [rag_score.rag_metrics, score_entropy_code.entropy_metrics]

@@ -17,11 +17,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from evalkit.artifacts import Sample
-from evalkit.casemodels import RagInputs
+from evalkit.kinds.rag.models import RagInputs
 from evalkit.cases import Case
 from evalkit.config import Config
 from evalkit.graders.judge_dispatch import NOT_CONFIGURED, client_for
+from evalkit.llm.cache import ResponseCache
+from evalkit.llm.calls import LLMRequest
+from evalkit.llm.plan import planning_ragas_llm
 from evalkit.llm.pricing import Usage
+from evalkit.llm.settings import JudgeSettings
 from evalkit.outcomes import JudgeOutcome, JudgeStatus, RagasMetric, RagasOutcome
 from evalkit.lazy_modules import later
 
@@ -69,3 +73,11 @@ def grade_rag(cfg: Config, case: Case, sample: Sample) -> tuple[JudgeOutcome, Ra
     extra = RagasOutcome(status=status, ragas_version=ragas_metrics_code.RAGAS_VERSION, model=settings.model,
                          embedding=f"hashed bag of words, {ragas_metrics_code.EMBEDDING_DIM} dims (offline)", metrics=metrics)
     return summary, extra
+
+
+def ragas_plan(cache: ResponseCache, settings: JudgeSettings, case: Case, answer: str) -> list[tuple[LLMRequest, bool]]:
+    """The requests ragas would send to grade ``answer`` (evalkit.llm.plan's planning LLM), each with whether it is exact."""
+    inputs = case.inputs_as(RagInputs)
+    llm = planning_ragas_llm(cache, settings, f"ragas:{case.key}")
+    ragas_metrics_code.judge_rag(llm, inputs.question, list(inputs.contexts), answer)
+    return llm.planned

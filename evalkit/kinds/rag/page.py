@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.casemodels import RagInputs
+from evalkit.kinds.rag.models import RagInputs
 from evalkit.kinds.page_parts import first_sample, graded, typed_part
 
 if TYPE_CHECKING:

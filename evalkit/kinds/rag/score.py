@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
-from evalkit.casemodels import RagInputs, RagReference
+from evalkit.kinds.rag.models import RagInputs, RagReference
 from evalkit.metrics.metric_info import Metrics
 from evalkit.llm.settings import configured
 from evalkit.lazy_modules import later
