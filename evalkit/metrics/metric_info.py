@@ -3,7 +3,7 @@ metrics are declared in evalkit.metrics.registry, which every reader imports."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Literal
 
 from evalkit.contracts import AnyMetricScorer, ScoreContext, metric_with
@@ -117,6 +117,15 @@ def leaderboard_metric(kind: str, present: set[str] | dict[str, object]) -> str 
 SCALE_BOUNDS = {"0-1": (0.0, 1.0), "1-5": (1.0, 5.0)}
 """The range a value on this scale (MetricInfo.scale) lies in: a mean's interval is cut to it, a paired
 difference's to plus or minus its width."""
+
+
+def show_in_order(names: Sequence[str]) -> None:
+    """Put the registered metrics among ``names`` first in ``METRICS``, in that order (the order of a suite's columns,
+    the headline tables and report.json's metric_info); the others follow in the order they were registered."""
+    first = [n for n in names if n in METRICS]
+    ordered = {n: METRICS[n] for n in [*first, *(n for n in METRICS if n not in set(first))]}
+    METRICS.clear()
+    METRICS.update(ordered)
 
 
 def metric(*, name: str, display: str, description: str, aggregate: Literal["rate", "mean", "sum"],

@@ -11,6 +11,7 @@ from evalkit.contracts import AnyKindScorer
 from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Execution, Judging, Kind
 from evalkit.lazy_modules import later
+import evalkit.kinds.agentic.metrics  # noqa: F401  (the kind's metrics: registered whenever the kind is)
 
 if TYPE_CHECKING:
     from evalkit.artifacts import OutputArtifact

@@ -10,6 +10,7 @@ from evalkit.kinds.e2e.models import E2EInputs, E2EReference
 from evalkit.contracts import AnyKindScorer
 from evalkit.kinds.base import Execution, Judging, Kind
 from evalkit.lazy_modules import later
+import evalkit.kinds.e2e.metrics  # noqa: F401  (the kind's metrics: registered whenever the kind is)
 
 if TYPE_CHECKING:
     from evalkit.artifacts import ExecutionArtifact, OutputArtifact

@@ -13,6 +13,7 @@ from evalkit.kinds.base import Answers, Execution, Judging, Kind, put_extra
 from evalkit.kinds.migration import without_lines
 from evalkit.treesitter import PARSEABLE, canonical, statement_spans
 from evalkit.lazy_modules import later
+import evalkit.kinds.generation.metrics  # noqa: F401  (the kind's metrics: registered whenever the kind is)
 
 if TYPE_CHECKING:
     from evalkit.cases import Case

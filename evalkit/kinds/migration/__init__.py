@@ -13,6 +13,7 @@ from evalkit.kinds.base import Answers, Execution, Judging, Kind
 from evalkit.treesitter import PARSEABLE, canonical, function_spans
 from evalkit.graders.rubric_config import rubric_for
 from evalkit.lazy_modules import later
+import evalkit.kinds.migration.metrics  # noqa: F401  (the kind's metrics: registered whenever the kind is)
 
 if TYPE_CHECKING:
     from evalkit.cases import Case

@@ -13,6 +13,7 @@ from evalkit.diffsplit import partial_patches
 from evalkit.health_models import Ablation, AblationRun
 from evalkit.kinds.base import Execution, Judging, Kind
 from evalkit.lazy_modules import later
+import evalkit.kinds.patch.metrics  # noqa: F401  (the kind's metrics: registered whenever the kind is)
 
 if TYPE_CHECKING:
     from evalkit.artifacts import OutputArtifact

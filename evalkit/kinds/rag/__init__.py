@@ -10,6 +10,7 @@ from evalkit.kinds.rag.models import RagInputs, RagReference
 from evalkit.contracts import AnyKindScorer, JudgeContext, JudgeResult
 from evalkit.kinds.base import Execution, Judging, Kind, put_extra
 from evalkit.lazy_modules import later
+import evalkit.kinds.rag.metrics  # noqa: F401  (the kind's metrics: registered whenever the kind is)
 
 if TYPE_CHECKING:
     from evalkit.artifacts import ExecutionArtifact
