@@ -115,6 +115,10 @@ def _placeholder(model: type[BaseModel], marker: str) -> BaseModel:
     return model.model_construct(**values)
 
 
+def _never_asked(prompt: str) -> tuple[str, dict[str, float]]:
+    raise AssertionError("a planning ragas LLM answers from the response cache: it never asks a model")
+
+
 def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: str,
                        planned: list[tuple[LLMRequest, bool]]) -> EvalkitRagasLLM:
     """A ragas LLM that records the requests ragas would send, with whether each is exact, in ``planned``
@@ -143,7 +147,7 @@ def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: s
             planned.append((request, exact))
             return _placeholder(response_model, f"{PLACEHOLDER} {digest([full, index])[:12]})")
 
-    return PlanningRagasLLM(client=cache, settings=settings.with_env(), item_id=item_id)
+    return PlanningRagasLLM(_never_asked, settings=settings.with_env(), item_id=item_id)
 
 
 def ragas_plan(cache: ResponseCache, settings: JudgeSettings, case: Case, answer: str) -> list[tuple[LLMRequest, bool]]:
