@@ -80,7 +80,7 @@ MigrationVerdict = verdict_model(CODEJUDGE)
 """One CodeJudge answer, strictly validated (the model generated from the codejudge rubric)."""
 
 
-def parse_verdict(text: str, rubric: JudgeRubric = CODEJUDGE) -> tuple[Any, str]:
+def parse_verdict(text: str, rubric: JudgeRubric = CODEJUDGE) -> tuple[Model, str]:
     """The verdict in ``text`` (its last JSON object; unknown keys ignored), validated against ``rubric``,
     and the reasoning before it."""
     return parse_model(verdict_model(rubric), text)

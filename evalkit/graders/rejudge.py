@@ -41,6 +41,7 @@ from evalkit.lazy_modules import later
 if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.cases import Case, Project
     from evalkit.config import Config
+    from evalkit.contracts import JudgeResult
     from evalkit.llm.calls import LLMRequest, LLMResponse
     from evalkit.report import render as render_code
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
@@ -284,7 +285,7 @@ def compare(rows: list[OutputVerdicts], fields: list[tuple[str, FieldKind, list[
 
 
 def rejudge(cfg: Config, cfg_new: Config, release: str, label: str, found: list[Target],
-            judge_case: Callable[..., Any] | None = None) -> Rejudge:
+            judge_case: Callable[[Config, Case, Sample, str | None], JudgeResult] | None = None) -> Rejudge:
     """Judge ``found`` with ``cfg_new``'s judge and compare with the recorded verdicts."""
 
     judge_case = judge_case or judging.judge_case

@@ -581,7 +581,7 @@ def register(rubric: JudgeRubric) -> None:
 
 
 # --- metric metadata generated into the one registry -------------------------------------------------------
-def metric_infos(rubric: JudgeRubric) -> list[Any]:
+def metric_infos(rubric: JudgeRubric) -> list[MetricInfo]:
     """The registry entries (evalkit.metrics.registry.MetricInfo) of ``rubric``'s fields and overall score."""
     infos = []
     for f in rubric.numeric + rubric.booleans:
