@@ -29,7 +29,7 @@ from pydantic import ValidationError
 
 from evalkit.casemodels import IncidentMatcher, PatchInputs
 from evalkit.cases import Case, Project
-from evalkit.config import CommandSystem, Config
+from evalkit.config import CommandSystem, Config, RecordedSystem
 from evalkit.kind_registry import kind
 from evalkit.errors import InputError, Problem, rel
 from evalkit.yamlio import line_of, load_yaml
@@ -41,7 +41,7 @@ from evalkit.sandbox.patchcheck import PatchRejected, check_patch, git_apply_che
 from evalkit.stages.execute import RepoUnmapped, official_image, resolve_repo, tree_in_image
 from evalkit.systems.base import runs_on
 from evalkit.systems.command import system_env
-from evalkit.systems.recorded import load_predictions
+from evalkit.systems.recorded import load_predictions, recorded_system
 from evalkit.yamlio import read_input_text, validate
 from evalkit.lazy_modules import later
 
@@ -68,7 +68,7 @@ def is_warning(problem: Problem) -> bool:
     return bool(getattr(problem, "warning", False))
 
 
-def exact_line(node: Any, loc: tuple[Any, ...]) -> int | None:
+def exact_line(node: object, loc: tuple[Any, ...]) -> int | None:
     """The line of the key at ``loc`` when the YAML has the whole path, else None."""
     cur = node
     line = None
@@ -138,7 +138,7 @@ def _config_lines(cfg: Config) -> tuple[Any, dict[str, int]]:
     return node, index
 
 
-def resolve_command(cfg: Config, system: Any) -> str | None:
+def resolve_command(cfg: Config, system: CommandSystem) -> str | None:
     """The executable a command system's argv[0] names, as the run would find it; None when none."""
     prog = system.command[0].replace("{python}", sys.executable)
     if os.sep in prog or (os.altsep and os.altsep in prog):
@@ -147,12 +147,12 @@ def resolve_command(cfg: Config, system: Any) -> str | None:
     return shutil.which(prog, path=_run_env(system).get("PATH", os.defpath))
 
 
-def _run_env(system: Any) -> dict[str, str]:
+def _run_env(system: CommandSystem) -> dict[str, str]:
     """The environment the run gives the system (clean: evalkit.systems.command.system_env)."""
     return system_env(system, {})
 
 
-def _python_module(system: Any) -> str | None:
+def _python_module(system: CommandSystem) -> str | None:
     """The module of a `{python} -m module` command."""
     argv = system.command
     if argv[0] == "{python}" and len(argv) >= 3 and argv[1] == "-m":
@@ -216,7 +216,7 @@ def check_systems(cfg: Config, project: Project) -> list[Problem]:
                                     f"(relative paths resolve against the config's folder {cfg.root}); expected an "
                                     "existing file"))
         if system.adapter == "recorded":
-            problems.extend(check_recorded(cfg, project, system, shown, at("path")))
+            problems.extend(check_recorded(cfg, project, recorded_system(system), shown, at("path")))
             grades = getattr(system, "grades", None)
             if grades:
                 if not cfg.resolve(grades).is_file():
@@ -265,7 +265,7 @@ def _json_problems(path: Path, shown: str) -> list[Problem]:
     return []
 
 
-def check_recorded(cfg: Config, project: Project, system: Any, shown: str, line: int | None) -> list[Problem]:
+def check_recorded(cfg: Config, project: Project, system: RecordedSystem, shown: str, line: int | None) -> list[Problem]:
     """A recorded system's predictions file, or every recorded output of the cases it runs on."""
 
     path = cfg.resolve(system.path)

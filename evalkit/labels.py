@@ -29,7 +29,7 @@ import hashlib
 import os
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Callable
+from typing import TYPE_CHECKING, Annotated, Any, Callable
 
 from pydantic import BeforeValidator, Field, RootModel, ValidationError, create_model
 
@@ -40,6 +40,10 @@ from evalkit.kind_registry import kinds
 from evalkit.models import Model
 from evalkit.names import is_valid_name, name_problem
 from evalkit.yamlio import describe_error, line_of, load_yaml, plain
+
+if TYPE_CHECKING:
+    from evalkit.cases import Case, Project
+    from evalkit.config import Config
 
 LABELS_DIR = "labels"
 SHA_PATTERN = r"^[0-9a-f]{8,64}$"
@@ -65,7 +69,7 @@ class HumanLabel(Model):
     """file:line of the label."""
 
 
-def label_files(case: Any) -> list[str]:
+def label_files(case: Case) -> list[str]:
     """``<case folder>/labels/*.yaml`` of a folder case (sorted); none for a single-file case."""
     if os.path.basename(case.path) != "case.yaml":
         return []
@@ -106,7 +110,7 @@ def _entry_model(rubric_json: str) -> type[Model]:
     return model
 
 
-def file_model(rubric: Any) -> type[RootModel]:
+def file_model(rubric: JudgeRubric) -> type[RootModel]:
     """A labels file: system name -> that system's labelled output."""
     entry = _entry_model(rubric.model_dump_json())
     return RootModel[dict[str, entry]]  # type: ignore[valid-type]
@@ -150,7 +154,7 @@ def _entries(node: Any, loc: tuple[Any, ...], rubric: Any, shown: str, case_key:
     return labels, problems
 
 
-def load_case_labels(case: Any, rubric: Any, shown_root: Path | None = None) -> tuple[list[HumanLabel], list[Problem]]:
+def load_case_labels(case: Case, rubric: JudgeRubric, shown_root: Path | None = None) -> tuple[list[HumanLabel], list[Problem]]:
     """Every label of ``case`` (its labels/ files and reference.labels) checked against ``rubric``, and the problems.
 
     A file with a problem contributes nothing; the others still count.
@@ -222,7 +226,7 @@ def labelled_kinds() -> tuple[str, ...]:
     return tuple(n for n, k in kinds().items() if k.judging.audited)
 
 
-def project_labels(cfg: Any, project: Any) -> tuple[list[HumanLabel], list[Problem]]:
+def project_labels(cfg: Config, project: Project) -> tuple[list[HumanLabel], list[Problem]]:
     """Every label of the project's cases, and every problem (file:line) in them."""
     labels: list[HumanLabel] = []
     problems: list[Problem] = []
@@ -248,7 +252,7 @@ def project_labels(cfg: Any, project: Any) -> tuple[list[HumanLabel], list[Probl
     return labels, problems
 
 
-def rubric_for(cfg: Any, project: Any, case: Any) -> Any:
+def rubric_for(cfg: Config, project: Project, case: Case) -> JudgeRubric:
     """The judge rubric grading ``case``'s suite (evalkit.graders.rubric_config)."""
 
     finder = getattr(judge_rubric, "rubric_for_suite", None)
@@ -256,6 +260,6 @@ def rubric_for(cfg: Any, project: Any, case: Any) -> Any:
     if finder is not None:
         return finder(cfg, suite)
     ref = getattr(suite.spec, "rubric", None) if suite and suite.spec else None
-    base = suite.dir if ref else cfg.root
+    base = suite.dir if suite and ref else cfg.root
     ref = ref or getattr(cfg.judge, "rubric", None)
     return judge_rubric.load_rubric(ref, base)

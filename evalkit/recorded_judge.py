@@ -15,7 +15,7 @@ an edited grades file regrades exactly as an edited recording regenerates.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import Field, ValidationError
 
@@ -27,6 +27,12 @@ from evalkit.outcomes import JudgeOutcome
 from evalkit.stages.score_judge import judge_metrics
 from evalkit.file_cache import StatKeyedCache
 from evalkit.yamlio import load_json
+
+if TYPE_CHECKING:
+    from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
+    from evalkit.cases import Case
+    from evalkit.config import Config
+    from evalkit.contracts import Metrics
 
 RECORDED_GRADES_VERSION = 1
 
@@ -104,7 +110,8 @@ def recorded_outcome(grades_path: Path, case_key: str, shown: str) -> JudgeOutco
     return outcome.model_copy(update={"source": "recorded", "reasoning": [v.notes for v in verdicts if v.notes]})
 
 
-def recorded_judge_metrics(cfg: Any, case: Any, output: Any, execution: Any, grades: Any) -> dict[str, Any]:
+def recorded_judge_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
+                           grades: GradesArtifact) -> Metrics:
     """The recorded judge's metrics beside a case's own (agentic: kai-eval with its application tree)."""
 
     if grades.judge is None or grades.judge.source != "recorded":

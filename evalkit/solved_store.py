@@ -34,7 +34,7 @@ import functools
 import json
 import os
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
@@ -42,6 +42,9 @@ from evalkit.errors import InputError, Problem
 from evalkit.models import FIELD_DOCS, Model
 from evalkit.file_cache import StatKeyedCache
 from evalkit.yamlio import load_json
+
+if TYPE_CHECKING:
+    from evalkit.cases import Case, Suite
 
 LOOKUP_VERSION = 1
 """Bumped when the scoring changes: part of what a case took from the store."""
@@ -279,11 +282,13 @@ def store_path(suite_dir: str, spec_path: str) -> Path:
     return p if p.is_absolute() else Path(suite_dir) / p
 
 
-def attach_solved_example(case: Any, data: dict[str, Any], suite: Any, suite_shown: str) -> list[Problem]:
+def attach_solved_example(case: Case, data: dict[str, Any], suite: Suite, suite_shown: str) -> list[Problem]:
     """Fill ``data["inputs"]["solved_example"]`` of a migration case from its suite's store when the
     case has none; add the store to the case's files. ``suite_shown``: the suite's folder as messages
     show it (ending in ``/``). Problems (a broken store) name the store file and line."""
-    spec_path = suite.spec.solved_store
+    spec_path = suite.spec.solved_store if suite.spec is not None else None
+    if not spec_path:
+        raise ValueError(f"suite {suite.name} names no solved_store")  # its caller asks only for suites that do
     path = store_path(suite.dir, spec_path)
     case.files.append(str(path))
     case.shared_files = [*case.shared_files, str(path)]
@@ -305,7 +310,7 @@ def attach_solved_example(case: Any, data: dict[str, Any], suite: Any, suite_sho
     return []
 
 
-def solved_example_text(case: Any) -> str | None:
+def solved_example_text(case: Case) -> str | None:
     """The solved example of a migration case as text: its own before/after files, or the example
     looked up in its suite's store (``text``); None without one."""
     if case.ref_path("inputs.solved_example.before_file"):

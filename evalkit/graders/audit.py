@@ -38,7 +38,7 @@ from evalkit.artifacts import artifact_path, read_optional
 from evalkit.fsutil import atomic_write_json
 from evalkit.graders.rubric_config import rubric_for
 from evalkit.kind_registry import main_file
-from evalkit.project import participating
+from evalkit.project import Loaded, participating
 from evalkit.stages.slices import grade_slice
 from evalkit.stats import wilson_interval
 from evalkit.store import ContentStore
@@ -47,6 +47,9 @@ from evalkit.stages.batch_record import GradeBatchRecord, record_path
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.cases import Case, Project
+    from evalkit.config import Config
+    from evalkit.llm.client import ModelClient
     from evalkit.stages import generate as generate_code
     from evalkit.graders import judge_dispatch as judge_dispatch_code
     from evalkit.graders import migration_judge as migration_judge_code
@@ -78,7 +81,7 @@ def share(k: int, n: int) -> Share:
 FieldKind = Literal["ordinal", "boolean", "continuous"]
 
 
-def field_kinds(cfg: Any, case: Any) -> list[tuple[str, FieldKind, list[Any] | None]]:
+def field_kinds(cfg: Config, case: Case) -> list[tuple[str, FieldKind, list[Any] | None]]:
     """(name, kind, categories) of the verdict fields ``case`` is judged on: its rubric's
     (evalkit.graders.rubric_config.rubric_for), in the rubric's order."""
 
@@ -156,17 +159,24 @@ def _systems(cfg: Any, project: Any, settings: AuditSettings) -> dict[str, list[
     return by_case
 
 
+def audit_settings(cfg: Config) -> AuditSettings:
+    """``judge.audit`` of a config whose audit runs (its callers check that first)."""
+    if cfg.judge.audit is None:
+        raise ValueError("judge.audit is not configured: there is no judge audit to run")
+    return cfg.judge.audit
+
+
 def _judge_settings(cfg: Any, settings: AuditSettings) -> Any:
     return cfg.judge.with_env().model_copy(update={"samples": max(settings.repeats, 1)})
 
 
-def audit_work(cfg: Any, project: Any, candidates: dict[tuple[str, str], Candidate | None]) -> AuditWork:
+def audit_work(cfg: Config, project: Project, candidates: dict[tuple[str, str], Candidate | None]) -> AuditWork:
     """The audit's requests given each sampled (system, case)'s answer (None: failed, nothing to audit).
 
     ``candidates`` must hold every (system name, case key) of the sampled cases' systems."""
 
 
-    settings: AuditSettings = cfg.judge.audit
+    settings = audit_settings(cfg)
     by_case = _systems(cfg, project, settings)
     sampled = sample_cases(sorted(by_case), settings)
     judge = _judge_settings(cfg, settings)
@@ -222,7 +232,7 @@ def work_calls(work: AuditWork) -> Iterator[AuditCall]:
 
 # ---- planning (evalkit estimate) ---------------------------------------------------------------
 
-def audit_plan(loaded: Any) -> list[AuditCall]:
+def audit_plan(loaded: Loaded) -> list[AuditCall]:
     """The audit's requests of the next run, from the answers known now (stand-ins for the others)."""
 
     cfg, project = loaded.config, loaded.project
@@ -255,7 +265,7 @@ def audit_plan(loaded: Any) -> list[AuditCall]:
 class CountingClient:
     """A model client that counts the requests it actually sends (cache hits are free)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: ModelClient) -> None:
         self.client = client
         self.cache = client.cache
         self.sent = 0
@@ -352,9 +362,9 @@ def pairwise_summary(pairs: list[PairJudgement], identical: int, duplicates: int
                          duplicates_skipped=duplicates)
 
 
-def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
+def run_audit(cfg: Config, project: Project, client: ModelClient | None) -> JudgeAudit:
     """Ask the audit's requests through ``client`` (None: not configured) and summarize them."""
-    settings: AuditSettings = cfg.judge.audit
+    settings = audit_settings(cfg)
     judge = cfg.judge.with_env()
     work = audit_work(cfg, project, _run_candidates(cfg, project))
     base = JudgeAudit(release=cfg.release, model=judge.model, settings=settings, status="done",
@@ -407,12 +417,12 @@ def run_audit(cfg: Any, project: Any, client: Any | None) -> JudgeAudit:
     return base.model_copy(update={**update, "notes": notes})
 
 
-def audit_path(cfg: Any, release: str | None = None) -> Path:
+def audit_path(cfg: Config, release: str | None = None) -> Path:
     """site/<release>/judge_audit.json."""
     return cfg.site_path / (release or cfg.release) / AUDIT_FILE
 
 
-def write_audit(cfg: Any, project: Any) -> JudgeAudit:
+def write_audit(cfg: Config, project: Project) -> JudgeAudit:
     """Run the audit with the run's shared client and write site/<release>/judge_audit.json."""
 
 
@@ -426,12 +436,12 @@ def write_audit(cfg: Any, project: Any) -> JudgeAudit:
     return result
 
 
-def retry_marker(cfg: Any) -> Path:
+def retry_marker(cfg: Config) -> Path:
     """<work>/audit/<release>.retry: the audit met an infrastructure failure and runs again next time."""
     return cfg.work_path / "audit" / f"{cfg.release}.retry"
 
 
-def read_audit(cfg: Any) -> JudgeAudit | None:
+def read_audit(cfg: Config) -> JudgeAudit | None:
     """This release's audit when judge.audit is configured and it was written, else None."""
     if cfg.judge.audit is None or not cfg.judge.audit.active:
         return None
@@ -439,7 +449,7 @@ def read_audit(cfg: Any) -> JudgeAudit | None:
     return JudgeAudit.model_validate_json(path.read_bytes()) if path.exists() else None
 
 
-def audit_slice(cfg: Any) -> dict[str, Any]:
+def audit_slice(cfg: Config) -> dict[str, Any]:
     """What the audit's answers depend on beyond its input artifacts: its settings, the judge, the prompts."""
 
 

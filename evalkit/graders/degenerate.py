@@ -22,10 +22,13 @@ import ast
 import io
 import re
 import tokenize
-from typing import Any
+from typing import TYPE_CHECKING
 
 from evalkit.graders.declarations import structure, stubbed_bodies, supported
 from evalkit.models import Model
+
+if TYPE_CHECKING:
+    from evalkit.artifacts import Sample
 
 BRACE_LANGUAGES = {"java", "javascript", "typescript", "c", "cpp", "csharp", "go", "kotlin", "scala", "rust"}
 
@@ -340,7 +343,7 @@ def assess(generated: str | None, legacy: str | None, language: str, expected: s
                       complete=not found, elisions=found)
 
 
-def empty_answer(sample: Any, main_file: str | None) -> bool:
+def empty_answer(sample: Sample, main_file: str | None) -> bool:
     """No answer to grade: the main file missing or blank (a file the system deletes is an answer),
     or, for answers without files, no patch, text, discovered task or file at all."""
     if main_file and main_file in (getattr(sample, "deleted_files", None) or []):

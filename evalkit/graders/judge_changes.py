@@ -27,7 +27,7 @@ from __future__ import annotations
 import difflib
 import tempfile
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 
 from evalkit import tempdirs
@@ -45,6 +45,14 @@ from evalkit.sandbox.worktree import ChangeRejected, apply_changes
 from evalkit.stages import execute as execute_stage  # its source_tree read when called (tests replace it)
 from evalkit.stages.execute import TreeUnavailable, tree_in_image
 from evalkit.treesitter import language_of_path
+
+if TYPE_CHECKING:
+    from evalkit.artifacts import ExecutionArtifact, Sample
+    from evalkit.cases import Case
+    from evalkit.config import Config
+    from evalkit.llm.calls import LLMRequest
+    from evalkit.llm.client import ModelClient
+    from evalkit.llm.settings import JudgeSettings
 
 FAILED_ORDER: tuple[Status, ...] = ("infra_error", "not_judged_budget", "judge_error", "not_configured")
 """Statuses of a file without a verdict, the one a case takes first (an API failure is retried next run)."""
@@ -75,7 +83,7 @@ class TreeMissing(RuntimeError):
     """The case's tree is not on this host (e.g. a SWE-bench case whose tree lives only in its image)."""
 
 
-def answer_changes(cfg: Any, case: Any, sample: Any, execution: Any | None) -> tuple[str | None, dict[str, str]]:
+def answer_changes(cfg: Config, case: Case, sample: Sample, execution: ExecutionArtifact | None) -> tuple[str | None, dict[str, str]]:
     """(patch, files) that turn the case's tree into the answer's: the sample's patch for a patch case (what the
     tests ran on), the final iteration's diff for an e2e case."""
 
@@ -120,7 +128,7 @@ def ranked(changes: list[FileChange]) -> list[FileChange]:
     return sorted(changes, key=lambda c: (-c.changed_lines, c.path))
 
 
-def judge_item(case: Any, change: FileChange) -> MigrationJudgeInput:
+def judge_item(case: Case, change: FileChange) -> MigrationJudgeInput:
     """What the judge reads about one changed file: before, after, and the case's task as the incident."""
 
     inputs = case.inputs  # a patch case's, or an e2e (or agentic) case's: a tree and its analysis incidents
@@ -138,12 +146,12 @@ def judge_item(case: Any, change: FileChange) -> MigrationJudgeInput:
         legacy_code=change.before or "", incidents=incidents, generated_code=change.after or "")
 
 
-def judge_changes(cfg: Any, case: Any, sample: Any, execution: Any | None, client: Any | None,
+def judge_changes(cfg: Config, case: Case, sample: Sample, execution: ExecutionArtifact | None, client: ModelClient | None,
                   rubric: JudgeRubric) -> ChangesJudgeOutcome:
     """The judge outcome of one patch or e2e output (see the module docstring)."""
 
     settings = cfg.judge.with_env()
-    common = {"max_files": case.judged_files}
+    common: dict[str, Any] = {"max_files": case.judged_files}
     patch, files = answer_changes(cfg, case, sample, execution)
     try:
         in_image = tree_in_image(case)
@@ -179,7 +187,7 @@ def _record(change: FileChange, judged: bool, outcome: JudgeOutcome | None) -> F
                        decided=outcome.decided, error=outcome.error)
 
 
-def combine(rubric: JudgeRubric, settings: Any, outcomes: dict[str, JudgeOutcome]) -> JudgeOutcome:
+def combine(rubric: JudgeRubric, settings: JudgeSettings, outcomes: dict[str, JudgeOutcome]) -> JudgeOutcome:
     """One outcome for the case from its files' (path -> outcome): see the module docstring."""
 
     spend: dict[str, Any] = {
@@ -228,7 +236,7 @@ def _sample_verdict(rubric: JudgeRubric, outcomes: dict[str, JudgeOutcome], inde
     return RubricVerdict.model_validate({**values, "detailed_notes": f"combined over {n} changed file(s)"})
 
 
-def planned_requests(cfg: Any, case: Any, sample: Any, exact: bool, owner: str = "") -> list[tuple[Any, bool]]:
+def planned_requests(cfg: Config, case: Case, sample: Sample, exact: bool, owner: str = "") -> list[tuple[LLMRequest, bool]]:
     """(request, exact) of the judge's first round for one output, for ``evalkit estimate`` and ``judge.mode:
     batch``: one item per file the answer changes (largest ``max_files``; files the pre-checks decide ask
     nothing). Where the changed files are not known (an answer not generated yet, or an e2e answer, whose final

@@ -8,7 +8,6 @@ EVALKIT_JUDGE_MODEL, key from ANTHROPIC_API_KEY only) with one Budget for the wh
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from evalkit.artifacts import ExecutionArtifact, Sample
 from evalkit.casemodels import LegacyFileInputs
@@ -20,18 +19,18 @@ from evalkit.graders.migration_judge import Incident, MigrationJudgeInput, judge
 from evalkit.graders.judge_changes import judge_changes
 from evalkit.graders.rubric_config import rubric_for
 from evalkit.kind_registry import kind
-from evalkit.llm.client import Budget, make_client
+from evalkit.llm.client import Budget, ModelClient, make_client
 from evalkit.llm.settings import configured
 from evalkit.solved_store import solved_example_text
 
 _lock = threading.Lock()
-_clients: dict[str, Any] = {}
+_clients: dict[str, ModelClient | None] = {}
 
 NOT_CONFIGURED = JudgeOutcome(status="not_configured", error="judge not configured: ANTHROPIC_API_KEY is not set")
 """The outcome of a model-graded case without a judge key (copy it: ``NOT_CONFIGURED.model_copy()``)."""
 
 
-def client_for(cfg: Config) -> Any | None:
+def client_for(cfg: Config) -> ModelClient | None:
     """The run's shared model client, or None when no API key is set."""
 
     if not configured(cfg.judge):  # a key of judge.provider (ANTHROPIC_API_KEY[S], OPENAI_API_KEY[S])
@@ -45,7 +44,7 @@ def client_for(cfg: Config) -> Any | None:
         return _clients[key]
 
 
-def migration_input(case: Case, sample: Sample, main_file: str | None) -> Any:
+def migration_input(case: Case, sample: Sample, main_file: str | None) -> MigrationJudgeInput:
     inputs = case.inputs_as(LegacyFileInputs)  # a migration case's MigrationInputs
     solved = solved_example_text(case)  # the case's own example, or the one looked up in its suite's store
     return MigrationJudgeInput(

@@ -80,7 +80,7 @@ MigrationVerdict = verdict_model(CODEJUDGE)
 """One CodeJudge answer, strictly validated (the model generated from the codejudge rubric)."""
 
 
-def parse_verdict(text: str, rubric: JudgeRubric = CODEJUDGE) -> tuple[Any, str]:
+def parse_verdict(text: str, rubric: JudgeRubric = CODEJUDGE) -> tuple[Model, str]:
     """The verdict in ``text`` (its last JSON object; unknown keys ignored), validated against ``rubric``,
     and the reasoning before it."""
     return parse_model(verdict_model(rubric), text)
@@ -164,7 +164,7 @@ def aggregate_outcome(outcome: JudgeOutcome, rubric: JudgeRubric) -> JudgeOutcom
     )
 
 
-def outcome_of(rubric: JudgeRubric, answers: Sequence[dict[str, Any]], **fields: Any) -> JudgeOutcome:
+def outcome_of(rubric: JudgeRubric, answers: Sequence[dict[str, Any]], **fields: object) -> JudgeOutcome:
     """A judged outcome from verdicts given elsewhere (e.g. an imported report's scores): each answer is
     validated strictly against ``rubric`` (ValueError naming the field and its scale), then aggregated
     like the judge's own samples. ``fields`` fill the rest (model, source, ...)."""
@@ -173,20 +173,20 @@ def outcome_of(rubric: JudgeRubric, answers: Sequence[dict[str, Any]], **fields:
                 for a in answers]
     if not verdicts:
         raise ValueError("no verdict to aggregate")
-    base = JudgeOutcome(status="judged", source="judge", rubric=rubric.name, samples=len(verdicts),
-                        verdicts=verdicts, **fields)
+    base = JudgeOutcome.model_validate({"status": "judged", "source": "judge", "rubric": rubric.name,
+                                        "samples": len(verdicts), "verdicts": verdicts, **fields})
     return aggregate_outcome(base, rubric)
 
 
-def decided_outcome(rubric: JudgeRubric, **fields: Any) -> JudgeOutcome:
+def decided_outcome(rubric: JudgeRubric, **fields: object) -> JudgeOutcome:
     """The outcome of a file decided without a model: each field's decided value (its scale's worst end
     unless the rubric says otherwise; CodeJudge: every score 0 and not compilable, as Kai's judge prompt asks)."""
     flags = {f.name: bool(f.decided_value()) for f in rubric.booleans}
-    return JudgeOutcome(
-        status="parser", source="parser", rubric=rubric.name,
-        scores={f.name: float(f.decided_value()) for f in rubric.numeric},
-        spread={f.name: 0 for f in rubric.numeric},
-        flags=flags, is_compilable=flags.get("is_compilable"), **fields)
+    return JudgeOutcome.model_validate({
+        "status": "parser", "source": "parser", "rubric": rubric.name,
+        "scores": {f.name: float(f.decided_value()) for f in rubric.numeric},
+        "spread": {f.name: 0 for f in rubric.numeric},
+        "flags": flags, "is_compilable": flags.get("is_compilable"), **fields})
 
 
 def judge_migration(

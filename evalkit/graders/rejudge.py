@@ -39,6 +39,10 @@ from evalkit.project import participating
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.cases import Case, Project
+    from evalkit.config import Config
+    from evalkit.contracts import JudgeResult
+    from evalkit.llm.calls import LLMRequest, LLMResponse
     from evalkit.report import render as render_code
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
     render_code = later("evalkit.report.render")
@@ -145,7 +149,7 @@ def check_label(label: str) -> None:
         raise InputError(Problem(f"--into {label!r}", None, "a release label is letters, digits and . _ + - only"))
 
 
-def new_config(cfg: Any, model: str) -> Any:
+def new_config(cfg: Config, model: str) -> Config:
     """``cfg`` with the judge's model replaced (sync calls, no audit, no fallback model: every new verdict is the
     new model's); the rest of the judge settings kept."""
     update: dict[str, Any] = {"model": model, "mode": "sync", "audit": None}
@@ -155,7 +159,7 @@ def new_config(cfg: Any, model: str) -> Any:
     return cfg.model_copy(update={"judge": judge})
 
 
-def release_inputs_digest(cfg: Any, project: Any) -> str:
+def release_inputs_digest(cfg: Config, project: Project) -> str:
     """The digest summarize records as report.json's inputs_digest, over the scores the work folder holds now."""
 
     scores = {}
@@ -166,7 +170,7 @@ def release_inputs_digest(cfg: Any, project: Any) -> str:
     return digest(sorted((k, s.provenance.model_dump() if s.provenance else None) for k, s in scores.items()))
 
 
-def check_release(cfg: Any, project: Any, release: str) -> None:
+def check_release(cfg: Config, project: Project, release: str) -> None:
     """The work folder's artifacts must be the ones ``release``'s report was made from."""
 
     path = cfg.site_path / release / "report.json"
@@ -186,12 +190,12 @@ class Target:
     """One output to judge again."""
 
     system: str
-    case: Any
+    case: Case
     sample: Sample
     old: JudgeOutcome | None
 
 
-def targets(cfg: Any, project: Any) -> list[Target]:
+def targets(cfg: Config, project: Project) -> list[Target]:
     """Every output of a judged suite kind that the grade stage graded (in run order)."""
 
     found = []
@@ -209,7 +213,7 @@ def targets(cfg: Any, project: Any) -> list[Target]:
     return found
 
 
-def planned_calls(cfg_new: Any, found: list[Target]) -> Any:
+def planned_calls(cfg_new: Config, found: list[Target]) -> Plan:
     """The new judge's requests for ``found`` as an evalkit.llm.plan.Plan (for estimate_plan)."""
 
     cache = ResponseCache(cfg_new.work_path / "cache")
@@ -280,8 +284,8 @@ def compare(rows: list[OutputVerdicts], fields: list[tuple[str, FieldKind, list[
     return comparisons, systems
 
 
-def rejudge(cfg: Any, cfg_new: Any, release: str, label: str, found: list[Target],
-            judge_case: Callable[..., Any] | None = None) -> Rejudge:
+def rejudge(cfg: Config, cfg_new: Config, release: str, label: str, found: list[Target],
+            judge_case: Callable[[Config, Case, Sample, str | None], JudgeResult] | None = None) -> Rejudge:
     """Judge ``found`` with ``cfg_new``'s judge and compare with the recorded verdicts."""
 
     judge_case = judge_case or judging.judge_case
@@ -290,13 +294,13 @@ def rejudge(cfg: Any, cfg_new: Any, release: str, label: str, found: list[Target
     if client is not None:
         original = client.call
 
-        def counted(request: Any) -> Any:
+        def counted(request: LLMRequest) -> LLMResponse:
             response = original(request)
             if not response.cached:
                 sent.append(response.cost_usd)
             return response
 
-        client.call = counted
+        client.call = counted  # type: ignore[method-assign]  # this instance's calls, counted
 
     def one(t: Target) -> OutputVerdicts:
         fields = field_kinds(cfg, t.case)
@@ -322,7 +326,7 @@ def rejudge(cfg: Any, cfg_new: Any, release: str, label: str, found: list[Target
                    calls_sent=len(sent), cost_usd=sum(sent), notes=notes)
 
 
-def write_side_release(cfg: Any, result: Rejudge) -> Path:
+def write_side_release(cfg: Config, result: Rejudge) -> Path:
     """site/<label>/rejudge.json and its page; returns the page."""
 
     out = cfg.site_path / result.label

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal
 
 from pydantic import Field, create_model, field_validator, model_validator
 
@@ -31,6 +31,10 @@ from evalkit.kind_registry import kind as kind_named, kind, known
 from evalkit.llm.prompts import PROMPTS_DIR, environment
 from evalkit.plugins import OWN, registry
 from evalkit.yamlio import line_of, load_yaml, validate
+
+if TYPE_CHECKING:
+    from evalkit.cases import Case
+    from evalkit.config import Config
 
 RUBRICS_DIR = Path(__file__).resolve().parents[1] / "rubrics"
 """Where the shipped rubrics live (package data)."""
@@ -181,7 +185,7 @@ class RubricField(Model):
         """What a file decided without a model gets for this field."""
         return self.worst() if self.decided is None else self.decided
 
-    def check(self, value: Any) -> float | bool:
+    def check(self, value: object) -> float | bool:
         """``value`` validated strictly against the scale (ValueError saying what was expected)."""
         return field_validator_of(self)(value)
 
@@ -200,7 +204,7 @@ class RubricField(Model):
             return f"an integer from {self.scale.min} to {self.scale.max}"
         return "a number from 0 to 1" if isinstance(self.scale, UnitScale) else "true or false"
 
-    def example(self) -> Any:
+    def example(self) -> int | float | bool:
         """A placeholder value of the right type for the answer-format example."""
         if isinstance(self.scale, IntegerScale):
             return self.scale.min
@@ -308,7 +312,7 @@ class JudgeRubric(Model):
             return (Path(self.base_dir) / ref).resolve()
         return PROMPTS_DIR / ref
 
-    def render(self, ref: str, **context: Any) -> str:
+    def render(self, ref: str, **context: object) -> str:
         """Render one of the rubric's templates with ``context`` plus ``rubric`` (this rubric)."""
 
         path = self.template_path(ref)
@@ -323,7 +327,7 @@ class JudgeRubric(Model):
 
 
 # --- the verdict: a model generated from the rubric ------------------------------------------------------
-def field_validator_of(field: RubricField) -> Any:
+def field_validator_of(field: RubricField) -> Callable[[object], float | bool]:
     name, scale = field.name, field.scale
 
     def integer(value: Any) -> int:
@@ -463,7 +467,7 @@ def resolved_ref(ref: str, base: str | Path) -> str:
     return ref if not is_path_ref(ref) else str((Path(base) / ref).resolve())
 
 
-def rubric_versions(cfg: Any) -> dict[str, str]:
+def rubric_versions(cfg: Config) -> dict[str, str]:
     """Version (``JudgeRubric.version``) of every rubric the project names: the judge config's and each
     suite's (read from the suites' suite.yaml); empty when it names none (CodeJudge's, part of evalkit).
     Part of the grade stage's config slice, so editing a rubric or its templates regrades; a rubric that
@@ -525,7 +529,7 @@ def suite_rubric_problem(ref: str, suite_dir: Path, shown_suite: str, line: int 
     return rubric_problem(ref, suite_dir, shown_suite, "rubric", line)
 
 
-def rubric_for(cfg: Any, case: Any) -> JudgeRubric:
+def rubric_for(cfg: Config, case: Case) -> JudgeRubric:
     """The rubric a migration case is judged with: its suite's, else the judge config's, else CodeJudge's."""
     if getattr(case, "rubric", None):
         return load_rubric(case.rubric)
@@ -533,7 +537,7 @@ def rubric_for(cfg: Any, case: Any) -> JudgeRubric:
     return load_rubric(resolved_ref(ref, cfg.root or ".") if ref else None)
 
 
-def config_rubric_problem(cfg: Any, node: Any, shown: str) -> InputError | None:
+def config_rubric_problem(cfg: Config, node: object, shown: str) -> InputError | None:
     """The problems of the rubric ``judge.rubric`` names (see ``rubric_problem``), or None."""
     if not cfg.judge.rubric:
         return None
@@ -577,7 +581,7 @@ def register(rubric: JudgeRubric) -> None:
 
 
 # --- metric metadata generated into the one registry -------------------------------------------------------
-def metric_infos(rubric: JudgeRubric) -> list[Any]:
+def metric_infos(rubric: JudgeRubric) -> list[MetricInfo]:
     """The registry entries (evalkit.metrics.registry.MetricInfo) of ``rubric``'s fields and overall score."""
     infos = []
     for f in rubric.numeric + rubric.booleans:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import Field, ValidationError
 
@@ -19,6 +19,9 @@ from evalkit.fsutil import atomic_write_json
 from evalkit.llm.calls import ErrorKind, LLMError, LLMRequest, LLMResponse
 from evalkit.llm.client import ModelClient
 from evalkit.models import Model
+
+if TYPE_CHECKING:
+    from anthropic.types.messages.batch_create_params import Request
 
 BATCH_DIR = "llm-batches"
 
@@ -139,7 +142,8 @@ def run_batch(client: ModelClient, requests: Sequence[LLMRequest]) -> list[LLMRe
         client.budget.check()
         ordered = [key for key in by_key if key in needed]
         custom_ids = {_custom_id(key): key for key in ordered}
-        payload = [{"custom_id": _custom_id(key), "params": by_key[key].api_params()} for key in ordered]
+        payload = cast("list[Request]",  # each request's params: the Messages API's keyword arguments (api_params)
+                       [{"custom_id": _custom_id(key), "params": by_key[key].api_params()} for key in ordered])
         batch = client.retrying(lambda: client.sdk.messages.batches.create(requests=payload))
         state = BatchState(batch_id=batch.id, custom_ids=custom_ids)
         _save(client, state)

@@ -31,7 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from evalkit.counters import COUNTERS
 from evalkit.llm import deprecation
@@ -53,6 +53,10 @@ from evalkit.llm.ratelimit import limiter_for
 from evalkit.llm.settings import JudgeSettings, configured
 from evalkit.models import Model
 from evalkit.store import remote_service
+
+if TYPE_CHECKING:
+    from anthropic import Anthropic
+    from anthropic.types import Message
 
 __all__ = [
     "Budget",
@@ -195,7 +199,7 @@ class ModelClient:
                 f"base_url={self.settings.base_url!r})")
 
     @property
-    def sdk(self) -> Any:
+    def sdk(self) -> Anthropic:
         """The Anthropic SDK client of the first live key (Message Batches); anthropic provider only."""
         sdk_for = getattr(self.provider, "sdk_for", None)
         if sdk_for is None:
@@ -290,7 +294,7 @@ class ModelClient:
     def explain_miss(self, request: LLMRequest) -> str:
         return self.cache.explain_miss(request, self.scope)
 
-    def checked_message(self, message: Any) -> Any:
+    def checked_message(self, message: object) -> Message:
         """``message`` when it is a Messages API message; else a ``bad_response`` error saying what came."""
 
         try:
@@ -319,7 +323,7 @@ class ModelClient:
             notices=[self.scrub(n) for n in reply.notices],
         )
 
-    def response_from_message(self, message: Any, key: str, *, batch: bool = False) -> LLMResponse:
+    def response_from_message(self, message: object, key: str, *, batch: bool = False) -> LLMResponse:
         """Our response model from an SDK ``Message`` (cost from the price table)."""
 
         return self.response_of(reply_of(self.checked_message(message)), key, batch=batch)

@@ -49,7 +49,10 @@ from evalkit.llm.structured import AnswerError, parse_model, repair_request
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.cases import Case
+    from evalkit.config import Config, System
     from evalkit.metrics import ragas_metrics as ragas_metrics_code
+    from evalkit.metrics.ragas_metrics import EvalkitRagasLLM
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
     ragas_metrics_code = later("evalkit.metrics.ragas_metrics")
 
@@ -111,13 +114,17 @@ def _placeholder(model: type[BaseModel], marker: str) -> BaseModel:
     return model.model_construct(**values)
 
 
-def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: str) -> Any:
-    """A ragas LLM that records the requests ragas would send instead of sending them."""
+def _never_asked(prompt: str) -> tuple[str, dict[str, float]]:
+    raise AssertionError("a planning ragas LLM answers from the response cache: it never asks a model")
+
+
+def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: str,
+                       planned: list[tuple[LLMRequest, bool]]) -> EvalkitRagasLLM:
+    """A ragas LLM that records the requests ragas would send, with whether each is exact, in ``planned``
+    instead of sending them."""
 
     class PlanningRagasLLM(ragas_metrics_code.EvalkitRagasLLM):
         """Answers from the response cache; a missing answer is recorded and replaced by a placeholder."""
-
-        planned: list[tuple[LLMRequest, bool]]
 
         def generate(self, prompt: str, response_model: type[Any]) -> Any:
             full = prompt + ragas_metrics_code.ANSWER_SUFFIX
@@ -136,15 +143,13 @@ def planning_ragas_llm(cache: ResponseCache, settings: JudgeSettings, item_id: s
                             return parse_model(response_model, hit.text)[0]
                         except AnswerError:
                             pass
-            self.planned.append((request, exact))
+            planned.append((request, exact))
             return _placeholder(response_model, f"{PLACEHOLDER} {digest([full, index])[:12]})")
 
-    llm = PlanningRagasLLM(client=cache, settings=settings.with_env(), item_id=item_id)
-    llm.planned = []
-    return llm
+    return PlanningRagasLLM(_never_asked, settings=settings.with_env(), item_id=item_id)
 
 
-def grade_requests(cfg: Any, case: Any, sample: Sample, system_name: str, cache: ResponseCache,
+def grade_requests(cfg: Config, case: Case, sample: Sample, system_name: str, cache: ResponseCache,
                    exact: bool) -> list[tuple[str, LLMRequest, bool]]:
     """(asker, request, exact) of the grade stage for one answer."""
     settings = cfg.judge.with_env()
@@ -153,7 +158,7 @@ def grade_requests(cfg: Any, case: Any, sample: Sample, system_name: str, cache:
     return kind(case.kind).grade_requests(cfg, case, sample, cache, exact, settings)  # judge, rubric, ragas
 
 
-def stand_in(system: Any, case: Any) -> Sample:
+def stand_in(system: System, case: Case) -> Sample:
     """An answer unique to ``system`` where the real one is not known yet (same size as the legacy file)."""
 
     note = f"(answer of {system.name} to {case.key}: not generated yet)"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalkit.fsutil import digest
 
@@ -48,7 +48,7 @@ def environment(root: str = str(PROMPTS_DIR)) -> jinja2.Environment:
     return env
 
 
-def render(name: str, **context: Any) -> str:
+def render(name: str, **context: object) -> str:
     """Render the shipped prompt template ``<name>`` with ``context``."""
     return environment().get_template(name).render(**context).strip() + "\n"
 

@@ -24,7 +24,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # before ragas is imported anywhere below
 
@@ -36,6 +36,10 @@ from ragas.llms.base import InstructorBaseRagasLLM  # noqa: E402
 from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest
 from evalkit.llm.pricing import Usage
 from evalkit.llm.structured import AnswerError, ask_structured, parse_model
+
+if TYPE_CHECKING:
+    from evalkit.llm.client import ModelClient
+    from evalkit.llm.settings import JudgeSettings
 
 T = TypeVar("T", bound=BaseModel)
 EMBEDDING_DIM = 256
@@ -111,7 +115,8 @@ class EvalkitRagasLLM(InstructorBaseRagasLLM):
     """
 
     def __init__(self, complete: Callable[[str], tuple[str, dict[str, float]]] | None = None, *,
-                 client: Any = None, settings: Any = None, item_id: str = "ragas") -> None:
+                 client: ModelClient | None = None, settings: JudgeSettings | None = None,
+                 item_id: str = "ragas") -> None:
         if complete is None and client is None:
             raise ValueError("EvalkitRagasLLM needs a model client or a complete() function")
 
@@ -131,7 +136,7 @@ class EvalkitRagasLLM(InstructorBaseRagasLLM):
         self._lock = threading.Lock()
 
     @classmethod
-    def from_client(cls, client: Any, settings: Any, item_id: str = "ragas") -> "EvalkitRagasLLM":
+    def from_client(cls, client: ModelClient, settings: JudgeSettings, item_id: str = "ragas") -> "EvalkitRagasLLM":
         return cls(client=client, settings=settings.with_env(), item_id=item_id)
 
     @property
@@ -142,7 +147,7 @@ class EvalkitRagasLLM(InstructorBaseRagasLLM):
     def output_tokens(self) -> int:
         return self.usage.output_tokens
 
-    def _charge(self, usage: Any, cost: float, *, cached: bool = False, key: str | None = None) -> None:
+    def _charge(self, usage: Usage, cost: float, *, cached: bool = False, key: str | None = None) -> None:
         with self._lock:
             self.calls += 1
             self.api_calls += 0 if cached else 1
@@ -195,9 +200,11 @@ class EvalkitRagasLLM(InstructorBaseRagasLLM):
             self._seen[full] = index + 1
         return index
 
-    def request_for(self, full: str, index: int, response_model: type[BaseModel]) -> Any:
+    def request_for(self, full: str, index: int, response_model: type[BaseModel]) -> LLMRequest:
         """The ``LLMRequest`` sent for prompt text ``full`` (with the JSON suffix) as sample ``index``."""
 
+        if self.settings is None:
+            raise ValueError("EvalkitRagasLLM needs the judge settings to build a request")
         return LLMRequest(model=self.settings.model, max_tokens=self.settings.max_tokens,
                           messages=[{"role": "user", "content": full}], sample_index=index,
                           item_id=f"{self.item_id}:{response_model.__name__}")
@@ -210,7 +217,7 @@ class HashedEmbedding(BaseRagasEmbedding):
         super().__init__()
         self.dim = dim
 
-    def embed_text(self, text: str, **kwargs: Any) -> list[float]:
+    def embed_text(self, text: str, **kwargs: object) -> list[float]:
         vec = [0.0] * self.dim
         for word in re.findall(r"[a-z0-9_.]+", text.lower()):
             h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "big")
@@ -218,7 +225,7 @@ class HashedEmbedding(BaseRagasEmbedding):
         norm = math.sqrt(sum(v * v for v in vec))
         return [v / norm for v in vec] if norm else vec
 
-    async def aembed_text(self, text: str, **kwargs: Any) -> list[float]:
+    async def aembed_text(self, text: str, **kwargs: object) -> list[float]:
         return self.embed_text(text)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from evalkit.artifacts import Sample, Usage
 from evalkit.cases import Case
@@ -26,12 +26,15 @@ from evalkit.llm.prompts import PROMPTS_DIR, environment
 from evalkit.llm.settings import JudgeSettings, configured
 from evalkit.systems.base import RunContext, adapter
 
+if TYPE_CHECKING:
+    from evalkit.config import AnthropicSystem, System
+
 FENCE = re.compile(r"```([^\n`]*)\n(.*?)```", re.DOTALL)
 _lock = threading.Lock()
-_clients: dict[str, Any] = {}
+_clients: dict[str, ModelClient] = {}
 
 
-def settings_for(system: Any, judge: Any) -> Any:
+def settings_for(system: AnthropicSystem, judge: JudgeSettings | dict[str, Any] | None) -> JudgeSettings:
     """The client settings of a model system: the judge's limits, retries, prices and rate limits, with the
     system's provider (its adapter's name), model, base URL (else the judge's when it uses the same provider)
     and fallback; no budget, no samples, no batch."""
@@ -47,7 +50,7 @@ def settings_for(system: Any, judge: Any) -> Any:
                                    "api_key": getattr(system, "api_key", "env")})
 
 
-def _client(system: Any, ctx: RunContext) -> Any:
+def _client(system: AnthropicSystem, ctx: RunContext) -> ModelClient:
     settings = settings_for(system, ctx.judge)
     key = f"{ctx.work}:{settings.model_dump_json()}"
     with _lock:
@@ -56,7 +59,7 @@ def _client(system: Any, ctx: RunContext) -> Any:
         return _clients[key]
 
 
-def render_prompt(system: Any, case: Case, ctx: RunContext) -> str:
+def render_prompt(system: AnthropicSystem, case: Case, ctx: RunContext) -> str:
     path = Path(system.prompt)
     path = path if path.is_absolute() else ctx.root / path
     if not path.exists():
@@ -88,14 +91,14 @@ def parse_answer(text: str, case: Case) -> dict[str, str]:
     return files
 
 
-def request_for(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Any:
+def request_for(system: AnthropicSystem, case: Case, sample_index: int, ctx: RunContext) -> LLMRequest:
     """The one ``LLMRequest`` of sample ``sample_index`` (``evalkit estimate`` counts the same)."""
 
     return LLMRequest(model=system.model, messages=[{"role": "user", "content": render_prompt(system, case, ctx)}],
                       max_tokens=system.max_tokens, sample_index=sample_index, item_id=f"{system.name}/{case.key}")
 
 
-def run_model(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+def run_model(system: AnthropicSystem, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     """One sample of a model system (any provider): the prompt sent, the answer's files parsed."""
 
     if not configured(settings_for(system, ctx.judge)):
@@ -117,11 +120,18 @@ def run_model(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sa
     return Sample(files=files, text=response.text, usage=usage, steps=1, **named)
 
 
-def plan_request(system: Any, case: Case, sample_index: int, ctx: RunContext, judge: Any) -> Any:
+def model_system(system: System) -> AnthropicSystem:
+    """``system`` as the model system it is: its ``adapter: anthropic|openai`` tag made it an AnthropicSystem (or
+    its subclass OpenAISystem) when evalkit.yaml was read (evalkit.config.System); nothing is checked here."""
+    return cast("AnthropicSystem", system)
+
+
+def plan_request(system: System, case: Case, sample_index: int, ctx: RunContext,
+                 judge: JudgeSettings | dict[str, Any] | None) -> tuple[LLMRequest, JudgeSettings]:
     """The one model call of sample ``sample_index`` and the settings it goes out with (``evalkit estimate``)."""
-    return request_for(system, case, sample_index, ctx), settings_for(system, judge)
+    return request_for(model_system(system), case, sample_index, ctx), settings_for(model_system(system), judge)
 
 
 @adapter("anthropic", {"migration", "generation"}, plan=plan_request)
-def run_anthropic(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
-    return run_model(system, case, sample_index, ctx)
+def run_anthropic(system: System, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+    return run_model(model_system(system), case, sample_index, ctx)

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Set as AbstractSet
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
@@ -37,6 +37,9 @@ from evalkit import tempdirs
 from evalkit.cases import Case
 from evalkit.systems.base import RunContext, adapter
 
+if TYPE_CHECKING:
+    from evalkit.config import CommandSystem, System
+
 STDERR_TAIL = 4000
 PROTOCOL_VERSION = 1
 #: Variables of evalkit's own environment every system under test receives (when set).
@@ -45,7 +48,7 @@ BASE_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_ALL", "LC
 PIPE_GRACE_S = 0.5
 
 
-def system_env(system: Any, protocol: dict[str, str]) -> dict[str, str]:
+def system_env(system: CommandSystem, protocol: dict[str, str]) -> dict[str, str]:
     """The whole environment of a command system: ``BASE_ENV`` and ``pass_env`` from ours, then its
     config's ``env``, then the protocol variables (which nothing overrides)."""
     names = [*BASE_ENV, *getattr(system, "pass_env", [])]
@@ -128,7 +131,7 @@ def _kill_pids(pids: list[int]) -> None:
             continue
 
 
-def case_payload(case: Case, system: Any, sample_index: int, work: Path) -> dict[str, Any]:
+def case_payload(case: Case, system: System, sample_index: int, work: Path) -> dict[str, Any]:
     """The case JSON a command system receives; input files are copied under `inputs/`."""
     files: dict[str, str] = {}
     for dotted, src in sorted(case.refs.items()):
@@ -224,7 +227,8 @@ def resolve_command(command: list[str], root: Path) -> list[str]:
     return argv
 
 
-def run_command(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+def run_command(system: System, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+    system = cast("CommandSystem", system)  # its `adapter: command` tag made it one (evalkit.config.System)
     argv = resolve_command(system.command, ctx.root)
     with tempfile.TemporaryDirectory(prefix=tempdirs.prefix("evalkit-run-")) as tmp:
         work = Path(tmp)

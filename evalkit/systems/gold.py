@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
 from evalkit.kind_registry import kind
 from evalkit.systems.base import RunContext, adapter
 
+if TYPE_CHECKING:
+    from evalkit.config import CanarySystem, System
+
 
 @adapter("gold", free=True)
-def gold(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+def gold(system: System, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     """What a perfect system would answer, built from the case's reference."""
     return gold_sample(case)
 
@@ -22,7 +25,7 @@ def gold_sample(case: Case) -> Sample:
     return kind(case.kind).gold(case)
 
 
-def reference_sample(case: Case, **extra: Any) -> Sample:
+def reference_sample(case: Case, **extra: object) -> Sample:
     """The reference's answer parts as a sample (patch, text or `answer`, files, tasks, contexts); ``extra``
     adds the kind's own (e.g. agentic's expected tasks)."""
     ref = case.reference  # any kind's reference model: the parts named alike are read alike
@@ -46,17 +49,18 @@ def reference_sample(case: Case, **extra: Any) -> Sample:
 
 
 @adapter("empty", free=True)
-def empty(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+def empty(system: System, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     """No output: every metric's floor."""
     return Sample()
 
 
 @adapter("canary", free=True)
-def canary(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+def canary(system: System, case: Case, sample_index: int, ctx: RunContext) -> Sample:
     """An answer that does no real work, made by the case's kind from the case (evalkit.graders.canaries);
     a variant that means nothing for the kind skips the case (not attempted)."""
 
-    found = kind(case.kind).canary(case, system.variant)
+    variant = cast("CanarySystem", system).variant  # its `adapter: canary` tag made it one (evalkit.config.System)
+    found = kind(case.kind).canary(case, variant)
     if found is None:
-        return Sample(status="not_attempted", reason=f"canary {system.variant} does not apply to a {case.kind} case")
+        return Sample(status="not_attempted", reason=f"canary {variant} does not apply to a {case.kind} case")
     return found

@@ -7,14 +7,17 @@ OPENAI_API_KEY (or OPENAI_API_KEYS, comma separated) only, never from evalkit.ya
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from evalkit.artifacts import Sample
 from evalkit.cases import Case
-from evalkit.systems.anthropic_adapter import plan_request, run_model
+from evalkit.systems.anthropic_adapter import model_system, plan_request, run_model
 from evalkit.systems.base import RunContext, adapter
+
+if TYPE_CHECKING:
+    from evalkit.config import System
 
 
 @adapter("openai", {"migration", "generation"}, plan=plan_request)
-def run_openai(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
-    return run_model(system, case, sample_index, ctx)
+def run_openai(system: System, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+    return run_model(model_system(system), case, sample_index, ctx)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
@@ -20,6 +20,9 @@ from evalkit.errors import InputError, Problem, rel
 from evalkit.file_cache import StatKeyedCache
 from evalkit.systems.base import RunContext, adapter
 from evalkit.yamlio import read_input_text
+
+if TYPE_CHECKING:
+    from evalkit.config import RecordedSystem, System
 
 _predictions: StatKeyedCache[dict[str, dict[str, Any]]] = StatKeyedCache()
 
@@ -85,13 +88,14 @@ def _read_predictions(path: Path, shown: str) -> dict[str, dict[str, Any]]:
     return table
 
 
-def recorded_sources(system: Any, case: Case, root: Path, sample_index: int = 0) -> list[Path]:
+def recorded_sources(system: System, case: Case, root: Path, sample_index: int = 0) -> list[Path]:
     """The files a recorded answer to ``case`` is read from (existing or not): the predictions file,
     or the case's ``<suite>/<case>.json`` (and its per-sample file). Editing one reruns that
     system's generate stage for the case: they are its task's dependencies and part of its cache key."""
+    system = recorded_system(system)
     path = Path(system.path)
     path = path if path.is_absolute() else root / path
-    grades = [root / system.grades] if getattr(system, "grades", None) else []  # a recorded judge's verdicts
+    grades = [root / system.grades] if system.grades else []  # a recorded judge's verdicts
     if path.is_file():
         return [path, *grades]
     found = [path / case.suite / f"{case.id}.json"]
@@ -100,8 +104,15 @@ def recorded_sources(system: Any, case: Case, root: Path, sample_index: int = 0)
     return found + grades
 
 
+def recorded_system(system: System) -> RecordedSystem:
+    """``system`` as the recorded system it is: its ``adapter: recorded`` tag made it a RecordedSystem when
+    evalkit.yaml was read (evalkit.config.System); nothing is checked here."""
+    return cast("RecordedSystem", system)
+
+
 @adapter("recorded", free=True)
-def recorded(system: Any, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+def recorded(system: System, case: Case, sample_index: int, ctx: RunContext) -> Sample:
+    system = recorded_system(system)
     path = Path(system.path)
     path = path if path.is_absolute() else ctx.root / path
     if path.is_file():

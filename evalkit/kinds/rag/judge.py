@@ -78,6 +78,7 @@ def grade_rag(cfg: Config, case: Case, sample: Sample) -> tuple[JudgeOutcome, Ra
 def ragas_plan(cache: ResponseCache, settings: JudgeSettings, case: Case, answer: str) -> list[tuple[LLMRequest, bool]]:
     """The requests ragas would send to grade ``answer`` (evalkit.llm.plan's planning LLM), each with whether it is exact."""
     inputs = case.inputs_as(RagInputs)
-    llm = planning_ragas_llm(cache, settings, f"ragas:{case.key}")
+    planned: list[tuple[LLMRequest, bool]] = []
+    llm = planning_ragas_llm(cache, settings, f"ragas:{case.key}", planned)
     ragas_metrics_code.judge_rag(llm, inputs.question, list(inputs.contexts), answer)
-    return llm.planned
+    return planned

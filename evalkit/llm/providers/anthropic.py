@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalkit.llm import deprecation
@@ -12,26 +13,26 @@ from evalkit.llm.pricing import Usage
 from evalkit.llm.providers.base import Faults, ProviderReply, bad_reply
 
 if TYPE_CHECKING:
+    from anthropic import Anthropic
+    from anthropic.types import Message
+
     from evalkit.llm.settings import JudgeSettings
 
 
-def checked_message(message: Any) -> Any:
+def checked_message(message: object) -> Message:
     """``message`` when it is a Messages API message; else a ``bad_response`` error saying what came."""
     import anthropic  # deferred: the anthropic SDK (heavy), only when a model is called
 
-    problem = None
     if not isinstance(message, anthropic.types.Message):
-        problem = f"a body that is not a message: {str(message)[:200]!r}"
-    elif not isinstance(message.content, list):
-        problem = "a message without content"
-    elif message.usage is None or not isinstance(message.model, str):
-        problem = "a message without usage or model"
-    if problem is None:
-        return message
-    raise bad_reply(problem)
+        raise bad_reply(f"a body that is not a message: {str(message)[:200]!r}")
+    if not isinstance(message.content, list):
+        raise bad_reply("a message without content")
+    if message.usage is None or not isinstance(message.model, str):
+        raise bad_reply("a message without usage or model")
+    return message
 
 
-def reply_of(message: Any) -> ProviderReply:
+def reply_of(message: Message) -> ProviderReply:
     """Text, model, stop reason and usage of a checked SDK ``Message``."""
     raw = message.usage
     usage = Usage(
@@ -58,7 +59,7 @@ class AnthropicProvider:
 
         self._anthropic = anthropic
         self.settings = settings
-        self._sdks: dict[str, Any] = {}
+        self._sdks: dict[str, Anthropic] = {}
         self._lock = threading.Lock()
         self.endpoint = str(self.sdk_for("").base_url)
         self.faults = Faults(
@@ -67,7 +68,7 @@ class AnthropicProvider:
             malformed=(json.JSONDecodeError, UnicodeDecodeError, anthropic.APIResponseValidationError),
             other=(anthropic.AnthropicError, httpx2.HTTPError))
 
-    def sdk_for(self, key: str) -> Any:
+    def sdk_for(self, key: str) -> Anthropic:
         """The SDK client of ``key`` (one per key, so rotation never rebuilds connections)."""
         with self._lock:
             if key not in self._sdks:
@@ -92,7 +93,7 @@ class AnthropicProvider:
         return self.faults.classify(exc)
 
 
-def _status_of(exc: BaseException) -> tuple[int, str, Any] | None:
+def _status_of(exc: BaseException) -> tuple[int, str, Mapping[str, str]] | None:
     import anthropic  # deferred: the anthropic SDK (heavy), only when a model is called
 
     if isinstance(exc, anthropic.APIStatusError):

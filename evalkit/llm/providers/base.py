@@ -8,10 +8,9 @@ fallback) is the client's (evalkit.llm.client), the same for every provider.
 from __future__ import annotations
 
 import email.utils
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
 
 from evalkit import contracts
 from evalkit.llm.calls import ErrorKind, LLMError
@@ -64,7 +63,7 @@ def seconds(value: str) -> float | None:
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
 
 
-def retry_after(headers: Any) -> float | None:
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
     """Seconds the server asks us to wait (retry-after-ms, else retry-after), or None."""
     if not headers:
         return None
@@ -73,8 +72,8 @@ def retry_after(headers: Any) -> float | None:
         value = seconds(ms)
         if value is not None:
             return value / 1000.0
-    value = headers.get("retry-after")
-    return seconds(value) if value is not None else None
+    after = headers.get("retry-after")
+    return seconds(after) if after is not None else None
 
 
 def bad_reply(problem: str) -> LLMError:
@@ -94,7 +93,7 @@ class Faults:
 
     timeout_s: float
     """The per-attempt timeout, said in a timeout's message."""
-    status: Callable[[BaseException], tuple[int, str, Any] | None]
+    status: Callable[[BaseException], tuple[int, str, Mapping[str, str]] | None]
     """(HTTP status, detail, response headers) of an error answer; None for any other exception."""
     timeouts: tuple[type[BaseException], ...] = ()
     connections: tuple[type[BaseException], ...] = ()

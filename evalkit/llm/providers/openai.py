@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalkit.llm import deprecation
@@ -49,7 +50,7 @@ def chat_body(request: LLMRequest) -> dict[str, Any]:
     return body
 
 
-def reply_of(body: Any) -> ProviderReply:
+def reply_of(body: object) -> ProviderReply:
     """The reply in a chat completion body; ``LLMError('bad_response')`` saying what is wrong otherwise."""
     bad = bad_reply
     if not isinstance(body, dict):
@@ -82,7 +83,7 @@ def reply_of(body: Any) -> ProviderReply:
 class StatusError(Exception):
     """A non-200 answer of the API."""
 
-    def __init__(self, status: int, detail: str, headers: Any) -> None:
+    def __init__(self, status: int, detail: str, headers: Mapping[str, str]) -> None:
         super().__init__(status, detail)
         self.status, self.detail, self.headers = status, detail, headers
 
@@ -138,5 +139,5 @@ class OpenAIProvider:
         return self.faults.classify(exc)
 
 
-def _status_of(exc: BaseException) -> tuple[int, str, Any] | None:
+def _status_of(exc: BaseException) -> tuple[int, str, Mapping[str, str]] | None:
     return (exc.status, exc.detail, exc.headers) if isinstance(exc, StatusError) else None
