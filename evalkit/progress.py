@@ -126,7 +126,7 @@ SURE_DONE_SHARE = 0.2
 SURE_MEASURED_SHARE = 0.9
 """The time left is shown as approximate (``~``, `fmt_left`) until ``SURE_DONE_SHARE`` of the planned tasks are
 done and while less than ``SURE_MEASURED_SHARE`` of the work left is priced by its own group's finished tasks
-(the rest is priced by priors: `RunState.measured_share`). Replayed on the eight recorded runs every point off
+(the rest is priced by priors: `RunState.measured_share`). Replayed on the twelve recorded runs every point off
 by more than 30% is shown approximate (tests/test_progress_eta.py); at 0.5, five points of a held-out run
 (init-patch-first-run-n2) more than 30% off were not. In practice a run shows ``~`` until its last seconds."""
 

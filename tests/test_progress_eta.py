@@ -13,10 +13,17 @@ Recordings, 2 cores with Docker shared with other work (durations are noisy, as 
   being a worktree): init-patch-first-run-n2 (`evalkit init --kind patch --no-history`, two jobs, a load average
   of 17 on 2 cores: each container 4-20 s), init-patch-rerun-edit-n1 (the same project after one case's
   problem statement was edited: that case's 36 tasks run, 205 are up to date; one job, 6.6 s).
+- held out, recorded in session 27 (load average 8 to 14 on 2 cores): demo977-first-run-n1/-n2, the demo's first
+  run as it is now (977 tasks: canaries, a recorded system, health), one job and two; demo977-first-run-n1b, the
+  same run again with the same code 25 minutes later (67% of its points within 30%, then 2%: the run-to-run
+  spread on this machine is larger than any change of order or estimator tried); init-first-run-2-n2
+  (`evalkit init --no-history` as it is now, two jobs). Recorded to measure a pilot ordering (one case per
+  suite and kind of system run first), which was not kept: docs/guide/cli.md (Progress) gives its figures.
 
 Figures (|relative error| over the points from 20% of the tasks on with >= 5 s left: median, 90th percentile,
 largest, share within 30%) are in docs/guide/cli.md (Progress). The issue's criterion, within 30% at every
-such point, is met on none of the eight (`MAX_ERROR`); the median is within 30% on three (`WITHIN_30`).
+such point, is met on none of the twelve (`MAX_ERROR`); the median is within 30% on six, and the 90th percentile
+too on four (`WITHIN_30`).
 """
 
 from __future__ import annotations
@@ -51,10 +58,12 @@ def _classes(head: dict[str, object], planned: list[str]) -> dict[str, str]:
 
 MAX_ERROR = {"demo-first-run-n1.jsonl": 1.1, "demo-first-run-n2.jsonl": 0.85, "init-first-run-n1.jsonl": 3.5,
              "init-first-run-n2.jsonl.gz": 1.1, "init-patch-migration-n1.jsonl.gz": 1.0, "init-rerun-v2-n2.jsonl.gz": 0.7,
-             "init-patch-first-run-n2.jsonl.gz": 1.6, "init-patch-rerun-edit-n1.jsonl.gz": 0.35}
+             "init-patch-first-run-n2.jsonl.gz": 1.6, "init-patch-rerun-edit-n1.jsonl.gz": 0.35,
+             "demo977-first-run-n1.jsonl.gz": 1.8, "demo977-first-run-n2.jsonl.gz": 0.85, "init-first-run-2-n2.jsonl.gz": 1.3,
+             "demo977-first-run-n1b.jsonl.gz": 2.6}
 """The issue's criterion, within 30% of the time really left at EVERY point from 20% of the tasks on (>= 5 s
-left): met on none of the eight. The largest errors (bounds a little above what is reached, so a change that
-makes one worse fails), in this order: 1.03, 0.80, 3.44, 1.01, 0.93, 0.62, 1.51, 0.32. Why, in docs/guide/cli.md
+left): met on none of the twelve. The largest errors (bounds a little above what is reached, so a change that
+makes one worse fails), in this order: 1.03, 0.80, 3.44, 1.01, 0.93, 0.62, 1.51, 0.32, 1.71, 0.77, 1.23, 2.48. Why, in docs/guide/cli.md
 (Progress): at 20% of the tasks a first run has done its generate tasks and nothing else; the work left is mostly
 containers, a ragas import and the render, which no finished task has priced yet, and a container's time varies
 up to 10x between recordings of the same project on the shared machine."""
@@ -112,14 +121,17 @@ def errors_of(points: list[Point]) -> list[float]:
     return [abs(est - left) / left for _, est, left, _ in points if left >= 5]
 
 
-WITHIN_30 = {"demo-first-run-n1.jsonl": 100, "init-first-run-n2.jsonl.gz": 100, "init-patch-rerun-edit-n1.jsonl.gz": 10}
-"""Recordings where the median error from 20% of the tasks on is within 30%, and the points each has at least
-(a rerun of one case is over in seconds)."""
+WITHIN_30 = {"demo-first-run-n1.jsonl": 100, "init-first-run-n2.jsonl.gz": 100, "init-patch-rerun-edit-n1.jsonl.gz": 10,
+             "demo977-first-run-n2.jsonl.gz": 500}
+"""Recordings where the median error from 20% of the tasks on is within 30% (and the 90th percentile within 55%),
+and the points each has at least (a rerun of one case is over in seconds)."""
 NOT_WITHIN_30 = {"demo-first-run-n2.jsonl": (0.40, 0.55), "init-first-run-n1.jsonl": (0.42, 2.9),
                  "init-patch-migration-n1.jsonl.gz": (0.42, 0.70), "init-rerun-v2-n2.jsonl.gz": (0.40, 0.45),
-                 "init-patch-first-run-n2.jsonl.gz": (0.52, 1.15)}
+                 "init-patch-first-run-n2.jsonl.gz": (0.52, 1.15), "demo977-first-run-n1.jsonl.gz": (0.15, 0.80),
+                 "init-first-run-2-n2.jsonl.gz": (0.28, 0.60),
+                 "demo977-first-run-n1b.jsonl.gz": (0.90, 1.55)}
 """The others: (median, 90th percentile) bounds a little above what is reached, so a change that makes
-them worse fails; the issue's 30% is NOT met on these."""
+them worse fails; the issue's 30% is NOT met on these (on demo977-first-run-n1 and init-first-run-2-n2 the median is, not the 90th percentile)."""
 
 
 @pytest.mark.parametrize(("name", "min_points"), sorted(WITHIN_30.items()))
