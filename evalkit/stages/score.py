@@ -12,8 +12,7 @@ from evalkit.fsutil import digest
 from evalkit.graders.degenerate import assess, empty_answer
 from evalkit.kind_registry import kind, main_file
 from evalkit.metrics.codebleu import codebleu, codebleu_gain
-from evalkit.metrics.metric_info import Metrics
-from evalkit.metrics.metric_info import added_results
+from evalkit.metrics.metric_info import Metrics, added_results
 from evalkit.stages.slices import score_slice
 from evalkit.stages.validate import validation_status
 
@@ -148,12 +147,17 @@ def score(cfg: Config, system: System, case: Case, output: OutputArtifact, execu
                           explanations={k: v for k, v in explanations.items() if k in metrics}, **common)
 
 
+EXPLANATION_LIMIT = 500
+"""Characters of a metric's explanation kept in scores.json (the rest is cut, marked with an ellipsis)."""
+
+
 def _explain(explanations: dict[str, str], result: ScoreResult) -> None:
     """Keep ``result``'s explanations: a metric a later scorer sets again keeps that scorer's (or none)."""
     said = result.explained()
     for name in result.values:
         if name in said:
-            explanations[name] = said[name]
+            why = said[name]
+            explanations[name] = why if len(why) <= EXPLANATION_LIMIT else why[:EXPLANATION_LIMIT - 1] + "…"
         else:
             explanations.pop(name, None)
 

@@ -137,3 +137,13 @@ def test_a_later_scorer_s_value_takes_its_explanation_or_none(migration, monkeyp
     monkeypatch.setattr(type(kd), "scorers", lambda self: [*own(self), lambda ctx: {"migrated": 0.0}])
     s = score(cfg, system, case, output, None, grade(cfg, system, case, output))
     assert s.metrics["migrated"] == 0.0 and "migrated" not in s.explanations  # the later, silent scorer's value
+
+
+def test_a_long_explanation_is_cut(migration, monkeypatch) -> None:
+    cfg, case = migration.cfg, migration.case(CASE)
+    system = migration.system("naive")
+    output = _answer(case, case.read("inputs.legacy_file"))
+    kd = kind(case.kind)
+    monkeypatch.setattr(type(kd), "scorers", lambda self: [lambda ctx: ScoreResult({"long": 1.0}, "x" * 2000)])
+    s = score(cfg, system, case, output, None, grade(cfg, system, case, output))
+    assert s.metrics["long"] == 1.0 and len(s.explanations["long"]) == 500 and s.explanations["long"].endswith("…")
