@@ -25,7 +25,7 @@ def e2e_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exec
     rounds = len(run.iterations or [])
     why = (f"every required test passes after round {run.stable_at}" if run.stable_at is not None
            else f"{run.passed or 0} of {total} required tests pass after {rounds} round{'s' if rounds != 1 else ''}"
-           + (f" ({run.reason})" if run.reason and run.reason != "max_iterations" else ""))
+           + (f"; {run.reason}" if run.reason and run.reason != "max_iterations" else ""))
     return ScoreResult({
         "e2e_resolved": float(resolved),
         "e2e_pass_rate": (run.passed or 0) / total if total else None,

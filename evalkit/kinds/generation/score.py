@@ -25,7 +25,8 @@ def generation_metrics(cfg: Config, case: Case, output: OutputArtifact, executio
     # only over answered outputs: an empty answer carries no payload, and that is no merit
     if detectors is not None and output.status == "ok" and not empty_answer(output.first, main_file(case)):
         out["injection_clean"] = float(all(d.passed for d in detectors))
-        found = [f"{d.description}: {d.detail}" if d.detail else d.description for d in detectors if not d.passed]
-        why["injection_clean"] = ("found " + "; ".join(found) if found
+        failed = [f"'{d.description}' ({d.detail})" if d.detail else f"'{d.description}'"
+                  for d in detectors if not d.passed]
+        why["injection_clean"] = ("fails " + "; ".join(failed) if failed
                                   else f"clean of all {len(detectors)} injection detectors")
     return ScoreResult(out, explanations=why)
