@@ -14,6 +14,9 @@ from evalkit.models import Model, OpenModel
 from evalkit.outcomes import AnyJudgeOutcome, GradesExtra, RubricOutcome, SandboxRun
 
 SCHEMA_VERSION = 1
+SCORES_FORMAT = 2
+"""What scores.json holds (2: each metric's explanation): part of the score stage's slice, so scores an older
+evalkit wrote are computed again rather than read without what this one adds."""
 STAGES = ("generate", "execute", "grade", "score")
 ARTIFACT_FILES = {"generate": "output.json", "execute": "execution.json", "grade": "grades.json", "score": "scores.json"}
 
@@ -178,6 +181,9 @@ class ScoresArtifact(ArtifactBase):
     stage: Literal["score"] = "score"
     metrics: dict[str, float | None] = {}
     """Metric name -> value (booleans as 0/1); None = not applicable. Metadata: evalkit.metrics.registry."""
+    explanations: dict[str, str] = {}
+    """Metric name -> why it has its value, in a sentence, as its scorer said (evalkit.contracts.ScoreResult,
+    MetricValue); metrics without one are left out. Text a scorer built, maybe from the answer: shown escaped."""
     excluded: Literal["broken", "infra", "not_judged", "not_attempted", "bug"] | None = None
     """Why this case is left out of aggregates, if it is."""
     tags: list[str] = []

@@ -31,7 +31,7 @@ and it never imports a kind.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, ClassVar, Literal, NamedTuple, Protocol, TypeAlias, Union, cast
 
 if TYPE_CHECKING:
@@ -143,7 +143,21 @@ class ScoreResult:
     values: Metrics
     """Metric name -> value (None: not applicable); a later scorer's value wins a shared name."""
     explanation: str = ""
-    """Why, in a sentence (empty: the values say it)."""
+    """Why, in a sentence (empty: the values say it): it explains every metric of `values` that `explanations`
+    does not."""
+    explanations: dict[str, str] = field(default_factory=dict)
+    """Metric name -> why it has its value, in a sentence: for a scorer whose metrics each have their own reason
+    (an entry, even an empty one, wins over `explanation`; names not in `values` are ignored)."""
+
+    def explained(self) -> dict[str, str]:
+        """Metric name -> its explanation, for the metrics of `values` that have one (scores.json's
+        ``explanations``)."""
+        out = {}
+        for name in self.values:
+            why = (self.explanations[name] if name in self.explanations else self.explanation).strip()
+            if why:
+                out[name] = why
+        return out
 
 
 @dataclass(frozen=True)
@@ -242,8 +256,10 @@ class Provider(Protocol):
         ...
 
 
-LegacyKindScorer: TypeAlias = "Callable[[Config, Case, OutputArtifact, ExecutionArtifact | None, GradesArtifact], Metrics]"
-"""A kind scorer in the older positional form: ``(cfg, case, output, execution, grades) -> {metric: value}``."""
+LegacyKindScorer: TypeAlias = (
+    "Callable[[Config, Case, OutputArtifact, ExecutionArtifact | None, GradesArtifact], ScoreResult | Metrics]")
+"""A kind scorer in the older positional form: ``(cfg, case, output, execution, grades) -> {metric: value}`` (or a
+`ScoreResult`, to say why)."""
 
 LegacyMetricScorer: TypeAlias = (
     "Callable[[Case, OutputArtifact, ExecutionArtifact | None, GradesArtifact], float | bool | None]")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Literal
 
-from evalkit.contracts import AnyMetricScorer, ScoreContext, metric_with
+from evalkit.contracts import AnyMetricScorer, MetricValue, ScoreContext, metric_with
 from evalkit.contracts import Metrics as Metrics  # re-exported: the scorers import it from here
 from evalkit.kind_registry import kind, known, names
 from evalkit.models import Model
@@ -55,15 +55,20 @@ ADDED: dict[str, str] = {}
 ADDED_SCORERS: dict[str, AnyMetricScorer] = {}
 
 
-def added_values(ctx: ScoreContext) -> dict[str, float | None]:
-    """Values of the added metrics whose kinds include the case's (the score stage writes them beside its own)."""
-    out: dict[str, float | None] = {}
+def added_results(ctx: ScoreContext) -> dict[str, MetricValue]:
+    """The added metrics whose kinds include the case's, each with its value and explanation (the score stage
+    writes them beside its own)."""
+    out: dict[str, MetricValue] = {}
     for name, fn in ADDED_SCORERS.items():
         info = METRICS.get(name)
         if info is not None and (not info.kinds or ctx.case.kind in info.kinds):
-            value = metric_with(fn, ctx).value
-            out[name] = None if value is None else float(value)
+            out[name] = metric_with(fn, ctx)
     return out
+
+
+def added_values(ctx: ScoreContext) -> dict[str, float | None]:
+    """Values of the added metrics whose kinds include the case's (a bool as 0/1)."""
+    return {name: None if r.value is None else float(r.value) for name, r in added_results(ctx).items()}
 
 
 def primary_metric(values: dict[str, float | None]) -> str | None:

@@ -75,7 +75,9 @@ def system_view(case: CaseDetail, name: str, arts: SystemArtifacts, report: Repo
                       "same_as_reference": primary and reference is not None and not vs_ref})
     patch = first.patch if first is not None else None
     order = _metric_order()
-    metrics = [{"name": m, "info": report.metric_info.get(m) or METRICS.get(m), "value": v}
+    explanations = scores.explanations if scores is not None else {}
+    metrics = [{"name": m, "info": report.metric_info.get(m) or METRICS.get(m), "value": v,
+                "explanation": explanations.get(m, "")}
                for m, v in sorted((scores.metrics if scores is not None else {}).items(),
                                   key=lambda mv: (order.get(mv[0], 999), mv[0]))]
     runs = []
@@ -101,7 +103,7 @@ def system_view(case: CaseDetail, name: str, arts: SystemArtifacts, report: Repo
     reason = ((scores.reason if scores is not None else "") or (out.reason if out is not None else "")
               or (first.reason if first is not None else ""))
     return {"name": name, "status": status, "reason": reason, "excluded": scores.excluded if scores is not None else None,
-            "metrics": metrics, "files": files, "patch": [(line_class(x), x) for x in patch.splitlines()] if patch
+            "metrics": metrics, "explanations": explanations, "files": files, "patch": [(line_class(x), x) for x in patch.splitlines()] if patch
             else [], "text": first.text if first is not None else None, "usage": usage,
             "wall_s": first.wall_s if first is not None else None, "steps": first.steps if first is not None else None,
             "exit_code": first.exit_code if first is not None else None,

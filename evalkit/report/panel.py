@@ -17,7 +17,7 @@ from markupsafe import Markup, escape
 
 from evalkit.llm.pricing import Usage
 from evalkit.outcomes import SandboxRun
-from evalkit.report.site_env import diff_html, metric_rows_html, pass_badge, status_badge, test_rows_html
+from evalkit.report.site_env import diff_html, metric_rows_html, metric_value, pass_badge, status_badge, test_rows_html
 
 _HARNESS_DIFFERS = (" <strong>differs from evalkit's verdict ({})</strong>: the harness reads the printed log alone; "
                     "evalkit also trusts only nonce-marked exit statuses and the worst status printed for a test. "
@@ -140,6 +140,15 @@ def _checks(v: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def _why(explained: list[dict[str, Any]]) -> str:
+    """Why the metrics whose scorers said so have their values (each explanation escaped: a scorer may quote the
+    answer, e.g. a file name the system wrote)."""
+    rows = "".join(f'<dt data-metric="{escape(m["name"])}">{escape(m["info"].display if m["info"] else m["name"])} '
+                   f'{escape(metric_value(m["value"], m["info"]))}</dt><dd>{escape(m["explanation"])}</dd>'
+                   for m in explained)
+    return f'<dl class="kv why" aria-label="Why the metrics have their values">{rows}</dl>\n'
+
+
 def system_panel(v: dict[str, Any], graded_sections: Any) -> Markup:
     """The panel of system ``v`` (a `system_view`); ``graded_sections``: the Jinja macro for its judge and rubric."""
     out = [f'<h3 id="sys-{escape(v["name"])}">{escape(v["name"])} {status_badge(v["status"], v["excluded"])}</h3>\n']
@@ -161,6 +170,9 @@ def system_panel(v: dict[str, Any], graded_sections: Any) -> Markup:
     if v["judge"] or v["rubric"]:
         out.append(str(graded_sections(v)))
     out.append("\n")
+    explained = [m for m in v["metrics"] if m.get("explanation")]
+    if explained:
+        out.append(_why(explained))
     if v["metrics"]:
         out.append(f"<details><summary>Every metric of this case ({len(v['metrics'])})</summary>\n"
                    f'<table class="grid small"><tbody>\n{metric_rows_html(v["metrics"])}</tbody></table></details>\n')

@@ -281,13 +281,15 @@ def _row_head(name: str, info: MetricInfo | None) -> str:
 
 
 def metric_rows_html(metrics: list[dict[str, Any]]) -> Markup:
-    """The rows of a system's 'every metric of this case' table (`system_view` makes them)."""
+    """The rows of a system's 'every metric of this case' table (`system_view` makes them): name, value and, where
+    its scorer gave one, the explanation (escaped: a scorer may quote the answer)."""
     out = []
     for m in metrics:
         info, value = m["info"], m["value"]
         raw = "" if value is None else repr(float(value))
+        why = m.get("explanation")
         out.append(f'{_row_head(m["name"], info)}data-value="{escape(raw)}">{escape(metric_value(value, info))}'
-                   "</td></tr>\n")
+                   + (f'</td><td class="why">{escape(why)}' if why else "") + "</td></tr>\n")
     return Markup("".join(out))
 
 

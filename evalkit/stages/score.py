@@ -7,17 +7,16 @@ from typing import Callable
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Provenance, ScoresArtifact, Usage
 from evalkit.cases import Case
 from evalkit.config import Config, System
-from evalkit.contracts import ScoreContext, score_with
+from evalkit.contracts import ScoreContext, ScoreResult, score_with
 from evalkit.fsutil import digest
 from evalkit.graders.degenerate import assess, empty_answer
 from evalkit.kind_registry import kind, main_file
 from evalkit.metrics.codebleu import codebleu, codebleu_gain
-from evalkit.metrics.metric_info import Metrics
-from evalkit.metrics.registry import added_values
+from evalkit.metrics.metric_info import Metrics, added_results
 from evalkit.stages.slices import score_slice
 from evalkit.stages.validate import validation_status
 
-Scorer = Callable[[Config, Case, OutputArtifact, ExecutionArtifact | None, GradesArtifact], Metrics]
+Scorer = Callable[[Config, Case, OutputArtifact, ExecutionArtifact | None, GradesArtifact], ScoreResult | Metrics]
 """A kind's scorer in the older positional form (evalkit.contracts.KindScorer takes one ScoreContext); each suite
 kind lists its own (evalkit.kinds, ``Kind.scorers``)."""
 
@@ -123,10 +122,15 @@ def score(cfg: Config, system: System, case: Case, output: OutputArtifact, execu
         metrics["assertion_score"] = 0.0
         metrics["assertion_pass"] = 0.0
     ctx = ScoreContext(config=cfg, case=case, output=output, execution=execution, grades=grades)
+    explanations: dict[str, str] = {}
     for fn in kd.scorers():
-        metrics.update(score_with(fn, ctx).values)
+        result = score_with(fn, ctx)
+        metrics.update(result.values)
+        _explain(explanations, result)
 
-    metrics.update(added_values(ctx))  # metrics added by evalkit.api.register_metric
+    for name, added in added_results(ctx).items():  # metrics added by evalkit.api.register_metric
+        metrics[name] = None if added.value is None else float(added.value)
+        _explain(explanations, ScoreResult({name: metrics[name]}, added.explanation))
     if grades.judge is not None and grades.judge.source == "recorded" and kd.judging.recorded_verdict_alone and main_file(case) not in output.first.files:
         # a recorded judge on code the import does not hold (Kai CI's report has scores only): its verdict alone
         answered = output.status == "ok"
@@ -139,7 +143,23 @@ def score(cfg: Config, system: System, case: Case, output: OutputArtifact, execu
     if later_bug:
         reason = "; ".join(r for r in (reason, f"evalkit bug after the tests ran (their verdict counts): {later_bug}")
                            if r)
-    return ScoresArtifact(**base, status=output.status, reason=reason, metrics=metrics, **common)
+    return ScoresArtifact(**base, status=output.status, reason=reason, metrics=metrics,
+                          explanations={k: v for k, v in explanations.items() if k in metrics}, **common)
+
+
+EXPLANATION_LIMIT = 500
+"""Characters of a metric's explanation kept in scores.json (the rest is cut, marked with an ellipsis)."""
+
+
+def _explain(explanations: dict[str, str], result: ScoreResult) -> None:
+    """Keep ``result``'s explanations: a metric a later scorer sets again keeps that scorer's (or none)."""
+    said = result.explained()
+    for name in result.values:
+        if name in said:
+            why = said[name]
+            explanations[name] = why if len(why) <= EXPLANATION_LIMIT else why[:EXPLANATION_LIMIT - 1] + "…"
+        else:
+            explanations.pop(name, None)
 
 
 def _judge_usage(grades: GradesArtifact) -> Usage:

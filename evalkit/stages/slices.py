@@ -8,6 +8,7 @@ import hashlib
 import importlib.util
 from pathlib import Path
 
+from evalkit.artifacts import SCORES_FORMAT
 from evalkit.config import Config, System
 from evalkit.fsutil import atomic_write_text, digest, pretty_json
 from evalkit.llm.prompts import PROMPTS_DIR
@@ -90,7 +91,7 @@ def grade_slice(cfg: Config) -> dict[str, Any]:
 def score_slice(cfg: Config) -> dict[str, Any]:
     rubrics = rubric_versions(cfg)  # a rubric's weights and decided values change judge metrics
     return {"metrics": cfg.metrics.model_dump(mode="json"), **({"rubrics": rubrics} if rubrics else {}),
-            **_added_metrics(), **plugin_code("kinds")}
+            **_added_metrics(), **plugin_code("kinds"), "scores_format": SCORES_FORMAT}
 
 
 def _added_metrics() -> dict[str, Any]:

@@ -9,7 +9,7 @@ from evalkit import api, plugins
 from evalkit.artifacts import OutputArtifact, Sample
 from evalkit.casemodels import AssertionSpec
 from evalkit.contracts import (AssertionContext, AssertionOutcome, JudgeContext, MetricValue, ScoreContext, ScoreResult,
-                               takes_context)
+                               score_with, takes_context)
 from evalkit.graders.assertions import run_assertions
 from evalkit.kinds import kind, kinds
 from evalkit.kinds.base import Kind
@@ -62,7 +62,7 @@ def test_context_scorers_give_the_numbers_the_positional_ones_give(migration, mo
     assert positional and not any(takes_context(fn) for fn in positional)  # evalkit's own: the older form
 
     def as_context(fn):
-        return lambda ctx: ScoreResult(fn(ctx.config, ctx.case, ctx.output, ctx.execution, ctx.grades), "same")
+        return lambda ctx: ScoreResult(score_with(fn, ctx).values, "same")
 
     monkeypatch.setattr(type(kd), "scorers", lambda self: [as_context(fn) for fn in positional])
     after = score(migration.cfg, system, case, output, None, grades)

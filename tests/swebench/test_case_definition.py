@@ -48,7 +48,7 @@ def _metrics(run: dict) -> dict:
     typed = SandboxRun.model_validate({"status": "completed", **run})
     reference = PatchReference(patch_file="gold.diff", fail_to_pass=["t::a"], pass_to_pass=["t::b"])
     case = SimpleNamespace(reference_as=lambda model: reference)
-    return patch_metrics(SimpleNamespace(), case, output, SimpleNamespace(runs=[typed]), SimpleNamespace())
+    return patch_metrics(SimpleNamespace(), case, output, SimpleNamespace(runs=[typed]), SimpleNamespace()).values
 
 
 def test_resolved_metric_is_the_harness_s_for_swebench_cases() -> None:
@@ -56,6 +56,30 @@ def test_resolved_metric_is_the_harness_s_for_swebench_cases() -> None:
     assert _metrics({"resolved": True, "harness_resolved": False})["resolved"] == 0.0
     assert _metrics({"resolved": True})["resolved"] == 1.0                  # not SWE-bench's: evalkit's verdict
     assert _metrics({"resolved": False, "harness_resolved": None})["resolved"] == 0.0  # no harness verdict
+
+
+def test_resolved_says_why() -> None:
+    from evalkit.artifacts import OutputArtifact, Sample
+    from evalkit.outcomes import SandboxRun
+
+    output = OutputArtifact(system="s", suite="swebench", case_id="c", status="ok",
+                            samples=[Sample(status="ok", patch="--- a/x.py\n+++ b/x.py\n")])
+    reference = PatchReference(patch_file="gold.diff", fail_to_pass=["t::a"], pass_to_pass=["t::b"])
+    case = SimpleNamespace(reference_as=lambda model: reference)
+
+    def why(run: dict) -> str:
+        typed = SandboxRun.model_validate(run)
+        return patch_metrics(SimpleNamespace(), case, output, SimpleNamespace(runs=[typed]),
+                             SimpleNamespace()).explained()["resolved"]
+
+    assert why({"status": "completed", "resolved": False, "fail_to_pass": {"t::a": "failed"},
+                "pass_to_pass": {"t::b": "passed"}}) == "1 of 1 FAIL_TO_PASS tests fail (t::a)"
+    assert why({"status": "completed", "resolved": True}) == "every FAIL_TO_PASS and PASS_TO_PASS test passes"
+    assert why({"status": "patch_failed"}) == "the patch did not apply"
+    assert why({"status": "tampered_with_tests", "test_changes": ["conftest.py: refused"]}) == (
+        "the patch changes the tests: conftest.py")
+    assert why({"status": "completed", "resolved": True, "harness_resolved": False}).startswith(
+        "the SWE-bench harness says not resolved")
 
 
 def test_the_log_the_harness_sees() -> None:

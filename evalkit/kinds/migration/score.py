@@ -19,6 +19,7 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact,
 from evalkit.kinds.migration.models import MigrationInputs, MigrationReference
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.contracts import ScoreResult
 from evalkit.graders.declarations import missing_structure
 from evalkit.graders.degenerate import assess, empty_answer, is_unchanged
 from evalkit.graders.incidents import IncidentCheck, incident_present, recheck_file, resolved_share
@@ -123,10 +124,25 @@ def migration_failures(case: Case, output: OutputArtifact, grades: GradesArtifac
 
 
 def migrated_metric(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
-                    grades: GradesArtifact) -> Metrics:
-    """migrated: 1 when the output is a migration of the case (``migration_failures`` finds nothing)."""
+                    grades: GradesArtifact) -> ScoreResult:
+    """migrated: 1 when the output is a migration of the case (``migration_failures`` finds nothing), explained by
+    what failed."""
     failures = migration_failures(case, output, grades)
-    return {} if failures is None else {"migrated": float(not failures)}
+    if failures is None:
+        return ScoreResult({})
+    return ScoreResult({"migrated": float(not failures)}, _why_migrated(failures))
+
+
+_SHOWN_FAILURES = 5
+"""How many of an output's failed conditions the explanation of `migrated` names (the rest are counted)."""
+
+
+def _why_migrated(failures: list[str]) -> str:
+    """`migrated`'s explanation: the conditions the output fails, or that it meets them all."""
+    if not failures:
+        return "migrated: no counted incident left, complete, changed, parses, keeps what the target keeps"
+    more = len(failures) - _SHOWN_FAILURES
+    return "not migrated: " + "; ".join(failures[:_SHOWN_FAILURES]) + (f"; and {more} more" if more > 0 else "")
 
 
 _COMMENTS = {"python": re.compile(r"#[^\n]*")}

@@ -9,8 +9,10 @@ from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.casemodels import PatchReference
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.contracts import ScoreResult
 from evalkit.metrics.localization import gold_locations, localization
 from evalkit.metrics.metric_info import Metrics
+from evalkit.outcomes import SandboxRun
 from evalkit.stages.execute import TreeUnavailable, source_tree
 from evalkit.stages.validate import validation_path
 from evalkit.stats import pass_at_k, pass_hat_k
@@ -30,11 +32,12 @@ def _applies_something(output: OutputArtifact) -> bool:
 
 
 def patch_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
-                  grades: GradesArtifact) -> Metrics:
+                  grades: GradesArtifact) -> ScoreResult:
     out: Metrics = {}
     ref = case.reference_as(PatchReference)
     if output.status != "ok" or execution is None or not execution.runs:
         out.update(resolved=0.0, patch_applied=0.0, **_failed(ref))
+        why = "no answer" if output.status != "ok" else "no test run"
     else:
         run = execution.runs[0]
         # SWE-bench's cases: the official harness's verdict, so the rate matches the leaderboard's
@@ -50,9 +53,42 @@ def patch_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Ex
         out["flaky_tests"] = float(len(run.flaky))
         out["sandbox_timeout"] = float(run.status == "timeout")
         out["tampered_with_tests"] = float(bool(run.test_changes))
+        why = _why_resolved(run, harness, _applies_something(output))
     out.update(pass_k_metrics(output, execution))
     out.update(localization_metrics(cfg, case, output))
-    return out
+    return ScoreResult(out, explanations={"resolved": why})
+
+
+_SHOWN_TESTS = 3
+"""How many failing tests the explanation of `resolved` names (the rest are counted)."""
+
+
+def _failing(kind: str, statuses: Mapping[str, str]) -> str:
+    bad = sorted(t for t, st in statuses.items() if st != "passed")
+    if not bad:
+        return ""
+    more = len(bad) - _SHOWN_TESTS
+    return (f"{len(bad)} of {len(statuses)} {kind} tests fail ({', '.join(bad[:_SHOWN_TESTS])}"
+            f"{f', and {more} more' if more > 0 else ''})")
+
+
+def _why_resolved(run: SandboxRun, harness: bool | None, applies_something: bool) -> str:
+    """`resolved`'s explanation, from the run's record: how the run ended and which required tests failed."""
+    if run.status == "patch_failed":
+        return "the patch did not apply"
+    if run.status == "tampered_with_tests":
+        changed = ", ".join(c.partition(":")[0] for c in run.test_changes[:_SHOWN_TESTS])
+        return "the patch changes the tests" + (f": {changed}" if changed else "")
+    if run.status != "completed":
+        return f"the test run ended {run.status.replace('_', ' ')}"
+    if not applies_something:
+        return "the patch is empty"
+    failing = "; ".join(f for f in (_failing("FAIL_TO_PASS", run.fail_to_pass),
+                                    _failing("PASS_TO_PASS", run.pass_to_pass)) if f)
+    own = "every FAIL_TO_PASS and PASS_TO_PASS test passes" if run.resolved else failing or "not resolved"
+    if harness is None or harness == bool(run.resolved):
+        return own
+    return f"the SWE-bench harness says {'resolved' if harness else 'not resolved'} (evalkit's own check: {own})"
 
 
 def pass_k_metrics(output: OutputArtifact, execution: ExecutionArtifact | None) -> Metrics:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
+from evalkit.contracts import ScoreResult
 from evalkit.kinds.rag.models import RagInputs, RagReference
 from evalkit.metrics.metric_info import Metrics
 from evalkit.llm.settings import configured
@@ -28,13 +29,16 @@ else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only t
 
 
 def rag_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
-                grades: GradesArtifact) -> Metrics:
+                grades: GradesArtifact) -> ScoreResult:
 
     inputs, ref = case.inputs_as(RagInputs), case.reference_as(RagReference)
     answer = output.first.text if output.status == "ok" else None
     out: Metrics = dict(ragas_metrics_code.non_llm_metrics(answer or "", ref.answer, inputs.contexts, ref.contexts or None))
-    out.update(judged_metrics(output, grades))
-    return out
+    judged = judged_metrics(output, grades)
+    out.update(judged)
+    # a judged metric's reasons are the judge's (on the case page with its verdict); a zero for no answer is ours
+    why = f"no answer ({output.status.replace('_', ' ')}): nothing faithful, nothing relevant" if output.status != "ok" else ""
+    return ScoreResult(out, explanations={name: why for name in judged} if why else {})
 
 
 def judged_metrics(output: OutputArtifact, grades: GradesArtifact) -> Metrics:
