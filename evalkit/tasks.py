@@ -17,7 +17,7 @@ from functools import cached_property
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, cast
 
 from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, ArtifactBase, artifact_path, read_optional,
                                write_artifact, write_with_retry_mark)
@@ -40,6 +40,7 @@ from evalkit.sandbox.backends import uses_images
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.artifacts import GradesArtifact
     from evalkit.cases import Case, Project
     from evalkit.graders import audit as audit_code
     from evalkit import bugs
@@ -170,7 +171,7 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
         bugs.clear_record(work, stage, system.name, case.suite, case.id)
     if stage == "grade":
 
-        grade_retry.mark_after_grade(target, result)  # a judge API failure is retried next run
+        grade_retry.mark_after_grade(target, cast("GradesArtifact", result))  # a judge API failure is retried next run; the grade model's
     return True
 
 
