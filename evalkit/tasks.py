@@ -153,7 +153,8 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
     model = ARTIFACT_MODELS[stage]
     bug_trace = ""
     try:
-        result: ArtifactBase = executors_code.executor_for(cfg).run(executors_code.build_call(cfg, stage, system, case, inputs))
+        result = cast(ArtifactBase, executors_code.executor_for(cfg).run(  # a stage call's: its artifact
+            executors_code.build_call(cfg, stage, system, case, inputs)))
     except (executors_code.ExecutorFailure, executors_code.MissingBlob) as exc:  # where the call runs failed, not the stage: retried next run
         result = model(system=system.name, suite=case.suite, case_id=case.id, status="infra_error",
                        reason=f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000])
