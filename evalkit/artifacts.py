@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar, overload
 
 from pydantic import Field
 
@@ -26,6 +26,8 @@ ARTIFACT_FILES = {"generate": "output.json", "execute": "execution.json", "grade
 # has no output for (coverage, not a failure: excluded from that system's rates); `bug` is evalkit's
 # own bug (a stage raised): excluded from rates, redone when evalkit's code changes (evalkit.bugs).
 Status = Literal["ok", "error", "timeout", "infra_error", "broken", "skipped", "not_attempted", "bug"]
+
+D = TypeVar("D")
 
 
 class DiscoveredTask(Model):
@@ -222,7 +224,13 @@ class SystemArtifacts(Model):
         art: ArtifactBase | None = getattr(self, stage)
         return art.model_dump(mode="json") if art is not None else None
 
-    def get(self, stage: str, default: Any = None) -> Any:
+    @overload
+    def get(self, stage: str) -> dict[str, Any] | None: ...
+
+    @overload
+    def get(self, stage: str, default: D) -> dict[str, Any] | D: ...
+
+    def get(self, stage: str, default: object = None) -> object:
         """An artifact as JSON (the older, untyped form), ``default`` when the stage wrote none."""
         got = self[stage] if stage in STAGE_KEYS else None
         return default if got is None else got
@@ -246,7 +254,14 @@ RETRY_SUFFIX = ".retry"
 """Beside an artifact that recorded an infrastructure error: `<artifact>.retry`, its task reruns next time."""
 
 
-def write_with_retry_mark(path: Path, result: Any) -> None:
+class StageResult(Protocol):
+    """What `write_with_retry_mark` writes: a stage's model, with the status that says whether to retry it."""
+
+    @property
+    def status(self) -> str: ...
+
+
+def write_with_retry_mark(path: Path, result: StageResult) -> None:
     """Write a stage result atomically; mark an infrastructure error for retry, clear the mark otherwise."""
     atomic_write_json(path, result)
     marker = Path(f"{path}{RETRY_SUFFIX}")
@@ -261,13 +276,33 @@ def write_artifact(path: Path, artifact: ArtifactBase) -> None:
     write_with_retry_mark(path, artifact)
 
 
-def read_artifact(path: Path, stage: str) -> Any:
+@overload
+def read_artifact(path: Path, stage: Literal["generate"]) -> OutputArtifact: ...
+@overload
+def read_artifact(path: Path, stage: Literal["execute"]) -> ExecutionArtifact: ...
+@overload
+def read_artifact(path: Path, stage: Literal["grade"]) -> GradesArtifact: ...
+@overload
+def read_artifact(path: Path, stage: Literal["score"]) -> ScoresArtifact: ...
+@overload
+def read_artifact(path: Path, stage: str) -> ArtifactBase: ...
+def read_artifact(path: Path, stage: str) -> ArtifactBase:
     """Load and validate an artifact of a stage."""
     with open(path, encoding="utf-8") as fh:
         return ARTIFACT_MODELS[stage].model_validate(json.load(fh))
 
 
-def read_optional(path: Path, stage: str) -> Any | None:
+@overload
+def read_optional(path: Path, stage: Literal["generate"]) -> OutputArtifact | None: ...
+@overload
+def read_optional(path: Path, stage: Literal["execute"]) -> ExecutionArtifact | None: ...
+@overload
+def read_optional(path: Path, stage: Literal["grade"]) -> GradesArtifact | None: ...
+@overload
+def read_optional(path: Path, stage: Literal["score"]) -> ScoresArtifact | None: ...
+@overload
+def read_optional(path: Path, stage: str) -> ArtifactBase | None: ...
+def read_optional(path: Path, stage: str) -> ArtifactBase | None:
     return read_artifact(path, stage) if path.exists() else None
 
 

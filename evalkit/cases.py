@@ -134,7 +134,7 @@ class Case:
         """The reference as the kind's model ``model`` (TypeError when the case's kind types it otherwise)."""
         return _typed(self, "reference", self.reference, model)
 
-    def with_inputs(self, **changes: Any) -> "Case":
+    def with_inputs(self, **changes: object) -> "Case":
         """A copy whose inputs have ``changes`` (e.g. a re-invoked system's feedback), the rest shared."""
 
         return dataclasses.replace(self, inputs=self.inputs.model_copy(update=changes))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, TypeVar, Union
 
 from pydantic import Discriminator, Field, PrivateAttr, Tag, field_validator, model_validator
 
@@ -387,11 +387,14 @@ class Config(Model):
         value = next(iter(self.executor.values()))
         return dict(value) if isinstance(value, dict) else {} if value is None else {"value": value}
 
-    def system(self, name: str) -> Any:
+    def system(self, name: str) -> System:
         for s in self.systems:
             if s.name == name:
                 return s
         raise KeyError(name)
+
+
+S = TypeVar("S", bound=SystemBase)
 
 
 def canary_systems(canaries: bool | list[str], taken: set[str]) -> list[CanarySystem]:
@@ -414,14 +417,15 @@ def _scenario_suffix(combo: dict[str, Any]) -> str:
     return "-".join(parts).replace("_", "-") or "baseline"
 
 
-def expand_matrix(system: Any) -> list[Any]:
+def expand_matrix(system: S) -> list[S]:
     """One system per combination of a `matrix` entry's settings, in product order."""
 
     if not system.matrix:
         return [system]
-    if not hasattr(system, "settings"):
+    settings: dict[str, Any] | None = getattr(system, "settings", None)  # CommandSystem's, PluginSystem's
+    if settings is None:
         raise ValueError(f"system {system.name!r}: matrix needs an adapter with `settings` (command), "
-                         f"not {system.adapter!r}")
+                         f"not {getattr(system, 'adapter', None)!r}")  # every SystemBase subclass has one
     axes = list(system.matrix)
     combos = [dict(zip(axes, values)) for values in itertools.product(*(system.matrix[a] for a in axes))]
     if system.names is not None and len(system.names) != len(combos):
@@ -433,7 +437,7 @@ def expand_matrix(system: Any) -> list[Any]:
         if not is_valid_name(name):
             raise ValueError(f"system {system.name!r}: expanded {name_problem(name, 'name')}; give `names`")
         out.append(system.model_copy(update={
-            "name": name, "settings": {**system.settings, **combo}, "matrix": None, "names": None,
+            "name": name, "settings": {**settings, **combo}, "matrix": None, "names": None,
             "scenario_of": system.name}))
     return out
 

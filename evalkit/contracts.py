@@ -36,13 +36,13 @@ from typing import TYPE_CHECKING, Callable, ClassVar, Literal, NamedTuple, Proto
 
 if TYPE_CHECKING:
 
-    from evalkit.artifacts import ArtifactBase, ExecutionArtifact, GradesArtifact, OutputArtifact, Sample
+    from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact, Sample
     from evalkit.casemodels import AssertionSpec
     from evalkit.cases import Case
     from pydantic import BaseModel
 
     from evalkit.config import Config, System
-    from evalkit.executors.call import StageCall
+    from evalkit.executors.call import CallResult, StageCall
     from evalkit.llm.calls import LLMError, LLMRequest
     from evalkit.llm.providers.base import ProviderReply
     from evalkit.llm.settings import JudgeSettings
@@ -281,8 +281,9 @@ class ProviderClass(Protocol):
 class Executor(Protocol):
     """Runs stage calls and returns their artifacts (evalkit.executors)."""
 
-    def run(self, call: StageCall, /) -> ArtifactBase:
-        """The call's artifact (a validate call: its `Validation`), from `run_call` wherever it ran."""
+    def run(self, call: StageCall, /) -> CallResult:
+        """The call's artifact (a validate call: its `Validation`; a health call: its `CaseHealth`), from `run_call`
+        wherever it ran."""
         ...
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import gc
 import os
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from doit.control import TaskControl
 from doit.dependency import MD5Checker as _DoitMD5Checker
@@ -35,6 +35,9 @@ from doit.dependency import SqliteDB
 from doit.reporter import ExecutedOnlyReporter as _DoitExecutedOnlyReporter
 
 from evalkit import fsutil
+
+if TYPE_CHECKING:
+    from doit.task import Task
 
 BACKEND_NAME = "evalkit-sqlite3"
 
@@ -45,12 +48,20 @@ def backend_name() -> str:
     return BACKEND_NAME if any(ep.name == BACKEND_NAME for ep in entry_points(group="doit.BACKEND")) else "sqlite3"
 
 
+class TaskCodec(Protocol):
+    """How doit's backends turn a task's saved state into text and back (doit.dependency.JSONCodec)."""
+
+    def encode(self, data: dict[str, Any]) -> str: ...
+
+    def decode(self, data: str) -> dict[str, Any]: ...
+
+
 class BulkSqliteDB(SqliteDB):
     """doit's SqliteDB with every saved row loaded in one query, decoded on first use."""
 
     desc = "sqlite3 (doit's format), all task states read in one query"
 
-    def __init__(self, name: str, codec: Any, *, module_name: str | None = None) -> None:
+    def __init__(self, name: str, codec: TaskCodec, *, module_name: str | None = None) -> None:
         super().__init__(name, codec, module_name=module_name)
         self._raw: dict[str, str] | None = None
 
@@ -109,12 +120,12 @@ class MD5Checker(_DoitMD5Checker):
 class ExecutedOnlyReporter(_DoitExecutedOnlyReporter):
     """doit's `executed-only` reporter; freezes the heap when the run starts (see the module doc)."""
 
-    def initialize(self, tasks: Any, selected_tasks: Any) -> None:
+    def initialize(self, tasks: dict[str, Task], selected_tasks: list[str]) -> None:
         super().initialize(tasks, selected_tasks)
         gc.freeze()
 
 
-def add_implicit_task_dep(targets: dict[str, str], task: Any, deps_list: Any) -> None:
+def add_implicit_task_dep(targets: dict[str, str], task: Task, deps_list: Iterable[str]) -> None:
     """doit's TaskControl.add_implicit_task_dep with a set for the membership test."""
     have = set(task.task_dep)
     for dep in deps_list:

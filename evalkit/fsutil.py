@@ -8,19 +8,19 @@ import os
 import secrets
 import weakref
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Callable, Iterable
 
 from pydantic import BaseModel
 
 
-def canonical_json(obj: Any) -> str:
+def canonical_json(obj: object) -> str:
     """Same inputs, same bytes: sorted keys, no NaN surprises, stable separators."""
     if isinstance(obj, BaseModel):
         obj = obj.model_dump(mode="json")
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def digest(obj: Any) -> str:
+def digest(obj: object) -> str:
     """sha256 hex of the canonical JSON of ``obj`` (bytes and str are hashed as they are)."""
     if isinstance(obj, bytes):
         data = obj
@@ -207,14 +207,14 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def pretty_json(obj: Any) -> str:
+def pretty_json(obj: object) -> str:
     """Indented, key-sorted JSON for artifacts people may read."""
     if isinstance(obj, BaseModel):
         obj = obj.model_dump(mode="json")
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=1, default=str) + "\n"
 
 
-def atomic_write_json(path: str | os.PathLike[str], obj: Any, compact: bool = False) -> None:
+def atomic_write_json(path: str | os.PathLike[str], obj: object, compact: bool = False) -> None:
     """Write a model or plain object as sorted JSON (indented unless ``compact``), atomically.
 
     Compact output goes through json's C encoder: use it for large files (site data).

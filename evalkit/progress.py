@@ -27,7 +27,7 @@ import threading
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 from evalkit.counters import COUNTERS, EXTRA_LINES  # the counters live below the engine, which counts
 from evalkit.doitplus import ExecutedOnlyReporter
@@ -38,6 +38,11 @@ from evalkit.termtext import terminal_safe
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
+    from doit.exceptions import BaseFail
+    from doit.task import Task
+    from rich.console import Console, Group
+    from rich.live import Live
+
     from evalkit.report import render as render_code
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
     render_code = later("evalkit.report.render")
@@ -45,16 +50,16 @@ else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only t
 MODES = ("live", "plain", "quiet")
 
 
-def mode_for(quiet: bool, stream: Any = None) -> str:
+def mode_for(quiet: bool, stream: TextIO | None = None) -> str:
     """quiet with -q; else $EVALKIT_PROGRESS when set (live/plain/quiet); else live on a terminal."""
     if quiet:
         return "quiet"
     forced = os.environ.get("EVALKIT_PROGRESS", "").strip().lower()
     if forced in MODES:
         return forced
-    stream = sys.stdout if stream is None else stream
+    out: TextIO = sys.stdout if stream is None else stream
     try:
-        tty = stream.isatty()
+        tty = out.isatty()
     except (AttributeError, ValueError):
         tty = False
     return "live" if tty and os.environ.get("TERM") != "dumb" else "plain"
@@ -188,7 +193,7 @@ class RunState:
         self.clock: Callable[[], float] = time.monotonic  # a recorded run's replay sets its own
         self.t0 = self.clock()
 
-    def plan(self, tasks: dict[str, Any], selected: list[str]) -> None:
+    def plan(self, tasks: dict[str, Task], selected: list[str]) -> None:
         """Count the tasks with actions reachable from the selected ones, per stage."""
         seen: set[str] = set()
         stack = list(selected)
@@ -352,16 +357,16 @@ class LiveReporter(ExecutedOnlyReporter):
     jobs = 1
     kinds: dict[str, str] = {}
     classes: dict[str, str] = {}
-    console: Any = None  # a rich Console; tests pass one
+    console: Console | None = None  # tests pass one
 
-    def __init__(self, outstream: Any, options: dict[str, Any]) -> None:
+    def __init__(self, outstream: TextIO, options: dict[str, Any]) -> None:
         super().__init__(outstream, options)
         self.state = RunState(self.jobs, self.kinds, self.classes)
-        self._live: Any = None
+        self._live: Live | None = None
         self._lock = threading.RLock()
 
     # ---- display --------------------------------------------------------------------------
-    def render(self) -> Any:
+    def render(self) -> Group:
         from rich.console import Group  # deferred: rich, only for the live display and the summary table
         from rich.progress_bar import ProgressBar  # deferred: rich, only for the live display and the summary table
         from rich.table import Table  # deferred: rich, only for the live display and the summary table
@@ -389,7 +394,7 @@ class LiveReporter(ExecutedOnlyReporter):
                     style="dim")
         return Group(table, line, *(Text(extra(), style="dim") for extra in EXTRA_LINES))
 
-    def __rich__(self) -> Any:
+    def __rich__(self) -> Group:
         return self.render()
 
     def write(self, text: str) -> None:
@@ -400,7 +405,7 @@ class LiveReporter(ExecutedOnlyReporter):
                 super().write(text)
 
     # ---- doit's reporter interface ---------------------------------------------------------
-    def initialize(self, tasks: Any, selected_tasks: Any) -> None:
+    def initialize(self, tasks: dict[str, Task], selected_tasks: list[str]) -> None:
         from rich.console import Console  # deferred: rich, only for the live display and the summary table
         from rich.live import Live  # deferred: rich, only for the live display and the summary table
 
@@ -412,7 +417,7 @@ class LiveReporter(ExecutedOnlyReporter):
                               redirect_stdout=True, redirect_stderr=True)
             self._live.start()
 
-    def execute_task(self, task: Any) -> None:  # no ".  name" line: the display counts it
+    def execute_task(self, task: Task) -> None:  # no ".  name" line: the display counts it
         if task.actions and not task.name.startswith("_") and self.state.start(task.name):
             # a stage is drawn as soon as it starts (not only at the next 4 Hz tick, which a short
             # stage may finish before): one extra frame per stage
@@ -421,21 +426,21 @@ class LiveReporter(ExecutedOnlyReporter):
             if live is not None:
                 live.refresh()
 
-    def add_success(self, task: Any) -> None:
+    def add_success(self, task: Task) -> None:
         if task.actions and not task.name.startswith("_"):
             self.state.finish(task.name)
 
-    def add_failure(self, task: Any, fail: Any) -> None:
+    def add_failure(self, task: Task, fail: BaseFail) -> None:
         if task.actions and not task.name.startswith("_"):
             self.state.finish(task.name, failed=True)
         with self._lock:
             super().add_failure(task, fail)
 
-    def skip_uptodate(self, task: Any) -> None:
+    def skip_uptodate(self, task: Task) -> None:
         if task.actions and not task.name.startswith("_"):
             self.state.finish(task.name, ran=False)
 
-    def skip_ignore(self, task: Any) -> None:
+    def skip_ignore(self, task: Task) -> None:
         if task.actions and not task.name.startswith("_"):
             self.state.finish(task.name, ran=False)
 
@@ -451,7 +456,7 @@ class LiveReporter(ExecutedOnlyReporter):
 class QuietReporter(ExecutedOnlyReporter):
     """No line per task; failures and doit's errors are still reported (`-q`)."""
 
-    def execute_task(self, task: Any) -> None:
+    def execute_task(self, task: Task) -> None:
         pass
 
 
@@ -564,7 +569,7 @@ def broken_cases(site: Path, release: str) -> list[str]:
     return out
 
 
-def print_summary(site: Path, release: str, console: Any = None,
+def print_summary(site: Path, release: str, console: Console | None = None,
                   retries: dict[tuple[str, str], str] | None = None) -> bool:
     """Print the table (``retries``: see `summary_rows`); False when the release has no report.json."""
     from rich.console import Console  # deferred: rich, only for the live display and the summary table

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from evalkit.artifacts import Sample
 from evalkit.fsutil import digest
 from evalkit.graders.audit import audit_plan
 from evalkit.llm.cache import ResponseCache
 from evalkit.llm.plan import Plan, PlannedCall, Stage, grade_requests, stand_in
-from evalkit.project import participating
+from evalkit.project import Loaded, participating
 from evalkit.selection import selected, selection
 from evalkit.stages.generate import generate_key
 from evalkit.stages.grade_retry import grade_current
@@ -21,7 +20,7 @@ from evalkit.store import ContentStore
 from evalkit.systems.base import RunContext, is_free, planner, run_system
 
 
-def plan_run(loaded: Any, *, stages: Iterable[Stage] = ("generate", "grade"),
+def plan_run(loaded: Loaded, *, stages: Iterable[Stage] = ("generate", "grade"),
              selected: Callable[[str], bool] | None = None) -> Plan:
     """The calls of the next run over every participating (system, case) (``selected`` ones only)."""
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from evalkit import tempdirs
 
@@ -58,7 +58,7 @@ def _write_owner(fd: int) -> None:
 
 
 @contextmanager
-def project_lock(work: Path, wait: bool = False, notify: Any = None) -> Iterator[Path]:
+def project_lock(work: Path, wait: bool = False, notify: Callable[[str], object] | None = None) -> Iterator[Path]:
     """Hold ``<work>/lock`` for the block.
 
     Without ``wait``, raise `ProjectLocked` at once when another run holds it; with ``wait``, block

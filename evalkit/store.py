@@ -10,17 +10,31 @@ import contextlib
 import fcntl
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol
 
 from evalkit.fsutil import atomic_write_json, digest, pretty_json, redact
 
-_remote: list[tuple[Any, Path]] = []
+class CacheService(Protocol):
+    """The coordinator's cache service as a cluster worker reaches it (evalkit.executors.cache_service.ServiceRef)."""
+
+    def read(self, rel: str) -> bytes | None: ...
+
+    def write(self, rel: str, data: bytes) -> None: ...
+
+    def has(self, rel: str) -> bool: ...
+
+    def delete(self, rel: str) -> None: ...
+
+    def budget(self, limit: float | None, charge: float = 0.0) -> dict[str, Any]: ...
+
+
+_remote: list[tuple[CacheService, Path]] = []
 """Set while a call runs on a cluster worker: (the coordinator's cache service, this call's work folder). Entries
 below that folder are read and written through the service (evalkit.executors.cache_service), never here."""
 
 
 @contextlib.contextmanager
-def remote(service: Any, work: Path) -> Iterator[None]:
+def remote(service: CacheService, work: Path) -> Iterator[None]:
     """Within: every store below ``work`` reads and writes the coordinator's cache through ``service``."""
     _remote.append((service, Path(work)))
     try:
@@ -29,12 +43,12 @@ def remote(service: Any, work: Path) -> Iterator[None]:
         _remote.remove((service, Path(work)))
 
 
-def remote_service() -> Any | None:
+def remote_service() -> CacheService | None:
     """The coordinator's cache service while a call runs on a cluster worker, else None."""
     return _remote[-1][0] if _remote else None
 
 
-def _through(path: Path) -> tuple[Any, str] | None:
+def _through(path: Path) -> tuple[CacheService, str] | None:
     for service, work in reversed(_remote):
         if path.is_relative_to(work):
             return service, path.relative_to(work).as_posix()
@@ -47,7 +61,7 @@ class ContentStore:
     def __init__(self, root: str | Path, namespace: str) -> None:
         self.root = Path(root) / namespace
 
-    def key(self, inputs: Any) -> str:
+    def key(self, inputs: object) -> str:
         """The address of a result computed from ``inputs``."""
         return digest(inputs)
 
@@ -69,7 +83,7 @@ class ContentStore:
         except (FileNotFoundError, json.JSONDecodeError):
             return None
 
-    def put(self, key: str, value: Any) -> None:
+    def put(self, key: str, value: object) -> None:
         remote_entry = _through(self.path(key)) if _remote else None
         if remote_entry is not None:
             remote_entry[0].write(remote_entry[1], redact(pretty_json(value).encode("utf-8")))

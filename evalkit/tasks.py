@@ -17,7 +17,7 @@ from functools import cached_property
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, cast
 
 from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, ArtifactBase, artifact_path, read_optional,
                                write_artifact, write_with_retry_mark)
@@ -40,6 +40,8 @@ from evalkit.sandbox.backends import uses_images
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.artifacts import GradesArtifact
+    from evalkit.cases import Case, Project
     from evalkit.graders import audit as audit_code
     from evalkit import bugs
     from evalkit.report import calibration as calibration_code
@@ -82,7 +84,7 @@ become a chain of thousands of tees and the final flush fails (exit 120 after a 
 Uncaptured, an action writes to the real streams (stderr shown as before, tracebacks included)."""
 
 
-def check_selection(globs: list[str], project: Any) -> None:
+def check_selection(globs: list[str], project: Project) -> None:
     """A selection must pick some case: raise InputError naming the globs when none matches any."""
     if not globs:
         return
@@ -151,7 +153,8 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
     model = ARTIFACT_MODELS[stage]
     bug_trace = ""
     try:
-        result: ArtifactBase = executors_code.executor_for(cfg).run(executors_code.build_call(cfg, stage, system, case, inputs))
+        result = cast(ArtifactBase, executors_code.executor_for(cfg).run(  # a stage call's: its artifact
+            executors_code.build_call(cfg, stage, system, case, inputs)))
     except (executors_code.ExecutorFailure, executors_code.MissingBlob) as exc:  # where the call runs failed, not the stage: retried next run
         result = model(system=system.name, suite=case.suite, case_id=case.id, status="infra_error",
                        reason=f"executor {cfg.executor_name}: {type(exc).__name__}: {exc}"[:1000])
@@ -169,7 +172,7 @@ def run_stage(stage: str, config: str, system_name: str, case_key: str) -> bool:
         bugs.clear_record(work, stage, system.name, case.suite, case.id)
     if stage == "grade":
 
-        grade_retry.mark_after_grade(target, result)  # a judge API failure is retried next run
+        grade_retry.mark_after_grade(target, cast("GradesArtifact", result))  # a judge API failure is retried next run; the grade model's
     return True
 
 
@@ -269,7 +272,7 @@ class Graph:
 
         self.redo_bugs = bugs.to_redo(cfg.work_path)  # evalkit bugs of other code, or all with --retry-bugs
 
-    def needs_base_image(self, case: Any) -> bool:
+    def needs_base_image(self, case: Case) -> bool:
         """The case runs in evalkit's own base image (built by `sandbox_image:build` when absent)."""
 
         inputs = case.inputs  # a kind that runs tests has an image (and a patch case may build its own)
@@ -293,11 +296,11 @@ class Graph:
             self._batch_task = grade_batch_code.batch_task(self)
         return self._batch_task
 
-    def path(self, stage: str, system: str, case: Any) -> str:
+    def path(self, stage: str, system: str, case: Case) -> str:
         # plain string joins: this runs ~30,000 times per doit invocation on a large project
         return f"{self.work}/artifacts/{system}/{case.suite}/{case.id}/{ARTIFACT_FILES[stage]}"
 
-    def stages_for(self, case: Any) -> list[str]:
+    def stages_for(self, case: Case) -> list[str]:
         return stage_chain(case.kind)
 
     def stage_rows(self) -> list[tuple[Any, Any, str, list[str], bool]]:
@@ -363,7 +366,7 @@ class Graph:
 
         return tuple(n for n, k in kinds().items() if k.execution.execute_reads_validation)
 
-    def validation_path(self, case: Any) -> str:
+    def validation_path(self, case: Case) -> str:
         p = self._case_paths.get(("validation", case.key))
         if p is None:  # once per case (a score task of each system lists it too), the work folder resolved once
             p = self._case_paths[("validation", case.key)] = str(validate_code.validation_path(self.work_path, case))
@@ -385,7 +388,7 @@ class Graph:
                 task["task_dep"] = ["sandbox_image:build"]
             yield task
 
-    def health_path(self, case: Any) -> str:
+    def health_path(self, case: Case) -> str:
         p = self._case_paths.get(("health", case.key))
         if p is None:
             p = self._case_paths[("health", case.key)] = str(health_code.health_path(self.work_path, case))
@@ -527,7 +530,7 @@ def task_score() -> Iterator[dict[str, Any]]:
     yield from graph().stage_tasks("score")
 
 
-def audit_task(g: Any) -> dict[str, Any] | None:
+def audit_task(g: Graph) -> dict[str, Any] | None:
     """The doit task `audit:run` (after every grade task) when judge.audit asks for something, else None."""
 
     cfg = g.cfg

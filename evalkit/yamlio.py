@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
@@ -15,6 +15,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.composer import Composer, MaxDepthExceededError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.nodes import Node
 
 from evalkit.errors import InputError, Problem
 
@@ -69,7 +70,7 @@ class LimitedComposer(Composer):
 
     max_nodes = YamlLimits.max_nodes
 
-    def __init__(self, loader: Any = None) -> None:
+    def __init__(self, loader: YAML | None = None) -> None:
         super().__init__(loader)
         self._weights: dict[int, int] = {}
         self._total = 0
@@ -81,7 +82,7 @@ class LimitedComposer(Composer):
                                       f"are expanded (limit EVALKIT_YAML_MAX_NODES); expected a case or config "
                                       f"file without nested aliases")
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
+    def compose_node(self, parent: Node | None, index: object) -> Node:
         if self.parser.check_event(AliasEvent):
             line = self.parser.peek_event().start_mark.line + 1
             node = super().compose_node(parent, index)  # the anchor's node, composed before
@@ -140,7 +141,7 @@ def load_json(path: Path, shown: str) -> tuple[str, Any]:
         raise InputError(Problem(shown, exc.lineno, f"malformed JSON: {exc.msg} (column {exc.colno})")) from None
 
 
-def load_yaml(path: Path, shown_as: str | None = None) -> Any:
+def load_yaml(path: Path, shown_as: str | None = None) -> object:
     """Parse a YAML file (round-trip nodes, so line numbers survive); raise InputError on bad YAML."""
     shown = shown_as or str(path)
     limits = YamlLimits.from_env()
@@ -170,7 +171,7 @@ def load_yaml(path: Path, shown_as: str | None = None) -> Any:
         raise InputError(Problem(shown, None, f"malformed YAML: {exc}")) from None
 
 
-def line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
+def line_of(node: object, loc: tuple[Any, ...]) -> int | None:
     """The 1-based line of the deepest node along ``loc`` that the YAML file has."""
     line: int | None = None
     cur = node
@@ -194,14 +195,20 @@ def line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-def plain(node: Any) -> Any:
+@overload
+def plain(node: dict[Any, Any]) -> dict[str, Any]: ...
+@overload
+def plain(node: list[Any]) -> list[Any]: ...
+@overload
+def plain(node: object) -> object: ...
+def plain(node: object) -> object:
     """ruamel nodes to plain dict / list / scalars."""
     if isinstance(node, dict):
         return {str(k): plain(v) for k, v in node.items()}
     if isinstance(node, list):
         return [plain(v) for v in node]
     if hasattr(node, "value") and type(node).__module__.startswith("ruamel"):
-        return node.value  # pragma: no cover - scalar wrappers are rare with rt loader
+        return getattr(node, "value")  # noqa: B009  # pragma: no cover - scalar wrappers are rare with rt loader
     return node
 
 
@@ -230,7 +237,7 @@ def _error_loc(err: Mapping[str, Any]) -> tuple[Any, ...]:
     return loc
 
 
-def validate(model: type[M], node: Any, shown_as: str, context: dict[str, Any] | None = None) -> M:
+def validate(model: type[M], node: object, shown_as: str, context: dict[str, Any] | None = None) -> M:
     """Validate parsed YAML against a model; every error gets its file:line."""
     try:
         return model.model_validate(plain(node), context=context)

@@ -31,6 +31,7 @@ from evalkit.project import load
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:
+    from evalkit.llm.plan import Plan
     from evalkit.project import Loaded
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
@@ -76,7 +77,8 @@ class EstimateLine(Model):
     """Estimated USD cost of the uncached requests."""
 
 
-def estimate_plan(plan: Any, cache: Any, counter: Any, batch_grade: bool) -> list[EstimateLine]:
+def estimate_plan(plan: Plan, cache: cache_code.ResponseCache, counter: client_code.ModelClient | None,
+                  batch_grade: bool) -> list[EstimateLine]:
     """Price ``plan``'s calls: one line per group, duplicates counted once."""
 
     lines: dict[tuple[str, str, str, str], EstimateLine] = {}

@@ -1,6 +1,6 @@
 """Stage executors: where a stage call runs.
 
-An executor is any object with ``run(call: StageCall) -> ArtifactBase`` (`Executor`), registered
+An executor is any object with ``run(call: StageCall) -> CallResult`` (`Executor`: the artifact; a validate or health call's own model), registered
 under a name in the entry-point group ``evalkit.executors`` (evalkit's own ``local`` too), and
 chosen by ``executor:`` in evalkit.yaml (default ``local``: in this process). The registered
 object is a factory: called with the project's `Config` and the executor's settings (the mapping

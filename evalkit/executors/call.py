@@ -20,7 +20,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator, TypeAlias
 
 from evalkit import __version__
 from evalkit.artifacts import ArtifactBase
@@ -29,6 +29,7 @@ from evalkit.cases import Case
 from evalkit.config import Config, PACKAGE_DIR, System
 from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob, file_ref, matches
 from evalkit.fsutil import atomic_write_text, confine_writes, digest
+from evalkit.health_models import CaseHealth
 from evalkit.graders.rubric_config import resolved_ref
 from evalkit.stages.execute import RepoUnmapped, TreeUnavailable, execute, source_tree, tree_in_image
 from evalkit.stages.generate import generate
@@ -36,7 +37,7 @@ from evalkit.stages.grade import grade
 from evalkit.stages.handed_trees import HANDED, TreeRef
 from evalkit.stages.health import case_health
 from evalkit.stages.score import score
-from evalkit.stages.validate import validate_case, validation_path
+from evalkit.stages.validate import Validation, validate_case, validation_path
 from evalkit.systems.recorded import recorded_sources
 
 STAGES = ("generate", "execute", "grade", "score", "validate", "health")
@@ -45,6 +46,8 @@ reference against its own ablations, no system)."""
 INPUTS = {"generate": (), "execute": ("generate",), "grade": ("generate", "execute"),
           "score": ("generate", "execute", "grade"), "validate": (), "health": ()}
 """The earlier artifacts each stage is handed."""
+CallResult: TypeAlias = ArtifactBase | Validation | CaseHealth
+"""What a stage call returns: its artifact (a validate call: its `Validation`; a health call: its `CaseHealth`)."""
 
 
 @dataclass(frozen=True)
@@ -246,7 +249,7 @@ def view(call: StageCall, blobs: BlobStore | None = None, scratch: Path | None =
     return materialized(call, blobs, scratch)
 
 
-def run_call(call: StageCall, blobs: BlobStore | None = None, scratch: Path | None = None) -> Any:
+def run_call(call: StageCall, blobs: BlobStore | None = None, scratch: Path | None = None) -> CallResult:
     """Run one stage call and return its artifact (validate: its `Validation`; nothing is written but the
     caches'); an exception the stage raises is passed on (the coordinator records it as an evalkit bug)."""
     v = view(call, blobs, scratch)
@@ -257,7 +260,7 @@ def run_call(call: StageCall, blobs: BlobStore | None = None, scratch: Path | No
         HANDED.reset(token)
 
 
-def dispatch(stage: str, v: View, inputs: dict[str, ArtifactBase | None]) -> Any:
+def dispatch(stage: str, v: View, inputs: dict[str, ArtifactBase | None]) -> CallResult:
     cfg, system, case = v.cfg, v.system, v.case
     if stage == "validate":
         return validate_case(cfg, case)

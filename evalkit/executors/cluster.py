@@ -41,10 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import ArtifactBase
 from evalkit.executors.blobs import BlobStore
 from evalkit.executors.cache_service import CacheService, ServiceRef, ServiceUnreachable
-from evalkit.executors.call import StageCall, publish, run_call
+from evalkit.executors.call import CallResult, StageCall, publish, run_call
 from evalkit.executors.cluster_record import ENV, RECORD, ClusterRun, WorkerStats
 from evalkit.counters import EXTRA_LINES
 from evalkit import store
@@ -74,7 +73,7 @@ class _Outcome:
     """What the worker function returns: the artifact, or the stage's exception (an evalkit bug)."""
 
     worker: str
-    artifact: ArtifactBase | None = None
+    artifact: CallResult | None = None
     error: BaseException | None = None
     trace: str = ""
     seconds: float = 0.0
@@ -121,7 +120,7 @@ def run_on_worker(call: StageCall, service: ServiceRef) -> _Outcome:
                     fetched=fetched)
 
 
-def _run_view(call: StageCall, view: Any) -> ArtifactBase:
+def _run_view(call: StageCall, view: Any) -> CallResult:
     token = HANDED.set(view.trees)
     try:
         return dispatch(call.stage, view, call.inputs)
@@ -158,7 +157,7 @@ class ClusterExecutor:
         info = self.client.scheduler_info()
         return any("containers" in (w.get("resources") or {}) for w in info.get("workers", {}).values())
 
-    def run(self, call: StageCall) -> ArtifactBase:
+    def run(self, call: StageCall) -> CallResult:
         if call.stage not in REMOTE_STAGES:
             return run_call(call)
 

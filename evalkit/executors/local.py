@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import ArtifactBase
-from evalkit.executors.call import StageCall, run_call
+from evalkit.executors.call import CallResult, StageCall, run_call
 
 if TYPE_CHECKING:
     from evalkit.config import Config
@@ -16,7 +15,7 @@ class LocalExecutor:
 
     name = "local"
 
-    def run(self, call: StageCall) -> ArtifactBase:
+    def run(self, call: StageCall) -> CallResult:
         return run_call(call)
 
 

@@ -97,7 +97,7 @@ class ImportResult:
     """Things about written cases the user should know (e.g. test ids cut at a space)."""
 
 
-def parse_row(raw: Any, shown: str, line: int | None, index: int) -> Row:
+def parse_row(raw: object, shown: str, line: int | None, index: int) -> Row:
     """Validate one raw row; raise InputError naming the file (and line, for JSONL) on a bad one."""
     where = f"row {index + 1}" + (f" ({raw.get('instance_id')})" if isinstance(raw, dict) and raw.get("instance_id") else "")
     if not isinstance(raw, dict):

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from evalkit.llm.settings import JudgeSettings
     from evalkit.models import Model
     from evalkit.outcomes import GradesExtra
+    from evalkit.report.models import CaseDetail
     from evalkit.stages.validate import Validation
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
@@ -281,7 +282,7 @@ class Kind(KindContract):
         return [score_entropy_code.entropy_metrics]
 
     # --- report -------------------------------------------------------------------------------------------
-    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
+    def detail(self, case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
         """What the case page shows per system beyond the common parts (``kind_detail``; None: nothing)."""
         return None
 

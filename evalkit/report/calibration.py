@@ -18,7 +18,7 @@ import math
 import sys
 from collections import defaultdict
 from itertools import combinations
-from typing import TYPE_CHECKING, Any, Callable, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, Callable, Literal, TypedDict, cast
 
 from evalkit.agreement import Agreement, agreement
 from evalkit.artifacts import GradesArtifact
@@ -32,6 +32,9 @@ from evalkit.labels import label_files, output_sha256, project_labels, rubric_fo
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.cases import Project
+    from evalkit.config import Config
+    from evalkit.graders.rubric_config import RubricField
     from evalkit.graders import judge_dispatch as judge_dispatch_code
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
     judge_dispatch_code = later("evalkit.graders.judge_dispatch")
@@ -143,7 +146,7 @@ class CalibrationSummary(Model):
     """Problems in labels (file:line: what is wrong); those labels are left out."""
 
 
-def judge_value(field: Any, verdicts: list[dict[str, Any]]) -> Any:
+def judge_value(field: RubricField, verdicts: list[dict[str, Any]]) -> bool | int | float | None:
     """The judge's value of ``field`` over its samples: majority (a tie is false) for a boolean, the mean
     rounded half up to the scale for an ordinal field, the mean for a continuous one; None when absent."""
     values = [x for v in verdicts if isinstance(v, dict) and (x := v.get(field.name)) is not None]
@@ -153,7 +156,7 @@ def judge_value(field: Any, verdicts: list[dict[str, Any]]) -> Any:
         return sum(bool(v) for v in values) * 2 > len(values)
     mean = sum(float(v) for v in values) / len(values)
     if field.kind == "ordinal":
-        cats = field.categories()
+        cats = cast("list[int]", field.categories())  # an ordinal field's: its integer range
         return min(max(int(math.floor(mean + 0.5)), cats[0]), cats[-1])
     return mean
 
@@ -186,7 +189,7 @@ def _output_text(work: str, system: str, case: Any) -> str | None:
     return files.get(mf) if mf else None
 
 
-def calibration_summary(cfg: Any, project: Any, scores: dict[tuple[str, str], Any], call: Callable[..., Any]
+def calibration_summary(cfg: Config, project: Project, scores: dict[tuple[str, str], Any], call: Callable[..., Any]
                         ) -> CalibrationSummary | None:
     """The release's calibration section, or None when no suite of the run is graded by a rubric judge and
     nobody labelled anything. ``call(model, fn, *args)`` is summarize's cached call."""
@@ -430,13 +433,13 @@ def _vs_tests(call: Callable[..., Any], field: Any, tests: list[tuple[str, bool,
                          failing_rated_pass=call(RateEstimate, rate, table["judge_pass_tests_fail"], failing), **table)
 
 
-def uncalibrated_metrics(report: Any) -> dict[str, str]:
+def uncalibrated_metrics(report: object) -> dict[str, str]:
     """Metric -> why it is uncalibrated, from a report (empty for reports without calibration)."""
     cal = getattr(report, "calibration", None)
     return dict(cal.uncalibrated_metrics) if cal is not None else {}
 
 
-def label_inputs(cfg: Any, project: Any) -> list[str]:
+def label_inputs(cfg: Config, project: Project) -> list[str]:
     """Every labels file of the project: summarize's file dependencies (a label edit re-summarizes)."""
 
     return [f for case in project.cases for f in label_files(case)]

@@ -25,7 +25,7 @@ SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "triangle-down", "
 FONT = {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", "size": 12}
 
 
-def label(text: Any) -> str:
+def label(text: object) -> str:
     """An untrusted string as inert plotly text (entities, so plotly shows the characters)."""
     return html.escape(str(text), quote=True)
 

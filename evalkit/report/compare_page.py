@@ -136,7 +136,8 @@ def render_comparison(site: Path, a: str, b: str, tdir: Path | None = None,
     ra, rb = load_report(site, a), load_report(site, b)
     comp = compare_reports(ra, rb)
     metric_info = {**ra.metric_info, **rb.metric_info}
-    keys = {r.release: {(c.suite, c.case_id) for c in r.cases} for r in (ra, rb)}  # each row has its page
+    keys: dict[str | None, set[tuple[str, str]]] = {r.release: {(c.suite, c.case_id) for c in r.cases}
+                                                   for r in (ra, rb)}  # each row has its page
     groups = regression_groups(site, rb, comp.diff, lambda rel, suite, cid: (suite, cid) in keys.get(rel, ()))
     cases = sorted({(e["suite"], e["case_id"]) for g in groups for k in ("regressed", "improved") for e in g[k]})
     largest_first(groups, PAGE_ROWS)  # past PAGE_ROWS the JSON beside the page has the rest

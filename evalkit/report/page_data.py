@@ -6,12 +6,13 @@ import math
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from evalkit.metrics.registry import MetricInfo
 from evalkit.metrics.registry import primary_metric as registry_primary
 from evalkit.report import charts
-from evalkit.report.models import CaseRow, Report, SuiteSummary, read_report
+from evalkit.report.models import CaseRow, ReleaseDiff, Report, SuiteSummary, read_report
+from evalkit.stats import PairedComparison
 
 STATUS_ORDER = ("ok", "error", "timeout", "infra_error", "bug", "broken", "skipped", "not_attempted")
 
@@ -66,7 +67,7 @@ def comparison_index(suites: list[SuiteSummary]) -> dict[tuple[str, str, str], A
     return {(s.name, c.system, c.metric): c for s in suites for c in s.comparisons}
 
 
-def judgement(c: Any, info: MetricInfo | None) -> str:
+def judgement(c: PairedComparison, info: MetricInfo | None) -> str:
     """better / worse / same / unknown for a comparison, in the metric's direction."""
     d = c.difference.value
     if info is None or info.higher_is_better is None or d is None or abs(d) < 1e-12:
@@ -115,7 +116,7 @@ def exists_in(site: Path, release: str | None, suite: str, case_id: str) -> bool
     return bool(release) and os.path.exists(os.path.join(site, str(release), "cases", suite, f"{case_id}.json"))
 
 
-def case_lookup(site: Path) -> Any:
+def case_lookup(site: Path) -> Callable[[str | None, str, str], bool]:
     """``exists(release, suite, case_id)``: whether a release has the case's JSON, reading each
     (release, suite) folder once (a page listing thousands of moved cases asks twice per case)."""
     listed: dict[tuple[str, str], set[str]] = {}
@@ -135,7 +136,8 @@ def case_lookup(site: Path) -> Any:
     return exists
 
 
-def regression_groups(site: Path, report: Report, diff: Any = None, exists: Any = None) -> list[dict[str, Any]]:
+def regression_groups(site: Path, report: Report, diff: ReleaseDiff | None = None,
+                      exists: Callable[[str | None, str, str], bool] | None = None) -> list[dict[str, Any]]:
     """Per system: worse and better cases, one entry per case with every metric that moved.
 
     ``diff`` (a ReleaseDiff of any earlier release against ``report``; default: the report's own

@@ -10,7 +10,7 @@ present: a model's default where an artifact lacks it).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from jinja2.filters import do_urlencode
 from markupsafe import Markup, escape
@@ -149,7 +149,7 @@ def _why(explained: list[dict[str, Any]]) -> str:
     return f'<dl class="kv why" aria-label="Why the metrics have their values">{rows}</dl>\n'
 
 
-def system_panel(v: dict[str, Any], graded_sections: Any) -> Markup:
+def system_panel(v: dict[str, Any], graded_sections: Callable[[dict[str, Any]], object]) -> Markup:
     """The panel of system ``v`` (a `system_view`); ``graded_sections``: the Jinja macro for its judge and rubric."""
     out = [f'<h3 id="sys-{escape(v["name"])}">{escape(v["name"])} {status_badge(v["status"], v["excluded"])}</h3>\n']
     if v["reason"]:

@@ -14,7 +14,7 @@ from evalkit.executors.cluster_record import RECORD, ClusterRun
 from evalkit.isolation import IsolationDecision, for_run
 from evalkit.kind_registry import kind
 from evalkit.fsutil import atomic_write_json
-from evalkit.llm.settings import missing_key
+from evalkit.llm.settings import JudgeSettings, missing_key
 from evalkit.report.models import WorkerRow
 from evalkit.sandbox.budget import BudgetRecord, ran as budget_ran
 
@@ -22,7 +22,7 @@ from evalkit.sandbox.budget import BudgetRecord, ran as budget_ran
 BUDGET_RECORD = "sandbox-run.json"
 
 
-def judge_notes(scores: Iterable[ScoresArtifact], settings: Any = None) -> set[str]:
+def judge_notes(scores: Iterable[ScoresArtifact], settings: JudgeSettings | None = None) -> set[str]:
     """Say plainly when model-graded metrics are missing, and why (``settings``: the judge's, for its key's name)."""
 
     counts = Counter(s.judge_status for s in scores if s.judge_status)
@@ -43,7 +43,7 @@ def judge_notes(scores: Iterable[ScoresArtifact], settings: Any = None) -> set[s
     return notes
 
 
-def run_isolation(cfg: Config, pairs: list[tuple[Any, Case]]) -> Any:
+def run_isolation(cfg: Config, pairs: list[tuple[Any, Case]]) -> IsolationDecision | None:
     """Where this run's tests executed, as decided when it started (the execute slice records it);
     None when no suite of the run executes tests."""
 

@@ -143,7 +143,7 @@ def metric_value(value: float | None, info: MetricInfo | None) -> Markup | str:
     return fmt_value(value, info)
 
 
-def readable_float(value: Any) -> Any:
+def readable_float(value: object) -> object:
     """Every ``{{ ... }}`` of the site goes through this (Jinja's ``finalize``): a float no filter formatted
     is printed with 4 significant digits (0.15000000000000008 -> 0.15), never as Python's repr. Strings,
     integers and what filters made are left as they are."""
@@ -299,7 +299,7 @@ def truncate_log(text: str | None, limit: int = LOG_PREVIEW) -> tuple[str, bool]
     return (text[-limit:], True) if len(text) > limit else (text, False)
 
 
-def json_for_script(obj: Any) -> str:
+def json_for_script(obj: object) -> str:
     """JSON safe to embed in a <script> block (no closing tags, no HTML specials)."""
     return (json.dumps(obj, sort_keys=True).replace("<", "\\u003c").replace(">", "\\u003e")
             .replace("&", "\\u0026").replace("'", "\\u0027"))

@@ -44,7 +44,7 @@ class StatsCache:
             except (FileNotFoundError, ValueError):
                 pass
 
-    def call(self, model: type[M], fn: Callable[..., M], *args: Any, **kwargs: Any) -> M:
+    def call(self, model: type[M], fn: Callable[..., M], *args: object, **kwargs: object) -> M:
         """fn(*args, **kwargs), or its stored result (a `model` dumped as JSON) for the same call."""
         key = digest([fn.__name__, args, sorted(kwargs.items())])
         stored = self.used.get(key)
@@ -89,6 +89,6 @@ def _stats_salt() -> str:
     return digest(parts)
 
 
-def cached_call(cache: StatsCache | None, model: type[M], fn: Callable[..., M], *args: Any, **kwargs: Any) -> M:
+def cached_call(cache: StatsCache | None, model: type[M], fn: Callable[..., M], *args: object, **kwargs: object) -> M:
     """fn(*args, **kwargs) through ``cache`` (its result a ``model``), or directly without one."""
     return fn(*args, **kwargs) if cache is None else cache.call(model, fn, *args, **kwargs)

@@ -229,7 +229,7 @@ def _ini_settings(text: str) -> Any:
     return out
 
 
-def test_settings(name: str, lines: list[str] | None) -> Any:
+def test_settings(name: str, lines: list[str] | None) -> object:
     """The pytest/tox settings of a setup.cfg or pyproject.toml as its parser reads them
     (``("unreadable", text)`` when it does not parse: such a file counts as changed)."""
     if lines is None:

@@ -132,7 +132,7 @@ DEFAULT_TEST_COMMAND = "python3 -m pytest -rA -p no:cacheprovider"
 EVAL_SCRIPT_COMMAND = 'bash "$EVALKIT_EVAL_SCRIPT"'
 
 
-def run_spec(cfg: Config, case: Case, patch: str | None, trusted: bool = False) -> Any:
+def run_spec(cfg: Config, case: Case, patch: str | None, trusted: bool = False) -> TestRunSpec:
     """The sandbox request for one patch on one case (``trusted``: the case's own reference patch)."""
 
     inputs, ref = case.inputs_as(PatchInputs), case.reference_as(PatchReference)

@@ -21,13 +21,13 @@ doit graph has one more task, ``judge_batch:run`` (only in batch mode with an AP
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from evalkit.fsutil import atomic_write_json
 from evalkit.kind_registry import kind
 from evalkit.llm.calls import LLMError
 from evalkit.llm.settings import configured
-from evalkit.project import load
+from evalkit.project import Loaded, load
 from evalkit.stages.batch_record import AskerSpend, BatchRound, GradeBatchRecord, record_path
 from evalkit.lazy_modules import later
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.llm import batch as batch_code
     from evalkit.graders import judge_dispatch as judge_dispatch_code
     from evalkit import run_plan as run_plan_code
+    from evalkit.tasks import Graph
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
     batch_code = later("evalkit.llm.batch")
     judge_dispatch_code = later("evalkit.graders.judge_dispatch")
@@ -44,7 +45,7 @@ MAX_ROUNDS = 3
 """Batches per run at most (ragas needs two: statements first, then their verification)."""
 
 
-def grade_batch(loaded: Any, selected: Any = None) -> GradeBatchRecord:
+def grade_batch(loaded: Loaded, selected: Callable[[str], bool] | None = None) -> GradeBatchRecord:
     """Send the run's uncached grade requests as Message Batches, until none is left to send."""
 
 
@@ -93,7 +94,7 @@ def run_grade_batch(config: str) -> bool:
     return True
 
 
-def batch_task(graph: Any) -> dict[str, Any] | None:
+def batch_task(graph: Graph) -> dict[str, Any] | None:
     """The ``judge_batch:run`` task of ``graph`` (an evalkit.tasks.Graph), or None when not batching."""
 
     cfg = graph.cfg

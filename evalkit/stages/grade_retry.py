@@ -17,11 +17,16 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.artifacts import ARTIFACT_FILES, RETRY_SUFFIX, artifact_path, read_optional
 from evalkit.fsutil import atomic_write_text, digest, pretty_json, touch
 from evalkit.llm.cache import ResponseCache
+
+if TYPE_CHECKING:
+    from evalkit.artifacts import GradesArtifact
+    from evalkit.cases import Case
+    from evalkit.config import Config, System
 
 NO_VERDICT = frozenset({"infra_error", "not_judged_budget", "judge_error", "not_configured"})
 """Judge statuses of an output that has no model-graded verdict."""
@@ -35,7 +40,7 @@ def judge_status(grades: dict[str, Any]) -> str | None:
     return judged.get("status")
 
 
-def mark_after_grade(path: str | Path, grades: Any) -> None:
+def mark_after_grade(path: str | Path, grades: GradesArtifact) -> None:
     """Leave a ``.retry`` marker beside a just-written grades.json whose judge call failed on the API, or
     whose verdict is the fallback judge's (the primary is asked again next run; while it still fails, the
     fallback's answer comes from the response cache)."""
@@ -67,7 +72,7 @@ def mark_grades(work: Path, statuses: Iterable[str]) -> int:
     return marked
 
 
-def grade_current(cfg: Any, system: Any, case: Any, grade_config: str) -> bool:
+def grade_current(cfg: Config, system: System, case: Case, grade_config: str) -> bool:
     """The (system, case)'s grades.json is current: the next run's grade task will not run (same
     inputs and grade slice as recorded, no retry marker), so it asks no model.
 
@@ -90,13 +95,13 @@ def grade_current(cfg: Any, system: Any, case: Any, grade_config: str) -> bool:
     return grades.provenance.inputs == inputs and grades.provenance.config == grade_config
 
 
-def endpoint_slice(cfg: Any) -> dict[str, Any]:
+def endpoint_slice(cfg: Config) -> dict[str, Any]:
     """How the judge is reached: outside the grade slice (a verdict stays valid), watched apart."""
     judge = cfg.judge
     return {"base_url": judge.base_url, "use_cache": judge.use_cache}
 
 
-def endpoint_changed(cfg: Any) -> int:
+def endpoint_changed(cfg: Config) -> int:
     """When ``endpoint_slice`` differs from the last run's, mark every output without a verdict for
     regrading; how many were marked (0 on the first run or when nothing changed)."""
 

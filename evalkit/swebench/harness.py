@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from swebench.types import TestSpec
+
     from evalkit.casemodels import PatchInputs
 
 #: ``owner/name`` of a GitHub repository (a SWE-bench row's ``repo``), as opposed to a path or URL.
@@ -127,7 +129,7 @@ def harness_shaped(log_text: str) -> str | None:
 
 
 def test_spec(instance_id: str, repo: str, parser: str, fail_to_pass: list[str], pass_to_pass: list[str], *,
-              version: str = "", eval_type: str | None = None, image: str = "") -> Any:
+              version: str = "", eval_type: str | None = None, image: str = "") -> TestSpec:
     """The harness's own TestSpec for grading (no eval script: grading reads only the log)."""
     from swebench.harness.constants import EvalType  # deferred: the official SWE-bench harness (~1.7 s, optional extra), only for SWE-bench cases
     from swebench.types import TestSpec  # deferred: the official SWE-bench harness (~1.7 s, optional extra), only for SWE-bench cases
@@ -137,7 +139,7 @@ def test_spec(instance_id: str, repo: str, parser: str, fail_to_pass: list[str],
                     eval_type=EvalType(eval_type or EvalType.PASS_AND_FAIL.value).value)
 
 
-def eval_report(spec: Any, log_path: Path, model_patch: str | None, model: str = "evalkit") -> dict[str, Any]:
+def eval_report(spec: TestSpec, log_path: Path, model_patch: str | None, model: str = "evalkit") -> dict[str, Any]:
     """The harness's report.json entry for one instance (``get_eval_report``, tests_status included)."""
     harness_registry()
     from swebench.harness.grading import get_eval_report  # deferred: the official SWE-bench harness (~1.7 s, optional extra), only for SWE-bench cases
@@ -146,7 +148,7 @@ def eval_report(spec: Any, log_path: Path, model_patch: str | None, model: str =
     return get_eval_report(spec, prediction, str(log_path), include_tests_status=True)[spec.instance_id]
 
 
-def grade_text(spec: Any, log_text: str, model_patch: str | None = "", model: str = "evalkit") -> dict[str, Any]:
+def grade_text(spec: TestSpec, log_text: str, model_patch: str | None = "", model: str = "evalkit") -> dict[str, Any]:
     """:func:`eval_report` of a log held in memory (written to a temporary file the harness reads)."""
     with tempfile.TemporaryDirectory(prefix="evalkit-harness-") as tmp:
         path = Path(tmp) / "test_output.txt"

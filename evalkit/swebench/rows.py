@@ -101,7 +101,7 @@ def read_rows(path: Path) -> list[tuple[int | None, Any]]:
     return [(None, r) for r in loaded]
 
 
-def test_list(value: Any) -> list[str] | None:
+def test_list(value: object) -> list[str] | None:
     """FAIL_TO_PASS / PASS_TO_PASS: a list of ids, or that list JSON-encoded in a string."""
     if isinstance(value, str):
         try:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from evalkit.artifacts import OutputArtifact
     from evalkit.cases import Case
     from evalkit.config import Config, System
+    from evalkit.report.models import CaseDetail
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.kinds.agentic import execute as agentic_execute
@@ -123,7 +124,7 @@ class Agentic(Kind):
     def scorers(self) -> list[AnyKindScorer]:
         return [recorded_judge_code.recorded_judge_metrics, agentic_score.agentic_metrics, score_entropy_code.entropy_metrics]
 
-    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
+    def detail(self, case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
         return agentic_page.agentic_detail(case, arts)
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from evalkit.artifacts import ExecutionArtifact, OutputArtifact
     from evalkit.cases import Case
     from evalkit.config import Config, System
+    from evalkit.report.models import CaseDetail
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.kinds.e2e import execute as e2e_execute
@@ -60,7 +61,7 @@ class E2E(Kind):
     def scorers(self) -> list[AnyKindScorer]:
         return [score_judge_code.judge_metrics, e2e_score.e2e_metrics, score_entropy_code.entropy_metrics]
 
-    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
+    def detail(self, case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
         return e2e_page.e2e_detail(case, arts)
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from evalkit.llm.calls import LLMRequest
     from evalkit.llm.settings import JudgeSettings
     from evalkit.outcomes import GradesExtra
+    from evalkit.report.models import CaseDetail
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.graders import canaries
@@ -142,7 +143,7 @@ class Generation(Kind):
     def scorers(self) -> list[AnyKindScorer]:
         return [stages_score.code_metrics, score_entropy_code.entropy_metrics, generation_score.generation_metrics]
 
-    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
+    def detail(self, case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
         return generation_page.generation_detail(case, arts)
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from evalkit.llm.cache import ResponseCache
     from evalkit.llm.calls import LLMRequest
     from evalkit.llm.settings import JudgeSettings
+    from evalkit.report.models import CaseDetail
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.graders import canaries
@@ -183,7 +184,7 @@ class Migration(Kind):
     def scorers(self) -> list[AnyKindScorer]:
         return [stages_score.code_metrics, score_judge_code.judge_metrics, migration_score.incident_metrics, migration_score.migrated_metric, score_entropy_code.entropy_metrics]
 
-    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
+    def detail(self, case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
         return migration_page.migration_detail(case, arts)
 
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from evalkit.llm.calls import LLMRequest
     from evalkit.llm.settings import JudgeSettings
     from evalkit.outcomes import GradesExtra
+    from evalkit.report.models import CaseDetail
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.graders import judge_dispatch as judge_dispatch_code
@@ -73,7 +74,7 @@ class Rag(Kind):
     def scorers(self) -> list[AnyKindScorer]:
         return [rag_score.rag_metrics, score_entropy_code.entropy_metrics]
 
-    def detail(self, case: Any, arts: SystemArtifacts) -> dict[str, Any] | None:
+    def detail(self, case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any] | None:
         return rag_page.rag_detail(case, arts)
 
 
