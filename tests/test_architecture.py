@@ -199,3 +199,73 @@ def test_a_later_module_loads_on_first_use_and_sees_patches() -> None:
             "real.line_class = len\nassert m.line_class is len\nprint('ok')")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "ok", proc.stderr
+
+
+TYPE_ONLY_HUBS = {
+    "evalkit.contracts": "the plug-in Protocols name the engine data they exchange (a sandbox backend's TestRunSpec, "
+                         "a provider's LLMRequest); it imports nothing of evalkit's at run time",
+    "evalkit.kind_registry": "hands the stages the Kind a suite names (the one place the engine reaches a kind)",
+}
+"""Core modules whose ``if TYPE_CHECKING:`` imports may name a higher layer's types, and why."""
+
+
+def test_type_only_imports_respect_the_layers_too() -> None:
+    """`if TYPE_CHECKING:` imports are not run, but they are still what a module knows of: they respect the
+    layers, outside the two typing hubs listed above (e.g. a kind's page reads evalkit.case_detail.CaseDetail,
+    a core model, not evalkit.report's)."""
+    layers = contract_layers()
+    listed = {m: name for name, layer in zip(reversed(LAYER_NAMES), layers) for m in layer}
+    rank = {name: i for i, name in enumerate(LAYER_NAMES)}
+    mods = modules()
+    upward = []
+    for module, path in mods.items():
+        if module in TYPE_ONLY_HUBS:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)):
+                continue
+            for imp in ast.walk(node):
+                if isinstance(imp, ast.ImportFrom) and (imp.module or "").startswith("evalkit"):
+                    target = imp.module or ""
+                    while target and target not in mods:
+                        target = target.rpartition(".")[0]
+                    if target and rank[str(layer_of(target, listed))] > rank[str(layer_of(module, listed))]:
+                        upward.append(f"{module} -> {target}, line {imp.lineno}")
+    assert upward == [], "type-only imports of a higher layer:\n" + "\n".join(upward)
+
+
+def public_any(path: Path, root: Path = REPO) -> list[str]:
+    """Parameters and return types annotated with a bare ``Any`` in the public functions of one module."""
+    found: list[str] = []
+    where = path.relative_to(root)
+
+    def visit(node: ast.AST, public: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if not public or (child.name.startswith("_") and child.name not in ("__init__", "__call__")):
+                    continue
+                a = child.args
+                params = a.posonlyargs + a.args + a.kwonlyargs + [p for p in (a.vararg, a.kwarg) if p]
+                found.extend(f"{where}:{child.lineno} {child.name}({p.arg})" for p in params
+                             if p.annotation is not None and ast.unparse(p.annotation) == "Any")
+                if child.returns is not None and ast.unparse(child.returns) == "Any":
+                    found.append(f"{where}:{child.lineno} {child.name} -> Any")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, public and not child.name.startswith("_"))
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), True)
+    return found
+
+
+def test_no_bare_any_in_a_public_signature() -> None:
+    """Issue 28: a public function says what it takes and returns (`object` for a value it only inspects; JSON
+    bodies stay ``dict[str, Any]``)."""
+    found = [hit for path in modules().values() for hit in public_any(path)]
+    assert found == [], "bare Any in public signatures:\n" + "\n".join(found)
+
+
+def test_the_any_check_sees_a_bare_any(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("from typing import Any\n\nclass C:\n    def f(self, x: Any) -> int: ...\n"
+                                   "    def _g(self, y: Any) -> Any: ...\n\ndef h() -> Any: ...\n")
+    assert public_any(tmp_path / "m.py", tmp_path) == ["m.py:4 f(x)", "m.py:7 h -> Any"]

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from evalkit.llm.settings import JudgeSettings
     from evalkit.models import Model
     from evalkit.outcomes import GradesExtra
-    from evalkit.report.models import CaseDetail
+    from evalkit.case_detail import CaseDetail
     from evalkit.stages.validate import Validation
 
 if TYPE_CHECKING:  # the real modules, for the type checkers

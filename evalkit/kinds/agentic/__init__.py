@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from evalkit.artifacts import OutputArtifact
     from evalkit.cases import Case
     from evalkit.config import Config, System
-    from evalkit.report.models import CaseDetail
+    from evalkit.case_detail import CaseDetail
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.kinds.agentic import execute as agentic_execute

@@ -10,7 +10,7 @@ from evalkit.kinds.page_parts import answered, first_run, first_sample, typed_pa
 
 if TYPE_CHECKING:
     from evalkit.artifacts import SystemArtifacts
-    from evalkit.report.models import CaseDetail
+    from evalkit.case_detail import CaseDetail
 
 
 def agentic_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any]:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from evalkit.artifacts import ExecutionArtifact, OutputArtifact
     from evalkit.cases import Case
     from evalkit.config import Config, System
-    from evalkit.report.models import CaseDetail
+    from evalkit.case_detail import CaseDetail
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.kinds.e2e import execute as e2e_execute

@@ -9,7 +9,7 @@ from evalkit.kinds.page_parts import first_sample, graded
 
 if TYPE_CHECKING:
     from evalkit.artifacts import SystemArtifacts
-    from evalkit.report.models import CaseDetail
+    from evalkit.case_detail import CaseDetail
 
 
 def generation_detail(case: CaseDetail, arts: SystemArtifacts) -> dict[str, Any]:

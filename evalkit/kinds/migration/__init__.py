@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from evalkit.llm.cache import ResponseCache
     from evalkit.llm.calls import LLMRequest
     from evalkit.llm.settings import JudgeSettings
-    from evalkit.report.models import CaseDetail
+    from evalkit.case_detail import CaseDetail
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.graders import canaries

@@ -11,7 +11,7 @@ from evalkit.kinds.page_parts import answered, first_sample, typed_part
 
 if TYPE_CHECKING:
     from evalkit.artifacts import SystemArtifacts
-    from evalkit.report.models import CaseDetail
+    from evalkit.case_detail import CaseDetail
 
 LEGACY_KEY = "inputs.legacy_file"
 
