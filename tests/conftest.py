@@ -122,16 +122,20 @@ def realdata_dir() -> Path:
     return realdata()
 
 
-# The files that set the wall time of a parallel run (`--durations` of one whole `-n 4` run, issue #30: the
-# demo run, a Dask cluster, Docker builds and SWE-bench runs), in the order workers should start them. A file
-# here reaches the front of the queue; `test_report_identical.py` waits behind the others so that the demo
-# run `test_canaries.py` makes (conftest.demo_run) is likely done when it wants it.
+# The files that set the wall time of a parallel run, in the order workers should start them: the slowest
+# tests of one whole `-n 4` run (issue #30: a Dask cluster 574 s, the demo run, judge_changes 329 s, case
+# pages' set-up 269 s, a SWE-bench gold run 221 s) and of tests/sandbox + report + llm serially (the base
+# image built from Debian packages 167 s, auto isolation 53 s). A file here reaches the front of the queue;
+# `test_report_identical.py` waits behind the others so that the demo run `test_canaries.py` makes
+# (conftest.demo_run) is likely done when it wants it. Re-measure with `--durations=60` when a file grows.
 HEAVY_FIRST = (
-    "test_canaries.py",
     "test_cluster.py",
+    "test_canaries.py",
     "graders/test_judge_changes.py",
     "report/test_case_pages.py",
+    "sandbox/test_image_build.py",
     "importers/test_swebench_import.py",
+    "sandbox/test_isolation.py",
     "test_report_identical.py",
 )
 
