@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import textwrap
@@ -173,3 +174,16 @@ def long_floats(site: Path) -> dict[str, list[str]]:
         if found:
             out[str(page.relative_to(site))] = found[:5]
     return out
+
+
+_REFUSING: list[socket.socket] = []
+
+
+def refused_port() -> int:
+    """A loopback port where connections are refused at once and no server can start: a socket bound to it
+    that never listens, kept open while the test process lives. (Binding port 0 and closing the socket left a
+    free port that another xdist worker's server could be given before the test connected.)"""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    _REFUSING.append(s)
+    return s.getsockname()[1]

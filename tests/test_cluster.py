@@ -23,7 +23,7 @@ import pytest
 
 from cluster_procs import LocalCluster
 from fake_server import FakeAnthropic, Reply
-from helpers import REPO, evalkit, make_project
+from helpers import REPO, evalkit, make_project, refused_port
 from report_numbers import differences, numbers
 
 GOLDEN = Path(__file__).parent / "data" / "demo_report_numbers.json"
@@ -215,11 +215,7 @@ def test_call_lost_on_two_workers_is_an_infra_error_redone_next_run(docker_engin
 
 
 def test_no_scheduler_is_an_infra_error_and_no_address_is_exit_2(tmp_path: Path) -> None:
-    import socket
-
-    with socket.socket() as s:  # a port nothing listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = refused_port()  # a port nothing listens on
     project = make_project(tmp_path / "p", cases=["jpa-entity"])
     lost = evalkit(project, "run", "-q", "--cluster", f"tcp://127.0.0.1:{port}", timeout=300, check=False)
     assert lost.returncode == 5, lost.stderr  # infrastructure errors remain (issue 27: never exit 0)

@@ -70,7 +70,7 @@ def test_interval_covers_at_nominal_over_2000_simulated_label_sets() -> None:
     people = rng.choice(np.arange(1, 6), size=(sets, big_n), p=truth_p).astype(float)
     judge = np.clip(np.rint(people + 0.6 + rng.normal(0, 0.8, (sets, big_n))), 1, 5)
     labelled = np.argsort(rng.random((sets, big_n)), axis=1)[:, :n]  # a random subset per set
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: the cost, not what else the machine runs meanwhile
     covered = raw_covered = 0
     for s in range(sets):
         labels: list[float | None] = [None] * big_n
@@ -81,7 +81,7 @@ def test_interval_covers_at_nominal_over_2000_simulated_label_sets() -> None:
         covered += got.low <= true_mean <= got.high
         half = 1.959963984540054 * judge[s].std(ddof=1) / math.sqrt(big_n)
         raw_covered += abs(judge[s].mean() - true_mean) <= half
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 5
     coverage = covered / sets
     print(f"PPI coverage {coverage:.4f}, raw judge interval {raw_covered / sets:.4f}")
     assert 0.93 <= coverage <= 0.97, coverage

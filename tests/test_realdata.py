@@ -20,7 +20,7 @@ def pytest_run(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[st
     env.pop("CI", None)
     if ci is not None:
         env["CI"] = ci
-    return subprocess.run([sys.executable, "-m", "pytest", ONE_TEST, "-q", "-rs", "-k", "real", "-p", "no:randomly"],
+    return subprocess.run([sys.executable, "-m", "pytest", ONE_TEST, "-q", "-rs", "-k", "real", "-p", "no:randomly", "-n", "0"],
                           cwd=str(REPO), env=env, capture_output=True, text=True, timeout=300)
 
 

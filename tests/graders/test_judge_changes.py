@@ -103,7 +103,7 @@ def test_patch_suite_judged_against_tests_matches_sklearn(tmp_path: Path, server
     evalkit(project, "run", "generate", env=env)
     estimated = json.loads(evalkit(project, "estimate", env=env).stdout.strip().splitlines()[-1])
     assert server.message_calls() == 0  # estimating pays nothing
-    evalkit(project, "run", "-q", env=env)
+    evalkit(project, "run", "-q", env=env, timeout=900)  # a hang's net: 300 s was hit beside three workers
     calls = server.message_calls()
     report = json.loads((project / "site/r1/report.json").read_text())
 

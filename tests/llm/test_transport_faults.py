@@ -5,7 +5,6 @@ Real HTTP against 127.0.0.1: the loopback Messages server, or a port with nothin
 
 from __future__ import annotations
 
-import socket
 import threading
 import warnings
 from pathlib import Path
@@ -16,6 +15,7 @@ from evalkit.llm import circuit, deprecation
 from evalkit.llm.calls import LLMError, LLMRequest, system_blocks
 from evalkit.llm.client import ModelClient
 from fake_server import FakeAnthropic, Reply, error, hang, ok
+from helpers import refused_port
 from evalkit.llm.settings import DEFAULT_MODEL, JudgeSettings
 
 
@@ -25,9 +25,7 @@ def request(text: str = "judge this") -> LLMRequest:
 
 
 def dead_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{s.getsockname()[1]}"
+    return f"http://127.0.0.1:{refused_port()}"
 
 
 def test_consecutive_connection_failures_open_the_circuit_and_later_calls_fail_at_once(

@@ -150,7 +150,8 @@ def test_local_backend_keeps_the_output_of_a_timed_out_run(tmp_path: Path) -> No
     (tree / "calc.py").write_text("def add(a, b):\n    return a - b\n")
     (tree / "tests" / "test_calc.py").write_text(HANG_TESTS)
     spec = TestRunSpec(image="unused", tree=str(tree), test_command="python3 -m pytest -rA -s -p no:cacheprovider tests",
-                       fail_to_pass=["tests/test_calc.py::test_add"], limits=SandboxLimits(timeout_s=4))
+                       fail_to_pass=["tests/test_calc.py::test_add"], limits=SandboxLimits(timeout_s=15))
+    # 15 s: pytest's start must reach the test's first line before the kill, on a loaded machine too (4 s did not)
     result = run_tests(spec, "local")
     assert result.status == "timeout", result.reason
     assert "BEFORE-THE-HANG: importing the missing dependency" in result.log

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import textwrap
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from fake_server import FakeAnthropic, Reply
 from evalkit.llm.settings import FallbackSettings, JudgeSettings
 from evalkit.systems.base import RunContext, run_system
 from fake_openai import FakeOpenAI, windows
-from helpers import evalkit, make_project, run
+from helpers import evalkit, make_project, refused_port, run
 
 KEY = "sk-openai-e2e-NEVER-SHOW-ME-77"
 JAVA = ("package org.acme;\n\nimport jakarta.persistence.Entity;\n\n@Entity\npublic class Order {\n"
@@ -90,10 +89,7 @@ def test_openai_system_and_openai_judge_end_to_end(tmp_path: Path) -> None:
 
 def dead_url() -> str:
     """A loopback address nothing listens on (connections are refused at once)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{refused_port()}"
 
 
 def test_fallback_judge_verdicts_named_and_counted_apart(tmp_path: Path) -> None:
