@@ -53,7 +53,12 @@ def test_sigkill_then_rerun_pays_only_unfinished(tmp_path: Path) -> None:
     assert {f"generate:slow:migration/{c}" for c in CASES} <= ran  # doit's state was lost ...
     after = log.read_text().splitlines()[len(before):]
     rerun_cases = {line.split()[1] for line in after if line.startswith("start")}
-    # ... but the system itself ran again only for cases that had not finished
-    assert rerun_cases == set(CASES) - finished
+    # ... but the system itself ran again only for cases that had not finished: never for one whose artifact was
+    # written, always for one the system had not answered. A case answered but without its artifact may go either
+    # way: its answer is in the content store once evalkit stored it, before it wrote the artifact, and the kill
+    # may fall between the two (then the rerun takes the stored answer and pays nothing)
+    unanswered = {c for c in CASES if f"done {c}" not in before}
+    assert unanswered <= rerun_cases <= set(CASES) - finished, (before, after)
     assert all(sum(1 for l in before + after if l == f"done {c}") == 1 for c in finished)
+    assert all(sum(1 for l in before + after if l == f"done {c}") >= 1 for c in CASES)  # every case answered in the end
     assert (project / "site" / "r1" / "report.json").exists()
