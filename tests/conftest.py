@@ -157,3 +157,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return first, -counts[item.path]
 
     items.sort(key=rank)  # stable: a file's tests stay together and in their order
+
+
+@pytest.fixture
+def added_metrics():
+    """Forget metrics a test registers with evalkit.api.register_metric (the registry is this process's)."""
+    from evalkit.metrics.registry import ADDED, ADDED_SCORERS, METRICS
+
+    yield
+    for name in list(ADDED):
+        METRICS.pop(name, None)
+        ADDED.pop(name)
+    ADDED_SCORERS.clear()

@@ -62,18 +62,6 @@ def test_missing_config_raises(tmp_path: Path) -> None:
 
 # --- run and results --------------------------------------------------------------------------
 
-@pytest.fixture
-def added_metrics():
-    """Forget metrics a test registers (the registry is this process's)."""
-    from evalkit.metrics.registry import ADDED, ADDED_SCORERS, METRICS
-
-    yield
-    for name in list(ADDED):
-        METRICS.pop(name, None)
-        ADDED.pop(name)
-    ADDED_SCORERS.clear()
-
-
 def test_run_results_and_an_added_metric(tmp_path: Path, added_metrics) -> None:
     root = make_project(tmp_path / "p")
     project = api.load(root)

@@ -66,11 +66,6 @@ def added_results(ctx: ScoreContext) -> dict[str, MetricValue]:
     return out
 
 
-def added_values(ctx: ScoreContext) -> dict[str, float | None]:
-    """Values of the added metrics whose kinds include the case's (a bool as 0/1)."""
-    return {name: None if r.value is None else float(r.value) for name, r in added_results(ctx).items()}
-
-
 def primary_metric(values: dict[str, float | None]) -> str | None:
     """The metric that best summarises one case's cell (e.g. resolved, then judge score)."""
     ranked = [(METRICS[m].primary, m) for m, v in values.items()

@@ -7,9 +7,9 @@ The score stage writes metric values under these names; the summarize stage aggr
 from __future__ import annotations
 
 from evalkit.graders.rubric_config import register as _register_rubric, shipped as _shipped_rubric
-from evalkit.metrics.metric_info import (MetricInfo, METRICS, ADDED, ADDED_SCORERS, added_values, primary_metric, LeaderboardMetrics, LEADERBOARD_METRICS, leaderboard_metric, SCALE_BOUNDS, metric, show_in_order)
+from evalkit.metrics.metric_info import (MetricInfo, METRICS, ADDED, ADDED_SCORERS, primary_metric, LeaderboardMetrics, LEADERBOARD_METRICS, leaderboard_metric, SCALE_BOUNDS, metric, show_in_order)
 
-__all__ = ["MetricInfo", "METRICS", "ADDED", "ADDED_SCORERS", "added_values", "primary_metric", "LeaderboardMetrics", "LEADERBOARD_METRICS", "leaderboard_metric", "SCALE_BOUNDS", "metric", "show_in_order"]
+__all__ = ["MetricInfo", "METRICS", "ADDED", "ADDED_SCORERS", "primary_metric", "LeaderboardMetrics", "LEADERBOARD_METRICS", "leaderboard_metric", "SCALE_BOUNDS", "metric", "show_in_order"]
 
 # --- every suite --------------------------------------------------------------------------
 metric(name="answered", display="Answered", aggregate="rate", binary=True, headline=True,

@@ -27,18 +27,6 @@ def _answer(case, text: str | None = None) -> OutputArtifact:
                           samples=[Sample(files={case.inputs.file_path: answer})])
 
 
-@pytest.fixture()
-def added_metrics():
-    """Forget metrics a test registers (the registry is this process's)."""
-    from evalkit.metrics.registry import ADDED, ADDED_SCORERS, METRICS
-
-    yield
-    for name in list(ADDED):
-        METRICS.pop(name, None)
-        ADDED.pop(name)
-    ADDED_SCORERS.clear()
-
-
 def test_takes_context_tells_the_two_forms_apart() -> None:
     def ctx_form(ctx): ...
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
-import pytest
 
 from evalkit import api
 from evalkit.artifacts import OutputArtifact, Sample, ScoresArtifact, artifact_path
 from evalkit.contracts import MetricValue, ScoreContext, ScoreResult
 from evalkit.fsutil import atomic_write_json
 from evalkit.kinds import kind
-from evalkit.metrics.registry import ADDED, ADDED_SCORERS, METRICS
 from evalkit.report.render import render_site
 from evalkit.report.summarize import summarize
 from evalkit.stages.grade import grade
@@ -49,16 +47,6 @@ class Page(HTMLParser):
             self.scripts.append(data)
         elif self._in == "dd" and self._why_list:
             self.why[-1] += data
-
-
-@pytest.fixture()
-def added_metrics():
-    """Forget metrics a test registers (the registry is this process's)."""
-    yield
-    for name in list(ADDED):
-        METRICS.pop(name, None)
-        ADDED.pop(name)
-    ADDED_SCORERS.clear()
 
 
 def _answer(case, text: str) -> OutputArtifact:
