@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import json
 from pathlib import Path
+from contextlib import AbstractContextManager
 from typing import Any, Iterator, Protocol
 
 from evalkit.fsutil import atomic_write_json, digest, pretty_json, redact
@@ -26,6 +27,8 @@ class CacheService(Protocol):
     def delete(self, rel: str) -> None: ...
 
     def budget(self, limit: float | None, charge: float = 0.0) -> dict[str, Any]: ...
+
+    def claim(self, rel: str) -> AbstractContextManager[None]: ...
 
 
 _remote: list[tuple[CacheService, Path]] = []
@@ -95,11 +98,14 @@ class ContentStore:
         """Hold while computing the value of ``key``, and look ``key`` up again inside: a thread or process of this
         host claiming the same key meanwhile waits, then finds the value stored, so identical work in flight at
         once is done and paid once (an exclusive ``flock`` on ``<key>.lock`` beside the entry; the kernel drops it
-        when its holder dies). Entries read through a cluster's cache service are not locked here."""
-        if _remote and _through(self.path(key)) is not None:
-            yield
-            return
+        when its holder dies). On a cluster worker the coordinator's cache service takes the same lock for as long
+        as the worker's claim connection stays open, so workers (and the coordinator's host) exclude each other."""
         lock = self.path(key).with_suffix(".lock")
+        remote_entry = _through(lock) if _remote else None
+        if remote_entry is not None:
+            with remote_entry[0].claim(remote_entry[1]):
+                yield
+            return
         lock.parent.mkdir(parents=True, exist_ok=True)
         with open(lock, "a", encoding="utf-8") as fh:
             fcntl.flock(fh, fcntl.LOCK_EX)

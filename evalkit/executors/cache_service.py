@@ -7,7 +7,11 @@ request carries the run's random token. It serves:
 - ``GET|HEAD|PUT|DELETE /work/<path>``: an entry of a content store below ``<work>/cache`` (model
   responses, container runs, system answers); a PUT is an atomic write;
 - ``POST /budget``: ``{"limit": USD|null, "charge": USD}``: charges the judge budget of the run
-  (one per limit, shared by every worker) and says whether it is spent (``{"spent": ..., "over": ...}``).
+  (one per limit, shared by every worker) and says whether it is spent (``{"spent": ..., "over": ...}``);
+- ``POST /claim/<path>``: takes the ``flock`` of a content store entry's ``.lock`` below ``<work>/cache``
+  (evalkit.store.ContentStore.claim), answers 200 once it is held, and holds it until the worker closes the
+  connection: finished, or dead (its kernel closes the socket). Identical work wanted by two workers at once
+  (the same judge request, the same container run) is then done once, as between the tasks of one host.
 
 `ServiceRef` is the picklable address a call carries; its methods are the worker's side.
 Why a service rather than shipping cache entries with the artifact: the entries a stage reads
@@ -17,6 +21,8 @@ cannot send them ahead, and the budget must be counted at one place while calls 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import http.client
 import json
 import os
@@ -24,16 +30,20 @@ import secrets
 import socket
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from evalkit.executors.blobs import BlobStore, FileRef, MissingBlob
 from evalkit.fsutil import atomic_write_text, ensure_dir
 
 HEADER = "X-Evalkit-Token"
+CLAIM_WAIT_S = 6 * 3600.0
+"""How long a worker waits for a claim another worker holds (the other's call: a judge request with its retries, a
+container run up to its timeout) before the cache service counts as unreachable."""
 
 
 class ServiceUnreachable(OSError):
@@ -90,6 +100,28 @@ class ServiceRef:
 
     def delete(self, rel: str) -> None:
         self._request("DELETE", f"/work/{rel}")
+
+    @contextlib.contextmanager
+    def claim(self, rel: str) -> Iterator[None]:
+        """Hold the coordinator's lock ``<work>/<rel>`` while within (see ``POST /claim`` above): the claim lasts as
+        long as this connection, so it ends when the block does or when this process dies."""
+        url = urllib.parse.urlsplit(self.url)
+        conn = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=CLAIM_WAIT_S)
+        try:
+            conn.request("POST", f"/claim/{rel}", headers={HEADER: self.token, "Content-Length": "0"})
+            answer = conn.getresponse()
+            answer.read()
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            raise ServiceUnreachable(f"the coordinator's cache service ({self.url}) is unreachable: {exc}") from None
+        if answer.status != 200:
+            conn.close()
+            raise ServiceUnreachable(f"the coordinator's cache service ({self.url}) answered {answer.status} to "
+                                     f"POST /claim/{rel}")
+        try:
+            yield
+        finally:
+            conn.close()
 
     def budget(self, limit: float | None, charge: float = 0.0) -> dict[str, Any]:
         """Charge ``charge`` USD to the run's budget of ``limit`` and return ``{"spent", "over"}``."""
@@ -196,10 +228,33 @@ def _handler(service: CacheService) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.headers.get(HEADER) != service.token or self.path != "/budget":
-                self._reply(403 if self.headers.get(HEADER) != service.token else 400)
+            if self.headers.get(HEADER) != service.token:
+                self._reply(403)
+                return
+            if self.path.startswith("/claim/"):
+                self._claim(service.work_file(self.path[len("/claim/"):]))
+                return
+            if self.path != "/budget":
+                self._reply(400)
                 return
             asked = json.loads(body or b"{}")
             self._reply(200, json.dumps(service.charge(asked.get("limit"), float(asked.get("charge") or 0))).encode())
+
+        def _claim(self, lock: Path | None) -> None:
+            self.close_connection = True
+            if lock is None or lock.suffix != ".lock":
+                self._reply(400)
+                return
+            ensure_dir(lock.parent)
+            with open(lock, "a", encoding="utf-8") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                try:
+                    self._reply(200)
+                    self.wfile.flush()
+                    self.rfile.read(1)  # returns when the worker closes the connection (done, or dead)
+                except OSError:
+                    pass
+                finally:
+                    fcntl.flock(fh, fcntl.LOCK_UN)
 
     return Handler

@@ -13,6 +13,7 @@ it (``drop_unusable``) so that the model is asked anew.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -63,6 +64,11 @@ class ResponseCache:
         if request.item_id is not None:
             parts = request.part_digests()
             self.index.put(self._index_key(request), {"key": response.request_key, "parts": parts})
+
+    def claim(self, key: str) -> AbstractContextManager[None]:
+        """Held while the answer under ``key`` is asked for: identical requests of other clients, processes and
+        cluster workers wait, then find it stored (evalkit.store.ContentStore.claim)."""
+        return self.store.claim(key)
 
     def forget(self, key: str) -> None:
         """Drop the answer stored under ``key``."""

@@ -362,7 +362,8 @@ class ModelClient:
         hit = self.cached(request)
         if hit is not None:
             return self._with_notices(hit)
-        with self._key_lock(key):  # identical requests in flight at once pay once
+        # identical requests in flight at once pay once: in this process, and across processes and cluster workers
+        with self._key_lock(key), self.cache.claim(key):
             hit = self.cached(request)
             if hit is not None:
                 return self._with_notices(hit)

@@ -110,9 +110,10 @@ def test_the_key_never_reaches_an_exception_or_the_cache(server: FakeAnthropic, 
     assert any(api_key in value for value in server.requests[0]["headers"].values())
 
     client.call(request("second"))
-    stored = [p.read_text() for p in (tmp_path / "cache").rglob("*") if p.is_file()]
-    assert len(stored) == 2  # the answer and its miss-index entry
-    assert all(api_key not in text for text in stored)
+    files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file()]
+    assert len([p for p in files if p.suffix == ".json"]) == 2  # the answer and its miss-index entry
+    assert {p.suffix for p in files} <= {".json", ".lock"}  # beside them, the claims' (empty) lock files
+    assert all(api_key not in p.read_text() for p in files)
 
 
 def test_a_second_run_of_the_same_requests_makes_no_calls(server: FakeAnthropic, make_client) -> None:
