@@ -135,6 +135,11 @@ done and while less than ``SURE_MEASURED_SHARE`` of the work left is priced by i
 by more than 30% is shown approximate (tests/test_progress_eta.py); at 0.5, five points of a held-out run
 (init-patch-first-run-n2) more than 30% off were not. In practice a run shows ``~`` until its last seconds."""
 
+HISTORY_PSEUDO_S = 2.0
+HISTORY_STAGE_PSEUDO_S = 5.0
+SERIAL_TAIL = True
+CONC_RUNNING = True
+
 Key = tuple[str, str, str]
 """(stage, suite, system) of a task: ('execute', 'patch', 'fixer'); ('validate', 'patch', ''); ('render', '', '')."""
 
@@ -171,8 +176,10 @@ class RunState:
     """Tasks per stage: total, done (run, up to date or failed), failed, running; durations of runs."""
 
     def __init__(self, jobs: int = 1, kinds: dict[str, str] | None = None,
-                 classes: dict[str, str] | None = None) -> None:
+                 classes: dict[str, str] | None = None, history: dict[str, float] | None = None) -> None:
         self.lock = threading.RLock()
+        self.history: dict[str, float] = dict(history or {})
+        """Task -> seconds it ran in the project's previous run (`load_history`)."""
         self.jobs = max(1, jobs)
         self.kinds: dict[str, str] = dict(kinds or {})
         """Suite -> kind (a group's prior: `KIND_PRIOR_S`)."""
@@ -188,6 +195,10 @@ class RunState:
         self.group_total: dict[Key, int] = {}
         self.group_done: dict[Key, int] = defaultdict(int)
         self.group_durations: dict[Key, list[float]] = defaultdict(list)
+        self.pending: set[str] = set()
+        """Tasks planned, not finished, that ran in the previous run (`history`)."""
+        self.ran_durations: dict[str, float] = {}
+        """Task -> seconds it ran in this run (what `save_history` keeps for the next)."""
         self.started: dict[str, float] = {}
         self.seen_stages: set[str] = set()
         self.clock: Callable[[], float] = time.monotonic  # a recorded run's replay sets its own
@@ -218,6 +229,7 @@ class RunState:
             groups[key_of(name)] = groups.get(key_of(name), 0) + 1
         with self.lock:
             self.planned = list(planned)
+            self.pending = {name for name in planned if name in self.history}
             self.total = total
             self.group_total = groups
 
@@ -239,6 +251,9 @@ class RunState:
                 self.group_durations[key_of(name)].append(self.clock() - t)
             self.done[stage] += 1
             self.group_done[key_of(name)] += 1
+            self.pending.discard(name)
+            if ran and t is not None:
+                self.ran_durations[name] = self.clock() - t
             if failed:
                 self.failed[stage] += 1
 
@@ -278,6 +293,24 @@ class RunState:
                 ds = self.group_durations.get(key, [])
                 out[key] = (_robust_sum(ds, cls_mean) + SHRINK * cls_mean) / (len(ds) + SHRINK) if ds else cls_mean
             return out
+
+    def history_speeds(self) -> dict[str, float]:
+        """Stage -> how much slower this run's tasks are than the same tasks in the previous run (`history`):
+        the finished tasks' seconds over what they took then, each stage's shrunk toward all stages' (padded
+        with ``HISTORY_PSEUDO_S`` seconds at that speed), itself toward 1.0. Empty without a history."""
+        with self.lock:
+            if not self.history:
+                return {}
+            now_s: dict[str, float] = defaultdict(float)
+            then_s: dict[str, float] = defaultdict(float)
+            for name, d in self.ran_durations.items():
+                h = self.history.get(name)
+                if h is not None:
+                    now_s[stage_of(name)] += d
+                    then_s[stage_of(name)] += h
+            overall = (sum(now_s.values()) + HISTORY_PSEUDO_S) / (sum(then_s.values()) + HISTORY_PSEUDO_S)
+            return {st: (now_s.get(st, 0.0) + HISTORY_STAGE_PSEUDO_S * overall) / (then_s.get(st, 0.0) + HISTORY_STAGE_PSEUDO_S)
+                    for st in self.total} | {"": overall}
 
     def measured_share(self) -> float:
         """The share of the work left (`means` times tasks left) priced by its group's own finished tasks rather
@@ -322,6 +355,12 @@ class RunState:
             running = {key_of(n) for n in self.started}
             setups_done = {(g[0], self.kinds.get(g[1], "")) for g, n in self.group_done.items() if n} | \
                           {(g[0], self.kinds.get(g[1], "")) for g in running}
+            speeds = self.history_speeds()
+            known_by_group: dict[Key, list[str]] = defaultdict(list)
+            for name in self.pending:
+                known_by_group[key_of(name)].append(name)
+            serial = {st for st, n in self.total.items() if n == 1}  # summarize, render: nothing runs beside them
+            par = ser = 0.0
             for key, total in self.group_total.items():
                 done = self.group_done.get(key, 0)
                 remaining = max(0, total - done)
@@ -329,18 +368,37 @@ class RunState:
                     continue
                 ds = self.group_durations.get(key, [])
                 ran = len(ds) / done if done else ran_all
-                left += remaining * min(ran, 1.0) * means[key]
+                known = known_by_group.get(key, [])
+                work = min(ran, 1.0) * ((remaining - len(known)) * means[key] +
+                                         sum(self.history[n] * speeds[key[0]] for n in known))
                 setup = (key[0], self.kinds.get(key[1], ""))
                 if setup in SETUP_S and setup not in setups_done:
-                    left += SETUP_S[setup] * factor
+                    work += SETUP_S[setup] * factor
                     setups_done.add(setup)
+                if key[0] in serial and SERIAL_TAIL:
+                    ser += work
+                else:
+                    par += work
+            running_for = 0.0
             for name, t in self.started.items():  # counted above at a whole mean each
                 mean = means.get(key_of(name), self.group_prior(key_of(name)) * factor)
+                if name in self.history and speeds:
+                    mean = self.history[name] * speeds[stage_of(name)]
                 run_for = now - t
-                left += max(mean - run_for, run_for / 2) - mean
+                running_for += run_for
+                extra = max(mean - run_for, run_for / 2) - mean
+                if stage_of(name) in serial and SERIAL_TAIL:
+                    ser += extra
+                else:
+                    par += extra
             elapsed = max(now - self.t0, 1e-9)
-            concurrency = min(float(self.jobs), max(worked / elapsed, 1.0))
-            return max(0.0, left) / concurrency
+            busy = worked + (running_for if CONC_RUNNING else 0.0)
+            concurrency = min(float(self.jobs), max(busy / elapsed, 1.0))
+            return max(0.0, par) / concurrency + max(0.0, ser)
+
+    def time_range(self) -> tuple[float, float] | None:
+        left = self.time_left()
+        return None if left is None else (left, left)
 
     def rows(self) -> list[tuple[str, int, int, int]]:
         with self.lock:
