@@ -9,10 +9,10 @@ really left. Per recording: |relative error| of the point estimate over the poin
 (median, 90th percentile, largest, share within 30%), and for the range the display shows (`RunState.time_range`)
 the share of those points whose real time left lies in it and the median of high / low.
 
-History (`RunState.history`, what each task took in the project's previous run): a recording is replayed with the
-durations of the recording listed for it in `HISTORY` (an earlier run of the same project, or of the project's
-previous version: the task names are the same where the work is), or with none under ``--no-history`` or when
-none is listed. Last line with ``--json``: one JSON object, recording -> figures.
+Per-task durations of a previous run of the same project (the other recordings) were tried as priors and not
+kept: commit 2a7b09c holds that variant of RunState and of this harness (``HISTORY``: which recording plays
+which one's previous run); docs/guide/cli.md (Progress) gives its figures. Last line with ``--json``: one JSON
+object, recording -> figures.
 """
 
 from __future__ import annotations
@@ -33,19 +33,6 @@ from evalkit import progress  # noqa: E402  (the repository's evalkit, not an in
 DATA = REPO / "tests" / "data" / "progress"
 SUITE_KINDS = {k: k for k in ("agentic", "e2e", "generation", "migration", "patch", "rag")}
 """The recorded projects name each suite after its kind (the demo's cases/ and `evalkit init`'s)."""
-
-HISTORY = {
-    "demo-first-run-n2.jsonl": "demo-first-run-n1.jsonl",
-    "demo977-first-run-n2.jsonl.gz": "demo977-first-run-n1.jsonl.gz",
-    "demo977-first-run-n1b.jsonl.gz": "demo977-first-run-n2.jsonl.gz",
-    "init-first-run-n2.jsonl.gz": "init-first-run-n1.jsonl",
-    "init-first-run-2-n2.jsonl.gz": "init-first-run-n2.jsonl.gz",
-    "init-patch-rerun-edit-n1.jsonl.gz": "init-patch-first-run-n2.jsonl.gz",
-    "init-rerun-v2-n2.jsonl.gz": "init-first-run-n2.jsonl.gz",
-}
-"""Recording -> the recording that plays its project's previous run (recorded before it, or the nearest in
-time). demo-first-run-n1 (the priors' source), init-first-run-n1, init-patch-first-run-n2,
-init-patch-migration-n1 and demo977-first-run-n1 have none: a project's very first run."""
 
 MIN_LEFT_S = 5.0
 """Points with less than this many seconds left are not judged (a relative error of the last seconds)."""
@@ -92,12 +79,11 @@ def durations(path: Path) -> dict[str, float]:
     return out
 
 
-def replay(path: Path, history: dict[str, float] | None = None) -> list[Point]:
+def replay(path: Path) -> list[Point]:
     """A `Point` after each task's end once 20% of the tasks are done."""
     head, events = read(path)
     end = events[-1]["t"]
-    state = progress.RunState(head["jobs"], head.get("kinds", SUITE_KINDS), classes_of(head, head["planned"]),
-                              history=history)
+    state = progress.RunState(head["jobs"], head.get("kinds", SUITE_KINDS), classes_of(head, head["planned"]))
     now = [0.0]
     state.clock = lambda: now[0]
     state.t0 = 0.0
@@ -132,27 +118,23 @@ def figures(points: list[Point]) -> dict[str, float]:
             "off_exact": sum(1 for p, e in zip(judged, errors) if e > 0.30 and not p.approximate)}
 
 
-def run_all(use_history: bool = True) -> dict[str, dict[str, float]]:
-    out = {}
-    for path in sorted(DATA.iterdir()):
-        prev = HISTORY.get(path.name) if use_history else None
-        out[path.name] = figures(replay(path, durations(DATA / prev) if prev else None)) | {"history": bool(prev)}
-    return out
+def run_all() -> dict[str, dict[str, float]]:
+    """Recording -> `figures`, for every recording in tests/data/progress/."""
+    return {path.name: figures(replay(path)) for path in sorted(DATA.iterdir())}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--no-history", action="store_true", help="replay every recording without a previous run")
     ap.add_argument("--json", action="store_true", help="print one JSON object last")
     args = ap.parse_args()
-    results = run_all(not args.no_history)
-    print("| recording | history | median | 90th pct | largest | within 30% | in range | range high/low | off, shown exact |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    results = run_all()
+    print("| recording | median | 90th pct | largest | within 30% | in range | range high/low | off, shown exact |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, f in results.items():
         if not f.get("points"):
             print(f"| {name} | – | no point with >= {MIN_LEFT_S:.0f} s left |")
             continue
-        print(f"| {name.split('.jsonl')[0]} | {'yes' if f['history'] else 'no'} | {f['median']:.2f} | {f['p90']:.2f} | "
+        print(f"| {name.split('.jsonl')[0]} | {f['median']:.2f} | {f['p90']:.2f} | "
               f"{f['largest']:.2f} | {f['within30']:.0%} | {f['in_range']:.0%} | {f['width']:.2f} | {f['off_exact']:.0f} |")
     if args.json:
         print(json.dumps(results))

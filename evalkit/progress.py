@@ -95,6 +95,16 @@ def fmt_left(seconds: float | None, approximate: bool) -> str:
     return f"~{m}m" if m < 60 else f"~{m // 60}h {m % 60:02d}m"
 
 
+def fmt_range(left: float | None, span: tuple[float, float] | None, approximate: bool) -> str:
+    """The time left with its range while it is approximate (`RunState.time_range`): ``~1m (25s–3m)``;
+    `fmt_left` alone when it is not, or when the range rounds to one figure."""
+    text = fmt_left(left, approximate)
+    if left is None or span is None or not approximate:
+        return text
+    low, high = (fmt_left(v, True).removeprefix("~") for v in span)
+    return text if low == high else f"{text} ({low}–{high})"
+
+
 #: Seconds one task of each stage takes on the reference machine (2 cores with Docker: the demo's first run,
 #: one job, tests/data/progress/demo-first-run-n1.jsonl), and where a kind's tasks differ (``KIND_PRIOR_S``: a
 #: patch suite's validate and health and an agentic suite's execute run containers, a migration's are instant;
@@ -135,10 +145,12 @@ done and while less than ``SURE_MEASURED_SHARE`` of the work left is priced by i
 by more than 30% is shown approximate (tests/test_progress_eta.py); at 0.5, five points of a held-out run
 (init-patch-first-run-n2) more than 30% off were not. In practice a run shows ``~`` until its last seconds."""
 
-HISTORY_PSEUDO_S = 2.0
-HISTORY_STAGE_PSEUDO_S = 5.0
-SERIAL_TAIL = True
-CONC_RUNNING = True
+RANGE_MEASURED = 1.0
+"""A group priced by its own n finished tasks may take (1 + this / sqrt(n)) times more or less than priced."""
+RANGE_UNMEASURED = 2.5
+"""A group priced by its class's tasks or a prior may take this many times more or less than priced (the
+range `RunState.time_range` gives: replayed on the recorded runs, the time really left lies in it at 90% or
+more of the points on ten of fourteen; docs/guide/cli.md, Progress)."""
 
 Key = tuple[str, str, str]
 """(stage, suite, system) of a task: ('execute', 'patch', 'fixer'); ('validate', 'patch', ''); ('render', '', '')."""
@@ -176,10 +188,8 @@ class RunState:
     """Tasks per stage: total, done (run, up to date or failed), failed, running; durations of runs."""
 
     def __init__(self, jobs: int = 1, kinds: dict[str, str] | None = None,
-                 classes: dict[str, str] | None = None, history: dict[str, float] | None = None) -> None:
+                 classes: dict[str, str] | None = None) -> None:
         self.lock = threading.RLock()
-        self.history: dict[str, float] = dict(history or {})
-        """Task -> seconds it ran in the project's previous run (`load_history`)."""
         self.jobs = max(1, jobs)
         self.kinds: dict[str, str] = dict(kinds or {})
         """Suite -> kind (a group's prior: `KIND_PRIOR_S`)."""
@@ -195,10 +205,6 @@ class RunState:
         self.group_total: dict[Key, int] = {}
         self.group_done: dict[Key, int] = defaultdict(int)
         self.group_durations: dict[Key, list[float]] = defaultdict(list)
-        self.pending: set[str] = set()
-        """Tasks planned, not finished, that ran in the previous run (`history`)."""
-        self.ran_durations: dict[str, float] = {}
-        """Task -> seconds it ran in this run (what `save_history` keeps for the next)."""
         self.started: dict[str, float] = {}
         self.seen_stages: set[str] = set()
         self.clock: Callable[[], float] = time.monotonic  # a recorded run's replay sets its own
@@ -229,7 +235,6 @@ class RunState:
             groups[key_of(name)] = groups.get(key_of(name), 0) + 1
         with self.lock:
             self.planned = list(planned)
-            self.pending = {name for name in planned if name in self.history}
             self.total = total
             self.group_total = groups
 
@@ -251,9 +256,6 @@ class RunState:
                 self.group_durations[key_of(name)].append(self.clock() - t)
             self.done[stage] += 1
             self.group_done[key_of(name)] += 1
-            self.pending.discard(name)
-            if ran and t is not None:
-                self.ran_durations[name] = self.clock() - t
             if failed:
                 self.failed[stage] += 1
 
@@ -294,24 +296,6 @@ class RunState:
                 out[key] = (_robust_sum(ds, cls_mean) + SHRINK * cls_mean) / (len(ds) + SHRINK) if ds else cls_mean
             return out
 
-    def history_speeds(self) -> dict[str, float]:
-        """Stage -> how much slower this run's tasks are than the same tasks in the previous run (`history`):
-        the finished tasks' seconds over what they took then, each stage's shrunk toward all stages' (padded
-        with ``HISTORY_PSEUDO_S`` seconds at that speed), itself toward 1.0. Empty without a history."""
-        with self.lock:
-            if not self.history:
-                return {}
-            now_s: dict[str, float] = defaultdict(float)
-            then_s: dict[str, float] = defaultdict(float)
-            for name, d in self.ran_durations.items():
-                h = self.history.get(name)
-                if h is not None:
-                    now_s[stage_of(name)] += d
-                    then_s[stage_of(name)] += h
-            overall = (sum(now_s.values()) + HISTORY_PSEUDO_S) / (sum(then_s.values()) + HISTORY_PSEUDO_S)
-            return {st: (now_s.get(st, 0.0) + HISTORY_STAGE_PSEUDO_S * overall) / (then_s.get(st, 0.0) + HISTORY_STAGE_PSEUDO_S)
-                    for st in self.total} | {"": overall}
-
     def measured_share(self) -> float:
         """The share of the work left (`means` times tasks left) priced by its group's own finished tasks rather
         than by its class's or a prior (1.0 when nothing is left)."""
@@ -340,27 +324,37 @@ class RunState:
         tasks that ran (on a rerun most are up to date and cost nothing), times its expected duration. A
         running task has left its mean minus the time it has run, and at least half that time once it
         overruns (a slow task is likely slower still). Concurrency: the work done per second so far, at most
-        the jobs. tests/test_progress_eta.py replays recorded runs and gives the figures."""
+        the jobs. benchmarks/eta_replay.py replays recorded runs and gives the figures."""
+        span = self._estimate()
+        return None if span is None else span[0]
+
+    def time_range(self) -> tuple[float, float] | None:
+        """(low, high) seconds left: `time_left`'s work, each group's divided and multiplied by how far a
+        group priced that way has been off on the recorded runs: ``RANGE_MEASURED`` when its own tasks price
+        it, ``RANGE_UNMEASURED`` when its class's or a prior does (a container's time on a shared machine
+        varies 2-3x between runs of the same project). None before any task ran."""
+        span = self._estimate()
+        return None if span is None else (span[1], span[2])
+
+    def _estimate(self) -> tuple[float, float, float] | None:
+        """(time left, low, high): `time_left`, `time_range`."""
         with self.lock:
             now = self.clock()
             worked = sum(sum(ds) for ds in self.group_durations.values())
             ran_tasks = sum(len(ds) for ds in self.group_durations.values())
             if not ran_tasks:
-                return None if any(self.total.get(s, 0) > self.done.get(s, 0) for s in self.total) else 0.0
+                if any(self.total.get(s, 0) > self.done.get(s, 0) for s in self.total):
+                    return None
+                return 0.0, 0.0, 0.0
             factor = self.machine_factor()
             done_all = sum(self.done.values())
             ran_all = ran_tasks / done_all if done_all else 1.0
             means = self.means()
-            left = 0.0
+            left = low = high = 0.0
+            spreads: dict[Key, float] = {}
             running = {key_of(n) for n in self.started}
             setups_done = {(g[0], self.kinds.get(g[1], "")) for g, n in self.group_done.items() if n} | \
                           {(g[0], self.kinds.get(g[1], "")) for g in running}
-            speeds = self.history_speeds()
-            known_by_group: dict[Key, list[str]] = defaultdict(list)
-            for name in self.pending:
-                known_by_group[key_of(name)].append(name)
-            serial = {st for st, n in self.total.items() if n == 1}  # summarize, render: nothing runs beside them
-            par = ser = 0.0
             for key, total in self.group_total.items():
                 done = self.group_done.get(key, 0)
                 remaining = max(0, total - done)
@@ -368,37 +362,25 @@ class RunState:
                     continue
                 ds = self.group_durations.get(key, [])
                 ran = len(ds) / done if done else ran_all
-                known = known_by_group.get(key, [])
-                work = min(ran, 1.0) * ((remaining - len(known)) * means[key] +
-                                         sum(self.history[n] * speeds[key[0]] for n in known))
+                work = remaining * min(ran, 1.0) * means[key]
                 setup = (key[0], self.kinds.get(key[1], ""))
                 if setup in SETUP_S and setup not in setups_done:
                     work += SETUP_S[setup] * factor
                     setups_done.add(setup)
-                if key[0] in serial and SERIAL_TAIL:
-                    ser += work
-                else:
-                    par += work
-            running_for = 0.0
+                spread = spreads[key] = 1.0 + RANGE_MEASURED / len(ds) ** 0.5 if ds else RANGE_UNMEASURED
+                left += work
+                low += work / spread
+                high += work * spread
             for name, t in self.started.items():  # counted above at a whole mean each
                 mean = means.get(key_of(name), self.group_prior(key_of(name)) * factor)
-                if name in self.history and speeds:
-                    mean = self.history[name] * speeds[stage_of(name)]
                 run_for = now - t
-                running_for += run_for
-                extra = max(mean - run_for, run_for / 2) - mean
-                if stage_of(name) in serial and SERIAL_TAIL:
-                    ser += extra
-                else:
-                    par += extra
+                left += max(mean - run_for, run_for / 2) - mean
+                spread = spreads.get(key_of(name), RANGE_UNMEASURED)  # as counted above: at most once more its run
+                low += max(mean / spread - run_for, 0.0) - mean / spread
+                high += max(mean * spread - run_for, run_for) - mean * spread
             elapsed = max(now - self.t0, 1e-9)
-            busy = worked + (running_for if CONC_RUNNING else 0.0)
-            concurrency = min(float(self.jobs), max(busy / elapsed, 1.0))
-            return max(0.0, par) / concurrency + max(0.0, ser)
-
-    def time_range(self) -> tuple[float, float] | None:
-        left = self.time_left()
-        return None if left is None else (left, left)
+            concurrency = min(float(self.jobs), max(worked / elapsed, 1.0))
+            return (max(0.0, left) / concurrency, max(0.0, low) / concurrency, max(0.0, high) / concurrency)
 
     def rows(self) -> list[tuple[str, int, int, int]]:
         with self.lock:
@@ -446,7 +428,7 @@ class LiveReporter(ExecutedOnlyReporter):
         spend = f"spend {_money(c['spend_usd'])}"
         if c["budget_usd"] is not None:
             spend += f" (judge {_money(c['budgeted_spend_usd'])} of {_money(c['budget_usd'])} budget)"
-        left = fmt_left(self.state.time_left(), self.state.approximate())
+        left = fmt_range(self.state.time_left(), self.state.time_range(), self.state.approximate())
         line = Text(f"elapsed {fmt_duration(elapsed)} · left {left} · "
                     f"{running} running · containers {c['containers']} · model calls {c['model_calls']} · {spend}",
                     style="dim")
