@@ -1,12 +1,13 @@
 """Replay every recorded run (tests/data/progress/) through the progress display's time-left estimator.
 
-    python benchmarks/eta_replay.py [--no-history] [--json]
+    python benchmarks/eta_replay.py [--json]
 
 Each recording (scripts/record-run-timeline.py) holds a real run's planned tasks and each task's start and end
 (seconds since the start). The replay feeds them to `evalkit.progress.RunState` at their recorded times and,
 after each task's end from 20% of the tasks on, compares the time left it estimates with the time that was
 really left. Per recording: |relative error| of the point estimate over the points with at least 5 s left
-(median, 90th percentile, largest, share within 30%), and for the range the display shows (`RunState.time_range`)
+(median, 90th percentile, largest, share within 30%, points more than 30% off shown without `~`), and for
+the range the display shows (`RunState.time_range`)
 the share of those points whose real time left lies in it and the median of high / low.
 
 Per-task durations of a previous run of the same project (the other recordings) were tried as priors and not
@@ -124,7 +125,7 @@ def run_all() -> dict[str, dict[str, float]]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description="Replay every recorded run through the time-left estimator.")
     ap.add_argument("--json", action="store_true", help="print one JSON object last")
     args = ap.parse_args()
     results = run_all()
