@@ -7,8 +7,8 @@ Each recording (scripts/record-run-timeline.py) holds a real run's planned tasks
 after each task's end from 20% of the tasks on, compares the time left it estimates with the time that was
 really left. Per recording: |relative error| of the point estimate over the points with at least 5 s left
 (median, 90th percentile, largest, share within 30%, points more than 30% off shown without `~`), and for
-the range the display shows (`RunState.time_range`)
-the share of those points whose real time left lies in it and the median of high / low.
+the range the display shows (`RunState.time_range`) the share of those points whose real time left lies in it
+and the median of high / low.
 
 Per-task durations of a previous run of the same project (the other recordings) were tried as priors and not
 kept: commit 2a7b09c holds that variant of RunState and of this harness (``HISTORY``: which recording plays
