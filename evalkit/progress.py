@@ -95,6 +95,16 @@ def fmt_left(seconds: float | None, approximate: bool) -> str:
     return f"~{m}m" if m < 60 else f"~{m // 60}h {m % 60:02d}m"
 
 
+def fmt_range(left: float | None, span: tuple[float, float] | None, approximate: bool) -> str:
+    """The time left with its range while it is approximate (`RunState.time_range`): ``~1m (25s–3m)``;
+    `fmt_left` alone when it is not, or when the range rounds to one figure."""
+    text = fmt_left(left, approximate)
+    if left is None or span is None or not approximate:
+        return text
+    low, high = (fmt_left(v, True).removeprefix("~") for v in span)
+    return text if low == high else f"{text} ({low}–{high})"
+
+
 #: Seconds one task of each stage takes on the reference machine (2 cores with Docker: the demo's first run,
 #: one job, tests/data/progress/demo-first-run-n1.jsonl), and where a kind's tasks differ (``KIND_PRIOR_S``: a
 #: patch suite's validate and health and an agentic suite's execute run containers, a migration's are instant;
@@ -134,6 +144,13 @@ done and while less than ``SURE_MEASURED_SHARE`` of the work left is priced by i
 (the rest is priced by priors: `RunState.measured_share`). Replayed on the twelve recorded runs every point off
 by more than 30% is shown approximate (tests/test_progress_eta.py); at 0.5, five points of a held-out run
 (init-patch-first-run-n2) more than 30% off were not. In practice a run shows ``~`` until its last seconds."""
+
+RANGE_MEASURED = 1.0
+"""A group priced by its own n finished tasks may take (1 + this / sqrt(n)) times more or less than priced."""
+RANGE_UNMEASURED = 2.5
+"""A group priced by its class's tasks or a prior may take this many times more or less than priced (the
+range `RunState.time_range` gives: replayed on the recorded runs, the time really left lies in it at 90% or
+more of the points on ten of fourteen; docs/guide/cli.md, Progress)."""
 
 Key = tuple[str, str, str]
 """(stage, suite, system) of a task: ('execute', 'patch', 'fixer'); ('validate', 'patch', ''); ('render', '', '')."""
@@ -307,18 +324,34 @@ class RunState:
         tasks that ran (on a rerun most are up to date and cost nothing), times its expected duration. A
         running task has left its mean minus the time it has run, and at least half that time once it
         overruns (a slow task is likely slower still). Concurrency: the work done per second so far, at most
-        the jobs. tests/test_progress_eta.py replays recorded runs and gives the figures."""
+        the jobs. benchmarks/eta_replay.py replays recorded runs and gives the figures."""
+        span = self._estimate()
+        return None if span is None else span[0]
+
+    def time_range(self) -> tuple[float, float] | None:
+        """(low, high) seconds left: `time_left`'s work, each group's divided and multiplied by how far a
+        group priced that way has been off on the recorded runs: ``RANGE_MEASURED`` when its own tasks price
+        it, ``RANGE_UNMEASURED`` when its class's or a prior does (a container's time on a shared machine
+        varies 2-3x between runs of the same project). None before any task ran."""
+        span = self._estimate()
+        return None if span is None else (span[1], span[2])
+
+    def _estimate(self) -> tuple[float, float, float] | None:
+        """(time left, low, high): `time_left`, `time_range`."""
         with self.lock:
             now = self.clock()
             worked = sum(sum(ds) for ds in self.group_durations.values())
             ran_tasks = sum(len(ds) for ds in self.group_durations.values())
             if not ran_tasks:
-                return None if any(self.total.get(s, 0) > self.done.get(s, 0) for s in self.total) else 0.0
+                if any(self.total.get(s, 0) > self.done.get(s, 0) for s in self.total):
+                    return None
+                return 0.0, 0.0, 0.0
             factor = self.machine_factor()
             done_all = sum(self.done.values())
             ran_all = ran_tasks / done_all if done_all else 1.0
             means = self.means()
-            left = 0.0
+            left = low = high = 0.0
+            spreads: dict[Key, float] = {}
             running = {key_of(n) for n in self.started}
             setups_done = {(g[0], self.kinds.get(g[1], "")) for g, n in self.group_done.items() if n} | \
                           {(g[0], self.kinds.get(g[1], "")) for g in running}
@@ -329,18 +362,25 @@ class RunState:
                     continue
                 ds = self.group_durations.get(key, [])
                 ran = len(ds) / done if done else ran_all
-                left += remaining * min(ran, 1.0) * means[key]
+                work = remaining * min(ran, 1.0) * means[key]
                 setup = (key[0], self.kinds.get(key[1], ""))
                 if setup in SETUP_S and setup not in setups_done:
-                    left += SETUP_S[setup] * factor
+                    work += SETUP_S[setup] * factor
                     setups_done.add(setup)
+                spread = spreads[key] = 1.0 + RANGE_MEASURED / len(ds) ** 0.5 if ds else RANGE_UNMEASURED
+                left += work
+                low += work / spread
+                high += work * spread
             for name, t in self.started.items():  # counted above at a whole mean each
                 mean = means.get(key_of(name), self.group_prior(key_of(name)) * factor)
                 run_for = now - t
                 left += max(mean - run_for, run_for / 2) - mean
+                spread = spreads.get(key_of(name), RANGE_UNMEASURED)  # as counted above: at most once more its run
+                low += max(mean / spread - run_for, 0.0) - mean / spread
+                high += max(mean * spread - run_for, run_for) - mean * spread
             elapsed = max(now - self.t0, 1e-9)
             concurrency = min(float(self.jobs), max(worked / elapsed, 1.0))
-            return max(0.0, left) / concurrency
+            return (max(0.0, left) / concurrency, max(0.0, low) / concurrency, max(0.0, high) / concurrency)
 
     def rows(self) -> list[tuple[str, int, int, int]]:
         with self.lock:
@@ -388,7 +428,7 @@ class LiveReporter(ExecutedOnlyReporter):
         spend = f"spend {_money(c['spend_usd'])}"
         if c["budget_usd"] is not None:
             spend += f" (judge {_money(c['budgeted_spend_usd'])} of {_money(c['budget_usd'])} budget)"
-        left = fmt_left(self.state.time_left(), self.state.approximate())
+        left = fmt_range(self.state.time_left(), self.state.time_range(), self.state.approximate())
         line = Text(f"elapsed {fmt_duration(elapsed)} · left {left} · "
                     f"{running} running · containers {c['containers']} · model calls {c['model_calls']} · {spend}",
                     style="dim")

@@ -20,18 +20,25 @@ Recordings, 2 cores with Docker shared with other work (durations are noisy, as 
   (`evalkit init --no-history` as it is now, two jobs). Recorded to measure a pilot ordering (one case per
   suite and kind of system run first), which was not kept: docs/guide/cli.md (Progress) gives its figures.
 
+- recorded in session 28, before the range (`RunState.time_range`) was added, whose spreads were then chosen on
+  all thirteen: demo977-first-run-s28-n2, the demo's first run with two jobs at a load average of 3 rising to
+  16-21 (542 s; 167 s user + 14 s sys CPU, the command systems included); held out, recorded after it was
+  fixed: demo977-first-run-s28-n1, the same with one job at a load average of 20-21 (244 s; 11.6 s user + 2.0 s
+  sys).
+
 Figures (|relative error| over the points from 20% of the tasks on with >= 5 s left: median, 90th percentile,
 largest, share within 30%) are in docs/guide/cli.md (Progress). The issue's criterion, within 30% at every
-such point, is met on none of the twelve (`MAX_ERROR`); the median is within 30% on six, and the 90th percentile
+such point, is met on none of the fourteen (`MAX_ERROR`); the median is within 30% on seven, and the 90th percentile
 too on four (`WITHIN_30`).
 """
 
 from __future__ import annotations
 
-import gzip
-import json
+import importlib.util
 import statistics
+import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Callable
 
 import pytest
@@ -41,32 +48,37 @@ from evalkit import progress
 DATA = Path(__file__).resolve().parent / "data" / "progress"
 
 
-SUITE_KINDS = {k: k for k in ("agentic", "e2e", "generation", "migration", "patch", "rag")}
-"""The recorded projects name each suite after its kind (the demo's cases/ and `evalkit init`'s)."""
 
 
-def _classes(head: dict[str, object], planned: list[str]) -> dict[str, str]:
-    """System -> class: the recording's (newer recordings hold it), else from the names (gold and empty store
-    their answers, canary-* are canaries)."""
-    classes = head.get("classes")
-    if isinstance(classes, dict):
-        return {str(k): str(v) for k, v in classes.items()}
-    systems = {progress.key_of(n)[2] for n in planned} - {""}
-    return {s: "canary" if s.startswith("canary-") else "stored" if s in ("gold", "empty") else "live"
-            for s in systems}
+def _harness() -> ModuleType:
+    """benchmarks/eta_replay.py as a module: its ``replay(path)`` feeds a recording to RunState."""
+    spec = importlib.util.spec_from_file_location("eta_replay", DATA.parents[2] / "benchmarks" / "eta_replay.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # its dataclass looks its module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+HARNESS = _harness()
+replay = HARNESS.replay
 
 
 MAX_ERROR = {"demo-first-run-n1.jsonl": 1.1, "demo-first-run-n2.jsonl": 0.85, "init-first-run-n1.jsonl": 3.5,
              "init-first-run-n2.jsonl.gz": 1.1, "init-patch-migration-n1.jsonl.gz": 1.0, "init-rerun-v2-n2.jsonl.gz": 0.7,
              "init-patch-first-run-n2.jsonl.gz": 1.6, "init-patch-rerun-edit-n1.jsonl.gz": 0.35,
              "demo977-first-run-n1.jsonl.gz": 1.8, "demo977-first-run-n2.jsonl.gz": 0.85, "init-first-run-2-n2.jsonl.gz": 1.3,
-             "demo977-first-run-n1b.jsonl.gz": 2.6}
+             "demo977-first-run-n1b.jsonl.gz": 2.6, "demo977-first-run-s28-n2.jsonl.gz": 6.2,
+             "demo977-first-run-s28-n1.jsonl.gz": 1.3}
 """The issue's criterion, within 30% of the time really left at EVERY point from 20% of the tasks on (>= 5 s
-left): met on none of the twelve. The largest errors (bounds a little above what is reached, so a change that
-makes one worse fails), in this order: 1.03, 0.80, 3.44, 1.01, 0.93, 0.62, 1.51, 0.32, 1.71, 0.77, 1.23, 2.48. Why, in docs/guide/cli.md
+left): met on none of the fourteen. The largest errors (bounds a little above what is reached, so a change that
+makes one worse fails), in this order: 1.03, 0.80, 3.44, 1.01, 0.93, 0.62, 1.51, 0.32, 1.71, 0.77, 1.23, 2.48, 6.03,
+1.20. Why, in docs/guide/cli.md
 (Progress): at 20% of the tasks a first run has done its generate tasks and nothing else; the work left is mostly
 containers, a ragas import and the render, which no finished task has priced yet, and a container's time varies
-up to 10x between recordings of the same project on the shared machine."""
+up to 10x between recordings of the same project on the shared machine (demo977-first-run-s28-n2, at a load
+average of 16 to 21 on 2 cores: containers 5-10x slower than the priors times the machine factor measured on
+the answers, 6.03)."""
 
 
 def clocked(names: list[str], kinds: dict[str, str] | None = None, classes: dict[str, str] | None = None,
@@ -89,36 +101,9 @@ def run_in_turn(state: progress.RunState, now: list[float], names: list[str],
         state.finish(name, ran=ran(i))
 
 
-Point = tuple[float, float, float, bool]
-"""(time, estimate, actual time left, shown as approximate) at one event of a replay."""
-
-
-def replay(path: Path) -> list[Point]:
-    """A `Point` after each event once 20% of the tasks are done."""
-    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text(encoding="utf-8")
-    lines = [json.loads(line) for line in text.splitlines()]
-    head, events = lines[0], lines[1:]
-    end = events[-1]["t"]
-    state, now = clocked(head["planned"], head.get("kinds", SUITE_KINDS), _classes(head, head["planned"]),
-                         jobs=head["jobs"])
-    total, done, points = len(head["planned"]), 0, []
-    for e in events:
-        now[0] = e["t"]
-        if e["event"] == "start":
-            state.start(e["task"])
-            continue
-        state.finish(e["task"], failed=e["event"] == "fail", ran=e["event"] in ("finish", "fail"))
-        done += 1
-        if done >= 0.2 * total:
-            estimate = state.time_left()
-            assert estimate is not None
-            points.append((e["t"], estimate, end - e["t"], state.approximate()))
-    return points
-
-
-def errors_of(points: list[Point]) -> list[float]:
+def errors_of(points: list) -> list[float]:
     """|estimate - actual| / actual at the points with at least 5 s left (the last seconds are not judged)."""
-    return [abs(est - left) / left for _, est, left, _ in points if left >= 5]
+    return [abs(p.estimate - p.left) / p.left for p in points if p.left >= HARNESS.MIN_LEFT_S]
 
 
 WITHIN_30 = {"demo-first-run-n1.jsonl": 100, "init-first-run-n2.jsonl.gz": 100, "init-patch-rerun-edit-n1.jsonl.gz": 10,
@@ -129,9 +114,11 @@ NOT_WITHIN_30 = {"demo-first-run-n2.jsonl": (0.40, 0.55), "init-first-run-n1.jso
                  "init-patch-migration-n1.jsonl.gz": (0.42, 0.70), "init-rerun-v2-n2.jsonl.gz": (0.40, 0.45),
                  "init-patch-first-run-n2.jsonl.gz": (0.52, 1.15), "demo977-first-run-n1.jsonl.gz": (0.15, 0.80),
                  "init-first-run-2-n2.jsonl.gz": (0.28, 0.60),
-                 "demo977-first-run-n1b.jsonl.gz": (0.90, 1.55)}
+                 "demo977-first-run-n1b.jsonl.gz": (0.90, 1.55), "demo977-first-run-s28-n2.jsonl.gz": (2.4, 5.1),
+                 "demo977-first-run-s28-n1.jsonl.gz": (0.20, 0.45)}
 """The others: (median, 90th percentile) bounds a little above what is reached, so a change that makes
-them worse fails; the issue's 30% is NOT met on these (on demo977-first-run-n1 and init-first-run-2-n2 the median is, not the 90th percentile)."""
+them worse fails; the issue's 30% is NOT met on these (on demo977-first-run-n1, -s28-n1 and init-first-run-2-n2 the
+median is, not the largest error)."""
 
 
 @pytest.mark.parametrize(("name", "min_points"), sorted(WITHIN_30.items()))
@@ -142,7 +129,7 @@ def test_time_left_within_30_percent(name: str, min_points: int) -> None:
     assert statistics.median(errors) <= 0.30
     assert statistics.quantiles(errors, n=10)[-1] <= 0.55
     assert max(errors) <= 1.1  # never the 4-5x off the issue measured (16 s shown for 86 s, 147 s for 32 s)
-    assert points[-1][1] <= 5.0  # the last tasks: seconds, not minutes
+    assert points[-1].estimate <= 5.0  # the last tasks: seconds, not minutes
 
 
 @pytest.mark.parametrize(("name", "bounds"), sorted(NOT_WITHIN_30.items()))
@@ -152,7 +139,7 @@ def test_time_left_on_runs_not_within_30_percent(name: str, bounds: tuple[float,
     median, p90 = bounds
     assert statistics.median(errors) <= median
     assert statistics.quantiles(errors, n=10)[-1] <= p90
-    assert max(errors) <= 3.5  # init-first-run-n1's was 6.9 with per-suite means (canaries priced as containers)
+    assert max(errors) <= MAX_ERROR[name]  # init-first-run-n1's was 6.9 with per-suite means (canaries as containers)
 
 
 @pytest.mark.parametrize("name", sorted(MAX_ERROR))
@@ -161,9 +148,50 @@ def test_time_left_at_every_point_after_20_percent(name: str) -> None:
     points = replay(DATA / name)
     assert max(errors_of(points)) <= MAX_ERROR[name]
     # every estimate that is more than 30% off is shown as approximate ("~1m"), never as a precise figure
-    for _, est, left, approximate in points:
-        if left >= 5 and abs(est - left) / left > 0.30:
-            assert approximate
+    for p in points:
+        if p.left >= 5 and abs(p.estimate - p.left) / p.left > 0.30:
+            assert p.approximate
+
+
+IN_RANGE = {"demo-first-run-n1.jsonl": 1.0, "demo-first-run-n2.jsonl": 0.98, "demo977-first-run-n1.jsonl.gz": 0.98,
+            "demo977-first-run-n1b.jsonl.gz": 0.89, "demo977-first-run-n2.jsonl.gz": 1.0,
+            "demo977-first-run-s28-n2.jsonl.gz": 0.25, "demo977-first-run-s28-n1.jsonl.gz": 1.0,
+            "init-first-run-2-n2.jsonl.gz": 1.0,
+            "init-first-run-n1.jsonl": 0.75, "init-first-run-n2.jsonl.gz": 1.0, "init-patch-first-run-n2.jsonl.gz": 0.78,
+            "init-patch-migration-n1.jsonl.gz": 1.0, "init-patch-rerun-edit-n1.jsonl.gz": 1.0,
+            "init-rerun-v2-n2.jsonl.gz": 1.0}
+"""Share of the points (from 20% of the tasks on, >= 5 s left) where the time really left lies in the range the
+display shows (`RunState.time_range`), at least: 90% or more on ten of the fourteen recordings (on the held-out
+demo977-first-run-s28-n1 all); not on
+demo977-first-run-s28-n2 (containers 5-10x slower than priced, under a load average of 16-21),
+init-first-run-n1, init-patch-first-run-n2 (the stages no task has priced yet took more than 2.5x the priors
+times the machine factor) and demo977-first-run-n1b (89.7%)."""
+
+
+@pytest.mark.parametrize("name", sorted(IN_RANGE))
+def test_the_range_holds_the_time_really_left(name: str) -> None:
+    points = replay(DATA / name)
+    judged = [p for p in points if p.left >= HARNESS.MIN_LEFT_S]
+    assert sum(p.low <= p.left <= p.high for p in judged) / len(judged) >= IN_RANGE[name]
+    for p in points:  # the point estimate inside its range
+        assert p.low <= p.estimate + 1e-9 and p.estimate <= p.high + 1e-9
+
+
+def test_the_range_is_shown_while_approximate() -> None:
+    """``~1m (25s–3m)`` while approximate; the point alone once measured, or when the range rounds to one figure."""
+    assert progress.fmt_range(62.0, (25.0, 170.0), True) == "~1m (25s–3m)"
+    assert progress.fmt_range(62.0, (25.0, 170.0), False) == "1m 02s"
+    assert progress.fmt_range(3.2, (3.0, 3.4), True) == "~3s"
+    assert progress.fmt_range(None, None, True) == "estimating…"
+    names = [f"execute:s:patch/c{i}" for i in range(10)]
+    state, now = clocked(names, {"patch": "patch"})
+    assert state.time_range() is None  # nothing ran yet
+    run_in_turn(state, now, names[:4], lambda i, _: 2.0)
+    span, left = state.time_range(), state.time_left()
+    assert span is not None and left is not None
+    # six tasks left priced by four of their own at 2 s (shrunk toward the prior): about 12 s, within a factor
+    # 1 + 1/sqrt(4) = 1.5 either way
+    assert 10.0 <= left <= 13.0 and abs(span[0] * 1.5 / left - 1) < 0.01 and abs(span[1] / 1.5 / left - 1) < 0.01
 
 
 def test_the_time_left_is_approximate_until_measured() -> None:

@@ -1,0 +1,146 @@
+"""Replay every recorded run (tests/data/progress/) through the progress display's time-left estimator.
+
+    python benchmarks/eta_replay.py [--json]
+
+Each recording (scripts/record-run-timeline.py) holds a real run's planned tasks and each task's start and end
+(seconds since the start). The replay feeds them to `evalkit.progress.RunState` at their recorded times and,
+after each task's end from 20% of the tasks on, compares the time left it estimates with the time that was
+really left. Per recording: |relative error| of the point estimate over the points with at least 5 s left
+(median, 90th percentile, largest, share within 30%, points more than 30% off shown without `~`), and for
+the range the display shows (`RunState.time_range`) the share of those points whose real time left lies in it
+and the median of high / low.
+
+Per-task durations of a previous run of the same project (the other recordings) were tried as priors and not
+kept: commit 2a7b09c holds that variant of RunState and of this harness (``HISTORY``: which recording plays
+which one's previous run); docs/guide/cli.md (Progress) gives its figures. Last line with ``--json``: one JSON
+object, recording -> figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from evalkit import progress  # noqa: E402  (the repository's evalkit, not an installed one)
+
+DATA = REPO / "tests" / "data" / "progress"
+SUITE_KINDS = {k: k for k in ("agentic", "e2e", "generation", "migration", "patch", "rag")}
+"""The recorded projects name each suite after its kind (the demo's cases/ and `evalkit init`'s)."""
+
+MIN_LEFT_S = 5.0
+"""Points with less than this many seconds left are not judged (a relative error of the last seconds)."""
+
+
+@dataclass
+class Point:
+    t: float
+    estimate: float
+    low: float
+    high: float
+    left: float
+    approximate: bool
+
+
+def read(path: Path) -> tuple[dict, list[dict]]:
+    """A recording's head (planned tasks, jobs, kinds, classes) and its events."""
+    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text(encoding="utf-8")
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return lines[0], lines[1:]
+
+
+def classes_of(head: dict, planned: list[str]) -> dict[str, str]:
+    """System -> class: the recording's (newer recordings hold it), else from the names (gold and empty store
+    their answers, canary-* are canaries)."""
+    classes = head.get("classes")
+    if isinstance(classes, dict):
+        return {str(k): str(v) for k, v in classes.items()}
+    systems = {progress.key_of(n)[2] for n in planned} - {""}
+    return {s: "canary" if s.startswith("canary-") else "stored" if s in ("gold", "empty") else "live"
+            for s in systems}
+
+
+def durations(path: Path) -> dict[str, float]:
+    """Task -> seconds it ran in a recording (tasks up to date are left out), as a run stores them."""
+    _, events = read(path)
+    started: dict[str, float] = {}
+    out: dict[str, float] = {}
+    for e in events:
+        if e["event"] == "start":
+            started[e["task"]] = e["t"]
+        elif e["task"] in started:
+            out[e["task"]] = e["t"] - started.pop(e["task"])
+    return out
+
+
+def replay(path: Path) -> list[Point]:
+    """A `Point` after each task's end once 20% of the tasks are done."""
+    head, events = read(path)
+    end = events[-1]["t"]
+    state = progress.RunState(head["jobs"], head.get("kinds", SUITE_KINDS), classes_of(head, head["planned"]))
+    now = [0.0]
+    state.clock = lambda: now[0]
+    state.t0 = 0.0
+    state.plan_names(head["planned"])
+    total, done, points = len(head["planned"]), 0, []
+    for e in events:
+        now[0] = e["t"]
+        if e["event"] == "start":
+            state.start(e["task"])
+            continue
+        state.finish(e["task"], failed=e["event"] == "fail", ran=e["event"] in ("finish", "fail"))
+        done += 1
+        if done >= 0.2 * total:
+            estimate = state.time_left()
+            span = state.time_range()
+            assert estimate is not None and span is not None
+            points.append(Point(e["t"], estimate, span[0], span[1], end - e["t"], state.approximate()))
+    return points
+
+
+def figures(points: list[Point]) -> dict[str, float]:
+    """|relative error| of the point estimate (median, p90, largest, share within 30%) and the range's cover."""
+    judged = [p for p in points if p.left >= MIN_LEFT_S]
+    errors = [abs(p.estimate - p.left) / p.left for p in judged]
+    if not errors:
+        return {"points": 0}
+    return {"points": len(errors), "median": statistics.median(errors),
+            "p90": statistics.quantiles(errors, n=10)[-1] if len(errors) > 1 else errors[0],
+            "largest": max(errors), "within30": sum(e <= 0.30 for e in errors) / len(errors),
+            "in_range": sum(p.low <= p.left <= p.high for p in judged) / len(judged),
+            "width": statistics.median(p.high / max(p.low, 1e-9) for p in judged),
+            "off_exact": sum(1 for p, e in zip(judged, errors) if e > 0.30 and not p.approximate)}
+
+
+def run_all() -> dict[str, dict[str, float]]:
+    """Recording -> `figures`, for every recording in tests/data/progress/."""
+    return {path.name: figures(replay(path)) for path in sorted(DATA.iterdir())}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="Replay every recorded run through the time-left estimator.")
+    ap.add_argument("--json", action="store_true", help="print one JSON object last")
+    args = ap.parse_args()
+    results = run_all()
+    print("| recording | median | 90th pct | largest | within 30% | in range | range high/low | off, shown exact |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, f in results.items():
+        if not f.get("points"):
+            print(f"| {name} | – | no point with >= {MIN_LEFT_S:.0f} s left |")
+            continue
+        print(f"| {name.split('.jsonl')[0]} | {f['median']:.2f} | {f['p90']:.2f} | "
+              f"{f['largest']:.2f} | {f['within30']:.0%} | {f['in_range']:.0%} | {f['width']:.2f} | {f['off_exact']:.0f} |")
+    if args.json:
+        print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
