@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from evalkit.fsutil import atomic_write_bytes
+from evalkit.fsutil import atomic_write_bytes, remove
 
 if TYPE_CHECKING:
     from doit.task import Task
@@ -135,10 +135,7 @@ class Plan:
 
 def forget(work: Path) -> None:
     """Drop the manifest (before a full run: a run that fails or is killed leaves none)."""
-    try:
-        os.unlink(work / MANIFEST)
-    except FileNotFoundError:
-        pass
+    remove(work / MANIFEST)
 
 
 def _creators(namespace: dict[str, Any]) -> list[tuple[str, Callable[[], Any]]]:
