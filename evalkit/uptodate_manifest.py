@@ -71,13 +71,18 @@ class Tally:
         return self.executed == 0 and self.failed == 0 and self.ignored == 0
 
 
-def counting_reporter(base: type, tally: Tally) -> type:
+def counting_reporter(base: type[Any], tally: Tally) -> type:
     """``base`` (a doit reporter class) that also counts into ``tally``."""
 
     def execute_task(self: Any, task: Task) -> None:
         if task.actions:
             tally.executed += 1
         base.execute_task(self, task)
+
+    def add_success(self: Any, task: Task) -> None:  # in doit's main thread, whichever runner ran the task
+        if task.actions:
+            tally.executed += 1
+        base.add_success(self, task)
 
     def add_failure(self: Any, task: Task, fail: Any) -> None:
         tally.failed += 1
@@ -91,7 +96,7 @@ def counting_reporter(base: type, tally: Tally) -> type:
         tally.failed += 1
         base.runtime_error(self, msg)
 
-    return type(base.__name__, (base,), {"execute_task": execute_task, "add_failure": add_failure,
+    return type(base.__name__, (base,), {"execute_task": execute_task, "add_success": add_success, "add_failure": add_failure,
                                          "skip_ignore": skip_ignore, "runtime_error": runtime_error})
 
 
