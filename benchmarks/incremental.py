@@ -5,7 +5,8 @@
 Times the first run, no-op reruns and reruns after editing one case (process start and case
 discovery included: each is a fresh `python -m evalkit run`); the no-op and the edit are timed
 --repeat times (each edit of another case, adding a tag) and their medians reported, since one
-run on a shared 2-core machine varies by ±0.3 s. Last line: one JSON object.
+run on a shared 2-core machine varies by ±0.3 s; beside each wall time, the CPU time (user + sys) of the
+`evalkit run` process and its children, the figure that compares on a loaded machine. Last line: one JSON object.
 
 evalkit's modules are byte-compiled first, as `pip install` does and as any import does unless
 PYTHONDONTWRITEBYTECODE is set: without .pyc files every process recompiles ~190 modules (~0.15 s),
@@ -19,6 +20,7 @@ import compileall
 import importlib.util
 import json
 import os
+import resource
 import statistics
 import shutil
 import subprocess
@@ -70,12 +72,23 @@ def make_project(root: Path, n_cases: int, n_systems: int) -> None:
     (root / "evalkit.yaml").write_text(f"release: bench\nsystems:\n{systems}")
 
 
+def children_cpu() -> float:
+    """User + system CPU seconds of this process's finished children (and theirs)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+CPU: list[float] = []
+"""CPU seconds (user + sys) of each timed run, in order: on a loaded machine the figure that compares."""
+
+
 def timed_run(root: Path, jobs: int) -> tuple[float, int]:
     env = {**os.environ, "EVALKIT_CONFIG": str(root / "evalkit.yaml")}
-    start = time.perf_counter()
+    cpu, start = children_cpu(), time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "evalkit", "run", "--jobs", str(jobs)], env=env, cwd=root,
                           capture_output=True, text=True)
     elapsed = time.perf_counter() - start
+    CPU.append(children_cpu() - cpu)
     if proc.returncode != 0:
         sys.exit(f"run failed (exit status {proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
     return elapsed, sum(1 for line in proc.stdout.splitlines() if line.startswith(".  "))
@@ -114,7 +127,8 @@ def main() -> None:
     for _ in range(args.repeat):
         elapsed, n_noop = timed_run(root, 1)
         noops.append(elapsed)
-    print(f"no-op rerun: {fmt(noops)} ({n_noop} tasks)")
+    noop_cpu = CPU[-args.repeat:]
+    print(f"no-op rerun: {fmt(noops)} ({n_noop} tasks); CPU {fmt(noop_cpu)}")
     edits, n_edit = [], 0
     cases = sorted((root / "cases" / "migration").glob("case-*/case.yaml"))
     for i in range(args.repeat):  # each time another case, so no rerun finds its edit done already
@@ -122,11 +136,14 @@ def main() -> None:
         case.write_text(case.read_text().replace("tags: [", f"tags: [edited-{i}, "))
         elapsed, n_edit = timed_run(root, 1)
         edits.append(elapsed)
-    print(f"one edited case: {fmt(edits)} ({n_edit} tasks)")
+    edit_cpu = CPU[-args.repeat:]
+    print(f"one edited case: {fmt(edits)} ({n_edit} tasks); CPU {fmt(edit_cpu)}")
     print(f"project left in {root}" if args.keep else f"project in {root} (pass --keep DIR to choose)")
     print(json.dumps({"cases": args.cases, "systems": args.systems, "first_run_s": round(first, 2),
                       "noop_s": round(statistics.median(noops), 3), "one_edit_s": round(statistics.median(edits), 3),
                       "noop_runs_s": [round(x, 3) for x in noops], "one_edit_runs_s": [round(x, 3) for x in edits],
+                      "noop_cpu_s": round(statistics.median(noop_cpu), 3),
+                      "one_edit_cpu_s": round(statistics.median(edit_cpu), 3),
                       "tasks_first": n_first, "tasks_noop": n_noop, "tasks_one_edit": n_edit}))
 
 

@@ -251,7 +251,8 @@ class Graph:
         self.cfg = cfg
         self.work_path = cfg.work_path
         self.work = str(self.work_path)
-        self._case_paths: dict[tuple[str, str], str] = {}
+        self._case_paths: dict[tuple[str, str, str], str] = {}
+        self._executed: dict[str, bool] = {}
         self._stage_rows: list[tuple[Any, Any, str, list[str], bool]] | None = None
 
         decision.forget()  # one isolation per run: decided here (execute slice), before any task, and kept
@@ -338,9 +339,10 @@ class Graph:
                 deps.append(self.validation_path(case))
             if stage == "execute" and case.kind in self.execute_reads_validation:  # patch: a broken environment
                 deps.append(self.validation_path(case))  # found there is not run again
+            key = case.key
             task = {
-                "name": f"{system.name}:{case.key}",
-                "actions": [(run_stage, [stage, self.config, system.name, case.key])],
+                "name": f"{system.name}:{key}",
+                "actions": [(run_stage, [stage, self.config, system.name, key])],
                 "file_dep": deps,
                 "targets": [target],
                 "clean": True,
@@ -366,10 +368,18 @@ class Graph:
 
         return tuple(n for n, k in kinds().items() if k.execution.execute_reads_validation)
 
+    def executed(self, kind: str) -> bool:
+        """Whether cases of ``kind`` run in the sandbox (looked up once per kind, not per case)."""
+        found = self._executed.get(kind)
+        if found is None:
+            found = self._executed[kind] = kind_named(kind).execution.executed
+        return found
+
     def validation_path(self, case: Case) -> str:
-        p = self._case_paths.get(("validation", case.key))
-        if p is None:  # once per case (a score task of each system lists it too), the work folder resolved once
-            p = self._case_paths[("validation", case.key)] = str(validate_code.validation_path(self.work_path, case))
+        key = ("validation", case.suite, case.id)
+        p = self._case_paths.get(key)
+        if p is None:  # once per case (a score task of each system lists it too): validate.validation_path's, as a string
+            p = self._case_paths[key] = f"{self.work}/validation/{case.suite}/{case.id}.json"
         return p
 
     def validate_tasks(self) -> Iterator[dict[str, Any]]:
@@ -378,7 +388,7 @@ class Graph:
             if case.kind not in self.validated_kinds or case.key in seen or not selected(case.key, self.globs):
                 continue
             seen.add(case.key)
-            executed = kind_named(case.kind).execution.executed
+            executed = self.executed(case.kind)
             target = self.validation_path(case)
             task = {"name": case.key, "actions": [(run_validate, [self.config, case.key])],
                     "file_dep": list(case.files) + ([self.slice_files["execute"]] if executed else []),
@@ -389,9 +399,10 @@ class Graph:
             yield task
 
     def health_path(self, case: Case) -> str:
-        p = self._case_paths.get(("health", case.key))
-        if p is None:
-            p = self._case_paths[("health", case.key)] = str(health_code.health_path(self.work_path, case))
+        key = ("health", case.suite, case.id)
+        p = self._case_paths.get(key)
+        if p is None:  # health.health_path's, as a string
+            p = self._case_paths[key] = f"{self.work}/health/{case.suite}/{case.id}.json"
         return p
 
     @cached_property
@@ -413,7 +424,7 @@ class Graph:
 
         for case in self.health_cases():
             target = self.health_path(case)
-            slice_file = self.health_slice_files[kind_named(case.kind).execution.executed]
+            slice_file = self.health_slice_files[self.executed(case.kind)]
             task = {"name": case.key, "actions": [(run_health, [self.config, case.key])],
                     "file_dep": list(case.files) + [self.validation_path(case), slice_file],
                     "targets": [target], "uptodate": [not marked_for_retry(target)], "clean": True,

@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, NoReturn
+from typing import TYPE_CHECKING, Callable, NoReturn, cast
 
 from evalkit import envfail
 from evalkit.errors import InputError, Problem
@@ -20,6 +20,7 @@ from evalkit.termtext import terminal_safe
 from evalkit.config import load_config
 from evalkit.fsutil import confine_writes
 import evalkit.tasks as tasks
+from evalkit import uptodate_manifest
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
@@ -148,10 +149,6 @@ def default_jobs(cores: int) -> int:
 
 def _run_locked(args: argparse.Namespace) -> int:
     """`evalkit run` once this process holds the project's lock (`evalkit.runlock`)."""
-    from doit.cmd_base import ModuleTaskLoader  # deferred: doit, only when tasks run
-    from doit.doit_cmd import DoitMain  # deferred: doit, only when tasks run
-
-
     try:
         module = {"DOIT_CONFIG": tasks.doit_config(), **{k: getattr(tasks, k) for k in dir(tasks) if k.startswith("task_")}}
     except SystemExit as exc:
@@ -176,7 +173,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     run_cases = list({c.key: c for _, c in tasks.graph().pairs}.values())
     images_before = run_images.before_run(cfg, run_cases)  # the images it needs, with sizes, for the report
     with interrupted_code.run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
-        code = DoitMain(ModuleTaskLoader(module)).run(argv)
+        code = _doit_unless_noop(module, argv, args, cfg.work_path)
     run_images.after_run(cfg, images_before)  # record their use; evict over sandbox.image_store_gb
     retries = pending_retries(cfg.work_path, ((s.name, c.suite, c.id) for s, c in tasks.graph().pairs))
     if mode != "quiet":  # one row per suite x system, from report.json
@@ -224,6 +221,34 @@ def _run_locked(args: argparse.Namespace) -> int:
     if status:
         say(f"exit status {status}")
     return status
+
+
+def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse.Namespace, work: Path) -> int:
+    """doit's run of ``module``, skipped when nothing changed since a run that found every task up to date
+    (`evalkit.uptodate_manifest`); a run that finds none to do saves the manifest for the next."""
+    from doit.cmd_base import ModuleTaskLoader  # deferred: doit, only when tasks run
+    from doit.doit_cmd import DoitMain  # deferred: doit, only when tasks run
+
+    if args.doit_args:  # some tasks only, or doit's own options: doit decides, and no manifest is saved
+        uptodate_manifest.forget(work)
+        return DoitMain(ModuleTaskLoader(module)).run(argv)
+    config = cast("dict[str, object]", module["DOIT_CONFIG"])
+    try:
+        plan = uptodate_manifest.plan(module, str(config["dep_file"]), ("strict", args.strict))
+    except Exception:  # a task creator's error: doit calls the creators again and reports it, as it always has
+        uptodate_manifest.forget(work)
+        return DoitMain(ModuleTaskLoader(module)).run(argv)
+    if plan.unchanged_since_last_noop(work):
+        return 0
+    uptodate_manifest.forget(work)  # a run that fails or is killed leaves none
+    tally = uptodate_manifest.Tally()
+    plan.module["DOIT_CONFIG"] = {**config, "reporter": uptodate_manifest.counting_reporter(
+        cast(type, config["reporter"]), tally)}
+    before = plan.stats()
+    code = DoitMain(ModuleTaskLoader(plan.module)).run(argv)
+    if code == 0 and tally.nothing_ran() and not envfail.recorded():
+        plan.save(work, before)
+    return code
 
 
 def _schema_args(p: argparse.ArgumentParser) -> None:
