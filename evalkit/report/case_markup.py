@@ -1,14 +1,16 @@
 """The case page and the compare page as Python, the same bytes as their templates (case.html.j2, compare.html.j2 and
-base.html.j2) render: at 10,000 cases x 4 systems Jinja's per-expression work on these two pages was a fifth of the
-site's render (issue 32). Used only while those three templates are the shipped ones (`shipped`): a ``templates_dir``
-that changes any of them gets its own templates rendered by Jinja. The kind's partial (case_<kind>.html.j2) and the
-judge/rubric macro stay templates either way.
+base.html.j2) render, and the judge/rubric sections of a system's panel as the ``graded_sections`` macro of
+macros.html.j2 renders them: at 10,000 cases x 4 systems Jinja's per-expression work on these was a quarter of the
+site's render (issue 32). Used only while those templates are the shipped ones (`shipped`): a ``templates_dir`` that
+changes one of them (a rubric author's judge section, say) gets its own templates rendered by Jinja. The kind's partial
+(case_<kind>.html.j2) stays a template either way.
 
 Every value is shown as Jinja shows it: through the environment's ``finalize`` (`readable_float`) and escaped.
 """
 
 from __future__ import annotations
 
+from numbers import Number
 from typing import Any
 
 from jinja2 import Environment, TemplateNotFound
@@ -16,10 +18,15 @@ from jinja2.filters import do_urlencode
 from markupsafe import escape
 
 from evalkit.report.site import PACKAGE_TEMPLATES
-from evalkit.report.site_env import metric_value, paragraphs, readable_float, status_badge, uncalibrated_mark
+from markupsafe import Markup
+
+from evalkit.report.site_env import (metric_value, paragraphs, pass_badge, readable_float, status_badge,
+                                     uncalibrated_mark)
 
 PAGES = ("base.html.j2", "case.html.j2", "compare.html.j2")
-"""The templates this module stands in for."""
+"""The templates `case_page` and `compare_page` stand in for."""
+MACROS = ("macros.html.j2",)
+"""The template whose ``graded_sections`` macro `graded_sections` stands in for."""
 
 _SHIPPED: dict[str, str] = {}
 
@@ -30,12 +37,12 @@ def _shipped_source(name: str) -> str:
     return _SHIPPED[name]
 
 
-def shipped(env: Environment) -> bool:
-    """Whether ``env`` finds the shipped base, case and compare templates (the same text, wherever it finds them):
-    then these pages may be rendered here rather than by Jinja."""
+def shipped(env: Environment, names: tuple[str, ...] = PAGES) -> bool:
+    """Whether ``env`` finds the shipped templates ``names`` (the same text, wherever it finds them): then what they
+    render may be rendered here rather than by Jinja."""
     if env.loader is None:
         return False
-    for name in PAGES:
+    for name in names:
         try:
             source = env.loader.get_source(env, name)[0]
         except TemplateNotFound:
@@ -205,4 +212,115 @@ def compare_page(ctx: dict[str, Any]) -> str:
                  '<script src="../../../assets/compare.js"></script>')
 
 
-__all__ = ["PAGES", "case_page", "compare_page", "shipped"]
+_DECIDED = {"empty": "the file is empty or missing", "unchanged": "the legacy file returned unchanged",
+            "incomplete": "the file elides code"}
+
+
+def _sample(loop_length: int, index: int) -> str:
+    return f", sample {index}" if loop_length > 1 else ""
+
+
+def _judge(j: dict[str, Any]) -> str:
+    out = ['<div class="judge"><h4>Judge</h4>\n']
+    status = j["status"]
+    if status == "not_configured":
+        out.append("<p>Not judged: the judge is not configured" + (f" ({_e(j['error'])})" if j["error"] else "")
+                   + ".</p>\n")
+    elif status == "not_judged_budget":
+        out.append("<p>Not judged: the judge budget was reached.</p>\n")
+    else:
+        badge = "ok" if status in ("judged", "parser") else "infra_error" if status == "infra_error" else "error"
+        out.append(f"<p>{_e(status_badge(badge))} {_e(str(status).replace('_', ' '))}")
+        if status == "parser":
+            out.append(f": decided without a model, no call ({_e(_DECIDED.get(j.get('decided'), 'the file does not parse'))}"
+                       ": " + ("every score 0, not compilable" if j["rubric"] in (None, "codejudge")
+                               else "each field its decided value") + ")")
+        if j["source"] == "recorded":
+            out.append(" · recorded judge (imported verdicts, no call)")
+        if j["model"]:
+            out.append(f" · {'grader' if j['source'] == 'recorded' else 'model'} {_e(j['model'])}")
+        if j["rubric"] not in (None, "codejudge"):
+            out.append(f" · rubric {_e(j['rubric'])}")
+        if "is_compilable" in j and j["is_compilable"] is not None:
+            out.append(f" · expects it to compile: {pass_badge(j['is_compilable'], 'yes', 'no')}")
+        for name, flag in (j["flags"] or {}).items():
+            if name != "is_compilable":
+                out.append(f" · {_e(name)}: {pass_badge(flag, 'yes', 'no')}")
+        if j["unstable"]:
+            out.append(" · <strong>⚠ unstable across samples</strong>")
+        out.append("</p>\n")
+        if j["error"]:
+            out.append(f'<p class="reason">{_e(j["error"])}</p>')
+        verdicts = j["verdicts"] or []
+        scores = j["scores"] or {}
+        if scores:
+            out.append('<div class="scroll"><table class="grid small"><caption>Verdict per criterion</caption>\n'
+                       '<thead><tr><th scope="col">Criterion</th><th scope="col">Score</th>')
+            out.extend(f'<th scope="col">Sample {i}</th>' for i in range(1, len(verdicts) + 1))
+            out.append("</tr></thead><tbody>\n")
+            spread = j["spread"]
+            for k, val in scores.items():
+                shown = "%.2f" % val if isinstance(val, Number) else val
+                out.append(f'<tr><th scope="row">{_e(k.replace("_score", "").replace("_", " "))}</th>'
+                           f'<td class="num">{_e(shown)}')
+                if spread and spread[k]:
+                    out.append(f' <span class="n">spread {_e(spread[k])}</span>')
+                out.append("</td>")
+                out.extend(f'<td class="num">{_e(verdict[k] if k in verdict else "–")}</td>' for verdict in verdicts)
+                out.append("</tr>\n")
+            out.append("</tbody></table></div>")
+        for i, verdict in enumerate(verdicts):
+            if verdict["detailed_notes"]:
+                out.append(f"<details {'open' if i == 0 else ''}><summary>Judge's notes{_sample(len(verdicts), i + 1)}"
+                           f'</summary><p class="prose">{_e(verdict["detailed_notes"])}</p></details>')
+        reasoning = j["reasoning"]
+        reasoning = (reasoning if not isinstance(reasoning, str) else [reasoning]) or []
+        for i, r in enumerate(reasoning):
+            if r:
+                out.append(f"<details><summary>Reasoning before the verdict{_sample(len(reasoning), i + 1)}</summary>"
+                           f'<pre class="code wrap">{_e(r)}</pre></details>')
+        for i, r in enumerate(j["raw_answers"] or []):
+            out.append(f'<details><summary>Unusable answer {i + 1}</summary><pre class="code wrap">{_e(r)}</pre></details>')
+    out.append("</div>\n")
+    return "".join(out)
+
+
+def _rubric(rb: dict[str, Any]) -> str:
+    out = [f'<div class="judge"><h4>Rubric</h4>\n<p>{_e(str(rb["status"]).replace("_", " "))}']
+    if rb["score"] is not None:
+        out.append(f' · score {_e("%.3f" % rb["score"])}')
+    if rb["model"]:
+        out.append(f" · model {_e(rb['model'])}")
+    if rb["unstable"]:
+        out.append(" · <strong>⚠ unstable across samples</strong>")
+    out.append("</p>\n")
+    if rb["error"]:
+        out.append(f'<p class="reason">{_e(rb["error"])}</p>')
+    if rb["results"]:
+        out.append('<div class="scroll"><table class="grid small"><caption>Verdict per criterion</caption>\n<thead><tr>'
+                   '<th scope="col">Criterion</th><th scope="col">Met</th><th scope="col">Reason</th></tr></thead><tbody>\n')
+        for c in rb["results"]:
+            out.append(f'<tr><th scope="row">{_e(c["id"])}')
+            if c["weight"] != 1:
+                out.append(f' <span class="n">×{_e(c["weight"])}</span>')
+            out.append(f"</th><td>{pass_badge(c['met'], 'met', 'not met')}")
+            if "met_fraction" in c and c["met_fraction"] not in (0, 1):
+                out.append(f' <span class="n">{_e(int(round(100 * c["met_fraction"], 0)))}% of samples</span>')
+            out.append(f'</td><td class="wrap">{_e(c["reason"])}</td></tr>\n')
+        out.append("</tbody></table></div>")
+    reasoning = rb["reasoning"] or []
+    for i, r in enumerate(reasoning):
+        if r:
+            out.append(f"<details><summary>Reasoning{_sample(len(reasoning), i + 1)}</summary>"
+                       f'<pre class="code wrap">{_e(r)}</pre></details>')
+    out.append("</div>\n")
+    return "".join(out)
+
+
+def graded_sections(v: dict[str, Any]) -> Markup:
+    """The ``graded_sections`` macro of macros.html.j2: the judge's and the rubric's sections of system ``v`` (a
+    `evalkit.report.case_pages.system_view`; its ``judge`` and ``rubric`` are their models as JSON)."""
+    return Markup((_judge(v["judge"]) if v["judge"] else "") + (_rubric(v["rubric"]) if v["rubric"] else ""))
+
+
+__all__ = ["MACROS", "PAGES", "case_page", "compare_page", "graded_sections", "shipped"]

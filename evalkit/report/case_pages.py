@@ -217,9 +217,11 @@ def remove_gone_cases(site: Path, report: Report, old_index: dict[str, str], ind
 def case_templates(env: Environment) -> CaseParts:
     """What renders the case page and the compare page (from their context) and the panel of one system
     (`evalkit.report.panel`). While ``env`` finds the shipped base, case and compare templates the two pages are
-    Python (`evalkit.report.case_markup`, the same bytes); a ``templates_dir`` that changes one gets Jinja."""
+    Python (`evalkit.report.case_markup`, the same bytes), and so is the panel's judge/rubric section while it finds
+    the shipped macros.html.j2; a ``templates_dir`` that changes one gets Jinja."""
 
-    graded = env.get_template("macros.html.j2").module.graded_sections  # type: ignore[attr-defined]
+    graded = case_markup.graded_sections if case_markup.shipped(env, case_markup.MACROS) \
+        else env.get_template("macros.html.j2").module.graded_sections  # type: ignore[attr-defined]
     case_t, compare_t = env.get_template("case.html.j2"), env.get_template("compare.html.j2")
     if case_markup.shipped(env):
         return (lambda ctx: case_markup.case_page(env, ctx), case_markup.compare_page,
