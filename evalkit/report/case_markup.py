@@ -96,7 +96,7 @@ def _results(ctx: dict[str, Any]) -> str:
     out.append('<th scope="col">Tokens in / out</th></tr></thead>\n<tbody>\n')
     for v in views:
         cell = row.systems.get(v["name"])
-        name = _e(v["name"])
+        name = _e(v["name"])  # a float's repr (`_raw`) has no character to escape
         out.append(f'<tr><th scope="row"><a href="#sys-{name}">{name}</a></th>'
                    f'<td>{_e(status_badge(v["status"], v["excluded"]))}</td>\n')
         explanations = v["explanations"]
@@ -104,7 +104,7 @@ def _results(ctx: dict[str, Any]) -> str:
             val = cell.metrics.get(info.name) if cell else None
             why = explanations.get(info.name)
             title = f' title="{_e(explanations[info.name])}"' if why else ""
-            out.append(f'<td class="num" data-system="{name}" data-metric="{_e(info.name)}" data-value="{_e(_raw(val))}"'
+            out.append(f'<td class="num" data-system="{name}" data-metric="{_e(info.name)}" data-value="{_raw(val)}"'
                        f"{title}>{_e(metric_value(val, info))}</td>")
         usage = v["usage"]
         out.append(f'<td class="num">{_e("{:,}".format(usage.input_tokens))} / '
