@@ -10,7 +10,6 @@ Every value is shown as Jinja shows it: through the environment's ``finalize`` (
 
 from __future__ import annotations
 
-from numbers import Number
 from typing import Any
 
 from jinja2 import Environment, TemplateNotFound
@@ -212,7 +211,7 @@ def compare_page(ctx: dict[str, Any]) -> str:
                  '<script src="../../../assets/compare.js"></script>')
 
 
-_DECIDED = {"empty": "the file is empty or missing", "unchanged": "the legacy file returned unchanged",
+_DECIDED: dict[object, str] = {"empty": "the file is empty or missing", "unchanged": "the legacy file returned unchanged",
             "incomplete": "the file elides code"}
 
 
@@ -260,7 +259,7 @@ def _judge(j: dict[str, Any]) -> str:
             out.append("</tr></thead><tbody>\n")
             spread = j["spread"]
             for k, val in scores.items():
-                shown = "%.2f" % val if isinstance(val, Number) else val
+                shown = "%.2f" % val if isinstance(val, (int, float)) else val  # `is number` (JSON has no other)
                 out.append(f'<tr><th scope="row">{_e(k.replace("_score", "").replace("_", " "))}</th>'
                            f'<td class="num">{_e(shown)}')
                 if spread and spread[k]:
