@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, TemplateNotFound
+from markupsafe import Markup
 
 from evalkit import fsutil
 from evalkit.artifacts import SystemArtifacts, Usage
@@ -25,6 +26,7 @@ from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
 from evalkit.kind_registry import kind, known
 from evalkit.metrics.registry import METRICS
 from evalkit.names import is_valid_name
+from evalkit.report import case_markup
 from evalkit.report.models import CaseDetail, CaseRow, Report
 from evalkit.report.page_data import exists_in, headline_metrics
 from evalkit.report.site_env import diff_lines, line_class, truncate_log
@@ -34,6 +36,11 @@ if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.report import panel as panel_code
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
     panel_code = later("evalkit.report.panel")
+
+PageRenderer = Callable[[dict[str, Any]], str]
+"""Renders a case page or a compare page from its context."""
+CaseParts = tuple[PageRenderer, PageRenderer, Callable[[dict[str, Any]], Markup]]
+"""`case_templates`: the case page's and the compare page's renderers and one system's panel."""
 
 LEGACY_KEY = "inputs.legacy_file"
 REFERENCE_KEY = "reference.expected_file"
@@ -134,7 +141,7 @@ def write_logs(page_dir: Path, views: list[dict[str, Any]]) -> list[Path]:
 
 def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: dict[str, Any],
                shared: str, old_index: dict[str, str], index: dict[str, str],
-               parts: tuple[Any, Any, Any] | None = None) -> list[Path]:
+               parts: CaseParts | None = None) -> list[Path]:
     """The case page, its compare page and log files; skipped when nothing they show has changed.
 
     ``parts``: `case_templates(env)`, fetched once for many cases (each fetch stats the template files).
@@ -171,14 +178,14 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
                         if any(c.metrics.get(i.name) is not None for c in row.systems.values())],
            "previous": prev if has_prev else None}
     # Each system's panel is the same on the case page and the compare page: rendered once, shown twice.
-    case_t, compare_t, panel = parts or case_templates(env)
+    case_page, compare_page, panel = parts or case_templates(env)
     ctx["panels"] = [panel(v) for v in views]
     written = write_logs(data_path.parent, views)
-    atomic_write_text(page, case_t.render(**ctx, here="case"))
+    atomic_write_text(page, case_page({**ctx, "here": "case"}))
     written.append(page)
     if len(views) >= 2:
         page = data_path.with_name(f"{row.case_id}.compare.html")
-        atomic_write_text(page, compare_t.render(**ctx, here="compare"))
+        atomic_write_text(page, compare_page({**ctx, "here": "compare"}))
         written.append(page)
     return written
 
@@ -207,11 +214,19 @@ def remove_gone_cases(site: Path, report: Report, old_index: dict[str, str], ind
     return removed
 
 
-def case_templates(env: Environment) -> tuple[Any, Any, Any]:
-    """The case page's and the compare page's templates and the panel of one system (`evalkit.report.panel`)."""
+def case_templates(env: Environment) -> CaseParts:
+    """What renders the case page and the compare page (from their context) and the panel of one system
+    (`evalkit.report.panel`). While ``env`` finds the shipped base, case and compare templates the two pages are
+    Python (`evalkit.report.case_markup`, the same bytes), and so is the panel's judge/rubric section while it finds
+    the shipped macros.html.j2; a ``templates_dir`` that changes one gets Jinja."""
 
-    graded = env.get_template("macros.html.j2").module.graded_sections  # type: ignore[attr-defined]
-    return (env.get_template("case.html.j2"), env.get_template("compare.html.j2"),
+    graded = case_markup.graded_sections if case_markup.shipped(env, case_markup.MACROS) \
+        else env.get_template("macros.html.j2").module.graded_sections  # type: ignore[attr-defined]
+    case_t, compare_t = env.get_template("case.html.j2"), env.get_template("compare.html.j2")
+    if case_markup.shipped(env):
+        return (lambda ctx: case_markup.case_page(env, ctx), case_markup.compare_page,
+                lambda view: panel_code.system_panel(view, graded))
+    return (lambda ctx: case_t.render(ctx), lambda ctx: compare_t.render(ctx),
             lambda view: panel_code.system_panel(view, graded))
 
 
@@ -301,7 +316,7 @@ def _templates_loaded(env: Environment, missing: list[str]) -> Iterator[None]:
 
 def _render_cases(env: Environment, site: Path, report: Report, nav: dict[str, Any], shared: str,
                   old_index: dict[str, str], workers: int, meanwhile: Callable[[], list[Path]] | None,
-                  parts: tuple[Any, Any, Any], missing: list[str]) -> tuple[dict[str, str], list[Path]]:
+                  parts: CaseParts, missing: list[str]) -> tuple[dict[str, str], list[Path]]:
     global _FORKED
     n = len(report.cases)
     index: dict[str, str] = {}

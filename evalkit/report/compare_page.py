@@ -128,12 +128,15 @@ def check_releases(site: Path, a: str, b: str) -> None:
 
 
 def render_comparison(site: Path, a: str, b: str, tdir: Path | None = None,
-                      cache_dir: Path | None = None) -> Path:
-    """Write site/compare/<a>..<b>.html and its JSON; returns the page."""
+                      cache_dir: Path | None = None, loaded: Report | None = None) -> Path:
+    """Write site/compare/<a>..<b>.html and its JSON; returns the page. ``loaded``: the report of ``a`` or ``b`` as
+    the caller read it already (render_release has the release's own: at 10,000 cases, reading it again cost as
+    much as the rest of this page)."""
 
     site = Path(site)
     check_releases(site, a, b)
-    ra, rb = load_report(site, a), load_report(site, b)
+    ra = loaded if loaded is not None and loaded.release == a else load_report(site, a)
+    rb = loaded if loaded is not None and loaded.release == b else load_report(site, b)
     comp = compare_reports(ra, rb)
     metric_info = {**ra.metric_info, **rb.metric_info}
     keys: dict[str | None, set[tuple[str, str]]] = {r.release: {(c.suite, c.case_id) for c in r.cases}

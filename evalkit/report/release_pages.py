@@ -97,7 +97,7 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
         prev = report.diff.previous_release
         if prev and prev in releases:  # site/compare/<previous>..<release>.html (others: `evalkit compare A B`)
 
-            written.append(compare_page_code.render_comparison(site, prev, release, tdir, cache_dir))
+            written.append(compare_page_code.render_comparison(site, prev, release, tdir, cache_dir, loaded=report))
         return written
 
     index_path = out_dir / "cases" / PAGE_INDEX
@@ -112,7 +112,7 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
                      {k: v.model_dump(mode="json") for k, v in report.metric_info.items()}, __file__,
                      Path(__file__).stat().st_mtime_ns,
                      [Path(__file__).with_name(f).stat().st_mtime_ns  # the case page's code
-                      for f in ("case_pages.py", "site_env.py", "panel.py")],
+                      for f in ("case_pages.py", "case_markup.py", "site_env.py", "panel.py")],
                      (Path(__file__).parents[1] / "kinds" / "page_parts.py").stat().st_mtime_ns,  # the kinds' page helpers
                      kinds_code_stamp()])  # the suite kinds' modules and partials
     index, pages = render_cases(env, site, report, nav, shared, old_index, workers, meanwhile=other_pages)

@@ -190,9 +190,9 @@ def paragraphs(text: str, css: str = "lead") -> Markup:
     """A description as it was written: a ``<p>`` per paragraph (blank-line separated), its line breaks kept
     (``<br>``), every character escaped."""
     blocks = [b.strip("\n") for b in str(text).replace("\r\n", "\n").split("\n\n") if b.strip()]
-    out = [Markup('<p class="{}">{}</p>').format(css, Markup("<br>\n").join(escape(line.rstrip()) for line in b.split("\n")))
-           for b in blocks]
-    return Markup("").join(out)
+    head = f'<p class="{escape(css)}">'  # str operations on escaped parts: Markup.format and .join cost 10x more
+    return Markup("".join(head + "<br>\n".join([escape(line.rstrip()) for line in b.split("\n")]) + "</p>"
+                          for b in blocks))
 
 
 def _pct(v: float) -> str:
