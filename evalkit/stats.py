@@ -379,14 +379,47 @@ def _hall_bootstrap_t(x: np.ndarray, n_resamples: int, seed: int, confidence: fl
     return m - float(t_q[1]) * se, m - float(t_q[0]) * se
 
 
+_T_QUANTILES: dict[tuple[int, float], float] = {}
+"""(degrees of freedom, probability) -> scipy.special.stdtrit of them, computed in this process or remembered from an
+earlier one (`remember_t_quantiles`, summarize's statistics cache): scipy.special costs ~0.2 s of CPU to import, and a
+rerun that recomputes a mean's interval (one edited case changes a system's wall_s) asks for the same quantile (the
+same number of cases) as the run before."""
+
+
+def t_quantile(df: int, p: float) -> float:
+    """scipy.special.stdtrit(df, p) as a float, the same number whether computed now or remembered."""
+    key = (int(df), float(p))
+    got = _T_QUANTILES.get(key)
+    if got is None:
+        from scipy.special import stdtrit  # deferred: scipy (~0.2 s), only when the quantile is not remembered
+
+        got = _T_QUANTILES[key] = float(stdtrit(key[0], key[1]))
+    return got
+
+
+def t_quantiles() -> list[list[float]]:
+    """Every t quantile this process knows, as [df, p, quantile] rows (JSON keeps each float exactly)."""
+    return [[df, p, q] for (df, p), q in sorted(_T_QUANTILES.items())]
+
+
+def remember_t_quantiles(rows: object) -> None:
+    """Take [df, p, quantile] rows written by `t_quantiles` under the same code and scipy (the caller checks:
+    summarize's cache salt); anything malformed is left out (it is computed again when needed)."""
+    if not isinstance(rows, list):
+        return
+    for row in rows:
+        if (isinstance(row, list) and len(row) == 3 and isinstance(row[0], int) and not isinstance(row[0], bool)
+                and all(isinstance(v, float) for v in row[1:])):
+            _T_QUANTILES.setdefault((row[0], row[1]), row[2])
+
+
 def _t_interval(x: np.ndarray, confidence: float) -> tuple[float, float]:
     """mean +- t(n - 1, 1 - a/2) sd / sqrt(n)."""
     import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
-    from scipy.special import stdtrit  # deferred: scipy (~0.3 s), only here
 
     n = int(x.size)
     m = float(np.mean(x))
-    half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * float(np.std(x, ddof=1)) / math.sqrt(n)
+    half = t_quantile(n - 1, 0.5 + confidence / 2) * float(np.std(x, ddof=1)) / math.sqrt(n)
     return m - half, m + half
 
 

@@ -198,7 +198,8 @@ def calibration_summary(cfg: Config, project: Project, scores: dict[tuple[str, s
     settings = cfg.judge.calibration
     work = str(cfg.work_path)
 
-    judged_suites = {c.suite for c in project.cases if judge_dispatch_code.rubric_judged(c)}  # migration; patch and e2e with `judge:`
+    rubric_judged = judge_dispatch_code.rubric_judged  # looked up once (a lazy module's attribute), not per case
+    judged_suites = {c.suite for c in project.cases if rubric_judged(c)}  # migration; patch and e2e with `judge:`
     labels, problems = project_labels(cfg, project)
     for p in problems:  # said on every run (and on the release page); `evalkit check` exits 2 on them
         print(f"evalkit: warning: labels left out: {p}", file=sys.stderr)
@@ -243,7 +244,7 @@ def calibration_summary(cfg: Config, project: Project, scores: dict[tuple[str, s
     seed, resamples = cfg.report.seed, cfg.report.bootstrap_resamples
     # canaries (leaderboard.CANARY_ADAPTER; not imported: leaderboard -> report.models -> here) answer nothing real
     canaries = {s.name for s in cfg.systems if s.adapter == "canary"}
-    real_scores = {k: v for k, v in scores.items() if k[0] not in canaries}
+    real_scores = sorted((k, v) for k, v in scores.items() if k[0] not in canaries)  # sorted once, for every field's PPI
     for rubric_name, rubric in rubrics.items():
         suites = suites_of[rubric_name]
         mine = [lab for lab in fresh if rubric_of_suite.get(lab.case.split("/", 1)[0]) == rubric_name]
@@ -278,7 +279,7 @@ def _bounds(field: Any) -> tuple[float, float]:
     return 0.0, 1.0
 
 
-def _ppi(field: Any, suites: set[str], labels: list[Any], scores: dict[tuple[str, str], Any]
+def _ppi(field: Any, suites: set[str], labels: list[Any], scores: list[tuple[tuple[str, str], Any]]
          ) -> tuple[PPIEstimate | None, dict[str, PPIEstimate]]:
     """The prediction-powered mean of ``field``'s metric over the outputs of ``suites`` (every system pooled, and per
     system): the judge's metric of each output (model verdicts and pre-check decisions alike: the metric the tables
@@ -288,8 +289,9 @@ def _ppi(field: Any, suites: set[str], labels: list[Any], scores: dict[tuple[str
         if field.name in lab.values:
             people[(lab.system, lab.case)].append(float(lab.values[field.name]))
     rows: list[tuple[str, float, float | None]] = []  # (system, judge metric, mean label or None)
-    for (system, key), s in sorted(scores.items()):
-        value = s.metrics.get(field.metric_name) if key.split("/", 1)[0] in suites else None
+    metric = field.metric_name
+    for (system, key), s in scores:  # in (system, case) order
+        value = s.metrics.get(metric) if key.split("/", 1)[0] in suites else None
         if value is None:
             continue
         got = people.get((system, key))

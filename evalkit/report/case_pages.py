@@ -139,6 +139,40 @@ def write_logs(page_dir: Path, views: list[dict[str, Any]]) -> list[Path]:
     return written
 
 
+def page_key(site: Path, report: Report, row: CaseRow, shared: str) -> tuple[str, str, Path, bytes, bool] | None:
+    """(``suite/case``, the key of its pages, its case JSON's path and bytes, whether the previous release has the
+    case), or None for a row without pages (a name not checked, no case JSON). See `case_pages`."""
+    if not (is_valid_name(row.suite) and is_valid_name(row.case_id)):  # a report.json written before names were checked
+        return None
+    data_path = site / report.release / "cases" / row.suite / f"{row.case_id}.json"
+    try:
+        data = data_path.read_bytes()
+    except FileNotFoundError:
+        return None
+    has_prev = exists_in(site, report.diff.previous_release, row.suite, row.case_id)
+    # the case JSON's content, not its mtime: a page is a function of what it shows
+    key = digest([shared, digest(data), row.model_dump(mode="json"), has_prev])
+    return f"{row.suite}/{row.case_id}", key, data_path, data, has_prev
+
+
+def stale_rows(site: Path, report: Report, shared: str, old_index: dict[str, str], limit: int
+               ) -> tuple[dict[str, str], list[CaseRow]] | None:
+    """The page index entries of the cases whose pages are up to date, and the rows whose pages `case_pages` may
+    write (the others; a row without pages too); None once ``limit`` such rows are found (a large render: the
+    forked workers check every case themselves)."""
+    fresh: dict[str, str] = {}
+    stale: list[CaseRow] = []
+    for row in report.cases:
+        got = page_key(site, report, row, shared)
+        if got is not None and old_index.get(got[0]) == got[1] and got[2].with_suffix(".html").exists():
+            fresh[got[0]] = got[1]
+            continue
+        stale.append(row)
+        if len(stale) >= limit:
+            return None
+    return fresh, stale
+
+
 def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: dict[str, Any],
                shared: str, old_index: dict[str, str], index: dict[str, str],
                parts: CaseParts | None = None) -> list[Path]:
@@ -150,22 +184,15 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
     systems and metric metadata, and whether the previous release has the case: ``index``
     records a digest of those per case, so a one-case change renders one case's pages.
     """
-    if not (is_valid_name(row.suite) and is_valid_name(row.case_id)):  # a report.json written before names were checked
+    got = page_key(site, report, row, shared)
+    if got is None:
         return []
-    data_path = site / report.release / "cases" / row.suite / f"{row.case_id}.json"
-    try:
-        data = data_path.read_bytes()
-    except FileNotFoundError:
-        return []
-    prev = report.diff.previous_release
-    has_prev = exists_in(site, prev, row.suite, row.case_id)
-    # the case JSON's content, not its mtime: a page is a function of what it shows
-    key = digest([shared, digest(data), row.model_dump(mode="json"), has_prev])
-    ident = f"{row.suite}/{row.case_id}"
+    ident, key, data_path, data, has_prev = got
     index[ident] = key
     page = data_path.with_suffix(".html")
     if old_index.get(ident) == key and page.exists():
         return []
+    prev = report.diff.previous_release
     detail = CaseDetail.model_validate_json(data)
     order = [s.name for s in report.systems if s.name in detail.systems] + \
         sorted(n for n in detail.systems if n not in {s.name for s in report.systems})
@@ -321,10 +348,19 @@ def _render_cases(env: Environment, site: Path, report: Report, nav: dict[str, A
     n = len(report.cases)
     index: dict[str, str] = {}
     written: list[Path] = []
+    rows = report.cases
+    if workers > 1 and n:
+        # a rerun after a few edits: the cases whose pages are up to date are found here (a read and a digest of each
+        # case JSON, ~0.05 s per 1,000 cases) and the few others render here too: no pool of forked workers, each of
+        # which would check its share of every case again
+        few = stale_rows(site, report, shared, old_index, PARALLEL_MIN_CASES)
+        if few is not None:
+            index.update(few[0])
+            rows, workers = few[1], 1
     if workers <= 1 or n == 0:
         written += meanwhile() if meanwhile else []
         with _templates_loaded(env, missing):
-            for row in report.cases:
+            for row in rows:
                 written += case_pages(env, site, report, row, nav, shared, old_index, index, parts)
         return index, written
     size = max(25, math.ceil(n / (workers * 8)))  # small chunks: the workers finish together

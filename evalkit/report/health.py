@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from typing import Literal
 
 from evalkit.cases import Case, Project
 from evalkit.config import Config
@@ -57,7 +58,9 @@ def read_health(cfg: Config, case: Case) -> CaseHealth | None:
         return None
 
 
-def case_badges(cfg: Config, case: Case, row: CaseRow, dupes: list[str]) -> CaseBadges:
+def case_badges(cfg: Config, case: Case, row: CaseRow, dupes: list[str],
+                health: CaseHealth | None | Literal[False] = False) -> CaseBadges:
+    """The case's badge. ``health``: its health file's content (`read_health`) when the caller has read it."""
     badges: list[str] = []
     detail: list[str] = []
     status = validation_status(cfg, case)
@@ -72,7 +75,8 @@ def case_badges(cfg: Config, case: Case, row: CaseRow, dupes: list[str]) -> Case
     flaky = any((cell.metrics.get("flaky_tests") or 0) > 0 for cell in row.systems.values())
     if flaky:
         badges.append("flaky")
-    health = read_health(cfg, case)
+    if health is False:
+        health = read_health(cfg, case)
     strength = health.strength if health else "not_measured"
     if health and health.strength == "weak":
         label = "weak tests" if health.checked_by == "tests" else "weak reference"
@@ -101,11 +105,13 @@ def add_health(cfg: Config, project: Project, rows: list[CaseRow], suites: list[
     cases = {c.key: c for c in project.cases}
     dupes = duplicates(project)
     by_suite: dict[str, list[tuple[Case, CaseRow]]] = defaultdict(list)
+    healths: dict[str, CaseHealth | None] = {}  # each case's health file, read once (its badge and its suite's totals)
     for row in rows:
         case = cases.get(f"{row.suite}/{row.case_id}")
         if case is None:
             continue
-        row.health = case_badges(cfg, case, row, dupes.get(case.key, []))
+        health = healths[case.key] = read_health(cfg, case)
+        row.health = case_badges(cfg, case, row, dupes.get(case.key, []), health)
         if not kind(case.kind).execution.validated:  # no gold run to check, no ablation: said, not hidden
             row.health.detail.insert(0, f"not validated: a {case.kind} case has no reference run to check")
         by_suite[row.suite].append((case, row))
@@ -125,7 +131,7 @@ def add_health(cfg: Config, project: Project, rows: list[CaseRow], suites: list[
             h.duplicates += "duplicate" in b.badges
             h.broken += "broken" in b.badges
             h.flaky += "flaky" in b.badges
-            got = read_health(cfg, case)
+            got = healths[case.key]
             if got is not None:
                 h.ablation_containers += got.containers
                 h.ablation_seconds = round(h.ablation_seconds + got.seconds, 3)

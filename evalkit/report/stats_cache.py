@@ -27,7 +27,8 @@ class StatsCache:
     and the installed numpy and scipy. So an entry is only ever reused for the very same call,
     and a summarize whose intervals and tests are all cached needs neither numpy nor scipy (the
     bootstrap and their import are most of its time). The file keeps the entries the last run
-    used, so it does not grow release after release.
+    used, so it does not grow release after release, and the t quantiles computed so far (one per
+    number of values a t interval was asked for), so a recomputed interval of a known size needs no scipy.
     """
 
     def __init__(self, path: Path | None) -> None:
@@ -36,11 +37,14 @@ class StatsCache:
         self.old: dict[str, Any] = {}
         self.used: dict[str, Any] = {}
         self.hits = self.misses = 0
+        self.old_quantiles: list[list[float]] = []
         if path is not None:
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
                 if isinstance(data, dict) and data.get("salt") == self.salt and isinstance(data.get("entries"), dict):
                     self.old = data["entries"]
+                    evalkit.stats.remember_t_quantiles(data.get("t_quantiles"))  # no scipy import for a known n
+                    self.old_quantiles = evalkit.stats.t_quantiles()
             except (FileNotFoundError, ValueError):
                 pass
 
@@ -65,8 +69,12 @@ class StatsCache:
         return result
 
     def save(self) -> None:
-        if self.path is not None and (self.misses or self.used.keys() != self.old.keys()):
-            atomic_write_json(self.path, {"salt": self.salt, "entries": self.used}, compact=True)
+        """Write the entries this run used and every t quantile known (`evalkit.stats.t_quantile`), when changed."""
+        quantiles = evalkit.stats.t_quantiles()
+        if self.path is not None and (self.misses or self.used.keys() != self.old.keys()
+                                      or quantiles != self.old_quantiles):
+            atomic_write_json(self.path, {"salt": self.salt, "entries": self.used, "t_quantiles": quantiles},
+                              compact=True)
 
 
 def _stats_salt() -> str:
