@@ -153,14 +153,22 @@ def priority(task: Task) -> int:
     return DEFAULT_PRIORITY if not meta else int(meta.get("priority", DEFAULT_PRIORITY))
 
 
+FAIR_RUN = 3
+"""At most this many nodes in a row from the first priority while a later one waits; the next then comes from
+the next priority that has one. No priority starves: a first run's cheap tasks, and the chains behind them (a
+rag suite's grade, which imports ragas once: seconds), go on while the containers run instead of after."""
+
+
 class PriorityReady:
     """doit's ready queue (a deque of ExecNode: `append`, `popleft`, truth) served by priority, first in first
-    out among equals: with every task at one priority, doit's own order."""
+    out among equals (with every task at one priority, doit's own order), with a turn for the later
+    priorities every `FAIR_RUN` nodes."""
 
     def __init__(self) -> None:
         self._queues: dict[int, deque[ExecNode]] = {}
         self._order: list[int] = []  # the priorities seen, ascending
         self._size = 0
+        self._run = 0  # nodes served in a row from the first priority while a later one waited
 
     def append(self, node: ExecNode) -> None:
         p = priority(node.task)
@@ -172,12 +180,20 @@ class PriorityReady:
         self._size += 1
 
     def popleft(self) -> ExecNode:
-        for p in self._order:
-            queue = self._queues[p]
-            if queue:
-                self._size -= 1
-                return queue.popleft()
-        raise IndexError("pop from an empty PriorityReady")
+        waiting = [queue for queue in (self._queues[p] for p in self._order) if queue]
+        if not waiting:
+            raise IndexError("pop from an empty PriorityReady")
+        if len(waiting) == 1:
+            self._run = 0
+            queue = waiting[0]
+        elif self._run >= FAIR_RUN:  # a later priority's turn
+            self._run = 0
+            queue = waiting[1]
+        else:
+            self._run += 1
+            queue = waiting[0]
+        self._size -= 1
+        return queue.popleft()
 
     def __len__(self) -> int:
         return self._size

@@ -163,17 +163,28 @@ class _Node:
 def test_ready_queue_serves_the_lowest_priority_first_and_doits_order_among_equals() -> None:
     ready = doitplus.PriorityReady()
     assert not ready and len(ready) == 0
-    names = [("a", None), ("b", {"priority": 1}), ("c", None), ("d", {"priority": 0}), ("e", {"priority": 1}),
-             ("f", {"other": "x"})]
-    for name, meta in names:
+    for name, meta in [("a", None), ("b", {"priority": 1}), ("c", {"other": "x"}), ("d", {"priority": 0})]:
         ready.append(_Node(name, meta))  # type: ignore[arg-type]
-    assert len(ready) == 6 and ready
-    assert [ready.popleft().task.name for _ in range(3)] == ["d", "b", "e"]
-    ready.append(_Node("g", {"priority": 0}))  # type: ignore[arg-type]
-    assert [ready.popleft().task.name for _ in range(4)] == ["g", "a", "c", "f"]  # no priority: the default (2)
+    assert len(ready) == 4 and ready
+    assert [ready.popleft().task.name for _ in range(4)] == ["d", "b", "a", "c"]  # no priority: the default (2)
     assert not ready
     with pytest.raises(IndexError):
         ready.popleft()
+
+
+def test_ready_queue_gives_a_waiting_later_priority_a_turn() -> None:
+    """After FAIR_RUN nodes in a row from the first priority while a later one waits, one of the next
+    priority that has any: the cheap tasks (and a rag suite's grade behind them) are not starved by a
+    stream of execute tasks."""
+    ready = doitplus.PriorityReady()
+    for i in range(8):
+        ready.append(_Node(f"x{i}", {"priority": 0}))  # type: ignore[arg-type]
+    for name, meta in [("y0", {"priority": 1}), ("z0", None), ("z1", None)]:
+        ready.append(_Node(name, meta))  # type: ignore[arg-type]
+    n = doitplus.FAIR_RUN
+    got = [ready.popleft().task.name for _ in range(11)]
+    assert got == [f"x{i}" for i in range(n)] + ["y0"] + [f"x{i}" for i in range(n, 2 * n)] + ["z0"] \
+        + [f"x{i}" for i in range(2 * n, 8)] + ["z1"]
 
 
 def _dispatch_order(tmp_path: Path, metas: bool) -> list[str]:
