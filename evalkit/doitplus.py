@@ -16,8 +16,9 @@ evaluation of 1,000 cases x 4 systems x 3 stages. Three replacements, each doing
   membership test per file, quadratic for summarize's 4,000 score files (0.09 s per run); the
   same links, in the same order, with a set.
 - `PriorityReady`: doit's queue of tasks ready to dispatch, served by the ``priority`` in a task's ``meta``
-  (lower first, doit's own order among equals; a task without one is `DEFAULT_PRIORITY`). doit dispatches in
-  the order it meets tasks, stage by stage; evalkit puts the sandbox's tasks (and the answers they wait on)
+  (lower first, first in first out among equals, a turn for a waiting later priority every `FAIR_RUN`; a
+  task without one is `DEFAULT_PRIORITY`), every default group met at the start. doit dispatches in the
+  order it meets tasks, stage by stage; evalkit puts the sandbox's tasks (and the answers they wait on)
   first, so that its containers, the longest tasks of a first run, start while the cheap tasks fill the other
   jobs (evalkit.tasks `FIRST` and `EARLY`, docs/operations/performance.md).
 - `ExecutedOnlyReporter`: doit's reporter of that name, which also freezes the heap
@@ -161,8 +162,7 @@ rag suite's grade, which imports ragas once: seconds), go on while the container
 
 class PriorityReady:
     """doit's ready queue (a deque of ExecNode: `append`, `popleft`, truth) served by priority, first in first
-    out among equals (with every task at one priority, doit's own order), with a turn for the later
-    priorities every `FAIR_RUN` nodes."""
+    out among equals, with a turn for the later priorities every `FAIR_RUN` nodes."""
 
     def __init__(self) -> None:
         self._queues: dict[int, deque[ExecNode]] = {}
@@ -212,9 +212,20 @@ _doit_task_dispatcher = TaskControl.task_dispatcher
 
 
 def task_dispatcher(self: TaskControl) -> TaskDispatcher:
-    """doit's TaskControl.task_dispatcher with a `PriorityReady` queue."""
+    """doit's TaskControl.task_dispatcher with a `PriorityReady` queue, and every selected task (the default
+    groups) met before any ready task is taken: doit meets the next group only when nothing is ready, so a
+    stream of execute tasks kept the grade and the cheap generate tasks out of the queue until it ended."""
     dispatcher = _doit_task_dispatcher(self)
     dispatcher.ready = PriorityReady()  # type: ignore[assignment]
+
+    def next_node(ready: PriorityReady, tasks_to_run: list[str]) -> ExecNode | None:
+        while tasks_to_run:  # doit's _get_next_node takes the ready ones first
+            node = dispatcher._gen_node(None, tasks_to_run.pop())
+            if node:
+                return node
+        return ready.popleft() if ready else None
+
+    dispatcher._get_next_node = next_node  # type: ignore[method-assign]
     return dispatcher
 
 
