@@ -37,7 +37,7 @@ def test_the_demos_sandbox_tasks_come_first(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     found = json.loads(proc.stdout.strip().splitlines()[-1])
     got = found["priorities"]
-    assert found["default_tasks"][:3] == ["execute", "validate", "health"]
+    assert found["default_tasks"][:4] == ["sandbox_image", "execute", "validate", "health"]
 
     def of(prefix: str) -> set[int]:
         return {p for name, p in got.items() if name.startswith(prefix)}
