@@ -86,14 +86,15 @@ Uncaptured, an action writes to the real streams (stderr shown as before, traceb
 FIRST = {"priority": 0}
 EARLY = {"priority": 1}
 """The ``meta`` of the tasks a first run should start before the others: doit dispatches by it
-(`evalkit.doitplus.PriorityReady`; a task without one is `doitplus.DEFAULT_PRIORITY`, after these), and
-`DEFAULT_TASKS` meets these groups first. `EARLY`: what the sandbox waits on or runs, the longest tasks of a
-first run (the base image, executed kinds' validate and health, the answers execute runs: generate of an
-executed kind), and grade (a suite's grader setup, ragas's import for a rag suite, 2-9 s, and a judge's model
-calls overlap the containers instead of following them). `FIRST`: execute, so that a case's patches start as
-soon as its validation is done, not after every other case's. The containers start at once while the cheap
-tasks fill the other jobs: a hanging patch runs into its timeout beside the rest of the run, not after it
-(docs/operations/performance.md, "Demo first run")."""
+(`evalkit.doitplus.PriorityReady`, which also gives a waiting later priority a turn; a task without one is
+`doitplus.DEFAULT_PRIORITY`, after these). `FIRST`: execute, so that a case's patches start as soon as its
+validation is done, not after every other case's, and the answers execute runs (generate of an executed kind,
+quick: the validations wait for them less than the executes would wait behind the validations). `EARLY`: what
+the sandbox waits on or runs besides (the base image, executed kinds' validate and health), and grade (a
+suite's grader setup, ragas's import for a rag suite, 2-9 s, and a judge's model calls overlap the containers
+instead of following them). The containers start at once while the cheap tasks fill the other jobs: a
+hanging patch runs into its timeout beside the rest of the run, not after it (docs/operations/performance.md,
+"Demo first run")."""
 
 DEFAULT_TASKS = ["sandbox_image", "execute", "validate", "health", "grade", "generate", "score", "audit", "summarize",
                  "render"]
@@ -364,9 +365,9 @@ class Graph:
                 "clean": True,
                 "io": NO_CAPTURE,
             }
-            if stage == "execute":
+            if stage == "execute" or (stage == "generate" and "execute" in chain):
                 task["meta"] = FIRST
-            elif stage == "grade" or (stage == "generate" and "execute" in chain):
+            elif stage == "grade":
                 task["meta"] = EARLY
             if marked_for_retry(target) or target in self.redo_bugs:  # most tasks have neither: an empty
                 task["uptodate"] = [False]  # `uptodate` is doit's fast path
