@@ -34,7 +34,7 @@ import gc
 import os
 from collections import deque
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Generator, Iterable, Protocol
 
 from doit.control import ExecNode, TaskControl, TaskDispatcher
 from doit.dependency import MD5Checker as _DoitMD5Checker
@@ -155,20 +155,22 @@ def priority(task: Task) -> int:
 
 
 FAIR_RUN = 3
-"""At most this many nodes in a row from the first priority while a later one waits; the next then comes from
-the next priority that has one. No priority starves: a first run's cheap tasks, and the chains behind them (a
-rag suite's grade, which imports ragas once: seconds), go on while the containers run instead of after."""
+"""At most this many tasks dispatched in a row from the first priority while a later one waits; then nodes of
+the next priority that has any are served until one of them is dispatched. No priority starves: a first run's
+cheap tasks, and the chains behind them (a rag suite's grade, which imports ragas once: seconds), go on while
+the containers run instead of after. Dispatches count, not nodes: most nodes met at the start only wait."""
 
 
 class PriorityReady:
     """doit's ready queue (a deque of ExecNode: `append`, `popleft`, truth) served by priority, first in first
-    out among equals, with a turn for the later priorities every `FAIR_RUN` nodes."""
+    out among equals, with a turn for a waiting later priority every `FAIR_RUN` dispatches (`dispatched`)."""
 
     def __init__(self) -> None:
         self._queues: dict[int, deque[ExecNode]] = {}
         self._order: list[int] = []  # the priorities seen, ascending
         self._size = 0
-        self._run = 0  # nodes served in a row from the first priority while a later one waited
+        self._run = 0  # tasks dispatched in a row while a later priority waited
+        self._turn = False  # a later priority is served until one of its tasks is dispatched
 
     def append(self, node: ExecNode) -> None:
         meta = node.task.meta  # `priority`, inlined: a no-op rerun queues every one of its 13,000 tasks
@@ -192,14 +194,20 @@ class PriorityReady:
             if first is None:
                 first = queue
                 continue
-            if self._run >= FAIR_RUN:  # a later priority waits: its turn
-                self._run = 0
+            if self._turn or self._run >= FAIR_RUN:  # a later priority waits: its turn
+                self._turn, self._run = True, 0
                 return queue.popleft()
-            self._run += 1
             return first.popleft()
-        self._run = 0  # nothing later waits
+        self._turn, self._run = False, 0  # nothing later waits
         assert first is not None
         return first.popleft()
+
+    def dispatched(self) -> None:
+        """The dispatcher handed a task to the runner: count it in the run, or end a later priority's turn."""
+        if self._turn:
+            self._turn = False
+        else:
+            self._run += 1
 
     def __len__(self) -> int:
         return self._size
@@ -211,12 +219,26 @@ class PriorityReady:
 _doit_task_dispatcher = TaskControl.task_dispatcher
 
 
+def _counting(generator: Generator[Any, Any, None], ready: PriorityReady) -> Generator[Any, Any, None]:
+    """doit's dispatcher generator, telling ``ready`` of each task it hands out (an ExecNode)."""
+    sent = None
+    while True:
+        try:
+            out = generator.send(sent)
+        except StopIteration:
+            return
+        if isinstance(out, ExecNode):
+            ready.dispatched()
+        sent = yield out
+
+
 def task_dispatcher(self: TaskControl) -> TaskDispatcher:
     """doit's TaskControl.task_dispatcher with a `PriorityReady` queue, and every selected task (the default
     groups) met before any ready task is taken: doit meets the next group only when nothing is ready, so a
     stream of execute tasks kept the grade and the cheap generate tasks out of the queue until it ended."""
     dispatcher = _doit_task_dispatcher(self)
-    dispatcher.ready = PriorityReady()  # type: ignore[assignment]
+    ready = PriorityReady()
+    dispatcher.ready = ready  # type: ignore[assignment]
 
     def next_node(ready: PriorityReady, tasks_to_run: list[str]) -> ExecNode | None:
         while tasks_to_run:  # doit's _get_next_node takes the ready ones first
@@ -226,6 +248,7 @@ def task_dispatcher(self: TaskControl) -> TaskDispatcher:
         return ready.popleft() if ready else None
 
     dispatcher._get_next_node = next_node  # type: ignore[method-assign]
+    dispatcher.generator = _counting(dispatcher.generator, ready)
     return dispatcher
 
 

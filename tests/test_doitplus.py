@@ -173,18 +173,28 @@ def test_ready_queue_serves_the_lowest_priority_first_and_doits_order_among_equa
 
 
 def test_ready_queue_gives_a_waiting_later_priority_a_turn() -> None:
-    """After FAIR_RUN nodes in a row from the first priority while a later one waits, one of the next
-    priority that has any: the cheap tasks (and a rag suite's grade behind them) are not starved by a
-    stream of execute tasks."""
+    """After FAIR_RUN tasks dispatched in a row from the first priority while a later one waits, the next
+    priority's nodes are served until one of them is dispatched (a node that only waits does not end the
+    turn): the cheap tasks, and a rag suite's grade behind them, are not starved by a stream of executes."""
     ready = doitplus.PriorityReady()
-    for i in range(8):
+    for i in range(10):
         ready.append(_Node(f"x{i}", {"priority": 0}))  # type: ignore[arg-type]
-    for name, meta in [("y0", {"priority": 1}), ("z0", None), ("z1", None)]:
+    for name, meta in [("y0", {"priority": 1}), ("y1", {"priority": 1}), ("z0", None)]:
         ready.append(_Node(name, meta))  # type: ignore[arg-type]
+    got = []
+    for dispatches in [True] * doitplus.FAIR_RUN + [False, True] + [True] * doitplus.FAIR_RUN + [True, False]:
+        got.append(ready.popleft().task.name)
+        if dispatches:
+            ready.dispatched()
     n = doitplus.FAIR_RUN
-    got = [ready.popleft().task.name for _ in range(11)]
-    assert got == [f"x{i}" for i in range(n)] + ["y0"] + [f"x{i}" for i in range(n, 2 * n)] + ["z0"] \
-        + [f"x{i}" for i in range(2 * n, 8)] + ["z1"]
+    # y0 only waits (the turn goes on), y1 is dispatched; three more x, then z0 (the next that has any)
+    assert got == [f"x{i}" for i in range(n)] + ["y0", "y1"] + [f"x{i}" for i in range(n, 2 * n)] + ["z0", f"x{2 * n}"]
+    # nodes met at the start that only wait (an execute before its validation) count for nothing
+    ready = doitplus.PriorityReady()
+    for i in range(10):
+        ready.append(_Node(f"x{i}", {"priority": 0}))  # type: ignore[arg-type]
+    ready.append(_Node("y0", {"priority": 1}))  # type: ignore[arg-type]
+    assert [ready.popleft().task.name for _ in range(10)] == [f"x{i}" for i in range(10)]
 
 
 def _dispatch_order(tmp_path: Path, metas: bool) -> list[str]:
