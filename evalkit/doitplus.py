@@ -16,9 +16,8 @@ evaluation of 1,000 cases x 4 systems x 3 stages. Three replacements, each doing
   membership test per file, quadratic for summarize's 4,000 score files (0.09 s per run); the
   same links, in the same order, with a set.
 - `PriorityReady`: doit's queue of tasks ready to dispatch, served by the ``priority`` in a task's ``meta``
-  (lower first, first in first out among equals, a turn for a waiting later priority every `FAIR_RUN`; a
-  task without one is `DEFAULT_PRIORITY`), every default group met at the start. doit dispatches in the
-  order it meets tasks, stage by stage; evalkit puts the sandbox's tasks (and the answers they wait on)
+  (lower first, doit's own order among equals; a task without one is `DEFAULT_PRIORITY`). doit dispatches in
+  the order it meets tasks, stage by stage; evalkit puts the sandbox's tasks (and the answers they wait on)
   first, so that its containers, the longest tasks of a first run, start while the cheap tasks fill the other
   jobs (evalkit.tasks `FIRST` and `EARLY`, docs/operations/performance.md).
 - `ExecutedOnlyReporter`: doit's reporter of that name, which also freezes the heap
@@ -34,7 +33,7 @@ import gc
 import os
 from collections import deque
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, Generator, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from doit.control import ExecNode, TaskControl, TaskDispatcher
 from doit.dependency import MD5Checker as _DoitMD5Checker
@@ -154,23 +153,14 @@ def priority(task: Task) -> int:
     return DEFAULT_PRIORITY if not meta else int(meta.get("priority", DEFAULT_PRIORITY))
 
 
-FAIR_RUN = 3
-"""At most this many tasks dispatched in a row from the first priority while a later one waits; then nodes of
-the next priority that has any are served until one of them is dispatched. No priority starves: a first run's
-cheap tasks, and the chains behind them (a rag suite's grade, which imports ragas once: seconds), go on while
-the containers run instead of after. Dispatches count, not nodes: most nodes met at the start only wait."""
-
-
 class PriorityReady:
     """doit's ready queue (a deque of ExecNode: `append`, `popleft`, truth) served by priority, first in first
-    out among equals, with a turn for a waiting later priority every `FAIR_RUN` dispatches (`dispatched`)."""
+    out among equals: with every task at one priority, doit's own order."""
 
     def __init__(self) -> None:
         self._queues: dict[int, deque[ExecNode]] = {}
         self._order: list[int] = []  # the priorities seen, ascending
         self._size = 0
-        self._run = 0  # tasks dispatched in a row while a later priority waited
-        self._turn = False  # a later priority is served until one of its tasks is dispatched
 
     def append(self, node: ExecNode) -> None:
         meta = node.task.meta  # `priority`, inlined: a no-op rerun queues every one of its 13,000 tasks
@@ -186,28 +176,11 @@ class PriorityReady:
         if self._size == 0:
             raise IndexError("pop from an empty PriorityReady")
         self._size -= 1
-        first: deque[ExecNode] | None = None
         for p in self._order:
             queue = self._queues[p]
-            if not queue:
-                continue
-            if first is None:
-                first = queue
-                continue
-            if self._turn or self._run >= FAIR_RUN:  # a later priority waits: its turn
-                self._turn, self._run = True, 0
+            if queue:
                 return queue.popleft()
-            return first.popleft()
-        self._turn, self._run = False, 0  # nothing later waits
-        assert first is not None
-        return first.popleft()
-
-    def dispatched(self) -> None:
-        """The dispatcher handed a task to the runner: count it in the run, or end a later priority's turn."""
-        if self._turn:
-            self._turn = False
-        else:
-            self._run += 1
+        raise AssertionError("PriorityReady lost count of its nodes")
 
     def __len__(self) -> int:
         return self._size
@@ -219,36 +192,10 @@ class PriorityReady:
 _doit_task_dispatcher = TaskControl.task_dispatcher
 
 
-def _counting(generator: Generator[Any, Any, None], ready: PriorityReady) -> Generator[Any, Any, None]:
-    """doit's dispatcher generator, telling ``ready`` of each task it hands out (an ExecNode)."""
-    sent = None
-    while True:
-        try:
-            out = generator.send(sent)
-        except StopIteration:
-            return
-        if isinstance(out, ExecNode):
-            ready.dispatched()
-        sent = yield out
-
-
 def task_dispatcher(self: TaskControl) -> TaskDispatcher:
-    """doit's TaskControl.task_dispatcher with a `PriorityReady` queue, and every selected task (the default
-    groups) met before any ready task is taken: doit meets the next group only when nothing is ready, so a
-    stream of execute tasks kept the grade and the cheap generate tasks out of the queue until it ended."""
+    """doit's TaskControl.task_dispatcher with a `PriorityReady` queue."""
     dispatcher = _doit_task_dispatcher(self)
-    ready = PriorityReady()
-    dispatcher.ready = ready  # type: ignore[assignment]
-
-    def next_node(ready: PriorityReady, tasks_to_run: list[str]) -> ExecNode | None:
-        while tasks_to_run:  # doit's _get_next_node takes the ready ones first
-            node = dispatcher._gen_node(None, tasks_to_run.pop())
-            if node:
-                return node
-        return ready.popleft() if ready else None
-
-    dispatcher._get_next_node = next_node  # type: ignore[method-assign]
-    dispatcher.generator = _counting(dispatcher.generator, ready)
+    dispatcher.ready = PriorityReady()  # type: ignore[assignment]
     return dispatcher
 
 

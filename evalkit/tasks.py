@@ -86,22 +86,18 @@ Uncaptured, an action writes to the real streams (stderr shown as before, traceb
 FIRST = {"priority": 0}
 EARLY = {"priority": 1}
 """The ``meta`` of the tasks a first run should start before the others: doit dispatches by it
-(`evalkit.doitplus.PriorityReady`, which also gives a waiting later priority a turn; a task without one is
-`doitplus.DEFAULT_PRIORITY`, after these). `FIRST`: execute, so that a case's patches start as soon as its
-validation is done, not after every other case's, and the answers execute runs (generate of an executed kind,
-quick: the validations wait for them less than the executes would wait behind the validations). `EARLY`: what
-the sandbox waits on or runs besides (the base image, executed kinds' validate and health), and grade (a
-suite's grader setup, ragas's import for a rag suite, 2-9 s, and a judge's model calls overlap the containers
-instead of following them). The containers start at once while the cheap tasks fill the other jobs: a
-hanging patch runs into its timeout beside the rest of the run, not after it (docs/operations/performance.md,
-"Demo first run")."""
+(`evalkit.doitplus.PriorityReady`; a task without one is `doitplus.DEFAULT_PRIORITY`, after these), and
+`DEFAULT_TASKS` meets these groups first. `FIRST`: execute, so that a case's patches start as soon as its
+validation is done, not after every other case's. `EARLY`: what the sandbox waits on or runs besides (the
+base image, executed kinds' validate and health, the answers execute runs: generate of an executed kind), and
+grade. The containers start at once: a hanging patch runs into its timeout beside the rest of the run, not
+after it. What this does not do: while execute tasks are ready nothing of a later priority starts, so health
+and grade (a rag suite's ragas import) still follow the last container (docs/operations/performance.md,
+"Demo first run", says what was tried)."""
 
-DEFAULT_TASKS = ["sandbox_image", "execute", "validate", "health", "grade", "generate", "score", "audit", "summarize",
-                 "render"]
-"""`doit run`'s groups, in the order doit meets them (evalkit.doitplus meets them all at the start; among tasks of
-one priority, `FIRST` or `EARLY`, the first met goes first): the base image first, which every validation of a
-patch case waits on (met after the 268 grade tasks of the demo it held the validations, and so the hanging
-patch, behind every generate task); each task still runs after the tasks it depends on."""
+DEFAULT_TASKS = ["execute", "validate", "health", "grade", "generate", "score", "audit", "summarize", "render"]
+"""`doit run`'s groups, in the order doit first meets them (`FIRST`, `EARLY`); each task still runs after the
+tasks it depends on."""
 
 def check_selection(globs: list[str], project: Project) -> None:
     """A selection must pick some case: raise InputError naming the globs when none matches any."""
@@ -365,9 +361,9 @@ class Graph:
                 "clean": True,
                 "io": NO_CAPTURE,
             }
-            if stage == "execute" or (stage == "generate" and "execute" in chain):
+            if stage == "execute":
                 task["meta"] = FIRST
-            elif stage == "grade":
+            elif stage == "grade" or (stage == "generate" and "execute" in chain):
                 task["meta"] = EARLY
             if marked_for_retry(target) or target in self.redo_bugs:  # most tasks have neither: an empty
                 task["uptodate"] = [False]  # `uptodate` is doit's fast path
