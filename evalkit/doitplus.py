@@ -15,6 +15,11 @@ evaluation of 1,000 cases x 4 systems x 3 stages. Three replacements, each doing
 - `add_implicit_task_dep`: doit links a file_dep to the task that makes it with a list
   membership test per file, quadratic for summarize's 4,000 score files (0.09 s per run); the
   same links, in the same order, with a set.
+- `PriorityReady`: doit's queue of tasks ready to dispatch, served by the ``priority`` in a task's ``meta``
+  (lower first, doit's own order among equals; a task without one is `DEFAULT_PRIORITY`). doit dispatches in
+  the order it meets tasks, stage by stage; evalkit puts the sandbox's tasks (and the answers they wait on)
+  first, so that its containers, the longest tasks of a first run, start while the cheap tasks fill the other
+  jobs (evalkit.tasks `FIRST` and `EARLY`, docs/operations/performance.md).
 - `ExecutedOnlyReporter`: doit's reporter of that name, which also freezes the heap
   (`gc.freeze()`) when the run starts. The task graph is a few hundred thousand objects that live
   until the end; Python's full garbage collections would scan all of them again and again while
@@ -27,10 +32,11 @@ from __future__ import annotations
 
 import gc
 import os
+from collections import deque
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
-from doit.control import TaskControl
+from doit.control import ExecNode, TaskControl, TaskDispatcher
 from doit.dependency import MD5Checker as _DoitMD5Checker
 from doit.dependency import SqliteDB
 from doit.reporter import ExecutedOnlyReporter as _DoitExecutedOnlyReporter
@@ -148,3 +154,61 @@ def add_implicit_task_dep(targets: dict[str, str], task: Task, deps_list: Iterab
 
 
 TaskControl.add_implicit_task_dep = staticmethod(add_implicit_task_dep)  # type: ignore[method-assign]
+
+DEFAULT_PRIORITY = 2
+"""The priority of a task whose ``meta`` gives none (lower is dispatched first)."""
+
+
+def priority(task: Task) -> int:
+    """A task's ``meta["priority"]``, else `DEFAULT_PRIORITY`."""
+    meta = task.meta
+    return DEFAULT_PRIORITY if not meta else int(meta.get("priority", DEFAULT_PRIORITY))
+
+
+class PriorityReady:
+    """doit's ready queue (a deque of ExecNode: `append`, `popleft`, truth) served by priority, first in first
+    out among equals: with every task at one priority, doit's own order."""
+
+    def __init__(self) -> None:
+        self._queues: dict[int, deque[ExecNode]] = {}
+        self._order: list[int] = []  # the priorities seen, ascending
+        self._size = 0
+
+    def append(self, node: ExecNode) -> None:
+        meta = node.task.meta  # `priority`, inlined: a no-op rerun queues every one of its 13,000 tasks
+        p = DEFAULT_PRIORITY if not meta else meta.get("priority", DEFAULT_PRIORITY)
+        queue = self._queues.get(p)
+        if queue is None:
+            queue = self._queues[p] = deque()
+            self._order = sorted(self._queues)
+        queue.append(node)
+        self._size += 1
+
+    def popleft(self) -> ExecNode:
+        if self._size == 0:
+            raise IndexError("pop from an empty PriorityReady")
+        self._size -= 1
+        for p in self._order:
+            queue = self._queues[p]
+            if queue:
+                return queue.popleft()
+        raise AssertionError("PriorityReady lost count of its nodes")
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __bool__(self) -> bool:
+        return self._size > 0
+
+
+_doit_task_dispatcher = TaskControl.task_dispatcher
+
+
+def task_dispatcher(self: TaskControl) -> TaskDispatcher:
+    """doit's TaskControl.task_dispatcher with a `PriorityReady` queue."""
+    dispatcher = _doit_task_dispatcher(self)
+    dispatcher.ready = PriorityReady()  # type: ignore[assignment]
+    return dispatcher
+
+
+TaskControl.task_dispatcher = task_dispatcher  # type: ignore[method-assign]

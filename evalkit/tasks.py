@@ -83,6 +83,21 @@ tee per action, and with `-n N -P thread` the actions restore each other's tees:
 become a chain of thousands of tees and the final flush fails (exit 120 after a 12,000-task run).
 Uncaptured, an action writes to the real streams (stderr shown as before, tracebacks included)."""
 
+FIRST = {"priority": 0}
+EARLY = {"priority": 1}
+"""The ``meta`` of the tasks a first run should start before the others: doit dispatches by it
+(`evalkit.doitplus.PriorityReady`; a task without one is `doitplus.DEFAULT_PRIORITY`, after these), and
+`DEFAULT_TASKS` meets these groups first. `FIRST`: execute, so that a case's patches start as soon as its
+validation is done, not after every other case's. `EARLY`: what the sandbox waits on or runs besides (the
+base image, executed kinds' validate and health, the answers execute runs: generate of an executed kind), and
+grade. The containers start at once: a hanging patch runs into its timeout beside the rest of the run, not
+after it. What this does not do: while execute tasks are ready nothing of a later priority starts, so health
+and grade (a rag suite's ragas import) still follow the last container (docs/operations/performance.md,
+"Demo first run", says what was tried)."""
+
+DEFAULT_TASKS = ["execute", "validate", "health", "grade", "generate", "score", "audit", "summarize", "render"]
+"""`doit run`'s groups, in the order doit first meets them (`FIRST`, `EARLY`); each task still runs after the
+tasks it depends on."""
 
 def check_selection(globs: list[str], project: Project) -> None:
     """A selection must pick some case: raise InputError naming the globs when none matches any."""
@@ -288,7 +303,7 @@ class Graph:
 
         name = self.cfg.sandbox.base_image
         return {"name": "build", "actions": [(images_code.ensure_base_image, [name])], "uptodate": [(images_code.base_image_ready, [name])],
-                "verbosity": 2, "io": NO_CAPTURE}
+                "verbosity": 2, "io": NO_CAPTURE, "meta": EARLY}
 
     def batch_task(self) -> dict[str, Any] | None:
         """The `judge_batch:run` task (judge.mode batch with a key), else None; built once."""
@@ -348,6 +363,10 @@ class Graph:
                 "clean": True,
                 "io": NO_CAPTURE,
             }
+            if stage == "execute":
+                task["meta"] = FIRST
+            elif stage == "grade" or (stage == "generate" and "execute" in chain):
+                task["meta"] = EARLY
             if marked_for_retry(target) or target in self.redo_bugs:  # most tasks have neither: an empty
                 task["uptodate"] = [False]  # `uptodate` is doit's fast path
             if stage == "grade" and self.batch_task() is not None:
@@ -396,6 +415,8 @@ class Graph:
                     "uptodate": [not marked_for_retry(target)], "clean": True, "io": NO_CAPTURE}
             if executed and self.needs_base_image(case):
                 task["task_dep"] = ["sandbox_image:build"]
+            if executed:
+                task["meta"] = EARLY
             yield task
 
     def health_path(self, case: Case) -> str:
@@ -431,6 +452,8 @@ class Graph:
                     "io": NO_CAPTURE}
             if self.needs_base_image(case):
                 task["task_dep"] = ["sandbox_image:build"]
+            if kind_named(case.kind).execution.executed:
+                task["meta"] = EARLY
             yield task
 
     def health_files(self) -> list[str]:
@@ -486,7 +509,7 @@ def doit_config() -> dict[str, Any]:
     gc.freeze()  # the loaded project and graph live until the end: no collection needs to scan them
     return {"backend": doitplus.backend_name(), "dep_file": str(db), "verbosity": 1, "reporter": doitplus.ExecutedOnlyReporter,
             "check_file_uptodate": doitplus.MD5Checker,
-            "default_tasks": ["generate", "validate", "health", "execute", "grade", "score", "audit", "summarize", "render"]}
+            "default_tasks": DEFAULT_TASKS}
 
 
 def task_generate() -> Iterator[dict[str, Any]]:

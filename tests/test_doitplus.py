@@ -6,8 +6,11 @@ import os
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import doit.control
+import doit.task
+import pytest
 from doit.dependency import JSONCodec, SqliteDB
 
 from evalkit import doitplus
@@ -150,3 +153,56 @@ def test_reporter_freezes_the_graph_when_the_run_starts() -> None:
     reporter.initialize({}, [])
     assert gc.get_freeze_count() > before
     gc.unfreeze()
+
+
+class _Node:
+    def __init__(self, name: str, meta: dict | None) -> None:
+        self.task = doit.task.Task(name, None, meta=meta)
+
+
+def test_ready_queue_serves_the_lowest_priority_first_and_doits_order_among_equals() -> None:
+    ready = doitplus.PriorityReady()
+    assert not ready and len(ready) == 0
+    for name, meta in [("a", None), ("b", {"priority": 1}), ("c", {"other": "x"}), ("d", {"priority": 0})]:
+        ready.append(_Node(name, meta))  # type: ignore[arg-type]
+    assert len(ready) == 4 and ready
+    assert [ready.popleft().task.name for _ in range(4)] == ["d", "b", "a", "c"]  # no priority: the default (2)
+    assert not ready
+    with pytest.raises(IndexError):
+        ready.popleft()
+
+
+def _dispatch_order(tmp_path: Path, metas: bool) -> list[str]:
+    """The order doit runs a small graph in: x:1, x:2 depend on y:1, y:2; y:3 depends on nothing; the
+    default tasks meet x first (as evalkit's meet execute before generate)."""
+    from doit.cmd_base import ModuleTaskLoader
+    from doit.doit_cmd import DoitMain
+
+    ran: list[str] = []
+
+    def record(name: str) -> None:
+        ran.append(name)
+
+    def task_x() -> Any:
+        for i in (1, 2):
+            yield {"name": str(i), "actions": [(record, [f"x:{i}"])], "task_dep": [f"y:{i}"],
+                   "meta": {"priority": 0} if metas else None, "verbosity": 0}
+
+    def task_y() -> Any:
+        for i in (1, 2, 3):
+            yield {"name": str(i), "actions": [(record, [f"y:{i}"])], "verbosity": 0}
+
+    module = {"DOIT_CONFIG": {"dep_file": str(tmp_path / f"db-{metas}"), "default_tasks": ["x", "y"],
+                              "reporter": doitplus.ExecutedOnlyReporter, "verbosity": 0},
+              "task_x": task_x, "task_y": task_y}
+    # one worker thread: evalkit's runner (`-P thread`), which hands doit each finished task, in a fixed order
+    assert DoitMain(ModuleTaskLoader(module)).run(["run", "-n", "1", "-P", "thread"]) == 0
+    return ran
+
+
+def test_doit_runs_a_prioritised_task_as_soon_as_its_dependencies_are_done(tmp_path: Path) -> None:
+    """With the priority in `meta`, x:1 runs as soon as y:1 is done; without it doit's queue, first in first
+    out, runs y:2 before it (what made a hanging patch wait for every validation before it could start)."""
+    assert doit.control.TaskControl.task_dispatcher is doitplus.task_dispatcher
+    assert _dispatch_order(tmp_path, metas=True) == ["y:1", "x:1", "y:2", "x:2", "y:3"]
+    assert _dispatch_order(tmp_path, metas=False) == ["y:1", "y:2", "x:1", "x:2", "y:3"]
