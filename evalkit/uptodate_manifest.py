@@ -40,9 +40,10 @@ MANIFEST = Path("cache") / "uptodate-manifest.pickle"
 """Below the work folder."""
 VERSION = 1
 KNOWN_KEYS = frozenset({"name", "basename", "actions", "file_dep", "targets", "task_dep", "uptodate", "clean", "io",
-                        "doc", "verbosity"})
+                        "doc", "verbosity", "meta"})
 """Task dict keys whose meaning for doit's decision is known: file_dep, targets, task_dep and uptodate are
-digested and stat'ed; the rest do not change whether a task runs. Any other key (setup, calc_dep, getargs...)
+digested and stat'ed; the rest do not change whether a task runs (``meta`` holds the dispatch priority,
+evalkit.doitplus.PriorityReady: the order, not the choice). Any other key (setup, calc_dep, getargs...)
 turns the fast path off."""
 UNDIGESTED_ENV = frozenset({"EVALKIT_RUN_ID", "EVALKIT_PROGRESS"})
 """`EVALKIT_*` variables that change neither the graph nor the run's outcome (the run's id, the display)."""
