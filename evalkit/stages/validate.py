@@ -26,6 +26,7 @@ from evalkit.config import Config
 from evalkit.kind_registry import kind, main_file
 from evalkit.models import Model
 from evalkit.sandbox.parsing import collection_failure
+from evalkit.store import remote_service
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
@@ -170,9 +171,11 @@ def validate_patch(cfg: Config, case: Case) -> Validation:
     base: _CaseKey = {"suite": case.suite, "case_id": case.id}
 
     # two containers at once (the container budget still bounds the process's): on a first run every patch
-    # of the case waits on this validation
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        gold_run = pool.submit(stages_execute.run_patch, cfg, case, case.read("reference.patch_file"), trusted=True)
+    # of the case waits on this validation. Not on a cluster worker: there a call holds one unit of the worker's
+    # `containers` resource, so it runs one container at a time (tests/test_cluster.py).
+    gold_patch = case.read("reference.patch_file")
+    with ThreadPoolExecutor(max_workers=1 if remote_service() is not None else 2) as pool:
+        gold_run = pool.submit(stages_execute.run_patch, cfg, case, gold_patch, trusted=True)
         empty_run = pool.submit(stages_execute.run_patch, cfg, case, None)
         gold, empty = gold_run.result(), empty_run.result()
     if gold["status"] == "timeout" and empty["status"] == "timeout":
