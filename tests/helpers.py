@@ -240,3 +240,18 @@ def in_process(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Co
         os.environ.update(saved_env)
         project_mod._loaded.clear()
     return subprocess.CompletedProcess([sys.executable, "-m", "evalkit", *args], code, out.getvalue(), err.getvalue())
+
+
+HERE_COMMANDS = frozenset({"check", "import"})
+"""The commands `evalkit_at` runs in this process (`in_process`): they read files and write a suite or print
+problems; no test of them is about the process."""
+
+
+def evalkit_at(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """`python -m evalkit ARGS` in ``cwd`` with the environment ``env``: `check` and `import` in this process
+    (`in_process`, the same exit status and output without an interpreter to start), the others (`run`, ...)
+    in a subprocess."""
+    if args and args[0] in HERE_COMMANDS:
+        return in_process(list(args), cwd=cwd, env=env)
+    return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=env, capture_output=True,
+                          text=True, timeout=timeout)
