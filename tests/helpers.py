@@ -187,3 +187,71 @@ def refused_port() -> int:
     s.bind(("127.0.0.1", 0))
     _REFUSING.append(s)
     return s.getsockname()[1]
+
+
+def evalkit_here(project: Path, *args: str, env: dict[str, str] | None = None,
+                 check: bool = True) -> subprocess.CompletedProcess[str]:
+    """`evalkit()` (the project's config, run from beside the project), but in this process: see `in_process`.
+    For commands whose process is not what the test is about (`check`, an importer); `run` keeps its subprocess."""
+    full_env = {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), **(env or {})}
+    full_env.pop("EVALKIT_RELEASE", None) if "EVALKIT_RELEASE" not in (env or {}) else None
+    proc = in_process(list(args), cwd=project.parent, env=full_env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"evalkit {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def in_process(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """What `subprocess.run([python, -m, evalkit, *args], cwd=cwd, env=env, capture_output=True, text=True)`
+    gives (exit status, stdout, stderr), from `evalkit.cli.main` in this process: no interpreter to start and no
+    evalkit to import (0.6 s of CPU each; issue #30). An exception main() lets out is printed as Python prints it,
+    with exit status 1, as the process's would be. os.environ (main seals the API keys out of it) and the working
+    directory are put back afterwards, and the per-process project cache (`evalkit.project`) is emptied before
+    and after, as a new process would have it. Not for `run` (doit, signal handlers, gc.freeze and the
+    process-wide state of a run), nor for an environment read once per process or thread (PYTHONPATH for an
+    outside plug-in, DOCKER_HOST for the Docker client): those keep their subprocess."""
+    import contextlib
+    import io
+    import traceback
+
+    from evalkit import project as project_mod
+    from evalkit.cli import main
+
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    out, err = io.StringIO(), io.StringIO()
+    os.environ.clear()
+    os.environ.update(env)
+    project_mod._loaded.clear()
+    try:
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                if not isinstance(exc.code, (int, type(None))):
+                    print(exc.code, file=sys.stderr)
+            except Exception:  # what the interpreter prints before it exits 1
+                traceback.print_exc()
+                code = 1
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        project_mod._loaded.clear()
+    return subprocess.CompletedProcess([sys.executable, "-m", "evalkit", *args], code, out.getvalue(), err.getvalue())
+
+
+HERE_COMMANDS = frozenset({"check", "import"})
+"""The commands `evalkit_at` runs in this process (`in_process`): they read files and write a suite or print
+problems; no test of them is about the process."""
+
+
+def evalkit_at(args: list[str], cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """`python -m evalkit ARGS` in ``cwd`` with the environment ``env``: `check` and `import` in this process
+    (`in_process`, the same exit status and output without an interpreter to start), the others (`run`, ...)
+    in a subprocess."""
+    if args and args[0] in HERE_COMMANDS:
+        return in_process(list(args), cwd=cwd, env=env)
+    return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=env, capture_output=True,
+                          text=True, timeout=timeout)

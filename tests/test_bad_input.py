@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import evalkit, make_project, run
+from helpers import evalkit, evalkit_here, make_project, run
 
 
 @pytest.fixture
@@ -18,7 +18,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def check(project: Path) -> tuple[int, str]:
-    proc = evalkit(project, "check", check=False)
+    proc = evalkit_here(project, "check", check=False)
     assert "Traceback" not in proc.stderr
     return proc.returncode, proc.stderr
 
@@ -28,7 +28,7 @@ def case_yaml(project: Path, name: str = "jpa-entity") -> Path:
 
 
 def test_clean_project_checks_ok(project: Path) -> None:
-    proc = evalkit(project, "check")
+    proc = evalkit_here(project, "check")
     assert "ok (1 suites, 2 cases, 3 systems)" in proc.stdout
 
 

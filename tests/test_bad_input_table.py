@@ -20,7 +20,7 @@ from typing import Callable
 
 import pytest
 
-from helpers import REPO, evalkit, make_project
+from helpers import REPO, evalkit, evalkit_here, in_process, make_project
 
 KONVEYOR = REPO / "tests" / "importers" / "data" / "konveyor"
 
@@ -413,8 +413,7 @@ def _run_input(tmp_path: Path, bad: Bad) -> subprocess.CompletedProcess[str]:
         argv = ["import", "swebench", str(tmp_path / "rows.jsonl"), "--repo", f"o/r={tmp_path}",
                 "--suite-dir", str(tmp_path / "s")]
         base = tmp_path
-    proc = subprocess.run([sys.executable, "-m", "evalkit", *argv], cwd=str(tmp_path), env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = in_process(argv, cwd=tmp_path, env=env)  # as `python -m evalkit ARGV` gives it, without the process
     proc.base = base  # type: ignore[attr-defined]
     return proc
 
@@ -441,7 +440,7 @@ def test_table_size() -> None:
 def test_clean_table_project_checks_ok(tmp_path: Path) -> None:
     """The unmutated project passes, so each failure above is its mutation's."""
     root = build(tmp_path / "p")
-    proc = evalkit(root, "check", check=False)
+    proc = evalkit_here(root, "check", check=False)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "ok (4 suites, 5 cases, 4 systems)" in proc.stdout
@@ -504,7 +503,7 @@ def test_relative_command_resolves_against_the_config_folder(tmp_path: Path) -> 
     cfg.write_text(cfg.read_text().replace("baseline: naive", "baseline: gold"))
     write("bin/sys", "#!/bin/sh\necho '{\"text\": \"from bin/sys\"}'\n")(root)
     (root / "bin" / "sys").chmod(0o755)
-    assert "ok (1 suites, 1 cases, 2 systems)" in evalkit(root, "check").stdout
+    assert "ok (1 suites, 1 cases, 2 systems)" in evalkit_here(root, "check").stdout
     evalkit(root, "run")
     cells = json.loads((root / "site/r1/report.json").read_text())["cases"][0]["systems"]
     assert cells["sys"]["status"] == "ok", cells["sys"]

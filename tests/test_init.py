@@ -12,6 +12,7 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 from evalkit.cli.init import demo_suites
+from helpers import evalkit_here
 
 
 def evalkit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -36,7 +37,7 @@ def test_init_then_run_shows_v2_against_v1(tmp_path: Path) -> None:
     assert YAML(typ="safe").load(config)["release"] == "v2"
     assert (root / "site" / "v1" / "report.json").is_file()  # the history is there before the first run
 
-    assert evalkit(root, "check").returncode == 0
+    assert evalkit_here(root, "check").returncode == 0
     ran = evalkit(root, "run", "-q")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     report = json.loads((root / "site" / "v2" / "report.json").read_text())
@@ -56,7 +57,7 @@ def test_every_kind_gives_a_project_check_accepts(tmp_path: Path) -> None:
     assert (Path(__file__).resolve().parents[1] / "cases" / "migration" / "_recorded").is_dir()  # the repo's demo has it
     # the demo's recorded system (cases/migration/_recorded) is the repository's own; nothing in a new project uses it
     assert not list(root.rglob("_recorded")) and not list(root.rglob("*.grades.json"))
-    checked = evalkit(root, "check")
+    checked = evalkit_here(root, "check")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     names = {s["name"] for s in YAML(typ="safe").load((root / "evalkit.yaml").read_text())["systems"]}
     assert names == {"migrator", "fixer", "codegen", "hinter", "kai", "gold"}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fake_server import FakeAnthropic, Reply, text_of
-from helpers import evalkit, make_project, run
+from helpers import evalkit, evalkit_here, make_project, run
 
 KEY = "sk-ant-test-rubric-0000"
 
@@ -176,7 +176,7 @@ def test_bad_rubric_file_is_named_at_its_line(tmp_path: Path, server: FakeAnthro
     bad = RUBRIC.replace("    scale: {type: integer, min: 1, max: 10}\n", "    scale: {type: integer, min: 1}\n")
     (project / "cases/migration/_rubric/custom.yaml").write_text(bad)
     line = bad.splitlines().index("    scale: {type: integer, min: 1}") + 1
-    proc = evalkit(project, "check", env={"ANTHROPIC_API_KEY": KEY}, check=False)
+    proc = evalkit_here(project, "check", env={"ANTHROPIC_API_KEY": KEY}, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 2, out
     assert f"cases/migration/_rubric/custom.yaml:{line}: fields.2.scale.integer.max: required key is missing" in out
@@ -195,7 +195,7 @@ def test_judge_config_names_a_rubric(tmp_path: Path, server: FakeAnthropic) -> N
     """judge.rubric in evalkit.yaml (path relative to the config); unknown names are refused at their line."""
     project = make_project(tmp_path / "p", cases=["jpa-entity"],
                            extra=f"judge:\n  base_url: {server.base_url}\n  rubric: nosuch\n")
-    proc = evalkit(project, "check", check=False)
+    proc = evalkit_here(project, "check", check=False)
     assert proc.returncode == 2 and re.search(r"evalkit\.yaml:\d+: judge\.rubric: unknown rubric 'nosuch'",
                                               proc.stdout + proc.stderr), proc.stdout + proc.stderr
     (project / "r").mkdir()

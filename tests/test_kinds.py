@@ -16,7 +16,7 @@ import pytest
 
 from evalkit.kinds import kind, names
 from evalkit.kinds.base import Answers, Execution, Judging, Kind
-from tests.helpers import REPO, evalkit, plugin_dist
+from tests.helpers import REPO, evalkit, evalkit_here, plugin_dist
 
 OWN_KINDS = ("agentic", "e2e", "generation", "migration", "patch", "rag")
 ALLOWED = ("kinds", "importers")
@@ -396,13 +396,13 @@ def test_misspelled_rag_key_is_a_check_problem_at_its_line(tmp_path: Path) -> No
     project = tmp_path / "proj"
     shutil.copytree(REPO / "cases" / "rag", project / "cases" / "rag")
     (project / "evalkit.yaml").write_text("release: r1\nsystems:\n  - {name: gold, adapter: gold}\n")
-    assert evalkit(project, "check").returncode == 0
+    assert evalkit_here(project, "check").returncode == 0
     case = project / "cases" / "rag" / "ejb-stateless-to-cdi.yaml"
     lines = case.read_text().splitlines()
     at = next(i for i, line in enumerate(lines) if line.strip().startswith("contexts:"))
     lines[at] = lines[at].replace("contexts:", "contexs:")
     case.write_text("\n".join(lines) + "\n")
-    proc = evalkit(project, "check", check=False)
+    proc = evalkit_here(project, "check", check=False)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert f"rag/ejb-stateless-to-cdi.yaml:{at + 1}: inputs.contexs: unknown key" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
@@ -414,9 +414,9 @@ def test_a_case_saying_another_kind_than_its_suite_is_a_check_problem_at_its_lin
     (project / "evalkit.yaml").write_text("release: r1\nsystems:\n  - {name: gold, adapter: gold}\n")
     case = project / "cases" / "rag" / "ejb-stateless-to-cdi.yaml"
     case.write_text("kind: rag\n" + case.read_text())  # its own kind: accepted
-    assert evalkit(project, "check").returncode == 0
+    assert evalkit_here(project, "check").returncode == 0
     case.write_text(case.read_text().replace("kind: rag\n", "kind: migration\n"))
-    proc = evalkit(project, "check", check=False)
+    proc = evalkit_here(project, "check", check=False)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "rag/ejb-stateless-to-cdi.yaml:1: kind: 'migration' contradicts the suite's kind 'rag'" in proc.stderr, proc.stderr
 

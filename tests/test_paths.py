@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO, evalkit, make_project
+from helpers import REPO, evalkit, evalkit_here, make_project
 
 PAYLOAD = "../../../../../../../../../../x/PWNED"
 
@@ -74,7 +74,7 @@ def test_case_id_traversal_is_left_out_and_the_rest_runs(project: Path, tmp_path
     line = next(i + 1 for i, l in enumerate(case.read_text().splitlines()) if l.startswith("id:"))
     before = outside_state(tmp_path)
 
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     assert chk.returncode == 2 and "Traceback" not in chk.stderr
     assert f"cases/migration/jpa-entity/case.yaml:{line}: case id {payload!r} is not a valid name" in chk.stderr
 
@@ -102,7 +102,7 @@ def test_case_file_name_without_valid_id_is_left_out(project: Path, tmp_path: Pa
     case = bad / "case.yaml"
     case.write_text("\n".join(l for l in case.read_text().splitlines() if not l.startswith("id:")) + "\n")
     before = outside_state(tmp_path)
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     assert chk.returncode == 2 and "Traceback" not in chk.stderr
     assert "cases/migration/bad name;x/case.yaml: case file name 'bad name;x' is not a valid name" in chk.stderr
     proc = evalkit(project, "run")
@@ -120,7 +120,7 @@ def test_bad_suite_folder_name_is_left_out(project: Path, tmp_path: Path) -> Non
     (dest / "one.yaml").write_text((src / "jpa-entity/case.yaml").read_text().replace("legacy/", "../migration/jpa-entity/legacy/")
                                    .replace("expected/", "../migration/jpa-entity/expected/"))
     before = outside_state(tmp_path)
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     assert chk.returncode == 2
     assert "cases/mig ration: suite folder name 'mig ration' is not a valid name" in chk.stderr
     proc = evalkit(project, "run")
@@ -150,7 +150,7 @@ def test_config_names_refuse_the_run(project: Path, tmp_path: Path, edit, needle
     cfg.write_text(edit(cfg.read_text()))
     line = cfg_line(project, needle)
     before = outside_state(tmp_path)
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     assert chk.returncode == 2 and "Traceback" not in chk.stderr
     assert f"evalkit.yaml:{line}: {expected}" in chk.stderr
     for args in (("run",), ("estimate",)):
@@ -180,7 +180,7 @@ def test_bad_system_name_is_left_out_and_the_rest_runs(project: Path, tmp_path: 
     line = cfg_line(project, needle)
     msg = f"evalkit.yaml:{line}: {expected}"
     before = outside_state(tmp_path)
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     assert chk.returncode == 2 and "Traceback" not in chk.stderr and msg in chk.stderr
     proc = evalkit(project, "run")
     assert "Traceback" not in proc.stderr and msg in proc.stderr and "left out of the run" in proc.stderr
@@ -230,7 +230,7 @@ def test_symlinked_suite_folder_is_read_never_written(project: Path, tmp_path: P
     shutil.copytree(src / "cdi-inject", ext / "cdi-inject")
     (project / "cases/ext").symlink_to(ext, target_is_directory=True)
     before = outside_state(tmp_path)
-    evalkit(project, "check")
+    evalkit_here(project, "check")
     proc = evalkit(project, "run")
     assert "Traceback" not in proc.stderr
     assert_nothing_outside(tmp_path, *before)
@@ -287,7 +287,7 @@ def test_duplicate_case_id_is_left_out_and_the_run_completes(project: Path) -> N
 
     shutil.copytree(project / "cases/migration/jpa-entity", dup)
     line = next(i + 1 for i, l in enumerate((dup / "case.yaml").read_text().splitlines()) if l.startswith("id:"))
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     assert chk.returncode == 2
     msg = (f"cases/migration/jpa-entity/case.yaml:{line}: duplicate case id 'jpa-entity' in suite 'migration': "
            "cases/migration/jpa-copy/case.yaml has it too")
@@ -308,7 +308,7 @@ def test_suite_without_suite_yaml_is_listed(project: Path) -> None:
     stray = project / "cases/stray"
     stray.mkdir()
     (stray / "c1.yaml").write_text("id: c1\n")
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     assert chk.returncode == 2 and "cases/stray/suite.yaml: missing suite.yaml" in chk.stderr
     proc = evalkit(project, "run")
     assert "cases/stray/suite.yaml: missing suite.yaml" in proc.stderr
@@ -332,7 +332,7 @@ def test_no_suite_refuses_the_run(project: Path, setup: str, expected: str) -> N
         cfg.write_text(cfg.read_text() + "cases_dir: cses\n")
     if setup == "only-stray":
         (project / "cases/stray").mkdir()
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     assert chk.returncode == 2 and expected in chk.stderr
     for proc in (evalkit(project, "run", check=False), plain_doit(project)):
         assert proc.returncode == 2, proc.stderr
@@ -358,7 +358,7 @@ def test_selection_matching_nothing_is_an_error(project: Path) -> None:
 def test_run_refuses_what_check_rejects_at_project_level_with_the_same_messages(project: Path, extra: str) -> None:
     cfg = project / "evalkit.yaml"
     cfg.write_text(cfg.read_text() + extra)
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     assert chk.returncode == 2
     messages = [l for l in chk.stderr.splitlines() if not l.startswith("evalkit check:")]
     assert messages
@@ -373,7 +373,7 @@ def test_system_naming_an_unknown_suite_refuses_the_run(project: Path) -> None:
     cfg.write_text(cfg.read_text().replace("  - name: gold\n    adapter: gold\n",
                                            "  - name: gold\n    adapter: gold\n    suites: [migration, migraton]\n"))
     line = cfg_line(project, "migraton")
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     msg = f"evalkit.yaml:{line}: system 'gold': unknown suite 'migraton'"
     assert chk.returncode == 2 and msg in chk.stderr
     proc = evalkit(project, "run", check=False)

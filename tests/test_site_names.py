@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import evalkit, make_project
+from helpers import evalkit, evalkit_here, make_project
 
 from evalkit.names import case_id_problem, release_problem, suite_name_problem
 
@@ -40,7 +40,7 @@ def test_case_id_ending_in_compare_is_refused_and_the_other_page_survives(tmp_pa
     named = project / "cases/migration/jpa-entity.compare"  # no id: the folder name stands in for it
     shutil.copytree(src, named)
     (named / "case.yaml").write_text(text.replace("id: cdi-inject\n", "", 1))
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     assert chk.returncode == 2, chk.stderr
     assert ("cases/migration/clash/case.yaml:1: case id 'jpa-entity.compare' ends in '.compare': its page would "
             "overwrite the compare page of case 'jpa-entity'") in chk.stderr
@@ -59,7 +59,7 @@ def test_release_label_the_site_uses_is_refused(tmp_path: Path, label: str) -> N
     project = make_project(tmp_path / "p")
     cfg = project / "evalkit.yaml"
     cfg.write_text(cfg.read_text().replace("release: r1", f"release: {label}"))
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     assert chk.returncode == 2, chk.stderr
     assert f"evalkit.yaml:1: release label {label!r} is a name the report site uses for its shared" in chk.stderr
     run = evalkit(project, "run", check=False)
@@ -78,6 +78,6 @@ def test_release_option_the_site_uses_is_refused(tmp_path: Path) -> None:
 def test_suite_named_like_a_page_of_cases_is_refused(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p")
     shutil.copytree(project / "cases/migration", project / "cases/migration.cases-2")
-    chk = evalkit(project, "check", check=False)
+    chk = evalkit_here(project, "check", check=False)
     assert chk.returncode == 2, chk.stderr
     assert "cases/migration.cases-2: suite folder name 'migration.cases-2' ends in '.cases-<k>'" in chk.stderr

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REALDATA, REPO, evalkit, make_project
+from helpers import REALDATA, REPO, evalkit, evalkit_here, make_project
 
 from evalkit.cases import discover
 from evalkit.solved_store import file_similarity, message_similarity
@@ -168,11 +168,11 @@ def test_a_broken_store_names_its_file_and_line(tmp_path: Path) -> None:
     store = json.loads((root / "store.json").read_text())
     del store["incidents"][1]["rule_id"]
     (root / "store.json").write_text(json.dumps(store, indent=1))
-    proc = evalkit(root, "check", check=False)
+    proc = evalkit_here(root, "check", check=False)
     assert proc.returncode == 2
     line = [n for n, text in enumerate((root / "store.json").read_text().splitlines(), 1) if text == "  {"][1]
     assert f"store.json:{line}: solved_store (named in " in proc.stderr
     assert "incidents.1.rule_id: Field required" in proc.stderr
     (root / "store.json").write_text('{"incidents": [')
-    proc = evalkit(root, "check", check=False)
+    proc = evalkit_here(root, "check", check=False)
     assert proc.returncode == 2 and "store.json:1: solved_store" in proc.stderr and "malformed JSON" in proc.stderr

@@ -14,11 +14,10 @@ import re
 import os
 import statistics
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import REALDATA
+from helpers import REALDATA, evalkit_at
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REALDATA
@@ -34,8 +33,7 @@ def evalkit(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
            if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_API_KEYS", "OPENAI_API_KEY", "OPENAI_API_KEYS",
                         "EVALKIT_CONFIG", "EVALKIT_RELEASE", "EVALKIT_SELECT")}
     env["PYTHONPATH"] = str(REPO)
-    proc = subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=600)
+    proc = evalkit_at(list(args), cwd, env, timeout=600)
     if check and proc.returncode != 0:
         raise AssertionError(f"evalkit {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc

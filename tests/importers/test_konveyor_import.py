@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from evalkit.errors import InputError
 from evalkit.importers.konveyor import (copy_source, import_konveyor, load_report, matcher_from_rule, matcher_hits,
                                         migration_ids, resolve)
 from evalkit.yamlio import load_yaml, plain
+from helpers import evalkit_at
 
 DATA = Path(__file__).resolve().parent / "data" / "konveyor"
 REPORT = DATA / "output.yaml"
@@ -38,8 +38,7 @@ def evalkit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ}
     env.pop("EVALKIT_RELEASE", None)
     env.pop("EVALKIT_CONFIG", None)
-    return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=env,
-                          capture_output=True, text=True, timeout=300)
+    return evalkit_at(list(args), cwd, env)
 
 
 def _check_project(root: Path) -> None:

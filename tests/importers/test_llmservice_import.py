@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from evalkit.importers.llmservice import (CASE_FILE, SNIPPET_FILE, STUB, import_
                                           load_json_lines, strip_prefix)
 from fake_server import FakeAnthropic, Reply
 from evalkit.yamlio import load_yaml, plain
-from helpers import REALDATA, REPO, evalkit
+from helpers import REALDATA, REPO, evalkit, evalkit_at
 
 DATA = REALDATA / "api_automation_agent_evals" / "evaluations" / "data"
 needs_data = pytest.mark.realdata("api_automation_agent_evals", "evaluations", "data")
@@ -41,8 +40,7 @@ def source(folder: Path) -> dict:
 
 def run_import(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("EVALKIT_")}
-    return subprocess.run([sys.executable, "-m", "evalkit", "import", "llmservice", *args], cwd=str(cwd), env=env,
-                          capture_output=True, text=True, timeout=300)
+    return evalkit_at(["import", "llmservice", *args], cwd, env)
 
 
 def case_dirs(suite: Path) -> dict[str, Path]:

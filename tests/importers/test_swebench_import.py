@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
 from evalkit.cases import discover
-from helpers import REALDATA
+from helpers import REALDATA, evalkit_at
 from evalkit.importers.swebench import command_for, load_rows, normalize_text, touched_test_files
 from evalkit.yamlio import load_yaml, plain
 
@@ -25,8 +24,7 @@ needs_real = pytest.mark.realdata("swebench", "offline_candidates_lite_dev.json"
 def evalkit(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, **(env or {})}
     full_env.pop("EVALKIT_RELEASE", None)
-    return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=full_env,
-                          capture_output=True, text=True, timeout=300)
+    return evalkit_at(list(args), cwd, full_env)
 
 
 # ---- real SWE-bench Lite rows (no clone of their repositories exists here) ---------------------

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 from evalkit.casemodels import PatchInputs
 from evalkit.cases import discover
 from evalkit.importers.swebench import load_rows
-from helpers import REALDATA, realdata
+from helpers import REALDATA, evalkit_at, realdata
 
 REPO = Path(__file__).resolve().parents[2]
 LITE_DEV = REALDATA / "swebench" / "offline_candidates_lite_dev.json"
@@ -51,8 +50,7 @@ def evalkit(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subproc
     for var in ("EVALKIT_RELEASE", "EVALKIT_REPOS", "EVALKIT_REPOS_DIR"):
         full.pop(var, None)
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=full, capture_output=True,
-                          text=True, timeout=600)
+    return evalkit_at(list(args), cwd, full, timeout=600)
 
 
 def row5(iid: str = "acme__mylib-1", **change) -> dict:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from evalkit.cases import discover
 from evalkit.errors import InputError
 from evalkit.importers.swebench import UNVERIFIED_TAG, cut_test_ids, load_rows, parse_tree_map
+from helpers import evalkit_at
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -31,8 +31,7 @@ BASE = "0123456789abcdef0123456789abcdef01234567"
 def evalkit(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, **(env or {})}
     full_env.pop("EVALKIT_RELEASE", None)
-    return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=full_env,
-                          capture_output=True, text=True, timeout=300)
+    return evalkit_at(list(args), cwd, full_env)
 
 
 def plain_folder(root: Path, lib: str = LIB) -> Path:

@@ -8,7 +8,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from helpers import evalkit, make_project
+from helpers import evalkit, evalkit_here, make_project
 
 from evalkit.systems.command import resolve_command
 
@@ -73,10 +73,10 @@ def test_every_case_of_a_system_failing_exits_3_and_says_why(tmp_path: Path) -> 
 
 def test_check_names_a_missing_script_at_its_config_line(tmp_path: Path) -> None:
     root = _project(tmp_path, '["{python}", "gen/not_there.py"]')
-    proc = evalkit(root, "check", check=False)
+    proc = evalkit_here(root, "check", check=False)
     assert proc.returncode == 2
     line = next(n for n, text in enumerate((root / "evalkit.yaml").read_text().splitlines(), 1) if "not_there" in text)
     assert f"evalkit.yaml:{line}: system 'mine': script 'gen/not_there.py' not found (relative paths resolve against " \
            f"the config's folder {root})" in proc.stderr
     root2 = _project(tmp_path / "ok", '["{python}", "gen/my_generator.py"]')
-    assert "script" not in evalkit(root2, "check", check=False).stderr
+    assert "script" not in evalkit_here(root2, "check", check=False).stderr
