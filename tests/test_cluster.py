@@ -260,9 +260,11 @@ def test_containers_per_worker_bounded_by_its_resources(docker_engine: str, tmp_
     assert sum(str(t["key"]).startswith("validate-") for t in tasks) == 4, tasks  # each case's validation
     assert len(spans) >= 12, tasks  # 4 validations, 4 cases x patch-bot, gold (and empty's short ones)
     # the worker stamps a call's stop after the next call started (the resource is freed first): 0-50 ms
-    # apart here, 120 ms seen on a loaded CI machine; two calls really sharing the one slot overlap by
-    # most of a container run (seconds), so half a second tells them apart
-    overlaps = [(a, b) for a, b in zip(spans, spans[1:]) if b[0] < a[1] - 0.5]
+    # apart here, 120 ms seen on a loaded CI machine, over 0.5 s on a machine at load 14; two calls really
+    # sharing the one slot overlap by most of the shorter one's run, so an overlap counts when it is over half a
+    # second and over half of the shorter call
+    overlaps = [(a, b) for a, b in zip(spans, spans[1:])
+                if a[1] - b[0] > max(0.5, 0.5 * min(a[1] - a[0], b[1] - b[0]))]
     assert not overlaps, f"two container calls ran at once on a worker sized for one container: {overlaps}"
     others = sorted((s["start"], s["stop"]) for t in tasks if not str(t["key"]).startswith(containers)
                     for s in t["startstops"] if s["action"] == "compute")
