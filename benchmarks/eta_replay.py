@@ -119,16 +119,17 @@ def figures(points: list[Point]) -> dict[str, float]:
             "off_exact": sum(1 for p, e in zip(judged, errors) if e > 0.30 and not p.approximate)}
 
 
-def run_all() -> dict[str, dict[str, float]]:
-    """Recording -> `figures`, for every recording in tests/data/progress/."""
-    return {path.name: figures(replay(path)) for path in sorted(DATA.iterdir())}
+def run_all(limit: int | None = None) -> dict[str, dict[str, float]]:
+    """Recording -> `figures`, for every recording in tests/data/progress/ (the first ``limit`` of them)."""
+    return {path.name: figures(replay(path)) for path in sorted(DATA.iterdir())[:limit]}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description="Replay every recorded run through the time-left estimator.")
     ap.add_argument("--json", action="store_true", help="print one JSON object last")
+    ap.add_argument("--smoke", action="store_true", help="replay one recording, print its JSON (tests run it)")
     args = ap.parse_args()
-    results = run_all()
+    results = run_all(1 if args.smoke else None)
     print("| recording | median | 90th pct | largest | within 30% | in range | range high/low | off, shown exact |")
     print("|---|---|---|---|---|---|---|---|")
     for name, f in results.items():
@@ -137,7 +138,7 @@ def main() -> int:
             continue
         print(f"| {name.split('.jsonl')[0]} | {f['median']:.2f} | {f['p90']:.2f} | "
               f"{f['largest']:.2f} | {f['within30']:.0%} | {f['in_range']:.0%} | {f['width']:.2f} | {f['off_exact']:.0f} |")
-    if args.json:
+    if args.json or args.smoke:
         print(json.dumps(results))
     return 0
 

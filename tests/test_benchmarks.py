@@ -32,8 +32,8 @@ def smoke(name: str, timeout: float = 300, flag: str = "--smoke") -> dict[str, o
 
 
 def test_every_benchmark_is_listed() -> None:
-    assert set(BENCHMARKS) == {"cluster", "coverage", "executor_calls", "incremental", "judge", "judge_faults",
-                               "providers", "sandbox", "scale", "site", "summarize"}, "a new benchmark: add it to the smoke runs below"
+    assert set(BENCHMARKS) == {"cluster", "coverage", "eta_replay", "executor_calls", "incremental", "judge",
+                               "judge_faults", "providers", "sandbox", "scale", "site", "summarize"}, "a new benchmark: add it to the smoke runs below"
 
 
 @pytest.mark.parametrize("name", [b for b in BENCHMARKS if b not in NEEDS_DOCKER | OWN_TEST])
@@ -41,6 +41,9 @@ def test_benchmark_smoke(name: str) -> None:
     out = smoke(name)
     if name == "summarize":
         assert out["cases"] == 20 and isinstance(out["score_summarize_s"], float)
+    if name == "eta_replay":
+        (figures,) = out.values()
+        assert isinstance(figures, dict) and 0 <= figures["within30"] <= 1
 
 
 @pytest.mark.docker

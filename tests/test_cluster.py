@@ -228,16 +228,29 @@ def test_no_scheduler_is_an_infra_error_and_no_address_is_exit_2(tmp_path: Path)
 
 
 def test_judge_budget_holds_across_workers(tmp_path: Path, two_workers: LocalCluster) -> None:
-    with FakeAnthropic(responder=verdict) as server:
-        project = make_project(tmp_path / "p", cases=["jpa-entity", "ejb-stateless", "cdi-inject", "servlet-filter"],
-                               extra=f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n"
-                                     "  budget_usd: 0.000001\n  concurrency: 1\n")
-        evalkit(project, "run", "-q", "-n", "1", "--cluster", two_workers.address, env={"ANTHROPIC_API_KEY": KEY})
-        assert server.message_calls() == 1  # the first call spends past the run's budget, on whichever worker
-    grades = [json.loads(p.read_text()) for p in (project / ".evalkit/artifacts").rglob("grades.json")]
-    by_status: dict[str, set[str]] = collections.defaultdict(set)
-    for g in grades:
-        by_status[g["judge"]["status"]].add(g["provenance"]["worker"])
+    # The run is sequential (-n 1, so no two calls race for the budget's first dollar). A first run makes the
+    # answers and judges them without a budget; the budgeted run asks with another max_tokens (new requests), so
+    # it submits grade calls only: when each generate call was followed by its grade (sandbox-first dispatch),
+    # the scheduler handed every grade to one worker. The property needs grades on both, so a run that had them
+    # all on one worker is made again in a fresh project (at most three times).
+    judge = "judge:\n  model: claude-test-judge\n  base_url: {url}\n  concurrency: 1\n"
+    for attempt in range(3):
+        with FakeAnthropic(responder=verdict) as server:
+            project = make_project(tmp_path / f"p{attempt}",
+                                   cases=["jpa-entity", "ejb-stateless", "cdi-inject", "servlet-filter"],
+                                   extra=judge.format(url=server.base_url))
+            evalkit(project, "run", "-q", "-n", "1", "--cluster", two_workers.address, env={"ANTHROPIC_API_KEY": KEY})
+            paid = server.message_calls()
+            with open(project / "evalkit.yaml", "a", encoding="utf-8") as fh:
+                fh.write("  budget_usd: 0.000001\n  max_tokens: 1024\n")
+            evalkit(project, "run", "-q", "-n", "1", "--cluster", two_workers.address, env={"ANTHROPIC_API_KEY": KEY})
+            assert server.message_calls() - paid == 1  # the first call spends past the budget, on whichever worker
+        grades = [json.loads(p.read_text()) for p in (project / ".evalkit/artifacts").rglob("grades.json")]
+        by_status: dict[str, set[str]] = collections.defaultdict(set)
+        for g in grades:
+            by_status[g["judge"]["status"]].add(g["provenance"]["worker"])
+        if len(set().union(*by_status.values())) == 2:
+            break
     assert by_status["judged"] and by_status["not_judged_budget"]
     # a worker that never paid was refused too: the budget is the run's, not each worker's
     assert by_status["not_judged_budget"] - by_status["judged"], dict(by_status)

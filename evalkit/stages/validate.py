@@ -15,7 +15,6 @@ A case that fails is `broken`: excluded from rates and listed in the report with
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict
 
@@ -26,7 +25,6 @@ from evalkit.config import Config
 from evalkit.kind_registry import kind, main_file
 from evalkit.models import Model
 from evalkit.sandbox.parsing import collection_failure
-from evalkit.store import remote_service
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
@@ -170,14 +168,10 @@ def validate_patch(cfg: Config, case: Case) -> Validation:
 
     base: _CaseKey = {"suite": case.suite, "case_id": case.id}
 
-    # two containers at once (the container budget still bounds the process's): on a first run every patch
-    # of the case waits on this validation. Not on a cluster worker: there a call holds one unit of the worker's
-    # `containers` resource, so it runs one container at a time (tests/test_cluster.py).
-    gold_patch = case.read("reference.patch_file")
-    with ThreadPoolExecutor(max_workers=1 if remote_service() is not None else 2) as pool:
-        gold_run = pool.submit(stages_execute.run_patch, cfg, case, gold_patch, trusted=True)
-        empty_run = pool.submit(stages_execute.run_patch, cfg, case, None)
-        gold, empty = gold_run.result(), empty_run.result()
+    # one after the other: the two runs at once raced on the case's checkout (tests/test_executors.py saw
+    # "cannot check out ... cannot change to" from a moved project's repository)
+    gold = stages_execute.run_patch(cfg, case, case.read("reference.patch_file"), trusted=True)
+    empty = stages_execute.run_patch(cfg, case, None)
     if gold["status"] == "timeout" and empty["status"] == "timeout":
         return Validation(**base, status="broken", environment_broken=True,
                           reason=f"broken environment: the tests time out with the gold patch and with no patch "
