@@ -31,6 +31,22 @@ def test_which_cases_are_swebench_s(inputs, parser) -> None:
     assert is_swebench_case(typed) is (parser is not None or bool(inputs.get("log_parser")))
 
 
+def test_a_case_that_is_not_swebench_s_does_not_import_the_harness() -> None:
+    """A patch case with neither a log_parser nor an owner/name repo (the demo's) is answered without the
+    harness's import (~1.5 s of CPU per process); one with an owner/name repo still asks the harness."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from evalkit.casemodels import PatchInputs; from evalkit.stages.execute import _harness_parser;"
+            "a = _harness_parser(PatchInputs.model_validate({'source_dir': 'tree'}));"
+            "b = _harness_parser(PatchInputs.model_validate({'repo': '/home/me/clones/django'}));"
+            "print(a, b, 'swebench.harness.log_parsers' in sys.modules);"
+            "c = _harness_parser(PatchInputs.model_validate({'repo': 'django/django'}));"
+            "print(c, 'swebench.harness.log_parsers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[:2] == ["None None False", "parse_log_django True"]
+
+
 def test_every_language_parser_of_5x_is_known() -> None:
     names = parser_names()
     assert len(names) >= 50 and {"parse_log_django", "parse_log_maven", "parse_log_cargo", "parse_log_jest"} <= set(names)
