@@ -1,10 +1,11 @@
 """Docker sandbox: one labelled, network-less, unprivileged, resource-limited container per run.
 
 The container is created, filled with ``put_archive`` (tree and control files), then started once
-per phase (the main run, then each rerun, in the same filesystem); results are fetched with
-``get_archive``. It is removed in every case (in the background, evalkit.sandbox.reaper: off the run's path),
-and leftovers of dead processes are swept by label. A container is never reused: no state crosses runs.
-Containers at once are bounded by the container budget (evalkit.sandbox.budget).
+per phase (the main run, then each rerun, in the same filesystem); a phase's results are fetched with one
+``get_archive`` of ``/work/out``, which holds the phases' folders and the pytest plugin's results folder
+(``out/res``) and is root's, so neither the runner nor the tests can rename or swap a folder in it. It is
+removed in every case (in the background, evalkit.sandbox.reaper: off the run's path), and leftovers of dead
+processes are swept by label. A container is never reused: no state crosses runs. Containers at once are bounded by the container budget (evalkit.sandbox.budget).
 """
 
 from __future__ import annotations
@@ -117,6 +118,7 @@ class DockerSandbox:
         self._first_nonce = new_nonce()
         self._first_prefix = new_nonce()
         self._started = False
+        self._phases = 1  # folders in out/: the main phase's and the plugin's results, then one per rerun
         self._slot = ExitStack()  # a slot of the container budget, held until close() removes the container
         # A tree already in the image (SWE-bench's /testbed) belongs to the image's root: the runner patches
         # it as that root, still without any capability (so no file of another owner is writable), network
@@ -187,9 +189,12 @@ class DockerSandbox:
         tar.add_dir("work", 0o755, uid=0)  # root's: the runner cannot swap ctl/ for a folder of its own
         if not self.spec.tree_in_image:  # else the image holds the tree: nothing is copied in
             tar.add_tree(self.spec.tree, "work/tree")
-        tar.add_dir("work/out", 0o755, uid=self.runner_uid)
+        # out/ is root's: the runner writes in its phase's folder (made here, and by the put before a rerun) and
+        # evalkit's pytest plugin in res/ (not listable); one get_archive of out/ fetches both.
+        tar.add_dir("work/out", 0o755, uid=0)
+        tar.add_dir("work/out/main", 0o755, uid=self.runner_uid)
+        tar.add_dir(f"work/out/{RESULTS_DIR}", RESULTS_MODE, uid=RESULTS_OWNER)  # evalkit's pytest plugin: not listable
         tar.add_dir("work/home", 0o755, uid=self.runner_uid)
-        tar.add_dir(f"work/{RESULTS_DIR}", RESULTS_MODE, uid=RESULTS_OWNER)  # evalkit's pytest plugin: not listable
         tar.add_dir("work/ctl", 0o755, uid=0)
         self._put("/", _ctl_tar({**self.ctl.files, "phase": "main\n"}, self._first_nonce, "work/ctl", self.runner_uid,
                                 self._sentinel_secret(self._first_prefix), tar))
@@ -197,7 +202,7 @@ class DockerSandbox:
     def _sentinel_secret(self, prefix: str) -> str | None:
         if self.ctl.sentinel is None:
             return None
-        return sentinel_secret(f"{ROOT}/{RESULTS_DIR}/{prefix}", self.spec.tree_in_image or f"{ROOT}/tree",
+        return sentinel_secret(f"{ROOT}/out/{RESULTS_DIR}/{prefix}", self.spec.tree_in_image or f"{ROOT}/tree",
                                self.ctl.sentinel)
 
     def _put(self, path: str, data: bytes) -> None:
@@ -216,7 +221,10 @@ class DockerSandbox:
             files = {"phase": f"{phase}\n"}
             if command is not None:
                 files[f"{phase}.cmd"] = command + "\n"
-            self._put(f"{ROOT}/ctl", _ctl_tar(files, nonce, ".", self.runner_uid, self._sentinel_secret(prefix)))
+            tar = TarBuilder()
+            tar.add_dir(f"out/{phase}", 0o755, uid=self.runner_uid)  # out/ is root's: the phase's folder is made here
+            self._put(ROOT, _ctl_tar(files, nonce, "ctl", self.runner_uid, self._sentinel_secret(prefix), tar))
+            self._phases += 1
         t0 = time.monotonic()
         with COUNTERS.container():  # "containers running" in `evalkit run`'s live display
             try:
@@ -228,12 +236,16 @@ class DockerSandbox:
                 self._budget.started(time.monotonic() - t0)
             state, exit_code = self._wait(self.spec.limits.timeout_s)
         outcome = PhaseOutcome(phase, nonce, state, exit_code, duration_s=time.monotonic() - t0)
-        # After a timeout too: what the run printed before the kill is in out/<phase>/ (the log's head).
-        outcome.files, outcome.files_capped = self._fetch(f"{ROOT}/out/{phase}")
+        # After a timeout too: what the run printed before the kill is in out/<phase>/ (the log's head). One
+        # round trip: out/ holds this phase's folder, the earlier phases' and the plugin's (a share of the cap each).
+        cap = (self._phases + 1) * (self.spec.limits.log_limit_bytes + RESULTS_EXTRA_BYTES)
+        found, capped = self._fetch(f"{ROOT}/out", cap)
+        outcome.files = {name[len(phase) + 1:]: data for name, data in found.items() if name.startswith(phase + "/")}
+        outcome.files_capped = capped
         if self.ctl.sentinel is not None:
-            found, _capped = self._fetch(f"{ROOT}/{RESULTS_DIR}")
+            mine = f"{RESULTS_DIR}/{prefix}-"
             outcome.sentinel = [data for name, data in sorted(found.items())
-                                if name.startswith(prefix + "-") and name.endswith(".json") and "/" not in name]
+                                if name.startswith(mine) and name.endswith(".json") and "/" not in name[len(mine):]]
         if state == "timeout":
             return outcome
         if "runner.txt" not in outcome.files:
@@ -275,8 +287,7 @@ class DockerSandbox:
         except requests.exceptions.RequestException as exc:  # the daemon went away while we waited
             raise SandboxError(f"lost the Docker daemon while stopping the container: {exc}") from exc
 
-    def _fetch(self, path: str) -> tuple[dict[str, bytes], bool]:
-        cap = self.spec.limits.log_limit_bytes + RESULTS_EXTRA_BYTES
+    def _fetch(self, path: str, cap: int) -> tuple[dict[str, bytes], bool]:
         try:
             stream, _stat = self._live.get_archive(path)
         except docker.errors.NotFound:
