@@ -301,3 +301,16 @@ def test_sweep_removes_leftovers_of_dead_processes(docker_engine, leftovers):
             dead.remove(force=True)
         except docker.errors.NotFound:
             assert True  # swept, as it should be
+
+
+def test_the_results_folder_cannot_be_moved_or_listed_by_the_tests(docker_engine, spec_for):
+    """One fetch of /work/out brings a phase's files and the pytest plugin's results: out/ is root's, so the tests'
+    user can neither add a folder there nor rename res/ (swap it for one it can list), nor list res/ itself."""
+    probe = ("python3 -c \"import os, sys\n"
+             "for f in (lambda: os.mkdir('/work/out/x'), lambda: os.rename('/work/out/res', '/work/out/y'),\n"
+             "          lambda: os.listdir('/work/out/res')):\n"
+             "    try:\n        f()\n    except OSError:\n        continue\n"
+             "    sys.exit('not protected')\n\"")
+    r = run_tests(spec_for(test_command=f"{probe} && python3 -m pytest -rA -p no:cacheprovider tests"), "docker")
+    assert r.status == "completed" and r.resolved is True, (r.reason, r.log[-2000:])  # the probe let the tests run
+    assert "2 passed" in r.log
