@@ -1,24 +1,28 @@
-"""The no-op fast path of `evalkit run`: skip doit when it has provably nothing to do.
+"""The no-op fast path of `evalkit run` and its limited doit run: doit checks only what a change reaches.
 
 doit decides what to run from three things only: the task dicts the generators yield (names, file_deps,
 targets, task_deps, `uptodate` values), the files those dicts name (a file_dep's timestamp, size and
-MD5; a target's existence) and its database of saved states (`doit.sqlite3`). After a run in which doit
-found **every** task up to date (none executed, none failed, none ignored, exit status 0), this module
-saves a manifest: the digest of the task dicts (and of the run's doit settings, `EVALKIT_*` environment
-and `--strict`), and the (mtime_ns, ctime_ns, size, inode) of every file_dep, every target and the
-database, taken before doit ran and checked unchanged after it. On the next run the generators run as
-usual (so discovery, slices, retry markers and redo-bugs are all computed again) and their dicts are
-digested; when the digest and every stat match, doit would check 14,000 tasks to find nothing to do, so
-evalkit skips it (its `load_tasks` and `run_all`, ≈ 0.8 s of CPU on 1,000 cases × 4 systems).
+MD5; a target's existence) and its database of saved states (`doit.sqlite3`).
 
-Anything else takes the full path: another task list or task order, a changed file_dep or target (by any
-of the four stat fields: doit compares the timestamp alone before hashing), a deleted or new file, a
-`.retry` marker or a bug to redo (`uptodate: [False]` in the dicts), an `uptodate` that is not a plain
-`True` (a callable is doit's to call), a dict key this module does not know, a task selection on the
-command line (`evalkit run TASK`), a changed `EVALKIT_*` variable or `--strict`. The manifest is deleted
-before every full run, so a run that fails or is killed leaves none. The first no-op after any change
-pays doit's check once (that is what proves there is nothing to do) and saves the manifest.
-"""
+After every successful run this module records, per task, what makes doit find it up to date
+(`uptodate-tasks.pickle`): the digest of its dict, with the (mtime_ns, ctime_ns, size, inode) of every file_dep
+and target and of the database. A task is recorded when doit decides it from those alone (known keys, every
+`uptodate` a plain `True`, a file_dep or an `uptodate`) and: it was not given to doit and none of its files
+changed; or doit found it up to date and none of its files changed; or doit ran it and doit's own check
+(`Dependency.get_status` on the database, asked after the run) finds it up to date.
+
+The next run generates the dicts as usual (so discovery, slices, retry markers and redo-bugs are all computed
+again). When every task was recorded, the graph's digest is unchanged and every stat matches, doit would
+check 14,000 tasks to find nothing to do, so evalkit skips it (`unchanged_since_last_noop`). Otherwise, with
+the same settings (`EVALKIT_*`, `--strict`, DOIT_CONFIG) and an unchanged database, doit is given only the
+tasks not known up to date (a new or changed dict, a task doit must decide itself, a file whose stat changed)
+and everything downstream of them (a file_dep another of them makes, a task_dep, a group): `affected` and
+`limited_module`. A task left out is one doit would skip; a file it made is a plain file to doit; doit keeps
+the database rows of tasks it did not load (it writes back only the tasks it ran). Anything else runs doit on
+every task: other settings, `doit forget` or `doit ignore` (the database changed), a task selection on the
+command line, a creator that raises. The manifests are deleted before every run of doit, so a run that fails
+or is killed leaves none.
+""""""
 
 from __future__ import annotations
 
@@ -197,32 +201,32 @@ class Plan:
             return None
         changed = {p for p, st in zip(self.paths, current) if st is None or old.get(p, _MISSING) != st}
         digests = self.task_digests()
-        producer = {t: e.name for e in self.entries if not e.group for t in e.targets}
         names = {e.name for e in self.entries} | self.groups
-        downstream: dict[str, list[str]] = {}
-        hit: list[str] = []
+        reached: set[str] = set()
+        rest: list[Entry] = []
         for e in self.entries:
             if e.group:
                 continue
             d = digests.get(e.name)
-            if d is None or known.get(e.name) != d or any(p in changed for p in e.file_dep) \
-                    or any(p in changed for p in e.targets) or any(t not in names for t in e.task_dep):
-                hit.append(e.name)
-            for dep in e.file_dep:
-                up = producer.get(dep)
-                if up is not None and up != e.name:
-                    downstream.setdefault(up, []).append(e.name)
-            for up in e.task_dep:
-                downstream.setdefault(up, []).append(e.name)
-            if e.subtask_of is not None:
-                downstream.setdefault(e.name, []).append(e.subtask_of)
-        reached = set(hit)
-        todo = list(hit)
-        while todo:
-            for down in downstream.get(todo.pop(), ()):
-                if down not in reached:
-                    reached.add(down)
-                    todo.append(down)
+            if d is None or known.get(e.name) != d or (changed and not (changed.isdisjoint(e.file_dep)
+                                                                        and changed.isdisjoint(e.targets))) \
+                    or (e.task_dep and not names.issuperset(e.task_dep)):
+                reached.add(e.name)
+            else:
+                rest.append(e)
+        # downstream, to a fixpoint: a file_dep another reached task makes, a task_dep on one or on its group
+        made = {t for e in self.entries if e.name in reached for t in e.targets}
+        reached |= {e.subtask_of for e in self.entries if e.subtask_of is not None and e.name in reached}
+        while rest:
+            new = [e for e in rest if not made.isdisjoint(e.file_dep) or (e.task_dep and not reached.isdisjoint(e.task_dep))]
+            if not new:
+                break
+            for e in new:
+                reached.add(e.name)
+                made.update(e.targets)
+                if e.subtask_of is not None:
+                    reached.add(e.subtask_of)
+            rest = [e for e in rest if e.name not in reached]
         return reached - self.groups
 
     def limited_module(self, load: set[str]) -> dict[str, Any]:
@@ -254,20 +258,23 @@ class Plan:
         digests = self.task_digests()
         if self.key is None:
             return False
-        after = self.stats()
-        index = {p: i for i, p in enumerate(self.paths)}
+        entries = [e for e in self.entries if not e.group]
+        if load is None:
+            after = self.stats()
+        else:  # a file of a task not loaded keeps its stat from before the run: unchanged then, or changed next run
+            after = list(before)
+            index = {p: i for i, p in enumerate(self.paths)}
+            for i in {index[p] for e in entries if e.name in load for p in (*e.file_dep, *e.targets)}:
+                after[i] = stat_of(self.paths[i])
+            after[-1] = stat_of(self.paths[-1])
+        moved = {p for p, b, a in zip(self.paths, before, after) if a is None or a != b}
         known: dict[str, bytes] = {}
         check: list[tuple[Entry, bytes]] = []
-        total = 0
-        for e in self.entries:
-            if e.group:
-                continue
-            total += 1
+        for e in entries:
             d = digests.get(e.name)
             if d is None or e.name in tally.not_done:
                 continue
-            same = all(after[i] is not None and after[i] == before[i]
-                       for i in (index[p] for p in (*e.file_dep, *e.targets)))
+            same = moved.isdisjoint(e.file_dep) and moved.isdisjoint(e.targets)
             if load is not None and e.name not in load:
                 if same:
                     known[e.name] = d
@@ -278,19 +285,20 @@ class Plan:
         if check:
             tasks = [tally.succeeded.get(e.name) or tally.uptodate[e.name] for e, _ in check]
             ok = doit_uptodate(dep_file, backend, tasks)
-            final = self.stats()
-            if final[:-1] != after[:-1]:  # a file changed while doit's check ran: no manifest
-                return False
-            after = final
+            index = {p: i for i, p in enumerate(self.paths)}
             for e, d in check:
-                if e.name in ok and all(after[index[p]] is not None for p in (*e.file_dep, *e.targets)):
+                if e.name not in ok:
+                    continue
+                paths = [index[p] for p in (*e.file_dep, *e.targets)]
+                if all(after[i] is not None and stat_of(self.paths[i]) == after[i] for i in paths):  # unchanged over the check
                     known[e.name] = d
+            after[-1] = stat_of(self.paths[-1])
         if after[-1] is None:
             return False
         atomic_write_bytes(work / TASKS_MANIFEST, pickle.dumps(
             {"version": VERSION, "key": self.key, "paths": self.paths, "stats": after, "tasks": known,
              "loaded": -1 if load is None else len(load)}, protocol=pickle.HIGHEST_PROTOCOL))
-        if self.digest is not None and len(known) == total:
+        if self.digest is not None and len(known) == len(entries):
             atomic_write_bytes(work / MANIFEST, pickle.dumps({"version": VERSION, "digest": self.digest, "stats": after},
                                                              protocol=pickle.HIGHEST_PROTOCOL))
         return True

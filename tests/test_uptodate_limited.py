@@ -291,7 +291,9 @@ def settle(project: Path, env: dict[str, str] | None = None) -> None:
 
 
 def _append(rel: str, text: str) -> Callable[[Path], None]:
-    return lambda p: (p / rel).write_text((p / rel).read_text() + text)
+    def change(project: Path) -> None:
+        (project / rel).write_text((project / rel).read_text() + text)
+    return change
 
 
 def _new_case(project: Path) -> None:
