@@ -22,7 +22,7 @@ the database rows of tasks it did not load (it writes back only the tasks it ran
 every task: other settings, `doit forget` or `doit ignore` (the database changed), a task selection on the
 command line, a creator that raises. The manifests are deleted before every run of doit, so a run that fails
 or is killed leaves none.
-""""""
+"""
 
 from __future__ import annotations
 
