@@ -80,9 +80,6 @@ class Tally:
     not_done: set[str] = field(default_factory=set)
     """Tasks that failed or were ignored."""
 
-    def nothing_ran(self) -> bool:
-        return self.executed == 0 and self.failed == 0 and self.ignored == 0
-
 
 def counting_reporter(base: type[Any], tally: Tally) -> type:
     """``base`` (a doit reporter class) that also counts into ``tally``."""
@@ -154,6 +151,9 @@ class Plan:
     creators: list[tuple[str, Callable[[], Any], bool, list[Entry]]] = field(default_factory=list)
     """(name, creator, whether it returned a single dict, its entries) in doit's order."""
     groups: set[str] = field(default_factory=set)
+    limitable: bool = True
+    """False when a dict has a key outside `KNOWN_KEYS` (setup, calc_dep, getargs... name other tasks that a
+    limited run might leave out): doit is given every task."""
     _digests: dict[str, bytes] | None = None
 
     def stats(self) -> list[Stat | None]:
@@ -187,7 +187,7 @@ class Plan:
         must decide itself, a file_dep or target whose stat changed) and everything downstream of them (by a
         file_dep that is a task's target, a task_dep, a group). None: run doit on every task (no task manifest,
         other settings, doit's database changed)."""
-        if self.key is None:
+        if self.key is None or not self.limitable:
             return None
         saved = _load(work / TASKS_MANIFEST)
         if saved is None or saved.get("key") != self.key:
@@ -434,6 +434,7 @@ def plan(namespace: dict[str, Any], dep_file: str, run_key: object) -> Plan:
         result_plan.groups |= groups
         for task in tasks:
             eligible = eligible and _eligible(task)
+            result_plan.limitable = result_plan.limitable and KNOWN_KEYS.issuperset(task)
             seen.update(dict.fromkeys(task.get("file_dep", ())))
             seen.update(dict.fromkeys(task.get("targets", ())))
     config = {k: v for k, v in namespace.get("DOIT_CONFIG", {}).items() if k != "reporter"}

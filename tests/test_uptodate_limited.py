@@ -17,6 +17,7 @@ import argparse
 import os
 import pickle
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -25,7 +26,7 @@ import pytest
 from doit.reporter import ExecutedOnlyReporter
 
 from evalkit import cli
-from evalkit.uptodate_manifest import MANIFEST, TASKS_MANIFEST
+from evalkit.uptodate_manifest import MANIFEST, TASKS_MANIFEST, plan
 from helpers import evalkit, executed, make_project
 
 RAN: list[str] = []
@@ -249,8 +250,6 @@ def test_tasks_not_loaded_keep_their_state_in_doits_database(graph_root: Path) -
 
 
 def _rows(root: Path) -> dict[str, str]:
-    import sqlite3  # deferred: only this test reads doit's database directly
-
     with sqlite3.connect(root / "db.sqlite3") as conn:
         return dict(conn.execute("select task_id, task_data from doit").fetchall())
 
@@ -343,3 +342,20 @@ def test_a_limited_evalkit_run_runs_what_doit_runs(project: Path, tmp_path: Path
     shutil.rmtree(project)
     aside.rename(project)
     settle(project, env)  # and the state a limited run left takes the fast path next
+
+
+def test_a_task_naming_others_by_a_key_of_its_own_gives_doit_every_task(tmp_path: Path) -> None:
+    """`setup`, `calc_dep`, `getargs` name tasks a limited run could leave out: such a graph is never limited."""
+    def task_x() -> Iterator[dict[str, object]]:
+        yield {"name": "a", "actions": [(stamp, [str(tmp_path / "a")])], "file_dep": [str(tmp_path / "src")],
+               "targets": [str(tmp_path / "a")]}
+        yield {"name": "b", "actions": [(stamp, [str(tmp_path / "b")])], "file_dep": [str(tmp_path / "src")],
+               "targets": [str(tmp_path / "b")], "setup": ["x:a"]}
+
+    (tmp_path / "src").write_text("s")
+    namespace = {"DOIT_CONFIG": {"dep_file": str(tmp_path / "db.sqlite3"), "backend": "sqlite3", "verbosity": 0,
+                                 "reporter": Recording}, "task_x": task_x}
+    assert cli._doit_unless_noop(namespace, ["run"], ARGS, tmp_path / "work") == 0
+    p = plan(namespace, str(tmp_path / "db.sqlite3"), ("strict", False))
+    assert not p.limitable
+    assert p.affected(tmp_path / "work", p.stats()) is None
