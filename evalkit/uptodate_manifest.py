@@ -19,8 +19,8 @@ tasks not known up to date (a new or changed dict, a task doit must decide itsel
 and everything downstream of them (a file_dep another of them makes, a task_dep, a group): `affected` and
 `limited_module`. A task left out is one doit would skip; a file it made is a plain file to doit; doit keeps
 the database rows of tasks it did not load (it writes back only the tasks it ran). Anything else runs doit on
-every task: other settings, `doit forget` or `doit ignore` (the database changed), a task selection on the
-command line, a creator that raises. The manifests are deleted before every run of doit, so a run that fails
+every task: other settings, `doit forget` or `doit ignore` (the database changed), a dict key naming other
+tasks (setup, calc_dep, getargs), a task selection on the command line, a creator that raises. The manifests are deleted before every run of doit, so a run that fails
 or is killed leaves none.
 """
 
