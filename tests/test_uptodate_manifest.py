@@ -1,8 +1,8 @@
 """The no-op fast path (evalkit.uptodate_manifest) skips doit only when doit would have nothing to do.
 
 Property: from a settled project (a full run, then a no-op that saved the manifest), each kind of change is
-made and the project run; the run must take doit's full path (doit's database is written: doit commits on
-every run, the fast path never opens it), run every task doit's own check says is out of date (`doit list
+made and the project run; the run must run doit (on every task, or on the tasks the change reaches:
+tests/test_uptodate_limited.py; doit's database is written: doit commits on every run, the fast path never opens it), run every task doit's own check says is out of date (`doit list
 --status` on a copy of the database, asked before the run) and exactly the tasks the change calls for. With
 no change, the run must take the fast path and run nothing.
 """
