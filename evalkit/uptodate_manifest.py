@@ -147,14 +147,29 @@ class Plan:
     """Every file_dep and target, once each, in the order the dicts name them; then doit's database (last)."""
     key: str | None = None
     """The digest of the run's settings outside the dicts (run key, `EVALKIT_*`, DOIT_CONFIG); None: no limited run."""
+    generated: list[tuple[str, Callable[[], Any], bool, list[dict[str, Any]]]] = field(default_factory=list)
+    """(name, creator, whether it returned a single dict, its dicts) in doit's order."""
     entries: list[Entry] = field(default_factory=list)
     creators: list[tuple[str, Callable[[], Any], bool, list[Entry]]] = field(default_factory=list)
-    """(name, creator, whether it returned a single dict, its entries) in doit's order."""
+    """`generated` with doit's name for each dict; built by `index` (not on the no-op fast path)."""
     groups: set[str] = field(default_factory=set)
     limitable: bool = True
     """False when a dict has a key outside `KNOWN_KEYS` (setup, calc_dep, getargs... name other tasks that a
     limited run might leave out): doit is given every task."""
+    _indexed: bool = False
     _digests: dict[str, bytes] | None = None
+
+    def index(self) -> None:
+        """Name every dict as doit will (once; before doit loads them: it renames them in place)."""
+        if self._indexed:
+            return
+        self._indexed = True
+        for name, fn, single, tasks in self.generated:
+            entries, groups = _entries(name[len("task_"):], tasks[0] if single else tasks)
+            self.creators.append((name, fn, single, entries))
+            self.entries.extend(entries)
+            self.groups |= groups
+            self.limitable = self.limitable and all(KNOWN_KEYS.issuperset(task) for task in tasks)
 
     def stats(self) -> list[Stat | None]:
         return [stat_of(p) for p in self.paths]
@@ -171,6 +186,7 @@ class Plan:
     def task_digests(self) -> dict[str, bytes]:
         """Each task's dict digested (before doit loads them: doit rewrites a dict's name in place)."""
         if self._digests is None:
+            self.index()
             digests: dict[str, bytes] = {}
             for e in self.entries:
                 if e.group or not e.checkable:
@@ -187,6 +203,7 @@ class Plan:
         must decide itself, a file_dep or target whose stat changed) and everything downstream of them (by a
         file_dep that is a task's target, a task_dep, a group). None: run doit on every task (no task manifest,
         other settings, doit's database changed)."""
+        self.index()
         if self.key is None or not self.limitable:
             return None
         saved = _load(work / TASKS_MANIFEST)
@@ -428,13 +445,9 @@ def plan(namespace: dict[str, Any], dep_file: str, run_key: object) -> Plan:
         tasks = [result] if isinstance(result, dict) else ([] if result is None else list(result))
         module[name] = _replay(fn, result if isinstance(result, dict) else tasks)
         generated.append((name, tasks))
-        entries, groups = _entries(name[len("task_"):], result if isinstance(result, dict) else tasks)
-        result_plan.creators.append((name, fn, isinstance(result, dict), entries))
-        result_plan.entries.extend(entries)
-        result_plan.groups |= groups
+        result_plan.generated.append((name, fn, isinstance(result, dict), tasks))
         for task in tasks:
             eligible = eligible and _eligible(task)
-            result_plan.limitable = result_plan.limitable and KNOWN_KEYS.issuperset(task)
             seen.update(dict.fromkeys(task.get("file_dep", ())))
             seen.update(dict.fromkeys(task.get("targets", ())))
     config = {k: v for k, v in namespace.get("DOIT_CONFIG", {}).items() if k != "reporter"}

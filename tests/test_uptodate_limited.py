@@ -357,5 +357,5 @@ def test_a_task_naming_others_by_a_key_of_its_own_gives_doit_every_task(tmp_path
                                  "reporter": Recording}, "task_x": task_x}
     assert cli._doit_unless_noop(namespace, ["run"], ARGS, tmp_path / "work") == 0
     p = plan(namespace, str(tmp_path / "db.sqlite3"), ("strict", False))
-    assert not p.limitable
     assert p.affected(tmp_path / "work", p.stats()) is None
+    assert not p.limitable
