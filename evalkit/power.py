@@ -254,9 +254,40 @@ def _bisect(f, lo: float, hi: float, tol: float = 1e-12) -> float:
     return (lo + hi) / 2
 
 
+_TTEST_EFFECTS: dict[tuple[float, float, float], float] = {}
+"""(nobs, alpha, power) -> `ttest_effect` of them, computed in this process or remembered from an earlier one
+(`remember_ttest_effects`, summarize's statistics cache): a score comparison whose SD changed (one edited case changes
+a command system's wall_s) asks for the effect of the same number of pairs, and computing it imports scipy.special
+(~0.2-0.3 s of CPU)."""
+
+
 def ttest_effect(nobs: float, alpha: float = ALPHA, power: float = POWER) -> float:
     """Standardized effect (mean / SD of the differences) the paired t-test detects with ``power``:
-    statsmodels' TTestPower().solve_power(nobs=..., alpha=..., power=...)."""
+    statsmodels' TTestPower().solve_power(nobs=..., alpha=..., power=...). The same number whether computed now or
+    remembered."""
+    key = (float(nobs), float(alpha), float(power))
+    got = _TTEST_EFFECTS.get(key)
+    if got is None:
+        got = _TTEST_EFFECTS[key] = _solve_ttest_effect(nobs, alpha, power)
+    return got
+
+
+def ttest_effects() -> list[list[float]]:
+    """Every `ttest_effect` this process knows, as [nobs, alpha, power, effect] rows (JSON keeps each float exactly)."""
+    return [[*key, effect] for key, effect in sorted(_TTEST_EFFECTS.items())]
+
+
+def remember_ttest_effects(rows: object) -> None:
+    """Take rows written by `ttest_effects` under the same code and scipy (the caller checks: summarize's cache
+    salt); anything malformed is left out (it is computed again when needed)."""
+    if not isinstance(rows, list):
+        return
+    for row in rows:
+        if isinstance(row, list) and len(row) == 4 and all(isinstance(v, float) for v in row):
+            _TTEST_EFFECTS.setdefault((row[0], row[1], row[2]), row[3])
+
+
+def _solve_ttest_effect(nobs: float, alpha: float, power: float) -> float:
     hi = 1.0
     while ttest_power(hi, nobs, alpha) < power:
         hi *= 2

@@ -116,3 +116,26 @@ def test_a_render_with_few_stale_pages_renders_them_without_forking(project: Pat
         (pages / f"{name}.html").unlink()
     with pytest.raises(AssertionError, match="a pool was started"):
         summarize_and_render_here(project, workers=2)
+
+
+def test_a_detectability_of_a_known_number_of_pairs_needs_no_scipy() -> None:
+    """A one-edit rerun changes a command system's wall_s, so the SD of its paired differences: the detectable
+    difference is the effect of n pairs (remembered in the statistics cache) times the new SD; the same number as
+    computed from nothing, and scipy (~0.2-0.3 s to import) is not imported for it."""
+    from evalkit import power
+
+    fresh = power.score_detectability(40, 0.37)
+    rows = power.ttest_effects()
+    assert rows and all(len(row) == 4 for row in rows)
+    code = ("import json, sys; from evalkit import power; "
+            f"power.remember_ttest_effects(json.loads({json.dumps(rows)!r})); "
+            "print(power.score_detectability(40, 0.37).model_dump_json()); "
+            "print('scipy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    dumped, scipy_loaded = out.stdout.strip().rsplit("\n", 1)
+    assert scipy_loaded == "False", out.stdout + out.stderr
+    assert dumped == fresh.model_dump_json()
+    code_cold = ("import sys; from evalkit import power; print(power.score_detectability(40, 0.37).model_dump_json()); "
+                 "print('scipy' in sys.modules)")
+    cold = subprocess.run([sys.executable, "-c", code_cold], capture_output=True, text=True, check=True)
+    assert cold.stdout.strip().rsplit("\n", 1) == [fresh.model_dump_json(), "True"], "without the memo: scipy computes it"

@@ -224,8 +224,9 @@ def _run_locked(args: argparse.Namespace) -> int:
 
 
 def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse.Namespace, work: Path) -> int:
-    """doit's run of ``module``, skipped when nothing changed since a run that found every task up to date
-    (`evalkit.uptodate_manifest`); a run that finds none to do saves the manifest for the next."""
+    """doit's run of ``module``, skipped when nothing changed since a run after which doit would find every task up
+    to date, and limited to the tasks a change reaches when the others are known up to date
+    (`evalkit.uptodate_manifest`); a successful run records what doit would find up to date for the next."""
     from doit.cmd_base import ModuleTaskLoader  # deferred: doit, only when tasks run
     from doit.doit_cmd import DoitMain  # deferred: doit, only when tasks run
 
@@ -233,21 +234,26 @@ def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse
         uptodate_manifest.forget(work)
         return DoitMain(ModuleTaskLoader(module)).run(argv)
     config = cast("dict[str, object]", module["DOIT_CONFIG"])
+    dep_file = str(config["dep_file"])
     try:
-        plan = uptodate_manifest.plan(module, str(config["dep_file"]), ("strict", args.strict))
+        plan = uptodate_manifest.plan(module, dep_file, ("strict", args.strict))
     except Exception:  # a task creator's error: doit calls the creators again and reports it, as it always has
         uptodate_manifest.forget(work)
         return DoitMain(ModuleTaskLoader(module)).run(argv)
-    if plan.unchanged_since_last_noop(work):
+    before = plan.stats()
+    if plan.unchanged_since_last_noop(work, before):
         return 0
+    load = plan.affected(work, before)  # None: every task
+    plan.task_digests()  # before doit loads the dicts (it renames them in place)
     uptodate_manifest.forget(work)  # a run that fails or is killed leaves none
     tally = uptodate_manifest.Tally()
-    plan.module["DOIT_CONFIG"] = {**config, "reporter": uptodate_manifest.counting_reporter(
+    run_module = plan.module if load is None else plan.limited_module(load)
+    run_config = cast("dict[str, object]", run_module["DOIT_CONFIG"])
+    run_module["DOIT_CONFIG"] = {**run_config, "reporter": uptodate_manifest.counting_reporter(
         cast(type, config["reporter"]), tally)}
-    before = plan.stats()
-    code = DoitMain(ModuleTaskLoader(plan.module)).run(argv)
-    if code == 0 and tally.nothing_ran() and not envfail.recorded():
-        plan.save(work, before)
+    code = DoitMain(ModuleTaskLoader(run_module)).run(argv) if load is None or load else 0
+    if code == 0 and tally.failed == 0 and tally.ignored == 0 and not envfail.recorded():
+        plan.save(work, before, tally, load, dep_file, str(config.get("backend", "dbm")))
     return code
 
 

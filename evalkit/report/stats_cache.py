@@ -28,7 +28,8 @@ class StatsCache:
     and a summarize whose intervals and tests are all cached needs neither numpy nor scipy (the
     bootstrap and their import are most of its time). The file keeps the entries the last run
     used, so it does not grow release after release, and the t quantiles computed so far (one per
-    number of values a t interval was asked for), so a recomputed interval of a known size needs no scipy.
+    number of values a t interval was asked for) and paired t-test effects (one per number of pairs), so a recomputed
+    interval or detectability of a known size needs no scipy.
     """
 
     def __init__(self, path: Path | None) -> None:
@@ -38,6 +39,7 @@ class StatsCache:
         self.used: dict[str, Any] = {}
         self.hits = self.misses = 0
         self.old_quantiles: list[list[float]] = []
+        self.old_effects: list[list[float]] = []
         if path is not None:
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
@@ -45,6 +47,8 @@ class StatsCache:
                     self.old = data["entries"]
                     evalkit.stats.remember_t_quantiles(data.get("t_quantiles"))  # no scipy import for a known n
                     self.old_quantiles = evalkit.stats.t_quantiles()
+                    evalkit.power.remember_ttest_effects(data.get("ttest_effects"))  # no scipy for a known n either
+                    self.old_effects = evalkit.power.ttest_effects()
             except (FileNotFoundError, ValueError):
                 pass
 
@@ -69,12 +73,14 @@ class StatsCache:
         return result
 
     def save(self) -> None:
-        """Write the entries this run used and every t quantile known (`evalkit.stats.t_quantile`), when changed."""
+        """Write the entries this run used, every t quantile known (`evalkit.stats.t_quantile`) and every paired t-test
+        effect (`evalkit.power.ttest_effect`), when changed."""
         quantiles = evalkit.stats.t_quantiles()
+        effects = evalkit.power.ttest_effects()
         if self.path is not None and (self.misses or self.used.keys() != self.old.keys()
-                                      or quantiles != self.old_quantiles):
-            atomic_write_json(self.path, {"salt": self.salt, "entries": self.used, "t_quantiles": quantiles},
-                              compact=True)
+                                      or quantiles != self.old_quantiles or effects != self.old_effects):
+            atomic_write_json(self.path, {"salt": self.salt, "entries": self.used, "t_quantiles": quantiles,
+                                          "ttest_effects": effects}, compact=True)
 
 
 def _stats_salt() -> str:
