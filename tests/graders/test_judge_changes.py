@@ -28,7 +28,7 @@ from evalkit.kinds.e2e.models import E2EInputs
 from sklearn.metrics import cohen_kappa_score
 
 from fake_server import FakeAnthropic, Reply
-from helpers import evalkit, patch_project
+from helpers import evalkit, patch_project, without_plugin_autoload
 
 KEY = "sk-ant-test-judge-changes-0000"
 CASES = ["round-half-up", "slug-lowercase", "truncate-limit", "parse-thousands", "remove-below-zero"]
@@ -64,6 +64,7 @@ def judged_project(root: Path, server: FakeAnthropic, judge: str | None) -> Path
     suite = project / "cases" / "patch" / "suite.yaml"
     text = re.sub(r"(?m)^judge:.*\n", "", suite.read_text(encoding="utf-8"))  # the demo's own setting, if any
     suite.write_text(text + (f"judge: {judge}\n" if judge is not None else ""), encoding="utf-8")
+    without_plugin_autoload(suite)  # the point is the judge, not the host pytest's plug-ins (helpers)
     gold = project / "cases" / "patch" / "round-half-up" / "gold.patch"
     gold.write_text(gold.read_text(encoding="utf-8") + NOTES, encoding="utf-8")
     with (project / "evalkit.yaml").open("a", encoding="utf-8") as fh:
