@@ -11,7 +11,7 @@ from pathlib import Path
 
 from evalkit.diffsplit import partial_patches, split_diff
 from evalkit.stages.health import post_images, tree_leaks
-from helpers import evalkit, executed
+from helpers import evalkit, executed, without_plugin_autoload
 
 FILLER = "".join(f"\n\ndef helper_{i}():\n    return {i}\n" for i in range(4))
 LIB = f"def add(a, b):\n    return a - b\n{FILLER}\n\ndef mul(a, b):\n    return a + b\n"
@@ -157,6 +157,7 @@ def test_a_case_whose_tree_has_git_reports_the_leak(tmp_path: Path) -> None:
                                        + "validation: {ablations: 0}\n")
     (root / "cases" / "calc" / "suite.yaml").write_text(
         (root / "cases" / "calc" / "suite.yaml").read_text() + "trusted: true\n")
+    without_plugin_autoload(root / "cases" / "calc" / "suite.yaml")  # the host pytest's plug-ins are not the point
     evalkit(root, "run", "health")
     leaks = health(root, "calc", "weak")["leaks"]
     assert leaks and leaks[0].startswith(".git: git metadata")
