@@ -204,7 +204,8 @@ def refused_port() -> int:
 def evalkit_here(project: Path, *args: str, env: dict[str, str] | None = None,
                  check: bool = True) -> subprocess.CompletedProcess[str]:
     """`evalkit()` (the project's config, run from beside the project), but in this process: see `in_process`.
-    For commands whose process is not what the test is about (`check`, an importer); `run` keeps its subprocess."""
+    For commands whose process is not what the test is about (`check`, an importer, `estimate`: a project with a rag
+    suite imports ragas, 4 s of CPU per process, once per test worker here); `run` keeps its subprocess."""
     full_env = {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), **(env or {})}
     full_env.pop("EVALKIT_RELEASE", None) if "EVALKIT_RELEASE" not in (env or {}) else None
     proc = in_process(list(args), cwd=project.parent, env=full_env)

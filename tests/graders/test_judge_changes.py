@@ -28,7 +28,7 @@ from evalkit.kinds.e2e.models import E2EInputs
 from sklearn.metrics import cohen_kappa_score
 
 from fake_server import FakeAnthropic, Reply
-from helpers import evalkit, patch_project, without_plugin_autoload
+from helpers import evalkit, evalkit_here, patch_project, without_plugin_autoload
 
 KEY = "sk-ant-test-judge-changes-0000"
 CASES = ["round-half-up", "slug-lowercase", "truncate-limit", "parse-thousands", "remove-below-zero"]
@@ -102,7 +102,7 @@ def test_patch_suite_judged_against_tests_matches_sklearn(tmp_path: Path, server
     project = judged_project(tmp_path / "p", server, "{max_files: 2}")
     env = {"ANTHROPIC_API_KEY": KEY}
     evalkit(project, "run", "generate", env=env)
-    estimated = json.loads(evalkit(project, "estimate", env=env).stdout.strip().splitlines()[-1])
+    estimated = json.loads(evalkit_here(project, "estimate", env=env).stdout.strip().splitlines()[-1])
     assert server.message_calls() == 0  # estimating pays nothing
     evalkit(project, "run", "-q", env=env, timeout=900)  # a hang's net: 300 s was hit beside three workers
     calls = server.message_calls()
@@ -165,7 +165,7 @@ def test_patch_suite_judged_against_tests_matches_sklearn(tmp_path: Path, server
     # a rerun asks nothing, and the estimate says so
     evalkit(project, "run", "-q", env=env)
     assert server.message_calls() == calls
-    assert json.loads(evalkit(project, "estimate", env=env).stdout.strip().splitlines()[-1])["uncached_calls"] == 0
+    assert json.loads(evalkit_here(project, "estimate", env=env).stdout.strip().splitlines()[-1])["uncached_calls"] == 0
 
 
 def test_no_call_without_judge_option(tmp_path: Path, server: FakeAnthropic) -> None:
