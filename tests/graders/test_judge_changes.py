@@ -25,7 +25,6 @@ import pytest
 from evalkit.casemodels import PatchInputs
 
 from evalkit.kinds.e2e.models import E2EInputs
-from sklearn.metrics import cohen_kappa_score
 
 from fake_server import FakeAnthropic, Reply
 from helpers import evalkit, evalkit_here, patch_project, without_plugin_autoload
@@ -87,6 +86,8 @@ def after_files(project: Path, system: str, case: str) -> dict[str, str]:
 
 
 def sk(a: list, b: list) -> float:
+    from sklearn.metrics import cohen_kappa_score  # here, not at the top: every xdist worker collects this file
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return float(cohen_kappa_score(a, b, labels=[False, True]))
