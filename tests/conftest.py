@@ -135,6 +135,8 @@ def realdata_dir() -> Path:
 # test_estimate_calls 435 s, judge_audit 432 s, judge_faults 427 s, ...), which had started last and left one
 # worker running alone. A file here reaches the front of the queue; `test_report_identical.py` waits behind the
 # others so that the demo run `test_canaries.py` makes (conftest.demo_run) is likely done when it wants it.
+# Stop 29's whole run (testing.md) added the three before test_report_identical: they started after 1,000 s
+# (test_progress_eta 205 s of wall, 46 s of CPU in-process), one of them the last file of the run.
 # Re-measure with `--durations=60` (or the per-file table) when a file grows.
 HEAVY_FIRST = (
     "test_cluster.py",
@@ -156,6 +158,9 @@ HEAVY_FIRST = (
     "swebench/test_harness_agreement.py",
     "scenarios/test_kai_canaries.py",
     "sandbox/test_isolation.py",
+    "test_progress_eta.py",
+    "faults/test_daemon_stop.py",
+    "test_patch_demo.py",
     "test_report_identical.py",
 )
 

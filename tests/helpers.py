@@ -91,6 +91,18 @@ def patch_project(root: Path, backend: str = "docker", cases: list[str] | None =
     return root
 
 
+def without_plugin_autoload(suite_yaml: Path) -> None:
+    """The suite's pytest `test_command` run with PYTEST_DISABLE_PLUGIN_AUTOLOAD=1, for a test whose point is not
+    the case's pytest run. The local backend runs the host's python3, whose pytest loads every installed
+    plug-in at start (langsmith's, from ragas, and hypothesis' cost 2.5 s of CPU of a 2.7 s run of the demo
+    patch suite's 9 tests; 0.2 s without them). evalkit's own sentinel plug-in is passed with -p and still loads;
+    the Docker image's pytest has no such plug-ins."""
+    text = suite_yaml.read_text(encoding="utf-8")
+    changed = re.sub(r"(?m)^(\s*test_command:\s*)(python3 -m pytest\b)", r"\1PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 \2", text)
+    assert changed != text, f"no `test_command: python3 -m pytest` in {suite_yaml}"
+    suite_yaml.write_text(changed, encoding="utf-8")
+
+
 def evalkit(project: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 300,
             check: bool = True) -> subprocess.CompletedProcess[str]:
     """`python -m evalkit ARGS` with the project's config, from an unrelated working directory."""
@@ -192,7 +204,8 @@ def refused_port() -> int:
 def evalkit_here(project: Path, *args: str, env: dict[str, str] | None = None,
                  check: bool = True) -> subprocess.CompletedProcess[str]:
     """`evalkit()` (the project's config, run from beside the project), but in this process: see `in_process`.
-    For commands whose process is not what the test is about (`check`, an importer); `run` keeps its subprocess."""
+    For commands whose process is not what the test is about (`check`, an importer, `estimate`: a project with a rag
+    suite imports ragas, 4 s of CPU per process, once per test worker here); `run` keeps its subprocess."""
     full_env = {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), **(env or {})}
     full_env.pop("EVALKIT_RELEASE", None) if "EVALKIT_RELEASE" not in (env or {}) else None
     proc = in_process(list(args), cwd=project.parent, env=full_env)

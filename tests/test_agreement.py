@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.metrics import cohen_kappa_score
 
 from evalkit.agreement import agreement, bootstrap_kappa, cohen_kappa
 
@@ -15,6 +14,8 @@ SCALE = [1, 2, 3, 4, 5]
 
 
 def _sk(a, b, weights, labels=None):
+    from sklearn.metrics import cohen_kappa_score  # here, not at the top: every xdist worker collects this file
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         value = cohen_kappa_score(a, b, weights=weights, labels=labels)

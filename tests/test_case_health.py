@@ -11,7 +11,7 @@ from pathlib import Path
 
 from evalkit.diffsplit import partial_patches, split_diff
 from evalkit.stages.health import post_images, tree_leaks
-from helpers import evalkit, executed
+from helpers import evalkit, evalkit_here, executed, without_plugin_autoload
 
 FILLER = "".join(f"\n\ndef helper_{i}():\n    return {i}\n" for i in range(4))
 LIB = f"def add(a, b):\n    return a - b\n{FILLER}\n\ndef mul(a, b):\n    return a + b\n"
@@ -108,7 +108,7 @@ def health(root: Path, suite: str, cid: str) -> dict:
 
 def test_weak_and_strong_patch_cases_in_docker(tmp_path: Path) -> None:
     root = calc_project(tmp_path / "p")
-    planned = json.loads(evalkit(root, "estimate").stdout.strip().splitlines()[-1])
+    planned = json.loads(evalkit_here(root, "estimate").stdout.strip().splitlines()[-1])
     assert (planned["ablation_containers"], planned["ablation_containers_pending"]) == (4, 4)
     proc = evalkit(root, "run", "health")
     assert {"health:calc/weak", "health:calc/strong"} <= executed(proc)
@@ -123,7 +123,7 @@ def test_weak_and_strong_patch_cases_in_docker(tmp_path: Path) -> None:
     assert {a["outcome"] for a in strong["ablations"]} == {"noticed"}
     assert "test_mul" in next(a["detail"] for a in strong["ablations"] if a["name"] == "without-hunk-2")
     assert weak["leaks"] == [] and strong["leaks"] == []
-    assert json.loads(evalkit(root, "estimate").stdout.strip().splitlines()[-1])["ablation_containers_pending"] == 0
+    assert json.loads(evalkit_here(root, "estimate").stdout.strip().splitlines()[-1])["ablation_containers_pending"] == 0
     # the same inputs: nothing reruns; the cap at 0 turns ablations off (a new verdict, no container)
     assert not {t for t in executed(evalkit(root, "run", "health")) if t.startswith("health:")}
     text = (root / "evalkit.yaml").read_text()
@@ -157,6 +157,7 @@ def test_a_case_whose_tree_has_git_reports_the_leak(tmp_path: Path) -> None:
                                        + "validation: {ablations: 0}\n")
     (root / "cases" / "calc" / "suite.yaml").write_text(
         (root / "cases" / "calc" / "suite.yaml").read_text() + "trusted: true\n")
+    without_plugin_autoload(root / "cases" / "calc" / "suite.yaml")  # the host pytest's plug-ins are not the point
     evalkit(root, "run", "health")
     leaks = health(root, "calc", "weak")["leaks"]
     assert leaks and leaks[0].startswith(".git: git metadata")

@@ -23,7 +23,7 @@ import pytest
 from fake_server import FakeAnthropic, Reply, ragas_reply, text_of
 from evalkit.llm.pricing import Usage, cost_usd, default_prices, price_for
 from evalkit.llm.prompts import render
-from helpers import REPO, evalkit, make_project, run
+from helpers import REPO, evalkit, evalkit_here, make_project, run
 
 KEY = "sk-ant-test-estimate-0000"
 JUDGE_SYSTEM = render("migration_judge_system.md.j2")[:60]
@@ -105,7 +105,7 @@ def project(root: Path, base_url: str, judge_extra: str = "") -> Path:
 
 
 def estimate(root: Path) -> dict:
-    return json.loads(evalkit(root, "estimate", env={"ANTHROPIC_API_KEY": KEY}).stdout.strip().splitlines()[-1])
+    return json.loads(evalkit_here(root, "estimate", env={"ANTHROPIC_API_KEY": KEY}).stdout.strip().splitlines()[-1])
 
 
 def within(estimated: int, actual: int) -> bool:

@@ -20,7 +20,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from helpers import REPO, evalkit, make_project, plugin_dist, run
+from helpers import REPO, evalkit, make_project, plugin_dist, run, without_plugin_autoload
 
 TIMES = {"wall_s", "duration_s", "created", "created_at", "started", "finished", "time_s", "elapsed_s", "run_s",
          "log", "log_bytes", "stdout", "stderr", "evalkit_version", "host"}
@@ -59,6 +59,7 @@ def _project(root: Path) -> Path:
         dest = root / "cases" / suite
         dest.mkdir(parents=True)
         shutil.copy(src / "suite.yaml", dest / "suite.yaml")
+        without_plugin_autoload(dest / "suite.yaml")  # the host pytest's plug-ins are not the point (helpers)
         for name in ["_src", "round-half-up"]:
             shutil.copytree(src / name, dest / name)
     # the `repo` suite makes its tree from a git repository at a commit (a tree by digest, made on the coordinator)

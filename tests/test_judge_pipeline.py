@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fake_server import FakeAnthropic, Reply
-from helpers import evalkit, make_project, run
+from helpers import evalkit, evalkit_here, make_project, run
 
 KEY = "sk-ant-test-NEVER-SHOW-ME-4242"
 
@@ -90,7 +90,7 @@ def test_estimate_agrees_with_recorded_cost(tmp_path: Path, server: FakeAnthropi
     project = project_with_judge(tmp_path, server.base_url)
     env = {"ANTHROPIC_API_KEY": KEY}
     evalkit(project, "run", "generate", env=env)
-    est = json.loads(evalkit(project, "estimate", env=env).stdout.strip().splitlines()[-1])
+    est = json.loads(evalkit_here(project, "estimate", env=env).stdout.strip().splitlines()[-1])
     assert est["uncached_calls"] >= 3
     run(project, env=env)
     judged = {}
@@ -100,5 +100,5 @@ def test_estimate_agrees_with_recorded_cost(tmp_path: Path, server: FakeAnthropi
     assert len(judged) == est["uncached_calls"] == server.message_calls()
     # the count-tokens endpoint and the messages endpoint agree, so estimated = recorded input tokens
     assert est["input_tokens"] == sum(judged.values()) > 0
-    est_after = json.loads(evalkit(project, "estimate", env=env).stdout.strip().splitlines()[-1])
+    est_after = json.loads(evalkit_here(project, "estimate", env=env).stdout.strip().splitlines()[-1])
     assert est_after["uncached_calls"] == 0 and est_after["cost_usd"] == 0

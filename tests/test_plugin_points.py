@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import REPO, evalkit, make_project, patch_project, plugin_dist
+from helpers import REPO, evalkit, make_project, patch_project, plugin_dist, without_plugin_autoload
 
 ADAPTER = textwrap.dedent('''\
     """An adapter that answers a migration case with its legacy file in capitals."""
@@ -218,6 +218,7 @@ def test_a_misspelled_name_says_file_line_and_the_registered_names(dist: Path, t
 
 def test_an_outside_sandbox_backend_runs_the_patch_tests(dist: Path, tmp_path: Path) -> None:
     project = patch_project(tmp_path / "p", backend="marker", cases=["round-half-up"], systems=("gold", "empty"))
+    without_plugin_autoload(project / "cases" / "patch" / "suite.yaml")  # the point is the backend, not pytest's plug-ins
     marker = tmp_path / "opened.txt"
     evalkit(project, "run", env=env_for(dist, MARKER_FILE=str(marker)))
     opened = marker.read_text().splitlines()

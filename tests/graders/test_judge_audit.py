@@ -21,7 +21,7 @@ from evalkit.graders.migration_judge import SCORE_NAMES
 from fake_server import FakeAnthropic, Reply, error, text_of
 from evalkit.llm.prompts import render
 from evalkit.stats import wilson_interval
-from helpers import evalkit, make_project, run
+from helpers import evalkit, evalkit_here, make_project, run
 
 KEY = "sk-ant-test-audit-0000"
 SEED = 7
@@ -103,7 +103,7 @@ def audit_project(root: Path, base_url: str) -> Path:
 
 
 def estimate(root: Path) -> dict:
-    return json.loads(evalkit(root, "estimate", env={"ANTHROPIC_API_KEY": KEY}).stdout.strip().splitlines()[-1])
+    return json.loads(evalkit_here(root, "estimate", env={"ANTHROPIC_API_KEY": KEY}).stdout.strip().splitlines()[-1])
 
 
 def generated_file(root: Path, system: str, case_key: str) -> str:

@@ -25,10 +25,9 @@ import pytest
 from evalkit.casemodels import PatchInputs
 
 from evalkit.kinds.e2e.models import E2EInputs
-from sklearn.metrics import cohen_kappa_score
 
 from fake_server import FakeAnthropic, Reply
-from helpers import evalkit, patch_project
+from helpers import evalkit, evalkit_here, patch_project, without_plugin_autoload
 
 KEY = "sk-ant-test-judge-changes-0000"
 CASES = ["round-half-up", "slug-lowercase", "truncate-limit", "parse-thousands", "remove-below-zero"]
@@ -64,6 +63,7 @@ def judged_project(root: Path, server: FakeAnthropic, judge: str | None) -> Path
     suite = project / "cases" / "patch" / "suite.yaml"
     text = re.sub(r"(?m)^judge:.*\n", "", suite.read_text(encoding="utf-8"))  # the demo's own setting, if any
     suite.write_text(text + (f"judge: {judge}\n" if judge is not None else ""), encoding="utf-8")
+    without_plugin_autoload(suite)  # the point is the judge, not the host pytest's plug-ins (helpers)
     gold = project / "cases" / "patch" / "round-half-up" / "gold.patch"
     gold.write_text(gold.read_text(encoding="utf-8") + NOTES, encoding="utf-8")
     with (project / "evalkit.yaml").open("a", encoding="utf-8") as fh:
@@ -86,6 +86,8 @@ def after_files(project: Path, system: str, case: str) -> dict[str, str]:
 
 
 def sk(a: list, b: list) -> float:
+    from sklearn.metrics import cohen_kappa_score  # here, not at the top: every xdist worker collects this file
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return float(cohen_kappa_score(a, b, labels=[False, True]))
@@ -101,7 +103,7 @@ def test_patch_suite_judged_against_tests_matches_sklearn(tmp_path: Path, server
     project = judged_project(tmp_path / "p", server, "{max_files: 2}")
     env = {"ANTHROPIC_API_KEY": KEY}
     evalkit(project, "run", "generate", env=env)
-    estimated = json.loads(evalkit(project, "estimate", env=env).stdout.strip().splitlines()[-1])
+    estimated = json.loads(evalkit_here(project, "estimate", env=env).stdout.strip().splitlines()[-1])
     assert server.message_calls() == 0  # estimating pays nothing
     evalkit(project, "run", "-q", env=env, timeout=900)  # a hang's net: 300 s was hit beside three workers
     calls = server.message_calls()
@@ -164,7 +166,7 @@ def test_patch_suite_judged_against_tests_matches_sklearn(tmp_path: Path, server
     # a rerun asks nothing, and the estimate says so
     evalkit(project, "run", "-q", env=env)
     assert server.message_calls() == calls
-    assert json.loads(evalkit(project, "estimate", env=env).stdout.strip().splitlines()[-1])["uncached_calls"] == 0
+    assert json.loads(evalkit_here(project, "estimate", env=env).stdout.strip().splitlines()[-1])["uncached_calls"] == 0
 
 
 def test_no_call_without_judge_option(tmp_path: Path, server: FakeAnthropic) -> None:

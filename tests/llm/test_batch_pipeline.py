@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from fake_server import FakeAnthropic, Reply
-from helpers import evalkit, make_project, run
+from helpers import evalkit_here, make_project, run
 
 KEY = "sk-ant-test-batch-0000"
 VERDICT = {"semantic_equivalence_score": 4, "rule_adherence_score": 5, "faithfulness_score": 4,
@@ -83,7 +83,7 @@ def test_batch_killed_while_processing_resumes_the_saved_batch_and_pays_nothing_
         assert set(server.batch_custom_ids.values()) == {1}
         new = len(server.batch_custom_ids) - len(submitted)
         assert 1 <= new <= 3  # at most one per system on that case
-        last = evalkit(project, "estimate", env={"ANTHROPIC_API_KEY": KEY}).stdout.strip().splitlines()[-1]
+        last = evalkit_here(project, "estimate", env={"ANTHROPIC_API_KEY": KEY}).stdout.strip().splitlines()[-1]
         assert json.loads(last)["uncached_calls"] == 0
     report = json.loads((project / "site/r1/report.json").read_text())
     assert report["suites"][0]["systems"]["gold"]["judge_mean"]["n"] == 3

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import json
+import types
 
 import pytest
 
 
-from evalkit.metrics.ragas_metrics import (EvalkitRagasLLM, HashedEmbedding, llm_metrics, non_llm_metrics,
-                                           to_five)
+def rm() -> types.ModuleType:
+    """evalkit.metrics.ragas_metrics, imported when a test of this file runs: at the top of the file every xdist
+    worker paid ragas' import (3.3 s of CPU) while collecting, though one worker runs these tests."""
+    from evalkit.metrics import ragas_metrics
+
+    return ragas_metrics
+
 
 QUESTION = "Replace the javax.persistence import with jakarta.persistence in Order.java"
 CONTEXTS = ["Quarkus 3 uses Jakarta EE 10: javax.persistence moved to jakarta.persistence.",
@@ -33,16 +39,16 @@ def fixed(prompt: str) -> tuple[str, dict[str, float]]:
 
 
 def test_non_llm_metrics_hand_values() -> None:
-    m = non_llm_metrics("abcd", "abce", CONTEXTS, [CONTEXTS[0]])
+    m = rm().non_llm_metrics("abcd", "abce", CONTEXTS, [CONTEXTS[0]])
     assert m["rag_answer_similarity"] == pytest.approx(0.75)  # one substitution in four characters
     assert m["rag_context_recall"] == 1.0  # the reference context is retrieved verbatim
-    assert non_llm_metrics("x", None, CONTEXTS, None) == {}
-    assert non_llm_metrics("x", None, ["unrelated words"], ["jakarta persistence moved"])["rag_context_recall"] == 0.0
+    assert rm().non_llm_metrics("x", None, CONTEXTS, None) == {}
+    assert rm().non_llm_metrics("x", None, ["unrelated words"], ["jakarta persistence moved"])["rag_context_recall"] == 0.0
 
 
 def test_llm_metrics_through_fixed_answers() -> None:
-    llm = EvalkitRagasLLM(fixed)
-    m = llm_metrics(llm, QUESTION, CONTEXTS, ANSWER)
+    llm = rm().EvalkitRagasLLM(fixed)
+    m = rm().llm_metrics(llm, QUESTION, CONTEXTS, ANSWER)
     assert m["rag_faithfulness"] == pytest.approx(0.5)  # 1 of 2 statements supported
     assert m["rag_context_relevance"] == pytest.approx(0.5)  # both judges rate 1 of 2
     assert m["rag_answer_relevancy"] == pytest.approx(1.0)  # generated question == the question
@@ -52,10 +58,10 @@ def test_llm_metrics_through_fixed_answers() -> None:
 
 
 def test_hashed_embedding_is_deterministic_and_normalised() -> None:
-    e = HashedEmbedding()
+    e = rm().HashedEmbedding()
     a, b = e.embed_text("Jakarta persistence"), e.embed_text("jakarta  PERSISTENCE")
     assert a == b and sum(v * v for v in a) == pytest.approx(1.0)
-    assert to_five(0.0) == 1.0 and to_five(1.0) == 5.0 and to_five(None) is None
+    assert rm().to_five(0.0) == 1.0 and rm().to_five(1.0) == 5.0 and rm().to_five(None) is None
 
 
 def test_demo_rag_suite_scores_hint_bot(tmp_path) -> None:
@@ -88,7 +94,7 @@ def test_one_unusable_answer_fails_only_its_metric() -> None:
             return "no JSON here", {"cost_usd": 0.001}
         return fixed(prompt)
 
-    llm = EvalkitRagasLLM(bad_statements)
+    llm = rm().EvalkitRagasLLM(bad_statements)
     out = judge_rag(llm, QUESTION, CONTEXTS, ANSWER)
     assert out["faithfulness"]["status"] == "judge_error" and out["faithfulness"]["value"] is None
     assert "no JSON object" in out["faithfulness"]["error"]
@@ -100,7 +106,7 @@ def test_one_unusable_answer_fails_only_its_metric() -> None:
 def test_empty_hint_scores_zero_without_a_call() -> None:
     from evalkit.metrics.ragas_metrics import judge_rag
 
-    llm = EvalkitRagasLLM(fixed)
+    llm = rm().EvalkitRagasLLM(fixed)
     out = judge_rag(llm, QUESTION, CONTEXTS, "  ")
     assert out["faithfulness"]["value"] == out["answer_relevancy"]["value"] == 0.0
     assert out["faithfulness"]["value_5"] == 1.0 and out["faithfulness"]["calls"] == 0
@@ -130,7 +136,7 @@ def test_through_the_model_client_cache_and_samples(client_for_server) -> None:
 
     server, make = client_for_server
     client, settings = make()
-    llm = EvalkitRagasLLM.from_client(client, settings)
+    llm = rm().EvalkitRagasLLM.from_client(client, settings)
     out = judge_rag(llm, QUESTION, CONTEXTS, ANSWER)
     assert {m["status"] for m in out.values()} == {"judged"}
     assert all(0.0 <= m["value"] <= 1.0 for m in out.values())
@@ -139,7 +145,7 @@ def test_through_the_model_client_cache_and_samples(client_for_server) -> None:
     bodies = [r["body"] for r in server.requests if r["endpoint"] == "messages"]
     assert not any(k in b for b in bodies for k in ("temperature", "top_p", "top_k"))
     assert llm.cost_usd > 0 and llm.input_tokens > 0
-    again = EvalkitRagasLLM.from_client(client, settings)
+    again = rm().EvalkitRagasLLM.from_client(client, settings)
     assert judge_rag(again, QUESTION, CONTEXTS, ANSWER) == out  # all from the cache, recorded the same
     assert server.message_calls() == 7 and again.api_calls == 0 and again.cost_usd == pytest.approx(llm.cost_usd)
 
@@ -151,12 +157,12 @@ def test_api_error_and_budget_are_per_metric(client_for_server) -> None:
     server, make = client_for_server
     client, settings = make()
     server.push(error(400, message="scripted refusal"))  # the first call: faithfulness' statements
-    out = judge_rag(EvalkitRagasLLM.from_client(client, settings), QUESTION, CONTEXTS, ANSWER)
+    out = judge_rag(rm().EvalkitRagasLLM.from_client(client, settings), QUESTION, CONTEXTS, ANSWER)
     assert out["faithfulness"]["status"] == "infra_error" and "scripted refusal" in out["faithfulness"]["error"]
     assert out["context_relevance"]["status"] == out["answer_relevancy"]["status"] == "judged"
 
     client, settings = make(budget_usd=1e-9)  # the first uncached call spends it all
-    out = judge_rag(EvalkitRagasLLM.from_client(client, settings), "Another incident about jakarta", CONTEXTS,
+    out = judge_rag(rm().EvalkitRagasLLM.from_client(client, settings), "Another incident about jakarta", CONTEXTS,
                     "Another hint.")
     statuses = {name: m["status"] for name, m in out.items()}
     assert set(statuses.values()) == {"not_judged_budget"}  # faithfulness' second call already stops

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sklearn.metrics import cohen_kappa_score
 
 from fake_server import FakeAnthropic, Reply
 from helpers import evalkit, executed, make_project
@@ -86,6 +85,8 @@ def write_labels(project: Path, labels: dict, clear: bool = True) -> None:
 
 
 def sk(a: list, b: list, weights: str | None, labels: list) -> float:
+    from sklearn.metrics import cohen_kappa_score  # here, not at the top: every xdist worker collects this file
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return float(cohen_kappa_score(a, b, weights=weights, labels=labels))
