@@ -34,6 +34,7 @@ too on four (`WITHIN_30`).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import statistics
 import sys
@@ -61,7 +62,12 @@ def _harness() -> ModuleType:
 
 
 HARNESS = _harness()
-replay = HARNESS.replay
+
+
+@functools.cache
+def replay(path: Path) -> tuple:
+    """A recording's replayed points, once per test process: four tests read each recording, none changes it."""
+    return tuple(HARNESS.replay(path))
 
 
 MAX_ERROR = {"demo-first-run-n1.jsonl": 1.1, "demo-first-run-n2.jsonl": 0.85, "init-first-run-n1.jsonl": 3.5,
@@ -101,7 +107,7 @@ def run_in_turn(state: progress.RunState, now: list[float], names: list[str],
         state.finish(name, ran=ran(i))
 
 
-def errors_of(points: list) -> list[float]:
+def errors_of(points: tuple | list) -> list[float]:
     """|estimate - actual| / actual at the points with at least 5 s left (the last seconds are not judged)."""
     return [abs(p.estimate - p.left) / p.left for p in points if p.left >= HARNESS.MIN_LEFT_S]
 
