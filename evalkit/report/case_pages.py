@@ -193,7 +193,7 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
     if old_index.get(ident) == key and page.exists():
         return []
     prev = report.diff.previous_release
-    detail = CaseDetail.model_validate_json(data)
+    detail = CaseDetail.read(data)
     order = [s.name for s in report.systems if s.name in detail.systems] + \
         sorted(n for n in detail.systems if n not in {s.name for s in report.systems})
     views = [system_view(detail, n, detail.systems[n], report) for n in order]
