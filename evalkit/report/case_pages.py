@@ -254,11 +254,12 @@ def case_templates(env: Environment) -> CaseParts:
     graded = case_markup.graded_sections if case_markup.shipped(env, case_markup.MACROS) \
         else env.get_template("macros.html.j2").module.graded_sections  # type: ignore[attr-defined]
     case_t, compare_t = env.get_template("case.html.j2"), env.get_template("compare.html.j2")
+    system_panel = panel_code.system_panel  # looked up once: each lookup passes through the lazy module's proxy
     if case_markup.shipped(env):
         return (lambda ctx: case_markup.case_page(env, ctx), case_markup.compare_page,
-                lambda view: panel_code.system_panel(view, graded))
+                lambda view: system_panel(view, graded))
     return (lambda ctx: case_t.render(ctx), lambda ctx: compare_t.render(ctx),
-            lambda view: panel_code.system_panel(view, graded))
+            lambda view: system_panel(view, graded))
 
 
 PARALLEL_MIN_CASES = 400  # fewer cases render in one process: forking would cost more than it saves
