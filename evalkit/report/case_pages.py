@@ -350,18 +350,11 @@ def _templates_loaded(env: Environment, missing: list[str]) -> Iterator[None]:
 def _heap_frozen() -> Iterator[None]:
     """While case pages render, the objects alive before (the report's rows, the templates, the modules: hundreds of
     thousands at 10,000 cases) stay out of the garbage collector's passes (`gc.freeze`): each full pass walked them
-    all again, every few hundred pages, in the parent and in each forked worker. Given back to it after.
-
-    Full passes are also made ten times rarer meanwhile: once the heap is frozen the collector's measure of it is
-    what was made since, so what lives through the render (the previous release's report the comparison page
-    reads, the paths written) made a full pass every few hundred pages, each walking all of it again."""
-    thresholds = gc.get_threshold()
+    all again, every few hundred pages, in the parent and in each forked worker. Given back to it after."""
     gc.freeze()
-    gc.set_threshold(thresholds[0], thresholds[1], thresholds[2] * 10)
     try:
         yield
     finally:
-        gc.set_threshold(*thresholds)
         gc.unfreeze()
 
 
