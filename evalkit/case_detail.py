@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import model_validator
+from pydantic import ValidationError, model_validator
 
 from evalkit.artifacts import SystemArtifacts
 from evalkit.casemodels import Criterion
@@ -18,8 +18,9 @@ REPORT_SCHEMA_VERSION = 1
 """Version of the report's JSON files (report.json and the case JSON)."""
 
 
-class CaseDetail(Model):
-    """site/<release>/cases/<suite>/<case>.json: everything a case page shows."""
+class CaseDetailFields(Model):
+    """The fields of `CaseDetail`, without its fill-in of an artifact's system, suite and case: what `CaseDetail.read`
+    validates the case JSON as first (straight from JSON, about twice as fast as through a before-validator)."""
 
     schema_version: int = REPORT_SCHEMA_VERSION
     """Version of this file's shape."""
@@ -56,6 +57,22 @@ class CaseDetail(Model):
     systems: dict[str, SystemArtifacts] = {}
     """System -> its {output, execution, grades, scores} artifacts, as their models (validated once, when the case
     JSON is read)."""
+
+
+class CaseDetail(CaseDetailFields):
+    """site/<release>/cases/<suite>/<case>.json: everything a case page shows."""
+
+    @classmethod
+    def read(cls, data: bytes | str) -> CaseDetail:
+        """A case JSON's model: `model_validate_json`, faster for a case JSON whose artifacts name their system,
+        suite and case (every one evalkit writes). A model-level before-validator makes pydantic turn the whole JSON
+        into Python objects first; so the JSON is validated as `CaseDetailFields` (no validator) and only when that
+        fails (an older case JSON, or one that is not valid at all) through this model, whose error is raised."""
+        try:
+            fields = CaseDetailFields.model_validate_json(data)
+        except ValidationError:
+            return cls.model_validate_json(data)
+        return cls.model_construct(fields.model_fields_set, **fields.__dict__)
 
     @model_validator(mode="before")
     @classmethod

@@ -23,12 +23,24 @@ def previous_report(cfg: Config) -> Report | None:
         return None
 
 
+def _higher_is_better(name: str) -> bool | None:
+    """Whether a higher value of metric ``name`` is better; None for a metric the diff leaves out (not a registered
+    headline metric with a direction, a total, or timing: its noise is not a regression)."""
+    info = METRICS.get(name)
+    if info is None or not info.headline or info.higher_is_better is None or info.aggregate == "sum":
+        return None
+    if name == "wall_s":
+        return None
+    return info.higher_is_better
+
+
 def release_diff(prev: Report | None, cases: list[CaseRow]) -> ReleaseDiff:
     """Headline metrics of each (case, system) that got better or worse since ``prev`` (timing left out)."""
     if prev is None:
         return ReleaseDiff()
     before = {(r.suite, r.case_id): r for r in prev.cases}
     diffs: dict[str, SystemDiff] = {}
+    better_when: dict[str, bool | None] = {}  # each metric tested once, not once per (case, system, metric)
     for row in cases:
         old = before.get((row.suite, row.case_id))
         if old is None:
@@ -39,15 +51,15 @@ def release_diff(prev: Report | None, cases: list[CaseRow]) -> ReleaseDiff:
                 continue
             d = diffs.setdefault(system, SystemDiff())
             for name, after in cell.metrics.items():
-                info = METRICS.get(name)
-                if info is None or not info.headline or info.higher_is_better is None or info.aggregate == "sum":
+                if name not in better_when:
+                    better_when[name] = _higher_is_better(name)
+                higher = better_when[name]
+                if higher is None:
                     continue
-                if name == "wall_s":
-                    continue  # timing noise is not a regression
                 b = old_cell.metrics.get(name)
                 if b is None or after is None or abs(after - b) <= EPS:
                     continue
-                better = (after > b) == info.higher_is_better
+                better = (after > b) == higher
                 (d.improved if better else d.regressed).append(
                     Change(suite=row.suite, case_id=row.case_id, metric=name, before=b, after=after))
     return ReleaseDiff(previous_release=prev.release, systems=dict(sorted(diffs.items())))
