@@ -398,6 +398,9 @@ class LiveReporter(ExecutedOnlyReporter):
     kinds: dict[str, str] = {}
     classes: dict[str, str] = {}
     console: Console | None = None  # tests pass one
+    every_task: tuple[str, ...] = ()
+    """Every task with actions, in doit's order, when doit is given only some of them (a limited run,
+    `evalkit.uptodate_manifest`): the others are counted as up to date, so the display shows the whole run."""
 
     def __init__(self, outstream: TextIO, options: dict[str, Any]) -> None:
         super().__init__(outstream, options)
@@ -450,6 +453,8 @@ class LiveReporter(ExecutedOnlyReporter):
         from rich.live import Live  # deferred: rich, only for the live display and the summary table
 
         self.state.plan(tasks, list(selected_tasks))
+        if self.every_task:
+            _count_left_out(self.state, self.every_task)
         super().initialize(tasks, selected_tasks)  # freezes the heap (doitplus)
         console = self.console or Console(file=sys.stdout)
         with self._lock:
@@ -491,6 +496,35 @@ class LiveReporter(ExecutedOnlyReporter):
             live.refresh()
             live.stop()
         super().complete_run()
+
+
+def _count_left_out(state: RunState, every_task: tuple[str, ...]) -> None:
+    """Plan ``every_task`` and what ``state`` planned, the tasks doit was not given counted as up to date."""
+    given = set(state.planned)
+    known = set(every_task)
+    state.plan_names([*every_task, *(n for n in state.planned if n not in known)])
+    for name in every_task:
+        if name not in given:
+            state.finish(name, ran=False)
+
+
+def is_live(reporter: type) -> bool:
+    """Whether ``reporter`` (from `reporter_for`) draws the live display."""
+    return issubclass(reporter, LiveReporter)
+
+
+def with_every_task(reporter: type, every_task: list[str]) -> type:
+    """The live reporter class ``reporter`` counting ``every_task`` (doit is given only some of them)."""
+    return type(reporter.__name__, (reporter,), {"every_task": tuple(every_task)})
+
+
+def show_up_to_date(reporter: type, every_task: list[str]) -> None:
+    """The live display's last frame for a run in which doit was not started (every task up to date)."""
+    from rich.console import Console  # deferred: rich, only for the live display and the summary table
+
+    live = reporter(sys.stdout, {})
+    _count_left_out(live.state, tuple(every_task))
+    (live.console or Console(file=sys.stdout)).print(live.render())
 
 
 class QuietReporter(ExecutedOnlyReporter):

@@ -174,6 +174,11 @@ class Plan:
     def stats(self) -> list[Stat | None]:
         return [stat_of(p) for p in self.paths]
 
+    def action_names(self) -> list[str]:
+        """Every task with actions, by doit's name, in doit's order (what the live display counts)."""
+        self.index()
+        return [e.name for e in self.entries if not e.group and e.task.get("actions") and not e.name.startswith("_")]
+
     def unchanged_since_last_noop(self, work: Path, current: list[Stat | None] | None = None) -> bool:
         """A saved manifest with this digest and every stat equal: doit would find nothing to do."""
         if self.digest is None:

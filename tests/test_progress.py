@@ -120,6 +120,16 @@ def test_live_display_when_everything_is_up_to_date(project: Path) -> None:
     assert frames and frames[-1][0] == frames[-1][1] == str(len(SYSTEMS) * len(CASES))
 
 
+def test_live_display_after_one_edit_counts_the_tasks_doit_was_not_given(project: Path) -> None:
+    """After one edited case doit is given only that case's chain (evalkit.uptodate_manifest); the display still
+    counts the whole run, the others as up to date."""
+    _edit(project, list(CASES)[0])
+    code, out = _run_in_pty(project)
+    assert code == 0, out
+    frames = _frames("generate", out)
+    assert frames and frames[-1][0] == frames[-1][1] == str(len(SYSTEMS) * len(CASES))
+
+
 def test_plain_lines_and_summary_when_not_a_terminal(project: Path) -> None:
     _edit(project, "cdi-inject")
     proc = evalkit(project, "run", env={"EVALKIT_PROGRESS": ""})

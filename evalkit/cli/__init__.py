@@ -241,16 +241,20 @@ def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse
         uptodate_manifest.forget(work)
         return DoitMain(ModuleTaskLoader(module)).run(argv)
     before = plan.stats()
+    reporter = cast(type, config["reporter"])
     if plan.unchanged_since_last_noop(work, before):
+        if progress.is_live(reporter):  # the display's last frame: every task up to date
+            progress.show_up_to_date(reporter, plan.action_names())
         return 0
     load = plan.affected(work, before)  # None: every task
     plan.task_digests()  # before doit loads the dicts (it renames them in place)
+    if load is not None and progress.is_live(reporter):  # the display counts the tasks left out as up to date
+        reporter = progress.with_every_task(reporter, plan.action_names())
     uptodate_manifest.forget(work)  # a run that fails or is killed leaves none
     tally = uptodate_manifest.Tally()
     run_module = plan.module if load is None else plan.limited_module(load)
     run_config = cast("dict[str, object]", run_module["DOIT_CONFIG"])
-    run_module["DOIT_CONFIG"] = {**run_config, "reporter": uptodate_manifest.counting_reporter(
-        cast(type, config["reporter"]), tally)}
+    run_module["DOIT_CONFIG"] = {**run_config, "reporter": uptodate_manifest.counting_reporter(reporter, tally)}
     code = DoitMain(ModuleTaskLoader(run_module)).run(argv) if load is None or load else 0
     if code == 0 and tally.failed == 0 and tally.ignored == 0 and not envfail.recorded():
         plan.save(work, before, tally, load, dep_file, str(config.get("backend", "dbm")))
