@@ -245,11 +245,7 @@ def _judge(j: dict[str, Any]) -> str:
         for name, flag in (j["flags"] or {}).items():
             if name != "is_compilable":
                 out.append(f" · {_e(name)}: {pass_badge(flag, 'yes', 'no')}")
-        if j["unstable"]:
-            out.append(" · <strong>⚠ unstable across samples</strong>")
-        out.append("</p>\n")
-        if j["error"]:
-            out.append(f'<p class="reason">{_e(j["error"])}</p>')
+        out.append(_status_end(j))
         verdicts = j["verdicts"] or []
         scores = j["scores"] or {}
         if scores:
@@ -284,17 +280,19 @@ def _judge(j: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def _status_end(section: dict[str, Any]) -> str:
+    """The end of a judge or rubric section's status line: the unstable mark, then the error as a reason."""
+    end = " · <strong>⚠ unstable across samples</strong></p>\n" if section["unstable"] else "</p>\n"
+    return end + (f'<p class="reason">{_e(section["error"])}</p>' if section["error"] else "")
+
+
 def _rubric(rb: dict[str, Any]) -> str:
     out = [f'<div class="judge"><h4>Rubric</h4>\n<p>{_e(str(rb["status"]).replace("_", " "))}']
     if rb["score"] is not None:
         out.append(f' · score {_e("%.3f" % rb["score"])}')
     if rb["model"]:
         out.append(f" · model {_e(rb['model'])}")
-    if rb["unstable"]:
-        out.append(" · <strong>⚠ unstable across samples</strong>")
-    out.append("</p>\n")
-    if rb["error"]:
-        out.append(f'<p class="reason">{_e(rb["error"])}</p>')
+    out.append(_status_end(rb))
     if rb["results"]:
         out.append('<div class="scroll"><table class="grid small"><caption>Verdict per criterion</caption>\n<thead><tr>'
                    '<th scope="col">Criterion</th><th scope="col">Met</th><th scope="col">Reason</th></tr></thead><tbody>\n')
