@@ -64,7 +64,9 @@ def sweep_leftovers(force: bool = False) -> int:
     """Remove labelled containers left by dead processes on this host or past their deadline.
 
     Runs once per process (at first use) unless ``force``; returns how many were removed.
-    Containers of live processes (another doit run) are left alone.
+    Containers of live processes (another doit run) are left alone. One listing call gives each container's
+    labels: other runs create and remove containers meanwhile, and one gone by the time it is looked at (or
+    removed by another sweep) is not a failure.
     """
     global _swept
     with _sweep_lock:
@@ -73,8 +75,9 @@ def sweep_leftovers(force: bool = False) -> int:
         _swept = True
         removed = 0
         host = socket.gethostname()
-        for c in client().containers.list(all=True, filters={"label": f"{LABEL}=1"}):
-            labels = c.labels or {}
+        api = client().api
+        for c in api.containers(all=True, filters={"label": f"{LABEL}=1"}):
+            labels = c.get("Labels") or {}
             owner_host, _, pid = labels.get(OWNER_LABEL, ":").rpartition(":")
             try:
                 deadline = float(labels.get(DEADLINE_LABEL, "0"))
@@ -83,10 +86,13 @@ def sweep_leftovers(force: bool = False) -> int:
             dead_owner = owner_host == host and pid.isdigit() and not _pid_alive(int(pid))
             if dead_owner or deadline < time.time():
                 try:
-                    c.remove(force=True)
+                    api.remove_container(c["Id"], force=True, v=True)
                     removed += 1
                 except docker.errors.NotFound:
                     continue
+                except docker.errors.APIError as exc:  # 409: its removal is already under way (another sweep)
+                    if exc.status_code != 409:
+                        raise
         return removed
 
 

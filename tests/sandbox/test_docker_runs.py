@@ -316,3 +316,46 @@ def test_the_results_folder_cannot_be_moved_or_listed_by_the_tests(docker_engine
     r = run_tests(spec_for(test_command=f"{probe} && python3 -m pytest -rA -p no:cacheprovider tests"), "docker")
     assert r.status == "completed" and r.resolved is True, (r.reason, r.log[-2000:])  # the probe let the tests run
     assert "2 passed" in r.log
+
+
+def test_sweep_meets_containers_that_come_and_go(docker_engine):
+    """Other runs create and remove their containers while a process sweeps: one removed between the sweep's
+    listing and its look at it is no failure (a sweep that inspected each listed container raised
+    NotFound, and the sandbox that swept ended in an infra error). Containers of live owners stay."""
+    from evalkit.sandbox.docker_backend import DEADLINE_LABEL, LABEL, OWNER_LABEL, _owner, sweep_leftovers
+    from evalkit.sandbox.dockerclient import client
+
+    import time
+
+    labels = {LABEL: "1", OWNER_LABEL: _owner(), DEADLINE_LABEL: f"{time.time() + 3600:.0f}"}
+    stop = threading.Event()
+    made: list[str] = []
+    errors: list[BaseException] = []
+
+    def churn() -> None:
+        api = client().api  # this thread's client
+        try:
+            while not stop.is_set():
+                ident = api.create_container(docker_engine, ["true"], labels=labels)["Id"]
+                made.append(ident)
+                api.remove_container(ident, force=True)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=churn) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        deadline = time.monotonic() + 20
+        sweeps = 0
+        while time.monotonic() < deadline and (sweeps < 40 or len(made) < 60):
+            sweep_leftovers(force=True)
+            sweeps += 1
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not errors, errors
+    assert len(made) >= 20, f"the churn made {len(made)} containers: the sweep met too few to mean anything"
+    kept = client().api.containers(all=True, filters={"label": f"{OWNER_LABEL}={_owner()}"})
+    assert kept == [], kept
