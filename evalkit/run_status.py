@@ -110,6 +110,12 @@ class RunCells(Model):
     """The first infrastructure error: suite/case system: reason."""
     no_docker: int = 0
     """Infrastructure errors saying no Docker daemon answered."""
+    checks: int = 0
+    """Cases whose validation or health check ended in an infrastructure error (redone by the next run)."""
+    checks_first: str = ""
+    """The first of them: suite/case check: reason."""
+    checks_no_docker: int = 0
+    """Those saying no Docker daemon answered."""
 
 
 def _retry_reason(raw: Any) -> str | None:
@@ -146,10 +152,36 @@ def pending_retries(work: Path, pairs: Iterable[tuple[str, str, str]]) -> dict[t
     return out
 
 
-def run_cells(report_path: Path, retries: dict[tuple[str, str], str] | None = None) -> RunCells | None:
+CASE_CHECKS = {"validation": "status", "health": "strength"}
+"""A case's own checks (evalkit.stages.validate, evalkit.stages.health): folder under the work folder -> the
+field that holds ``infra_error`` when the check could not run."""
+
+
+def pending_case_checks(work: Path, cases: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """suite/case -> 'check: reason' for this run's cases (``cases`` as (suite, case id)) whose validation or
+    health ended in an infrastructure error (marked for retry). Such a case is not known valid or healthy, so
+    the run must not look done: it counts like a pair's infrastructure error."""
+    out: dict[str, str] = {}
+    for suite, case_id in cases:
+        for check, field in CASE_CHECKS.items():
+            path = f"{work}/{check}/{suite}/{case_id}.json"  # validation_path's and health_path's, as plain strings
+            if not os.path.exists(path + RETRY_SUFFIX):
+                continue
+            try:
+                raw = json.loads(Path(path).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(raw, dict) and raw.get(field) == "infra_error":
+                out.setdefault(f"{suite}/{case_id}", f"{check}: {raw.get('reason') or 'infrastructure error'}")
+    return out
+
+
+def run_cells(report_path: Path, retries: dict[tuple[str, str], str] | None = None,
+              checks: dict[str, str] | None = None) -> RunCells | None:
     """The cells of a release's report.json by outcome; None without a report. ``retries``
     (`pending_retries`): pairs whose artifacts are marked for retry, counted as infrastructure errors
-    too (a judge call that failed leaves the cell ok without a verdict)."""
+    too (a judge call that failed leaves the cell ok without a verdict). ``checks`` (`pending_case_checks`):
+    cases whose validation or health could not run, counted in `RunCells.checks`."""
 
     if not report_path.exists():
         return None
@@ -175,21 +207,36 @@ def run_cells(report_path: Path, retries: dict[tuple[str, str], str] | None = No
     if infra:
         (where, system), reason = next(iter(infra.items()))
         out.infra_first = f"{where} {system}: {reason}"[:300]
+    checks = checks or {}
+    out.checks = len(checks)
+    out.checks_no_docker = sum(bool(NO_DOCKER.search(r)) for r in checks.values())
+    if checks:
+        where, reason = min(checks.items())
+        out.checks_first = f"{where} {reason}"[:300]
     return out
 
 
 def after_run(cells: RunCells | None) -> tuple[int, list[str]]:
     """The exit status of a run doit completed, from its report (after 3 and 4, which the caller decides
-    first), and the lines saying why: 6 when the infrastructure errors are all "no Docker daemon", 5 when
-    other infrastructure errors remain, 2 when every case is broken, 3 when nothing was evaluated."""
+    first), and the lines saying why: 6 when the infrastructure errors (of pairs, and of cases' validation or
+    health checks) are all "no Docker daemon", 5 when other infrastructure errors remain, 2 when every case is
+    broken, 3 when nothing was evaluated."""
     if cells is None:
         return ALL_FAILED_EXIT, ["no report was written: nothing was evaluated"]
-    if cells.infra and cells.no_docker == cells.infra:
-        return ENVIRONMENT_EXIT, [f"environment failure: no Docker daemon for {cells.infra} (system, case) pair(s); "
-                                  f"first: {cells.infra_first}"]
+    if cells.infra + cells.checks and cells.no_docker + cells.checks_no_docker == cells.infra + cells.checks:
+        said = [f"{cells.infra} (system, case) pair(s)"] if cells.infra else []
+        said += [f"the checks of {cells.checks} case(s)"] if cells.checks else []
+        first = cells.infra_first or cells.checks_first
+        return ENVIRONMENT_EXIT, [f"environment failure: no Docker daemon for {' and '.join(said)}; first: {first}"]
+    lines = []
     if cells.infra:
-        return INFRA_EXIT, [f"{cells.infra} (system, case) pair(s) ended in an infrastructure error (redone by the "
-                            f"next run); first: {cells.infra_first}"]
+        lines.append(f"{cells.infra} (system, case) pair(s) ended in an infrastructure error (redone by the next "
+                     f"run); first: {cells.infra_first}")
+    if cells.checks:
+        lines.append(f"{cells.checks} case(s) whose validation or health check ended in an infrastructure error "
+                     f"(not counted healthy; redone by the next run); first: {cells.checks_first}")
+    if lines:
+        return INFRA_EXIT, lines
     if cells.evaluated == 0:
         if cells.total and cells.broken == cells.total:
             return BAD_INPUT_EXIT, [f"nothing was evaluated: every case is broken ({cells.total} pair(s)); "

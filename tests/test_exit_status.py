@@ -9,6 +9,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from fake_server import FakeAnthropic, error
 from helpers import evalkit, make_project
 
@@ -113,6 +115,14 @@ def test_outcomes_from_the_report_cells() -> None:
     code, lines = after_run(RunCells(total=2, evaluated=0, infra=2, no_docker=2, infra_first=f"patch/a x: {docker}"))
     assert code == 6 and lines[0].startswith("environment failure: no Docker daemon for 2 (system, case) pair(s)")
     assert after_run(RunCells(total=2, evaluated=1, infra=2, no_docker=1))[0] == 5  # not only Docker: retry
+    code, lines = after_run(RunCells(total=2, evaluated=2, checks=1, checks_first="patch/a health: boom"))
+    assert code == 5 and lines == ["1 case(s) whose validation or health check ended in an infrastructure error "
+                                   "(not counted healthy; redone by the next run); first: patch/a health: boom"]
+    code, lines = after_run(RunCells(total=2, evaluated=0, infra=2, no_docker=2, checks=1, checks_no_docker=1,
+                                     infra_first=f"patch/a x: {docker}"))
+    assert code == 6 and lines[0].startswith("environment failure: no Docker daemon for 2 (system, case) pair(s) "
+                                             "and the checks of 1 case(s)")
+    assert after_run(RunCells(total=2, evaluated=2, infra=1, no_docker=1, checks=1))[0] == 5  # a check's other cause
     assert after_run(RunCells(total=2, broken=2))[0] == 2
     code, lines = after_run(RunCells(total=2, broken=1))  # the other not attempted: nothing evaluated
     assert code == 3 and "nothing was evaluated" in lines[0]
@@ -141,3 +151,52 @@ def test_a_systems_escape_sequences_never_reach_the_terminal(tmp_path: Path) -> 
 
 def test_terminal_safe() -> None:
     assert terminal_safe("a\x1b[31mb\x1b[0m\x1b]8;;http://x\x1b\\c\x07\r\x00d\te\n\x9b2J") == "abcd\te\n"
+
+
+LOSE_CHECK = '''
+import os
+
+if os.environ.get("EVALKIT_TEST_LOSE_CHECK"):
+    import evalkit.executors.local as local
+    from evalkit.executors import ExecutorFailure
+
+    real = local.LocalExecutor.run
+
+    def run(self, call):
+        if call.stage == os.environ["EVALKIT_TEST_LOSE_CHECK"]:
+            raise ExecutorFailure("injected: the worker running the call was lost")
+        return real(self, call)
+
+    local.LocalExecutor.run = run
+'''
+
+
+@pytest.mark.parametrize("check", ["validate", "health"])
+def test_a_case_check_lost_to_infra_is_5_and_the_case_not_healthy(tmp_path: Path, check: str) -> None:
+    """Was: exit 0 and the case counted healthy (no badge, no ablation) when its validation or health check
+    could not run: CI's cluster run met it (a sandbox whose sweep failed). The executor is made to fail the
+    case's check by a ``sitecustomize`` on the run's PYTHONPATH; the next run, without it, heals."""
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(LOSE_CHECK)
+    project = gold_project(tmp_path / "p")
+    env = {"PYTHONPATH": os.pathsep.join([str(inject), os.environ.get("PYTHONPATH", "")]),
+           "EVALKIT_TEST_LOSE_CHECK": check}
+    proc = evalkit(project, "run", env=env, check=False)
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert ("1 case(s) whose validation or health check ended in an infrastructure error (not counted healthy; "
+            "redone by the next run); first: migration/jpa-entity ") in proc.stderr, proc.stderr
+    assert "injected: the worker running the call was lost" in proc.stderr
+    report = json.loads((project / "site/r1/report.json").read_text(encoding="utf-8"))
+    (suite,) = report["suites"]
+    assert suite["health"]["unchecked"] == 1 and suite["health"]["healthy"] == 0, suite["health"]
+    (row,) = report["cases"]
+    assert "unchecked" in row["health"]["badges"] and row["health"]["healthy"] is False, row["health"]
+    what = "validation could not run" if check == "validate" else "health could not be checked"
+    assert any(d.startswith(what) for d in row["health"]["detail"]), row["health"]
+    pages = " ".join(p.read_text(encoding="utf-8") for p in (project / "site/r1").rglob("*.html"))
+    assert "<strong>unchecked 1</strong>" in pages
+    again = evalkit(project, "run", check=False)  # the executor works again: the check is redone
+    assert again.returncode == 0, again.stderr
+    report = json.loads((project / "site/r1/report.json").read_text(encoding="utf-8"))
+    assert report["suites"][0]["health"]["unchecked"] == 0 and "unchecked" not in report["cases"][0]["health"]["badges"]

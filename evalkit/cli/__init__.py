@@ -14,7 +14,8 @@ from evalkit import envfail
 from evalkit.errors import InputError, Problem
 from evalkit.llm.keys import seal
 from evalkit.run_status import (ALL_FAILED_EXIT, DOIT_FAILED_EXIT, ENVIRONMENT_EXIT, VALIDITY_ALARM_EXIT, after_run,
-                                describe, failed_systems, pending_retries, run_cells, validity_alarms)
+                                describe, failed_systems, pending_case_checks, pending_retries, run_cells,
+                                validity_alarms)
 from evalkit.runlock import LOCKED_EXIT, ProjectLocked, project_lock
 from evalkit.termtext import terminal_safe
 from evalkit.config import load_config
@@ -215,7 +216,8 @@ def _run_locked(args: argparse.Namespace) -> int:
         return VALIDITY_ALARM_EXIT
     if args.doit_args:  # some tasks only (`evalkit run generate`): the report need not be this run's
         return 0
-    status, lines = after_run(run_cells(report_path, retries))
+    checks = pending_case_checks(cfg.work_path, ((c.suite, c.id) for c in run_cases))
+    status, lines = after_run(run_cells(report_path, retries, checks))
     for line in lines:
         say(line)
     if status:

@@ -51,6 +51,11 @@ def duplicates(project: Project) -> dict[str, list[str]]:
     return dict(out)
 
 
+UNCHECKED = "unchecked"
+"""The badge of a case whose validation or health check ended in an infrastructure error: not known healthy."""
+RETRIED = "an infrastructure error, redone by the next run"
+
+
 def read_health(cfg: Config, case: Case) -> CaseHealth | None:
     try:
         return CaseHealth.model_validate_json(health_path(cfg.work_path, case).read_bytes())
@@ -72,6 +77,9 @@ def case_badges(cfg: Config, case: Case, row: CaseRow, dupes: list[str],
         badges.append("gold passes")
         if kind(case.kind).ablations_checked_by == "tests":
             badges.append("empty fails")
+    elif status is not None and status[0] == "infra_error":  # not known valid: never counted healthy on no evidence
+        badges.append(UNCHECKED)
+        detail.append(f"validation could not run ({RETRIED}): {status[1]}"[:300])
     flaky = any((cell.metrics.get("flaky_tests") or 0) > 0 for cell in row.systems.values())
     if flaky:
         badges.append("flaky")
@@ -83,6 +91,10 @@ def case_badges(cfg: Config, case: Case, row: CaseRow, dupes: list[str],
         badges.append(label)
         passed = [a for a in health.ablations if a.outcome == "passed"]
         detail += [f"{label}: {a.name}: {a.description}" for a in passed]
+    if health and health.strength == "infra_error":
+        if UNCHECKED not in badges:
+            badges.append(UNCHECKED)
+        detail.append(f"health could not be checked ({RETRIED}): {health.reason}"[:300])
     leak = bool(health and health.leaks)
     if leak and health and health.leaks:
         badges.append("leak")
@@ -90,7 +102,7 @@ def case_badges(cfg: Config, case: Case, row: CaseRow, dupes: list[str],
     if dupes:
         badges.append("duplicate")
         detail += dupes
-    healthy = not broken and not flaky and strength != "weak" and not leak and not dupes
+    healthy = not broken and not flaky and strength != "weak" and not leak and not dupes and UNCHECKED not in badges
     return CaseBadges(healthy=healthy, badges=badges, strength=strength, detail=detail)
 
 
@@ -131,6 +143,7 @@ def add_health(cfg: Config, project: Project, rows: list[CaseRow], suites: list[
             h.duplicates += "duplicate" in b.badges
             h.broken += "broken" in b.badges
             h.flaky += "flaky" in b.badges
+            h.unchecked += UNCHECKED in b.badges
             got = healths[case.key]
             if got is not None:
                 h.ablation_containers += got.containers

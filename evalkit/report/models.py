@@ -131,6 +131,9 @@ class SuiteHealth(Model):
     """Cases whose validation failed."""
     flaky: int = 0
     """Cases with a flaky test in some system's run."""
+    unchecked: int = 0
+    """Cases whose validation or health check ended in an infrastructure error (redone by the next run): not
+    counted healthy."""
     ablation_containers: int = 0
     """Sandbox runs the ablations took (once per case; cached)."""
     ablation_seconds: float = 0.0
