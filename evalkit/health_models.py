@@ -36,6 +36,9 @@ class AblationRun(Model):
     """The failing tests or graders that noticed, or why it could not be checked."""
     container: bool = False
     """It ran in the sandbox (a container with Docker)."""
+    infra: bool = False
+    """An error of the infrastructure (the sandbox, Docker, the executor), not of the case: the check is redone
+    by the next run, and until then the case's strength is not known."""
 
 
 class CaseHealth(Model):
@@ -49,8 +52,9 @@ class CaseHealth(Model):
     """What the ablations are checked by: the case's tests (patch) or its graders against its reference."""
     strength: Strength = "not_measured"
     """strong: every ablation was noticed; weak: one or more passed; not_measured: the reference gives no
-    partial answer (one change), or the kind derives none; skipped: ablations off, or the reference itself
-    is not valid; infra_error: an ablation could not be checked."""
+    partial answer (one change), the kind derives none, or none could be checked (each partial answer's own
+    error: it does not apply...); skipped: ablations off, or the reference itself is not valid; infra_error: an
+    ablation could not be checked for an infrastructure reason and none passed (redone by the next run)."""
     reason: str = ""
     """The verdict in words (for weak: the ablation that passed)."""
     ablations: list[AblationRun] = []

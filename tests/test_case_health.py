@@ -281,3 +281,55 @@ def test_agentic_reference_minus_one_task_is_noticed_by_task_matching() -> None:
     twice = ablations[0].model_copy(update={"sample": ablations[0].sample.model_copy(
         update={"tasks": [*ablations[0].sample.tasks, ablations[0].sample.tasks[0]]})})
     assert agentic.try_ablation(loaded.config, case, twice).outcome == "noticed"
+
+
+LOSE_ABLATION = '''
+import os
+import threading
+
+if os.environ.get("EVALKIT_TEST_LOSE_ABLATION"):
+    import evalkit.stages.execute as execute
+
+    real = execute.run_patch
+    lock = threading.Lock()
+    lost = []
+
+    def run_patch(cfg, case, patch, trusted=False):
+        ablation = case.id == "strong" and patch and patch != case.read("reference.patch_file")
+        with lock:
+            lose = ablation and not lost
+            lost.append(1) if lose else None
+        if lose:
+            return {"status": "infra_error", "reason": "injected: the Docker daemon went away", "isolation": "docker"}
+        return real(cfg, case, patch, trusted)
+
+    execute.run_patch = run_patch
+'''
+
+
+def test_an_ablation_lost_to_infra_leaves_the_strength_unknown_until_redone(tmp_path: Path) -> None:
+    """Was: one of the strong case's two ablations lost to a sandbox failure, the other noticed, and the case
+    was 'strong' for good (cached; the lost one might have passed). Now its strength is infra_error: the case
+    is unchecked, not healthy, the run exits 5, and the next run checks it again."""
+    import os
+
+    root = calc_project(tmp_path / "p")
+    inject = tmp_path / "inject"
+    inject.mkdir()
+    (inject / "sitecustomize.py").write_text(LOSE_ABLATION)
+    env = {"PYTHONPATH": os.pathsep.join([str(inject), os.environ.get("PYTHONPATH", "")]),
+           "EVALKIT_TEST_LOSE_ABLATION": "1"}
+    proc = evalkit(root, "run", env=env, check=False)
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    strong = health(root, "calc", "strong")
+    assert strong["strength"] == "infra_error", strong
+    assert "1 of 2 ablation(s) could not be checked (an infrastructure error)" in strong["reason"], strong
+    assert [a["infra"] for a in strong["ablations"]].count(True) == 1, strong["ablations"]
+    assert health(root, "calc", "weak")["strength"] == "weak"  # the other case is untouched
+    report = json.loads((root / "site/r1/report.json").read_text(encoding="utf-8"))
+    row = next(r for r in report["cases"] if r["case_id"] == "strong")
+    assert "unchecked" in row["health"]["badges"] and row["health"]["healthy"] is False, row["health"]
+    again = evalkit(root, "run", check=False)
+    assert again.returncode == 0, again.stdout + again.stderr
+    healed = health(root, "calc", "strong")
+    assert healed["strength"] == "strong" and not any(a["infra"] for a in healed["ablations"]), healed

@@ -66,13 +66,17 @@ def case_health(cfg: Config, case: Case) -> CaseHealth:
     seconds = round(time.monotonic() - start, 3) if any(r.container for r in runs) else 0.0
     passed = [r for r in runs if r.outcome == "passed"]
     errors = [r for r in runs if r.outcome == "error"]
+    lost = [r for r in errors if r.infra]
     capped = f" (the first {len(chosen)} of {len(derived)})" if len(derived) > len(chosen) else ""
     what = "tests" if kd.ablations_checked_by == "tests" else "graders"
-    if passed:
+    if passed:  # one accepted partial answer is enough: weak, whatever the others' fate
         strength, reason = "weak", (f"the case's {what} accept {len(passed)} of {len(runs)} partial answer(s)"
                                     f"{capped}: " + "; ".join(r.description for r in passed[:3]))
-    elif errors and len(errors) == len(runs):
-        strength, reason = "infra_error", f"no ablation could be checked: {errors[0].name}: {errors[0].detail}"
+    elif lost:  # the lost one might have passed: not strong on the others' word (redone by the next run)
+        strength, reason = "infra_error", (f"{len(lost)} of {len(runs)} ablation(s) could not be checked (an "
+                                           f"infrastructure error): {lost[0].name}: {lost[0].detail}")
+    elif errors and len(errors) == len(runs):  # each partial answer's own error (it does not apply...)
+        strength, reason = "not_measured", f"no ablation could be checked: {errors[0].name}: {errors[0].detail}"
     else:
         strength = "strong"
         reason = f"the case's {what} reject each of {len(runs) - len(errors)} partial answer(s){capped}"

@@ -102,7 +102,8 @@ class Patch(Kind):
                "container": run.get("isolation") is not None}
         status = run.get("status")
         if status in ("infra_error", "case_error"):
-            return AblationRun(**out, outcome="error", detail=f"{status}: {run.get('reason', '')}"[:500])
+            return AblationRun(**out, outcome="error", detail=f"{status}: {run.get('reason', '')}"[:500],
+                               infra=status == "infra_error")
         if status == "patch_failed":
             return AblationRun(**out, outcome="error", detail="the partial patch does not apply")
         if run.get("resolved"):
