@@ -12,6 +12,7 @@ from typing import Any
 
 from evalkit.artifacts import ARTIFACT_FILES, ScoresArtifact, artifact_path
 from evalkit.cases import Case, Project
+from evalkit.code_digest import code_digest
 from evalkit.config import Config
 from evalkit.fsutil import atomic_write_bytes, atomic_write_json, digest, file_digest, remove
 from evalkit.names import is_valid_name
@@ -160,7 +161,7 @@ def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[
     atomic_write_json(index_path, index, compact=True)
     if new_cases != old_cases:
         remove(cfg.work_path / "cache" / f"case-details-{cfg.release}.digests.pickle")  # the file before s30's
-        atomic_write_bytes(digests_path, pickle.dumps({"version": CASE_DIGESTS_VERSION, "cases": new_cases},
+        atomic_write_bytes(digests_path, pickle.dumps({"salt": _salt(), "cases": new_cases},
                                                       protocol=pickle.HIGHEST_PROTOCOL))
 
 
@@ -191,15 +192,20 @@ def _signature(work: str, case: Case, systems: list[Any]) -> tuple[object, ...]:
     return (CASE_DETAIL_VERSION, work, case.digest, refs, names, tuple(stats))
 
 
+def _salt() -> tuple[object, ...]:
+    """The file's version and evalkit's code (`code_digest`): a file other code wrote is not used."""
+    return CASE_DIGESTS_VERSION, code_digest()
+
+
 def _load_case_digests(path: Path) -> CaseDigests:
     """The recorded cases, or none: a missing file, one that does not unpickle (pickle raises many kinds of error
-    for a truncated or corrupted file), of another version or shape is not used."""
+    for a truncated or corrupted file), of another salt or shape is not used."""
     try:
         with open(path, "rb") as fh:
             data = pickle.load(fh)
     except Exception:  # noqa: BLE001 - any unreadable cache is a cold cache
         return {}
-    cases = data.get("cases") if isinstance(data, dict) and data.get("version") == CASE_DIGESTS_VERSION else None
+    cases = data.get("cases") if isinstance(data, dict) and data.get("salt") == _salt() else None
     if not isinstance(cases, dict) or not all(
             isinstance(k, str) and isinstance(v, tuple) and len(v) == 3 and isinstance(v[0], tuple)
             and isinstance(v[1], str) and isinstance(v[2], dict) for k, v in cases.items()):
