@@ -119,13 +119,13 @@ def add_health(cfg: Config, project: Project, rows: list[CaseRow], suites: list[
     cases = {c.key: c for c in project.cases}
     cache = HealthInputsCache(cfg)
     inputs: dict[str, HealthInputs] = {}  # each case's files, read once (its badge, its suite's totals, duplicates)
-    for case in project.cases:
-        signature = cache.signature(case)
-        got = cache.get(case, signature)
-        if got is None:
-            got = health_inputs(cfg, case)
-            cache.put(case, signature, got)
-        inputs[case.key] = got
+    for each in project.cases:
+        signature = cache.signature(each)
+        known = cache.get(each, signature)
+        if known is None:
+            known = health_inputs(cfg, each)
+            cache.put(each, signature, known)
+        inputs[each.key] = known
     cache.save()
     dupes = duplicates(project, lambda c: inputs[c.key].duplicate_keys)
     by_suite: dict[str, list[tuple[Case, CaseRow]]] = defaultdict(list)
