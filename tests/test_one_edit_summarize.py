@@ -70,7 +70,7 @@ def test_one_edit_rerun_writes_what_a_from_scratch_summarize_and_render_write(pr
     # from scratch: no site, no summarize caches, no t quantile known to this process
     shutil.rmtree(project / "site")
     for cached in (project / ".evalkit" / "cache").iterdir():
-        if cached.name == "stats.json" or cached.name.startswith("case-details-") or cached.name == "jinja":
+        if cached.name == "stats.json" or cached.name.startswith(("case-details-", "health-inputs-")) or cached.name == "jinja":
             shutil.rmtree(cached) if cached.is_dir() else cached.unlink()
     monkeypatch.setattr(stats_code, "_T_QUANTILES", {})
     summarize_and_render_here(project, workers=1)
