@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import random
 import shutil
 import subprocess
 import sys
@@ -69,7 +70,7 @@ def test_one_edit_rerun_writes_what_a_from_scratch_summarize_and_render_write(pr
     # from scratch: no site, no summarize caches, no t quantile known to this process
     shutil.rmtree(project / "site")
     for cached in (project / ".evalkit" / "cache").iterdir():
-        if cached.name == "stats.json" or cached.name.startswith("case-details-") or cached.name == "jinja":
+        if cached.name == "stats.json" or cached.name.startswith(("case-details-", "health-inputs-")) or cached.name == "jinja":
             shutil.rmtree(cached) if cached.is_dir() else cached.unlink()
     monkeypatch.setattr(stats_code, "_T_QUANTILES", {})
     summarize_and_render_here(project, workers=1)
@@ -139,3 +140,202 @@ def test_a_detectability_of_a_known_number_of_pairs_needs_no_scipy() -> None:
                  "print('scipy' in sys.modules)")
     cold = subprocess.run([sys.executable, "-c", code_cold], capture_output=True, text=True, check=True)
     assert cold.stdout.strip().rsplit("\n", 1) == [fresh.model_dump_json(), "True"], "without the memo: scipy computes it"
+
+
+# ---- summarize's per-case caches, as a property: any change, then the same bytes as a cold summarize ----------------
+
+SUMMARIZE_CACHES = ("stats.json", "case-details-", "health-inputs-", "jinja")
+"""What summarize and render keep in <work>/cache between runs (a cold summarize starts without them)."""
+
+
+def _is_summarize_cache(path: Path) -> bool:
+    return any(path.name == c or (c.endswith("-") and path.name.startswith(c)) for c in SUMMARIZE_CACHES)
+
+
+def _move_aside(project: Path, dest: Path) -> None:
+    """The site and summarize's caches moved (renamed: stats kept) into ``dest``."""
+    dest.mkdir()
+    (project / "site").rename(dest / "site")
+    (dest / "cache").mkdir()
+    for cached in (project / ".evalkit" / "cache").iterdir():
+        if _is_summarize_cache(cached):
+            cached.rename(dest / "cache" / cached.name)
+
+
+def _put_back(project: Path, src: Path) -> None:
+    """What `_move_aside` moved, back in place of what a cold summarize wrote."""
+    shutil.rmtree(project / "site")
+    for cached in (project / ".evalkit" / "cache").iterdir():
+        if _is_summarize_cache(cached):
+            shutil.rmtree(cached) if cached.is_dir() else cached.unlink()
+    (src / "site").rename(project / "site")
+    for cached in (src / "cache").iterdir():
+        cached.rename(project / ".evalkit" / "cache" / cached.name)
+    shutil.rmtree(src)
+
+
+def _cold_site(project: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
+    """The site a summarize and render write with no site, no summarize caches, no remembered statistics; the
+    project's own site and caches are left as they were."""
+    from evalkit import power
+
+    aside = tmp / "aside"
+    _move_aside(project, aside)
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(stats_code, "_T_QUANTILES", {})
+            m.setattr(power, "_TTEST_EFFECTS", {})
+            summarize_and_render_here(project, workers=1)
+        return site_files(project)
+    finally:
+        _put_back(project, aside)
+
+
+def _scores_files(project: Path) -> list[Path]:
+    return sorted((project / ".evalkit" / "artifacts").glob("*/migration/*/scores.json"))
+
+
+def _change_a_score(project: Path, rng: random.Random) -> str:
+    path = rng.choice(_scores_files(project))
+    data = json.loads(path.read_text())
+    metric = rng.choice(sorted(m for m, v in data["metrics"].items() if v is not None))
+    value = data["metrics"][metric]
+    data["metrics"][metric] = (1.0 - value) if value in (0, 1) else round(value * 1.5 + 0.25, 6)
+    path.write_text(json.dumps(data))  # in place: the same inode, another modification time and maybe size
+    return f"score {metric} of {path.parent.name} ({path.parts[-4]})"
+
+
+def _change_tags(project: Path, rng: random.Random) -> str:
+    case = rng.choice(sorted(p.parent.name for p in (project / "cases" / "migration").glob("*/case.yaml")))
+    edit(project, case, f"t{rng.randrange(3)}")
+    return f"tags of {case}"
+
+
+def _change_health(project: Path, rng: random.Random) -> str:
+    path = rng.choice(sorted((project / ".evalkit" / "health" / "migration").glob("*.json")))
+    data = json.loads(path.read_text())
+    if rng.random() < 0.5:
+        data["leaks"] = [f"the reference's line {rng.randrange(100)}"]
+    else:
+        data["strength"] = "weak" if data.get("strength") != "weak" else "strong"
+        for ablation in data.get("ablations") or []:
+            ablation["outcome"] = "passed" if data["strength"] == "weak" else "noticed"
+    path.write_text(json.dumps(data, indent=1))
+    return f"health of {path.stem}"
+
+
+def _change_validation(project: Path, rng: random.Random) -> str:
+    path = rng.choice(sorted((project / ".evalkit" / "validation" / "migration").glob("*.json")))
+    data = json.loads(path.read_text())
+    data["status"], data["reason"] = ("broken", f"gold fails ({rng.randrange(100)})") if data["status"] != "broken" \
+        else ("valid", "")
+    path.write_text(json.dumps(data, indent=1))
+    return f"validation of {path.stem}"
+
+
+def _add_case(project: Path, rng: random.Random) -> str:
+    """A copy of a case under a new id: no scores of its own, the same legacy file (a duplicate)."""
+    suite = project / "cases" / "migration"
+    src = rng.choice(sorted(p.parent for p in suite.glob("*/case.yaml")))
+    new = f"added-{rng.randrange(10**6)}"
+    shutil.copytree(src, suite / new)
+    text = (suite / new / "case.yaml").read_text()
+    (suite / new / "case.yaml").write_text(text.replace(f"id: {src.name}", f"id: {new}", 1))
+    return f"case {new} added (a copy of {src.name})"
+
+
+def _remove_case(project: Path, rng: random.Random) -> str:
+    suite = project / "cases" / "migration"
+    cases = sorted(p.parent for p in suite.glob("*/case.yaml"))
+    added = [c for c in cases if c.name.startswith("added-")]
+    victim = rng.choice(added or cases[1:])
+    shutil.rmtree(victim)
+    return f"case {victim.name} removed"
+
+
+def _change_legacy_file(project: Path, rng: random.Random) -> str:
+    """Another legacy file: the case's digest and its duplicate key change (another case's file: now a duplicate)."""
+    suite = project / "cases" / "migration"
+    cases = sorted(p.parent for p in suite.glob("*/case.yaml"))
+    case, other = rng.sample(cases, 2)
+    mine = next((case / "legacy").glob("*.java"))
+    if rng.random() < 0.5:
+        mine.write_text(next((other / "legacy").glob("*.java")).read_text())  # a duplicate of the other's
+    else:
+        mine.write_text(mine.read_text() + f"\n// edited {rng.randrange(10**6)}\n")
+    return f"legacy file of {case.name}"
+
+
+def _corrupt_a_cache(project: Path, rng: random.Random) -> str:
+    cache = project / ".evalkit" / "cache"
+    files = sorted(p for p in cache.iterdir() if p.is_file() and p.suffix == ".pickle"
+                   and p.name.startswith(("health-inputs-", "case-details-")))
+    if not files:
+        return "no cache to corrupt"
+    path = rng.choice(files)
+    data = path.read_bytes()
+    cut = rng.choice([0, 1, len(data) // 2, len(data) - 1])
+    path.write_bytes(data[:cut] + (b"\x80\x05garbage" if rng.random() < 0.5 else b""))
+    return f"{path.name} corrupted (cut at {cut})"
+
+
+def _forge_a_cache(project: Path, rng: random.Random) -> str:
+    """The caches as other code would have left them: the same signatures (so a trusting reader would use them),
+    every recorded value wrong, the salt not this code's."""
+    import pickle
+
+    from evalkit.report.health_cache import HealthInputs
+
+    cache = project / ".evalkit" / "cache"
+    health = cache / "health-inputs-r1.pickle"
+    details = cache / "case-details-r1.cases.pickle"
+    done = []
+    if health.exists():
+        data = pickle.loads(health.read_bytes())
+        data["salt"] = ("other code",) + tuple(data["salt"][1:])
+        data["entries"] = {k: (sig, HealthInputs(status=("broken", "forged"), health=None, duplicate_keys=()))
+                           for k, (sig, _inputs) in data["entries"].items()}
+        health.write_bytes(pickle.dumps(data))
+        done.append(health.name)
+    if details.exists():
+        data = pickle.loads(details.read_bytes())
+        data["salt"] = (data["salt"][0], "other code")
+        data["cases"] = {k: (sig, "0" * 64, files) for k, (sig, _key, files) in data["cases"].items()}
+        details.write_bytes(pickle.dumps(data))
+        done.append(details.name)
+    return "forged " + ", ".join(done) if done else "no cache to forge"
+
+
+CHANGES = [_change_a_score, _change_tags, _change_health, _change_validation, _add_case, _remove_case,
+           _change_legacy_file, _corrupt_a_cache, _forge_a_cache]
+
+
+def test_summarize_after_any_change_writes_what_a_cold_summarize_writes(project: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Random changes one after another, each followed by an incremental summarize and render (the caches of the
+    last: per-case health inputs, case-detail keys, statistics, page index) and compared, byte for byte, with a
+    summarize and render from nothing. A corrupted cache or one of other code is not trusted."""
+    from evalkit.report.health_cache import HealthInputsCache
+
+    rng = random.Random(32)
+    summarize_and_render_here(project, workers=1)  # the caches of this code
+    steps = [change for _ in range(2) for change in CHANGES]
+    rng.shuffle(steps)
+    seen_hits = 0
+    real_get = HealthInputsCache.get
+
+    def counting_get(self: HealthInputsCache, *args: object, **kwargs: object) -> object:
+        nonlocal seen_hits
+        got = real_get(self, *args, **kwargs)  # type: ignore[arg-type]
+        seen_hits += got is not None
+        return got
+
+    monkeypatch.setattr(HealthInputsCache, "get", counting_get)
+    for step in steps:
+        what = step(project, rng)
+        summarize_and_render_here(project, workers=1)
+        incremental = site_files(project)
+        cold = _cold_site(project, tmp_path, monkeypatch)
+        assert sorted(incremental) == sorted(cold), what
+        assert [name for name in cold if cold[name] != incremental[name]] == [], what
+    assert seen_hits > 0  # the caches were used, not only rebuilt

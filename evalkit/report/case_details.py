@@ -12,6 +12,7 @@ from typing import Any
 
 from evalkit.artifacts import ARTIFACT_FILES, ScoresArtifact, artifact_path
 from evalkit.cases import Case, Project
+from evalkit.code_digest import code_digest
 from evalkit.config import Config
 from evalkit.fsutil import atomic_write_bytes, atomic_write_json, digest, file_digest, remove
 from evalkit.names import is_valid_name
@@ -119,8 +120,9 @@ def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[
     A case's detail is a function of the case and its systems' artifacts: an index of the digests
     of their content (`detail_key`) lets a one-case edit rewrite one file, not a thousand, and a
     healed verdict rewrite its case. The digests of files whose stat did not change are kept
-    (`stat_detail_key`), so a one-case edit reads that case's files, not 12,000 artifacts.
-    ``scores`` is kept for callers; the artifacts are read here.
+    (`stat_detail_key`), so a one-case edit reads that case's files, not 12,000 artifacts; a case whose files' stats,
+    digest, references and systems are all as recorded (`_signature`) keeps its key without digesting anything
+    (``<work>/cache/case-details-<release>.cases.pickle``). ``scores`` is kept for callers; the artifacts are read here.
     """
     index_path = cfg.work_path / "cache" / f"case-details-{cfg.release}.json"
     try:
@@ -130,26 +132,82 @@ def write_case_details_incrementally(cfg: Config, project: Project, pairs: list[
     systems_of: dict[str, list[Any]] = defaultdict(list)
     for system, case in pairs:
         systems_of[case.key].append(system)
-    digests_path = cfg.work_path / "cache" / f"case-details-{cfg.release}.digests.pickle"
-    try:
-        with open(digests_path, "rb") as fh:
-            old_digests: Digests = pickle.load(fh)
-    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError):
-        old_digests = {}
-    new_digests: Digests = {}
+    digests_path = cfg.work_path / "cache" / f"case-details-{cfg.release}.cases.pickle"
+    old_cases = _load_case_digests(digests_path)
+    new_cases: CaseDigests = {}
     index = {}
+    work = str(cfg.work_path)
+    cases_dir = f"{out_dir}/cases"
     for case in project.cases:
         sys_here = systems_of[case.key]
-        key = stat_detail_key(cfg, case, sys_here, old_digests, new_digests)  # reads only files changed since
+        signature = _signature(work, case, sys_here)
+        hit = old_cases.get(case.key)
+        if hit is not None and hit[0] == signature:  # no file of the case changed: its key is the one recorded
+            new_cases[case.key] = hit
+            key = hit[1]
+        else:
+            files: Digests = {}
+            key = stat_detail_key(cfg, case, sys_here, hit[2] if hit is not None else {}, files)  # reads changed files
+            new_cases[case.key] = (signature, key, files)
         index[case.key] = key
-        path = out_dir / "cases" / case.suite / f"{case.id}.json"
-        if old_index.get(case.key) == key and path.exists():
+        if old_index.get(case.key) == key and os.path.exists(f"{cases_dir}/{case.suite}/{case.id}.json"):
             continue
+        path = out_dir / "cases" / case.suite / f"{case.id}.json"
         atomic_write_json(path, case_detail(cfg, case, sys_here), compact=True)
     for gone in sorted(set(old_index) - set(index)):  # a case no longer in the project: its JSON goes too
         suite, _, case_id = gone.partition("/")
         if is_valid_name(suite) and is_valid_name(case_id):
             remove(out_dir / "cases" / suite / f"{case_id}.json")
     atomic_write_json(index_path, index, compact=True)
-    if new_digests != old_digests:
-        atomic_write_bytes(digests_path, pickle.dumps(new_digests))
+    if new_cases != old_cases:
+        remove(cfg.work_path / "cache" / f"case-details-{cfg.release}.digests.pickle")  # the file before s30's
+        atomic_write_bytes(digests_path, pickle.dumps({"salt": _salt(), "cases": new_cases},
+                                                      protocol=pickle.HIGHEST_PROTOCOL))
+
+
+CASE_DIGESTS_VERSION = 1
+CaseDigests = dict[str, tuple[tuple[object, ...], str, Digests]]
+"""case key -> (`_signature` of the case when its key was computed, its `detail_key`, the digests of its files)."""
+
+
+def _stat_of(path: str) -> tuple[int, int, int] | None:
+    """(modification time in ns, size, inode) of a regular file; None: none there (as `_file_digest`)."""
+    try:
+        st = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (st.st_mtime_ns, st.st_size, st.st_ino) if stat.S_ISREG(st.st_mode) else None
+
+
+def _signature(work: str, case: Case, systems: list[Any]) -> tuple[object, ...]:
+    """Everything `detail_key` is a function of, without reading a file: the version, the work folder, the case's
+    digest, its file references and systems, and the stat of each of its files (references, four artifacts per
+    system). Equal signatures, equal keys (a file is trusted unchanged while its stat is: as `_file_digest`)."""
+    refs = tuple(sorted(case.refs.items()))
+    names = tuple(s.name for s in systems)
+    stats = [_stat_of(path) for _dotted, path in refs]
+    for name in names:
+        folder = f"{work}/artifacts/{name}/{case.suite}/{case.id}/"
+        stats += [_stat_of(folder + ARTIFACT_FILES[stage]) for stage in STAGES]
+    return (CASE_DETAIL_VERSION, work, case.digest, refs, names, tuple(stats))
+
+
+def _salt() -> tuple[object, ...]:
+    """The file's version and evalkit's code (`code_digest`): a file other code wrote is not used."""
+    return CASE_DIGESTS_VERSION, code_digest()
+
+
+def _load_case_digests(path: Path) -> CaseDigests:
+    """The recorded cases, or none: a missing file, one that does not unpickle (pickle raises many kinds of error
+    for a truncated or corrupted file), of another salt or shape is not used."""
+    try:
+        with open(path, "rb") as fh:
+            data = pickle.load(fh)
+    except Exception:  # noqa: BLE001 - any unreadable cache is a cold cache
+        return {}
+    cases = data.get("cases") if isinstance(data, dict) and data.get("salt") == _salt() else None
+    if not isinstance(cases, dict) or not all(
+            isinstance(k, str) and isinstance(v, tuple) and len(v) == 3 and isinstance(v[0], tuple)
+            and isinstance(v[1], str) and isinstance(v[2], dict) for k, v in cases.items()):
+        return {}
+    return cases

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Literal
 
 from evalkit.cases import Case, Project
 from evalkit.config import Config
 from evalkit.health_models import CaseHealth
 from evalkit.kind_registry import kind
+from evalkit.report.health_cache import HealthInputs, HealthInputsCache
 from evalkit.report.models import CaseBadges, CaseRow, HealthSensitivity, SuiteHealth, SuiteSummary
 from evalkit.stages.health import health_path
 from evalkit.stages.validate import validation_status
@@ -38,12 +40,15 @@ def duplicate_keys(case: Case) -> list[tuple[str, str]]:
     return keys
 
 
-def duplicates(project: Project) -> dict[str, list[str]]:
-    """case key -> lines naming the earlier case (in suite, id order) it repeats; the first of a group is kept."""
+def duplicates(project: Project,
+               keys_of: Callable[[Case], list[tuple[str, str]] | tuple[tuple[str, str], ...]] = duplicate_keys
+               ) -> dict[str, list[str]]:
+    """case key -> lines naming the earlier case (in suite, id order) it repeats; the first of a group is kept.
+    ``keys_of``: a case's `duplicate_keys` (or what they were when last read)."""
     first: dict[tuple[str, str], str] = {}
     out: dict[str, list[str]] = defaultdict(list)
     for case in sorted((c for c in project.cases if c.ok), key=lambda c: c.key):
-        for key in duplicate_keys(case):
+        for key in keys_of(case):
             if key in first and first[key] != case.key:
                 out[case.key].append(f"duplicate of {first[key]} ({key[0]})")
             else:
@@ -63,12 +68,21 @@ def read_health(cfg: Config, case: Case) -> CaseHealth | None:
         return None
 
 
+def health_inputs(cfg: Config, case: Case) -> HealthInputs:
+    """What case health reads of one case: its validation status, its health file, its duplicate keys."""
+    return HealthInputs(status=validation_status(cfg, case), health=read_health(cfg, case),
+                        duplicate_keys=tuple(duplicate_keys(case)) if case.ok else ())
+
+
 def case_badges(cfg: Config, case: Case, row: CaseRow, dupes: list[str],
-                health: CaseHealth | None | Literal[False] = False) -> CaseBadges:
-    """The case's badge. ``health``: its health file's content (`read_health`) when the caller has read it."""
+                health: CaseHealth | None | Literal[False] = False,
+                status: tuple[str, str] | None | Literal[False] = False) -> CaseBadges:
+    """The case's badge. ``health``, ``status``: its health file's content (`read_health`) and its validation status
+    (`validation_status`) when the caller has them."""
     badges: list[str] = []
     detail: list[str] = []
-    status = validation_status(cfg, case)
+    if status is False:
+        status = validation_status(cfg, case)
     broken = not case.ok or (status is not None and status[0] == "broken")
     if broken:
         badges.append("broken")
@@ -115,15 +129,26 @@ def add_health(cfg: Config, project: Project, rows: list[CaseRow], suites: list[
     """Set each case's badge and each suite's health table (in place); a case of a kind that is not validated
     gets the checks that need no reference run (duplicates, flaky tests) and says so."""
     cases = {c.key: c for c in project.cases}
-    dupes = duplicates(project)
+    cache = HealthInputsCache(cfg)
+    inputs: dict[str, HealthInputs] = {}  # each case's files, read once (its badge, its suite's totals, duplicates)
+    for each in project.cases:
+        signature = cache.signature(each)
+        known = cache.get(each, signature)
+        if known is None:
+            known = health_inputs(cfg, each)
+            cache.put(each, signature, known)
+        inputs[each.key] = known
+    cache.save()
+    dupes = duplicates(project, lambda c: inputs[c.key].duplicate_keys)
     by_suite: dict[str, list[tuple[Case, CaseRow]]] = defaultdict(list)
-    healths: dict[str, CaseHealth | None] = {}  # each case's health file, read once (its badge and its suite's totals)
+    healths: dict[str, CaseHealth | None] = {}
     for row in rows:
         case = cases.get(f"{row.suite}/{row.case_id}")
         if case is None:
             continue
-        health = healths[case.key] = read_health(cfg, case)
-        row.health = case_badges(cfg, case, row, dupes.get(case.key, []), health)
+        mine = inputs[case.key]
+        health = healths[case.key] = mine.health
+        row.health = case_badges(cfg, case, row, dupes.get(case.key, []), health, mine.status)
         if not kind(case.kind).execution.validated:  # no gold run to check, no ablation: said, not hidden
             row.health.detail.insert(0, f"not validated: a {case.kind} case has no reference run to check")
         by_suite[row.suite].append((case, row))
