@@ -329,6 +329,8 @@ def test_an_ablation_lost_to_infra_leaves_the_strength_unknown_until_redone(tmp_
     report = json.loads((root / "site/r1/report.json").read_text(encoding="utf-8"))
     row = next(r for r in report["cases"] if r["case_id"] == "strong")
     assert "unchecked" in row["health"]["badges"] and row["health"]["healthy"] is False, row["health"]
+    planned = json.loads(evalkit_here(root, "estimate").stdout.strip().splitlines()[-1])
+    assert planned["ablation_containers_pending"] == 2, planned  # the strong case's, checked again next run
     again = evalkit(root, "run", check=False)
     assert again.returncode == 0, again.stdout + again.stderr
     healed = health(root, "calc", "strong")

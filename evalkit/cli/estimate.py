@@ -18,6 +18,7 @@ import json
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from evalkit.artifacts import RETRY_SUFFIX
 from evalkit.cli import command, config_arg
 from evalkit.kind_registry import kind
 from evalkit.llm.pricing import unpriced_models
@@ -113,7 +114,8 @@ def estimate_plan(plan: Plan, cache: cache_code.ResponseCache, counter: client_c
 
 def ablation_containers(loaded: Loaded) -> tuple[int, int]:
     """(all, not run yet) sandbox runs of case health's ablations (evalkit.stages.health) over the project's
-    cases whose kind checks ablations with its tests; a case with a health file has run them."""
+    cases whose kind checks ablations with its tests; a case with a health file has run them, unless the file is
+    marked for retry (an infrastructure error: the next run checks them again)."""
 
     cfg = loaded.config
     total = pending = 0
@@ -123,7 +125,8 @@ def ablation_containers(loaded: Loaded) -> tuple[int, int]:
             continue
         n = len(kd.ablations(case)[:cfg.validation.ablations])
         total += n
-        pending += 0 if health_code.health_path(cfg.work_path, case).exists() else n
+        path = health_code.health_path(cfg.work_path, case)
+        pending += 0 if path.exists() and not path.with_name(path.name + RETRY_SUFFIX).exists() else n
     return total, pending
 
 
