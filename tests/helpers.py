@@ -92,8 +92,8 @@ def patch_project(root: Path, backend: str = "docker", cases: list[str] | None =
 
 
 def without_plugin_autoload(suite_yaml: Path) -> None:
-    """The suite's pytest `test_command` run with PYTEST_DISABLE_PLUGIN_AUTOLOAD=1, for a test whose point is not
-    the case's pytest run. The local backend runs the host's python3, whose pytest loads every installed
+    """The pytest `test_command` of a suite.yaml (or case.yaml) run with PYTEST_DISABLE_PLUGIN_AUTOLOAD=1, for a test
+    whose point is not the case's pytest run. The local backend runs the host's python3, whose pytest loads every installed
     plug-in at start (langsmith's, from ragas, and hypothesis' cost 2.5 s of CPU of a 2.7 s run of the demo
     patch suite's 9 tests; 0.2 s without them). evalkit's own sentinel plug-in is passed with -p and still loads;
     the Docker image's pytest has no such plug-ins."""

@@ -71,7 +71,7 @@ def test_mcnemar_equals_statsmodels():
     assert mcnemar_exact(0, 5) == pytest.approx(2 * 0.5**5)
 
 
-def test_holm_equals_statsmodels():
+def test_holm_equals_statsmodels(frozen_heap):
     rng = np.random.default_rng(3)
     cases = [
         [0.01, 0.04, 0.03, 0.005],

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.cases import discover
-from helpers import REALDATA, evalkit_at
+from helpers import REALDATA, evalkit_at, without_plugin_autoload
 from evalkit.importers.swebench import command_for, load_rows, normalize_text, touched_test_files
 from evalkit.yamlio import load_yaml, plain
 
@@ -251,6 +251,8 @@ def test_import_then_run_gold_resolves_empty_does_not(tmp_path: Path) -> None:
                    cwd=project)
     assert proc.returncode == 0, proc.stderr
     shutil_templates(project)
+    for case_yaml in (project / "cases" / "swe").glob("*/case.yaml"):  # the run's pytest without the host's
+        without_plugin_autoload(case_yaml)  # installed plug-ins (helpers.py): 3 s of CPU less per run
     (project / "evalkit.yaml").write_text(textwrap.dedent("""\
         release: r1
         templates_dir: templates

@@ -39,7 +39,7 @@ def project(root: Path) -> Path:
             id: {case}
             inputs:
               source_dir: tree
-              test_command: python3 -m pytest -rA -p no:cacheprovider tests
+              test_command: PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -rA -p no:cacheprovider tests
               timeout_s: 60
             reference:
               patch_file: gold.patch

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from sandbox.conftest import LOCAL_TEST_COMMAND
 
 from evalkit.sandbox import run_tests, run_tests_cached
 from evalkit.sandbox.local_backend import network_namespace_available
 from evalkit.store import ContentStore
 
 F2P = "tests/test_calc.py::test_add"
+# The runs below but the first use the test command without the host's installed pytest plug-ins (3 to 4 s of CPU
+# less per run, sandbox/conftest.py): test_local_fix_is_resolved runs the command as a user's suite would.
+QUICK = {"test_command": LOCAL_TEST_COMMAND}
 
 
 def test_local_fix_is_resolved(spec_for, demo_tree):
@@ -29,7 +33,7 @@ def test_local_timeout_kills_the_process_group(spec_for, make_diff, fix_patch, t
                      "import subprocess, time\n\n\ndef test_hang():\n"
                      f"    subprocess.Popen(['sh', '-c', 'sleep 4; touch {marker}'])\n"
                      "    time.sleep(600)\n")
-    r = run_tests(spec_for(patch=fix_patch, test_patch=hang, limits={"timeout_s": 3}), "local")
+    r = run_tests(spec_for(patch=fix_patch, test_patch=hang, limits={"timeout_s": 3}, **QUICK), "local")
     assert r.status == "timeout"
     assert r.duration_s < 15
     import time
@@ -49,13 +53,14 @@ def test_local_network_is_cut_when_namespaces_allow(spec_for, make_diff, fix_pat
     net = make_diff("tests/test_net.py", None,
                     "import socket\n\n\ndef test_net():\n"
                     "    s = socket.socket()\n    s.settimeout(2)\n    s.connect(('1.1.1.1', 53))\n")
-    r = run_tests(spec_for(patch=fix_patch, test_patch=net, pass_to_pass=["tests/test_net.py::test_net"]), "local")
+    r = run_tests(spec_for(patch=fix_patch, test_patch=net, pass_to_pass=["tests/test_net.py::test_net"], **QUICK),
+                  "local")
     assert r.pass_to_pass == {"tests/test_net.py::test_net": "failed"}
 
 
 def test_cache_answers_the_same_inputs_without_running(spec_for, tmp_path, monkeypatch):
     store = ContentStore(tmp_path / "store", "sandbox")
-    first = run_tests_cached(spec_for(), store, "local")
+    first = run_tests_cached(spec_for(**QUICK), store, "local")
     assert first.status == "completed"
     from evalkit.sandbox import cache
 
@@ -63,7 +68,7 @@ def test_cache_answers_the_same_inputs_without_running(spec_for, tmp_path, monke
         raise AssertionError("ran again")
 
     monkeypatch.setattr(cache, "run_tests", boom)
-    again = run_tests_cached(spec_for(), store, "local")
+    again = run_tests_cached(spec_for(**QUICK), store, "local")
     assert again == first
 
 
@@ -85,7 +90,7 @@ def test_the_same_run_wanted_at_once_runs_once(spec_for, tmp_path, monkeypatch):
     monkeypatch.setattr(cache, "run_tests", slow)
     store = ContentStore(tmp_path / "store", "sandbox")
     results: list[object] = []
-    threads = [threading.Thread(target=lambda: results.append(run_tests_cached(spec_for(), store, "local")))
+    threads = [threading.Thread(target=lambda: results.append(run_tests_cached(spec_for(**QUICK), store, "local")))
                for _ in range(3)]
     for t in threads:
         t.start()

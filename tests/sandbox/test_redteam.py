@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO, evalkit, patch_project
-from sandbox.conftest import CALC, TESTS, unified_diff
+from sandbox.conftest import CALC, LOCAL_TEST_COMMAND, TESTS, unified_diff
 
 from evalkit.sandbox import guards, local_user, run_tests
 from evalkit.sandbox.worktree import ChangeRejected, apply_changes
@@ -274,12 +274,21 @@ ATTACKS: dict[str, Attack] = {
 CASES = [(name, backend) for name in sorted(ATTACKS) for backend in ATTACKS[name].backends]
 
 
+def without_host_plugins(backend: str) -> dict[str, str]:
+    """On the local backend, the test command without the host's installed pytest plug-ins (sandbox/conftest.py's
+    LOCAL_TEST_COMMAND: 3 to 4 s of CPU less per pytest run, two runs per attack). No payload here comes from
+    an installed plug-in: each reaches pytest through the tree (a test module, conftest.py, `-p` in a config
+    file, `pytest_plugins`, code under test, a module shadowing pluggy), and the unguarded run still shows it
+    flips the verdict. The honest fix and the end-to-end hostile system keep the host's plug-ins."""
+    return {"test_command": LOCAL_TEST_COMMAND} if backend == "local" else {}
+
+
 @pytest.mark.parametrize("name, backend", CASES)
 def test_attack_flips_the_verdict_without_the_guards_and_not_with_them(request, tmp_path, spec_for, name, backend):
     if backend == "docker":
         request.getfixturevalue("docker_engine")
     attack = ATTACKS[name]
-    spec = spec_for(patch=attack.patch(tmp_path))
+    spec = spec_for(patch=attack.patch(tmp_path), **without_host_plugins(backend))
     with guards.disabled():
         unguarded = run_tests(spec, backend)
     assert unguarded.status == "completed" and unguarded.resolved is True, (name, unguarded.reason)
@@ -303,7 +312,7 @@ def test_the_honest_fix_still_resolves_with_every_guard(request, spec_for, fix_p
 def test_a_patch_the_sandbox_cannot_apply_is_patch_failed(request, spec_for, backend):
     if backend == "docker":
         request.getfixturevalue("docker_engine")
-    r = run_tests(spec_for(patch=X_THEN_X_Y), backend)
+    r = run_tests(spec_for(patch=X_THEN_X_Y, **without_host_plugins(backend)), backend)
     assert r.status == "patch_failed" and r.resolved is not True, r.reason
 
 
@@ -313,15 +322,16 @@ def test_the_local_backend_refuses_a_systems_patch_when_it_cannot_drop_to_its_ow
                                                                                       fix_patch):
     stay = local_user.Identity(stay_reason="the tests ran as root: the test command's program is out of reach")
     monkeypatch.setattr(local_user, "choose", lambda *_a, **_k: stay)
-    refused = run_tests(spec_for(patch=fix_patch), "local")
+    local = without_host_plugins("local")
+    refused = run_tests(spec_for(patch=fix_patch, **local), "local")
     assert refused.status == "infra_error" and "only as a user of its own" in refused.reason, refused.reason
     assert "out of reach" in refused.reason and "Docker" in refused.reason
     # the case's own reference patch and a run without any patch are not a system's code
-    trusted = run_tests(spec_for(patch=fix_patch, patch_trusted=True), "local")
+    trusted = run_tests(spec_for(patch=fix_patch, patch_trusted=True, **local), "local")
     assert trusted.status == "completed" and trusted.resolved is True, trusted.reason
-    assert run_tests(spec_for(patch=None), "local").status == "completed"
+    assert run_tests(spec_for(patch=None, **local), "local").status == "completed"
     with guards.disabled("local_uid"):  # what the guard stops: the system's code running as root
-        assert run_tests(spec_for(patch=fix_patch), "local").status == "completed"
+        assert run_tests(spec_for(patch=fix_patch, **local), "local").status == "completed"
 
 
 # ---- end to end: a hostile system's rate is its honest one ------------------------------------------

@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import evalkit, patch_project
+from helpers import evalkit, patch_project, without_plugin_autoload
+from sandbox.conftest import LOCAL_TEST_COMMAND
 
 from evalkit import fsutil
 from evalkit.llm import keys
@@ -95,6 +96,8 @@ def test_a_system_reading_every_environ_leaks_no_key_into_work_or_site(request, 
     root = patch_project(tmp_path / "proj", backend=backend, cases=["parse-thousands"], systems=())
     suite = root / "cases" / "patch" / "suite.yaml"
     suite.write_text(suite.read_text().replace("judge: true", "judge: false"))
+    if backend == "local":  # the host's installed pytest plug-ins see no key either way (the sandbox's environment is
+        without_plugin_autoload(suite)  # its own); without them each pytest run costs 3 s of CPU less
     (root / "leaker.py").write_text(LEAKER.format(repo=repo, leak=LEAK))
     config = root / "evalkit.yaml"
     config.write_text(config.read_text().replace(
@@ -122,7 +125,8 @@ def test_a_key_the_tests_print_is_redacted_in_what_evalkit_writes(tmp_path, spec
     key = "sk-leaked-" + secrets.token_hex(12)
     fsutil.register_secrets([key])
     printing = calc_source.replace("    return a - b\n", f"    print({key!r})\n    return a - b\n")
-    r = run_tests(spec_for(patch=make_diff("calc/__init__.py", calc_source, printing)), "local")
+    r = run_tests(spec_for(patch=make_diff("calc/__init__.py", calc_source, printing), test_command=LOCAL_TEST_COMMAND),
+                  "local")
     assert key in r.log  # it got out of the sandbox...
     fsutil.confine_writes(tmp_path)
     fsutil.atomic_write_json(tmp_path / "execution.json", r)

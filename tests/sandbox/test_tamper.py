@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
+from sandbox.conftest import LOCAL_TEST_COMMAND, TEST_COMMAND
 
 from evalkit.sandbox import run_tests
 from evalkit.sandbox.tamper import findings
@@ -159,7 +160,8 @@ def test_revert_policy_runs_the_tests_unaffected(docker_engine, spec_for, make_d
 
 @pytest.mark.parametrize("policy", ["refuse", "revert"])
 def test_local_backend_refuses_or_reverts_the_conftest_hook(spec_for, make_diff, policy):
-    r = _run(spec_for(patch=make_diff("tests/conftest.py", None, MAKEREPORT_HOOK), test_changes=policy), "local")
+    r = _run(spec_for(patch=make_diff("tests/conftest.py", None, MAKEREPORT_HOOK), test_changes=policy,
+                      test_command=LOCAL_TEST_COMMAND), "local")  # no installed plug-in (sandbox/conftest.py)
     assert r.resolved is False
     if policy == "refuse":
         assert r.status == "tampered_with_tests" and "tests/conftest.py" in r.reason
@@ -169,12 +171,13 @@ def test_local_backend_refuses_or_reverts_the_conftest_hook(spec_for, make_diff,
 
 # ---- a test that attacks the runner at run time ------------------------------------------------
 
-def _runner_attack_spec(spec_for, make_diff):
+def _runner_attack_spec(spec_for, make_diff, prefix: str = ""):
     # flaky_policy=pass: a forged passing rerun would turn the failing test into a counted pass;
     # test_paths=[]: the new test module is kept (by default it is removed before the run), so that
     # the run-time guards are what is tested here
     return spec_for(patch=make_diff("tests/test_zz_attack.py", None, _attack_module()), reruns=2, test_paths=[],
-                    flaky_policy="pass", rerun_command="python3 -m pytest -rA -p no:cacheprovider {ids}")
+                    flaky_policy="pass", test_command=prefix + TEST_COMMAND,
+                    rerun_command=prefix + "python3 -m pytest -rA -p no:cacheprovider {ids}")
 
 
 @pytest.mark.docker
@@ -189,7 +192,8 @@ def test_runner_rewrite_in_docker_is_blocked_and_reruns_stay_honest(docker_engin
 
 
 def test_runner_rewrite_in_the_local_backend_changes_no_verdict(spec_for, make_diff):
-    r = _run(_runner_attack_spec(spec_for, make_diff), "local")
+    # the three pytest runs without the host's installed plug-ins (sandbox/conftest.py: LOCAL_TEST_COMMAND)
+    r = _run(_runner_attack_spec(spec_for, make_diff, prefix="PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 "), "local")
     assert r.status == "completed", r.reason
     # as the same user, the test may well rewrite the files; the runner runs from memory and each
     # phase gets control files afresh from the host, and a tree reset to the prepared state

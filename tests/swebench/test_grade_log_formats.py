@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from swebench.harness.constants import APPLY_PATCH_PASS, END_TEST_OUTPUT, START_TEST_OUTPUT
+
+from helpers import in_process
 
 HERE = Path(__file__).resolve().parent
 ROW = next(r for r in json.loads((HERE / "lite_rows.json").read_text()) if r["instance_id"] == "pydicom__pydicom-1413")
@@ -39,9 +40,9 @@ def grade(tmp: Path, logs: dict[str, str]) -> tuple[subprocess.CompletedProcess[
         (tmp / "logs" / folder).mkdir(parents=True)
         (tmp / "logs" / folder / "test_output.txt").write_text(text)
     env = {k: v for k, v in os.environ.items() if k != "EVALKIT_CONFIG"}
-    proc = subprocess.run([sys.executable, "-m", "evalkit", "swebench", "grade", str(rows), "--logs", str(tmp / "logs"),
-                           "--out", str(tmp / "report.json")], cwd=tmp, env=env, capture_output=True, text=True,
-                          timeout=300)
+    # in this process (helpers.in_process: the process's exit status and output, without an interpreter to start)
+    proc = in_process(["swebench", "grade", str(rows), "--logs", str(tmp / "logs"), "--out", str(tmp / "report.json")],
+                      cwd=tmp, env=env)
     report = json.loads((tmp / "report.json").read_text()) if (tmp / "report.json").is_file() else {}
     return proc, report
 
