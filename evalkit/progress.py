@@ -207,6 +207,8 @@ class RunState:
         self.group_durations: dict[Key, list[float]] = defaultdict(list)
         self.started: dict[str, float] = {}
         self.seen_stages: set[str] = set()
+        self._version = 0  # bumped by each change `means` depends on (a plan, a finished task)
+        self._means: tuple[int, dict[Key, float]] | None = None
         self.clock: Callable[[], float] = time.monotonic  # a recorded run's replay sets its own
         self.t0 = self.clock()
 
@@ -237,6 +239,7 @@ class RunState:
             self.planned = list(planned)
             self.total = total
             self.group_total = groups
+            self._version += 1
 
     def start(self, name: str) -> bool:
         """Note a task's start; True when it is the first of its stage to start."""
@@ -258,6 +261,7 @@ class RunState:
             self.group_done[key_of(name)] += 1
             if failed:
                 self.failed[stage] += 1
+            self._version += 1
 
     def class_of(self, system: str) -> str:
         return self.classes.get(system, "live") if system else "live"
@@ -281,8 +285,11 @@ class RunState:
         """Seconds a task of each planned group is expected to take: its finished tasks' mean (each at most
         ``OUTLIER`` times their median), shrunk (``SHRINK``) toward its class's in the same stage and suite
         (a canary that has not run yet is priced at the canaries that have), itself shrunk toward the prior
-        times `machine_factor`."""
+        times `machine_factor`. Computed once per change (a display frame asks three times, and again until the
+        next task ends)."""
         with self.lock:
+            if self._means is not None and self._means[0] == self._version:
+                return self._means[1]
             factor = self.machine_factor()
             pooled: dict[tuple[str, str, str], list[float]] = defaultdict(list)
             for key, ds in self.group_durations.items():
@@ -294,6 +301,7 @@ class RunState:
                 cls_mean = (_robust_sum(cds, prior) + SHRINK * prior) / (len(cds) + SHRINK) if cds else prior
                 ds = self.group_durations.get(key, [])
                 out[key] = (_robust_sum(ds, cls_mean) + SHRINK * cls_mean) / (len(ds) + SHRINK) if ds else cls_mean
+            self._means = (self._version, out)
             return out
 
     def measured_share(self) -> float:
