@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar, overload
 
@@ -252,6 +253,12 @@ def artifact_path(work: Path, stage: str, system: str, suite: str, case_id: str)
 
 RETRY_SUFFIX = ".retry"
 """Beside an artifact that recorded an infrastructure error: `<artifact>.retry`, its task reruns next time."""
+
+
+def marked_for_retry(path: Path | str) -> bool:
+    """An artifact (or a case's validation or health file) that recorded an infrastructure error has a `.retry`
+    marker: it is redone next run."""
+    return os.path.exists(f"{path}{RETRY_SUFFIX}")
 
 
 class StageResult(Protocol):

@@ -19,13 +19,12 @@ infrastructure errors (retried next run).
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evalkit.artifacts import ARTIFACT_FILES, RETRY_SUFFIX
+from evalkit.artifacts import ARTIFACT_FILES, marked_for_retry
 from evalkit.models import Model
 from evalkit.report.models import read_report
 
@@ -140,7 +139,7 @@ def pending_retries(work: Path, pairs: Iterable[tuple[str, str, str]]) -> dict[t
     for system, suite, case_id in pairs:
         folder = f"{work}/artifacts/{system}/{suite}/{case_id}/"  # artifact_path's, as plain strings: 16,000 of them
         for stage, name in files:
-            if not os.path.exists(f"{folder}{name}{RETRY_SUFFIX}"):
+            if not marked_for_retry(f"{folder}{name}"):
                 continue
             try:
                 reason = _retry_reason(json.loads(Path(folder + name).read_text(encoding="utf-8")))
@@ -165,7 +164,7 @@ def pending_case_checks(work: Path, cases: Iterable[tuple[str, str]]) -> dict[st
     for suite, case_id in cases:
         for check, field in CASE_CHECKS.items():
             path = f"{work}/{check}/{suite}/{case_id}.json"  # validation_path's and health_path's, as plain strings
-            if not os.path.exists(path + RETRY_SUFFIX):
+            if not marked_for_retry(path):
                 continue
             try:
                 raw = json.loads(Path(path).read_text(encoding="utf-8"))

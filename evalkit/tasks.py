@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, cast
 
-from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, RETRY_SUFFIX, ArtifactBase, artifact_path, read_optional,
+from evalkit.artifacts import (ARTIFACT_FILES, ARTIFACT_MODELS, ArtifactBase, artifact_path, marked_for_retry, read_optional,
                                write_artifact, write_with_retry_mark)
 from evalkit import envfail
 from evalkit.errors import InputError
@@ -118,11 +118,6 @@ def stage_chain(kind: str) -> list[str]:
     """The stages a (system, case) of a suite kind goes through, in order (the kind's)."""
 
     return kind_named(kind).stages
-
-
-def marked_for_retry(path: str) -> bool:
-    """An artifact that recorded an infrastructure error has a `.retry` marker: it is redone next run."""
-    return os.path.exists(path + RETRY_SUFFIX)
 
 
 # ---- actions (plain functions; they load the project once per process) -------------------------

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[1]
 REALDATA = Path(os.environ.get("EVALKIT_REALDATA") or REPO.parent / "shared" / "realdata")
@@ -268,3 +268,11 @@ def evalkit_at(args: list[str], cwd: Path, env: dict[str, str], timeout: float =
         return in_process(list(args), cwd=cwd, env=env)
     return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=env, capture_output=True,
                           text=True, timeout=timeout)
+
+
+def both(*steps: Callable[[Path], None]) -> Callable[[Path], None]:
+    """One change to a project folder made of several, in order (tests that parametrize over changes)."""
+    def go(root: Path) -> None:
+        for step in steps:
+            step(root)
+    return go

@@ -20,7 +20,7 @@ from typing import Callable
 
 import pytest
 
-from helpers import REPO, evalkit, evalkit_here, in_process, make_project
+from helpers import REPO, both, evalkit, evalkit_here, in_process, make_project
 
 KONVEYOR = REPO / "tests" / "importers" / "data" / "konveyor"
 
@@ -108,13 +108,6 @@ def latin1(rel: str, after: str) -> Callable[[Path], None]:
         data = p.read_bytes()
         assert after.encode() in data, (rel, after)
         p.write_bytes(data.replace(after.encode(), after.encode() + b" caf\xe9", 1))
-    return go
-
-
-def both(*steps: Callable[[Path], None]) -> Callable[[Path], None]:
-    def go(root: Path) -> None:
-        for step in steps:
-            step(root)
     return go
 
 

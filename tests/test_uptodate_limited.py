@@ -27,7 +27,7 @@ from doit.reporter import ExecutedOnlyReporter
 
 from evalkit import cli
 from evalkit.uptodate_manifest import MANIFEST, TASKS_MANIFEST, plan
-from helpers import evalkit, executed, make_project
+from helpers import both, evalkit, executed, make_project
 
 RAN: list[str] = []
 """Tasks with actions the synthetic graph's reporter saw start."""
@@ -161,17 +161,10 @@ def _touch(rel: str) -> Callable[[Path], None]:
     return touch
 
 
-def _both(*changes: Callable[[Path], None]) -> Callable[[Path], None]:
-    def change(root: Path) -> None:
-        for c in changes:
-            c(root)
-    return change
-
-
 # (id, change, whether the limited run must have loaded fewer tasks than all)
 GRAPH_CHANGES: list[tuple[str, Callable[[Path], None], bool]] = [
     ("edited source", _write("src/2", "two edited\n"), True),
-    ("edited source, same size and content after", _both(_write("src/2", "xxxx"), _write("src/2", "2\n\n\n")), True),
+    ("edited source, same size and content after", both(_write("src/2", "xxxx"), _write("src/2", "2\n\n\n")), True),
     ("source touched only", _touch("src/3"), True),
     ("edited intermediate target", _write("out/a1", "tampered\n"), True),
     ("deleted intermediate target", _unlink("out/b2"), True),

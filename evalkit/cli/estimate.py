@@ -18,7 +18,7 @@ import json
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import RETRY_SUFFIX
+from evalkit.artifacts import marked_for_retry
 from evalkit.cli import command, config_arg
 from evalkit.kind_registry import kind
 from evalkit.llm.pricing import unpriced_models
@@ -126,7 +126,7 @@ def ablation_containers(loaded: Loaded) -> tuple[int, int]:
         n = len(kd.ablations(case)[:cfg.validation.ablations])
         total += n
         path = health_code.health_path(cfg.work_path, case)
-        pending += 0 if path.exists() and not path.with_name(path.name + RETRY_SUFFIX).exists() else n
+        pending += 0 if path.exists() and not marked_for_retry(path) else n
     return total, pending
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.artifacts import ARTIFACT_FILES, RETRY_SUFFIX, artifact_path, read_optional
+from evalkit.artifacts import ARTIFACT_FILES, RETRY_SUFFIX, artifact_path, marked_for_retry, read_optional
 from evalkit.fsutil import atomic_write_text, digest, pretty_json, touch
 from evalkit.llm.cache import ResponseCache
 
@@ -81,7 +81,7 @@ def grade_current(cfg: Config, system: System, case: Case, grade_config: str) ->
 
     work = cfg.work_path
     path = artifact_path(work, "grade", system.name, case.suite, case.id)
-    if not path.exists() or Path(f"{path}{RETRY_SUFFIX}").exists():
+    if not path.exists() or marked_for_retry(path):
         return False
     try:
         output = read_optional(artifact_path(work, "generate", system.name, case.suite, case.id), "generate")
