@@ -139,11 +139,11 @@ def realdata_dir() -> Path:
 # (test_progress_eta 205 s of wall, 46 s of CPU in-process), one of them the last file of the run.
 # Re-measure with `--durations=60` (or the per-file table) when a file grows.
 HEAVY_FIRST = (
-    "test_cluster.py",
-    "test_canaries.py",
+    "test_canaries.py",  # demo_run, which test_cluster's demo test and test_report_identical read after it
+    "sandbox/test_image_build.py",
     "graders/test_judge_changes.py",
     "report/test_case_pages.py",
-    "sandbox/test_image_build.py",
+    "test_cluster.py",
     "test_site_fresh.py",
     "test_estimate_calls.py",
     "graders/test_judge_audit.py",
