@@ -10,7 +10,8 @@ site (plotly.js copied, schemas written, every page rendered) and measures the r
 every page's size. Targets at --cases 10000: render <= 8 s on a quiet 2-core machine (issue 32; issue 17
 asked 20 s), release index.html <= 300 KB, every page <= 1 MB (suite case lists are paginated, 500 cases a page).
 Case pages render in one forked process per CPU (`--workers 1`: in this process only).
-Last line: one JSON object with `render_s`, `render_cpu_s` (user + system, the workers' too), `index_kb`, `largest_suite_kb`, `largest_case_kb`,
+Last line: one JSON object with `render_s`, `render_cpu_s` (user + system, the workers' too), `render_sys_s` (the
+system part: mostly creating files), `file_create_ms` (what one new file costs this machine's file system), `index_kb`, `largest_suite_kb`, `largest_case_kb`,
 `largest_page_kb`, `rerender_s`, `pages`, `workers`, `load_avg` (1-minute, before the render), `within_targets`.
 """
 
@@ -207,8 +208,30 @@ def synthesize(site: Path, n_cases: int = 1000, n_systems: int = 4, release: str
 
 def _cpu_s() -> float:
     """User + system CPU seconds of this process and of its finished children (the forked case renderers)."""
+    return sum(_user_sys_s())
+
+
+def _user_sys_s() -> tuple[float, float]:
+    """User and system CPU seconds of this process and of its finished children."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return own.ru_utime + kids.ru_utime, own.ru_stime + kids.ru_stime
+
+
+def file_create_ms(folder: Path, n: int = 2000) -> float:
+    """What this machine's file system charges for one new file (ms): ``n`` empty files created in a new folder
+    beside the site, as a fresh site's pages are (each page is a new temporary file renamed into place). On the
+    2-core VM of issue 32 it varied from 0.025 to 0.8 ms from one round to the next; with ``render_sys_s`` it
+    says how much of a render's time the file system took (3.2 to 3.5 s of 26.5 to 27.4 s of CPU in three
+    10,000 x 4 renders at stop 31: the rest is building the pages)."""
+    scratch = Path(tempfile.mkdtemp(prefix=".fs-probe-", dir=folder))
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    try:
+        t0 = time.perf_counter()
+        for i in range(n):
+            os.close(os.open(scratch / f"p{i}.html", flags, 0o666))
+        return (time.perf_counter() - t0) * 1000 / n
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main() -> None:
@@ -236,11 +259,13 @@ def main() -> None:
         synth_s = time.perf_counter() - t0
         load = os.getloadavg()[0]
         workers = case_workers(args.cases) if args.workers is None else args.workers
-        cpu0 = _cpu_s()
+        create_ms = file_create_ms(tmp)
+        user0, sys0 = _user_sys_s()
         t0 = time.perf_counter()
         render_site(tmp, "bench", workers=workers)
         render_s = time.perf_counter() - t0
-        render_cpu_s = _cpu_s() - cpu0
+        user1, sys1 = _user_sys_s()
+        render_cpu_s, render_sys_s = user1 - user0 + sys1 - sys0, sys1 - sys0
         t0 = time.perf_counter()
         render_site(tmp, "bench", workers=workers)
         rerender_s = time.perf_counter() - t0
@@ -257,13 +282,15 @@ def main() -> None:
         ok = render_s <= 8 and biggest_kb <= 1024 and index_kb <= 300
         print(f"synthesized {args.cases} cases x {args.systems} systems in {synth_s:.2f} s")
         print(f"render_site: {render_s:.2f} s for {pages} pages (target <= 8 s; plotly.js copied, schemas "
-              f"written; CPU {render_cpu_s:.2f} s); re-render with nothing changed: {rerender_s:.2f} s")
+              f"written; CPU {render_cpu_s:.2f} s, of which system {render_sys_s:.2f} s; a new file costs this file "
+              f"system {create_ms:.3f} ms); re-render with nothing changed: {rerender_s:.2f} s")
         print(f"release index.html: {index_kb:.1f} KB (target <= 300); largest suite page {suites_kb:.1f} KB "
               f"({len(suite_pages)} suite pages)")
         print(f"largest case page: {largest.relative_to(tmp)} {largest_kb:.1f} KB; largest page of all: "
               f"{biggest.relative_to(tmp)} {biggest_kb:.1f} KB (target <= 1024)")
         print(json.dumps({"cases": args.cases, "systems": args.systems, "render_s": round(render_s, 3),
-                          "render_cpu_s": round(render_cpu_s, 3),
+                          "render_cpu_s": round(render_cpu_s, 3), "render_sys_s": round(render_sys_s, 3),
+                          "file_create_ms": round(create_ms, 3),
                           "index_kb": round(index_kb, 1), "largest_suite_kb": round(suites_kb, 1),
                           "largest_case_kb": round(largest_kb, 1), "largest_page_kb": round(biggest_kb, 1),
                           "rerender_s": round(rerender_s, 3), "pages": pages, "workers": workers,
