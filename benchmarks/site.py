@@ -206,13 +206,8 @@ def synthesize(site: Path, n_cases: int = 1000, n_systems: int = 4, release: str
     return report
 
 
-def _cpu_s() -> float:
-    """User + system CPU seconds of this process and of its finished children (the forked case renderers)."""
-    return sum(_user_sys_s())
-
-
 def _user_sys_s() -> tuple[float, float]:
-    """User and system CPU seconds of this process and of its finished children."""
+    """User and system CPU seconds of this process and of its finished children (the forked case renderers)."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + kids.ru_utime, own.ru_stime + kids.ru_stime
 

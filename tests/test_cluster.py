@@ -39,22 +39,25 @@ def workers_named(work: Path) -> collections.Counter[str]:
     return found
 
 
-def report_numbers(project: Path) -> object:
+def report_of(project: Path) -> dict:
+    """The project's one release report (site/<release>/report.json)."""
     (report_file,) = (project / "site").glob("*/report.json")
-    return numbers(json.loads(report_file.read_text(encoding="utf-8")))
+    return json.loads(report_file.read_text(encoding="utf-8"))
+
+
+def report_numbers(project: Path) -> object:
+    return numbers(report_of(project))
 
 
 CLUSTER_SELECT = ["migration/cdi-inject", "generation/petstore-tests", "rag/ejb-stateless-to-cdi",
                   "patch/round-half-up", "patch/truncate-limit", "agentic/catalog", "e2e/ledger"]
-"""Cases of every suite kind of the demo (the patch suite's validated and health-checked in Docker, one of them
-with a failing system): what the cluster runs of the demo. The whole demo once more would cost a minute of CPU
+"""Cases of every suite kind of the demo (the patch suite's validated and health-checked in Docker; there the
+empty system fails both and patch-bot resolves both): what the cluster runs of the demo. The whole demo once more would cost a minute of CPU
 and say nothing more about where stages run; its numbers are held to the golden copy by test_report_identical."""
 
 
-def case_numbers(project: Path, cases: set[tuple[str, str]]) -> object:
-    """The numbers of the report's rows of ``cases`` (suite, case id), pruned as the golden copy is."""
-    (report_file,) = (project / "site").glob("*/report.json")
-    report = json.loads(report_file.read_text(encoding="utf-8"))
+def case_numbers(report: dict, cases: set[tuple[str, str]]) -> object:
+    """The numbers of ``report``'s rows of ``cases`` (suite, case id), pruned as the golden copy is."""
     rows = sorted((c for c in report["cases"] if (c["suite"], c["case_id"]) in cases),
                   key=lambda c: (c["suite"], c["case_id"]))
     assert [(c["suite"], c["case_id"]) for c in rows] == sorted(cases), rows
@@ -74,10 +77,10 @@ def test_demo_on_two_workers_gives_the_local_numbers(docker_engine: str, tmp_pat
         made = workers_named(project / ".evalkit")
         addresses = set(cluster.worker_pids())
     local, _ = request.getfixturevalue("demo_run")  # asked for after the cluster run: it is usually done by then
-    moved = differences(case_numbers(local, selected), case_numbers(project, selected))
+    report = report_of(project)
+    moved = differences(case_numbers(report_of(local), selected), case_numbers(report, selected))
     assert not moved, "numbers of cases run on the cluster differ from the local run's:\n" + "\n".join(moved)
-    kinds = {s["kind"] for s in json.loads(next((project / "site").glob("*/report.json")).read_text())["suites"]
-             if any(suite == s["name"] for suite, _ in selected)}
+    kinds = {s["kind"] for s in report["suites"] if s["name"] in {suite for suite, _ in selected}}
     assert kinds == {"migration", "generation", "rag", "patch", "agentic", "e2e"}, kinds
     on_workers = {w: n for w, n in made.items() if w}
     assert set(on_workers) == addresses and all(n > 0 for n in on_workers.values()), made
@@ -89,7 +92,7 @@ def test_demo_on_two_workers_gives_the_local_numbers(docker_engine: str, tmp_pat
         elif path.name in ("output.json", "execution.json", "grades.json"):
             assert worker in addresses, path
     release = next((project / "site").glob("*/report.json")).parent
-    rows = {w["address"]: w for w in json.loads((release / "report.json").read_text(encoding="utf-8"))["workers"]}
+    rows = {w["address"]: w for w in report["workers"]}
     assert set(rows) == addresses and sum(w["calls"] for w in rows.values()) == sum(on_workers.values()), rows
     assert all(w["last_run_calls"] and w["last_run_seconds"] > 0 for w in rows.values()), rows
     page = (release / "index.html").read_text(encoding="utf-8")  # the release page's run section, per worker
