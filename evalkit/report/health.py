@@ -141,14 +141,12 @@ def add_health(cfg: Config, project: Project, rows: list[CaseRow], suites: list[
     cache.save()
     dupes = duplicates(project, lambda c: inputs[c.key].duplicate_keys)
     by_suite: dict[str, list[tuple[Case, CaseRow]]] = defaultdict(list)
-    healths: dict[str, CaseHealth | None] = {}
     for row in rows:
         case = cases.get(f"{row.suite}/{row.case_id}")
         if case is None:
             continue
         mine = inputs[case.key]
-        health = healths[case.key] = mine.health
-        row.health = case_badges(cfg, case, row, dupes.get(case.key, []), health, mine.status)
+        row.health = case_badges(cfg, case, row, dupes.get(case.key, []), mine.health, mine.status)
         if not kind(case.kind).execution.validated:  # no gold run to check, no ablation: said, not hidden
             row.health.detail.insert(0, f"not validated: a {case.kind} case has no reference run to check")
         by_suite[row.suite].append((case, row))
@@ -169,7 +167,7 @@ def add_health(cfg: Config, project: Project, rows: list[CaseRow], suites: list[
             h.broken += "broken" in b.badges
             h.flaky += "flaky" in b.badges
             h.unchecked += UNCHECKED in b.badges
-            got = healths[case.key]
+            got = inputs[case.key].health
             if got is not None:
                 h.ablation_containers += got.containers
                 h.ablation_seconds = round(h.ablation_seconds + got.seconds, 3)
