@@ -24,6 +24,7 @@ import re
 import tokenize
 from typing import TYPE_CHECKING
 
+from evalkit import pyast
 from evalkit.graders.declarations import structure, stubbed_bodies, supported
 from evalkit.models import Model
 
@@ -268,7 +269,7 @@ def python_elisions(text: str, legacy: str | None) -> list[str]:
         found.append(f"end of file: block opened by {code_lines[-1].strip()[:60]!r} has no body (cut off)")
     if legacy:
         try:
-            now, before = _functions(ast.parse(text)), _functions(ast.parse(legacy))
+            now, before = _functions(pyast.parse(text)), _functions(pyast.parse(legacy))
         except (SyntaxError, ValueError):
             return found
         for name, fn in now.items():

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from evalkit import pyast
 from evalkit.sandbox import guards
 from evalkit.sandbox.patchcheck import check_path
 
@@ -253,7 +254,7 @@ def _settings_change(before: Any, after: Any) -> str:
 def _plugin_code(source: str) -> str | None:
     """What in Python ``source`` registers a pytest plugin, implements a hook or reaches pytest's internals."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (SyntaxError, ValueError):
         return None
     for stmt in tree.body:
