@@ -114,6 +114,21 @@ def _unsealed_keys():
     fsutil._secrets.clear()
 
 
+@pytest.fixture(autouse=True)
+def _heap_not_left_frozen():
+    """A run freezes the heap (gc.freeze: evalkit.doitplus, evalkit.tasks, the case pages' render): a test that
+    runs one in this process gives it back (`gc.unfreeze`) before it ends. One that did not (a doit run with
+    evalkit's reporter) failed a later test of the same worker that counts what a render leaves frozen; it now
+    fails itself."""
+    import gc
+
+    yield
+    if gc.get_freeze_count():
+        left = gc.get_freeze_count()
+        gc.unfreeze()
+        pytest.fail(f"the test left {left} objects frozen (gc.freeze) in this process: unfreeze them when it ends")
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """``@pytest.mark.realdata(*parts)``: the test reads ../shared/realdata/<parts> (`helpers.realdata`:
     fails in CI when absent, skips elsewhere)."""

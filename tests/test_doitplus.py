@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import sqlite3
@@ -144,7 +145,6 @@ def test_parallel_run_leaves_the_process_streams_alone(tmp_path: Path) -> None:
 
 
 def test_reporter_freezes_the_graph_when_the_run_starts() -> None:
-    import gc
     import io
 
     gc.unfreeze()
@@ -196,7 +196,10 @@ def _dispatch_order(tmp_path: Path, metas: bool) -> list[str]:
                               "reporter": doitplus.ExecutedOnlyReporter, "verbosity": 0},
               "task_x": task_x, "task_y": task_y}
     # one worker thread: evalkit's runner (`-P thread`), which hands doit each finished task, in a fixed order
-    assert DoitMain(ModuleTaskLoader(module)).run(["run", "-n", "1", "-P", "thread"]) == 0
+    try:
+        assert DoitMain(ModuleTaskLoader(module)).run(["run", "-n", "1", "-P", "thread"]) == 0
+    finally:
+        gc.unfreeze()  # evalkit's reporter froze the heap when the run started (as evalkit.api.run gives it back)
     return ran
 
 

@@ -350,12 +350,16 @@ def _templates_loaded(env: Environment, missing: list[str]) -> Iterator[None]:
 def _heap_frozen() -> Iterator[None]:
     """While case pages render, the objects alive before (the report's rows, the templates, the modules: hundreds of
     thousands at 10,000 cases) stay out of the garbage collector's passes (`gc.freeze`): each full pass walked them
-    all again, every few hundred pages, in the parent and in each forked worker. Given back to it after."""
+    all again, every few hundred pages, in the parent and in each forked worker. Given back to it after, unless the
+    caller had frozen the heap already (a run's render task: evalkit.doitplus): gc cannot give back only part of it,
+    and what the caller froze stays so."""
+    caller_froze = gc.get_freeze_count() > 0
     gc.freeze()
     try:
         yield
     finally:
-        gc.unfreeze()
+        if not caller_froze:
+            gc.unfreeze()
 
 
 def _render_cases(env: Environment, site: Path, report: Report, nav: dict[str, Any], shared: str,

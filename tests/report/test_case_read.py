@@ -70,3 +70,17 @@ def test_render_leaves_nothing_frozen(tmp_path: Path, workers: int) -> None:
     with pytest.raises(ValidationError):
         render_site(tmp_path, "r1", workers=workers)
     assert gc.get_freeze_count() == 0
+
+
+def test_render_in_a_run_leaves_the_runs_freeze(tmp_path: Path) -> None:
+    """In a run the heap is frozen before the render task (evalkit.doitplus): the render does not give the run's
+    frozen objects back to the collector (gc has no partial unfreeze), and the run's end gives back everything."""
+    bench_site().synthesize(tmp_path, n_cases=5, n_systems=2, release="r1", seed=6)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        render_site(tmp_path, "r1", workers=1)
+        assert gc.get_freeze_count() >= frozen > 0
+    finally:
+        gc.unfreeze()
+    assert gc.get_freeze_count() == 0
