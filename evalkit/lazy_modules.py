@@ -8,14 +8,22 @@ the same module for the type checkers; the attribute is looked up in the real mo
 a ``sys.modules`` hit), so ``unittest.mock.patch`` on the real module is seen. tests/test_architecture.py counts
 every ``later()`` reference as an import: it must name a module that exists, of the same layer or below, and no
 cycle may go through one. Imports inside functions are left for heavy third-party modules (ragas, docker, jinja2).
+
+The first use is often in one of a run's task threads, several at once. Loads take turns (one lock for the
+process): a package whose ``__init__`` imports a submodule, loaded in one thread while another thread loads that
+submodule, is an import deadlock, which CPython breaks by failing one of the two imports (``_DeadlockError``, or
+"cannot import name ... from partially initialized module"); a validate task of a whole test run failed so.
 """
 
 from __future__ import annotations
 
 import importlib
+import threading
 from types import ModuleType
 
 __all__ = ["later"]
+
+_loading = threading.RLock()  # reentrant: a module being loaded may load another that it names with later()
 
 
 class Later(ModuleType):
@@ -23,11 +31,17 @@ class Later(ModuleType):
 
     def __init__(self, name: str) -> None:
         super().__init__(name, f"{name}, loaded on first use (evalkit.lazy_modules)")
+        self._real: ModuleType | None = None
 
     def __getattr__(self, attr: str) -> object:
         if attr.startswith("__"):  # copy, pickle and inspect probe dunders: not a use of the module
             raise AttributeError(attr)
-        return getattr(importlib.import_module(self.__name__), attr)
+        real = self._real
+        if real is None:
+            with _loading:
+                real = importlib.import_module(self.__name__)
+            self._real = real
+        return getattr(real, attr)
 
 
 def later(name: str) -> ModuleType:
