@@ -12,7 +12,9 @@ cycle may go through one. Imports inside functions are left for heavy third-part
 The first use is often in one of a run's task threads, several at once. Loads take turns (one lock for the
 process): a package whose ``__init__`` imports a submodule, loaded in one thread while another thread loads that
 submodule, is an import deadlock, which CPython breaks by failing one of the two imports (``_DeadlockError``, or
-"cannot import name ... from partially initialized module"); a validate task of a whole test run failed so.
+"cannot import name ... from partially initialized module"); a validate task of a whole test run failed so. A load
+that has waited `TURN_WAIT_S` for its turn goes ahead without it: the import system's own per-module locks, which a
+thread may hold while it waits for this one, must never make two threads wait for each other for ever.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from types import ModuleType
 __all__ = ["later"]
 
 _loading = threading.RLock()  # reentrant: a module being loaded may load another that it names with later()
+TURN_WAIT_S = 30.0
 
 
 class Later(ModuleType):
@@ -38,8 +41,12 @@ class Later(ModuleType):
             raise AttributeError(attr)
         real = self._real
         if real is None:
-            with _loading:
+            turn = _loading.acquire(timeout=TURN_WAIT_S)
+            try:
                 real = importlib.import_module(self.__name__)
+            finally:
+                if turn:
+                    _loading.release()
             self._real = real
         return getattr(real, attr)
 

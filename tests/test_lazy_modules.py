@@ -68,3 +68,28 @@ def test_a_module_loaded_later_is_the_real_module(package: str) -> None:
     assert sys.modules[f"{package}.sub"].VALUE == "sub"
     with pytest.raises(AttributeError):
         sub.__wrapped__  # noqa: B018 (dunders are not a use of the module)
+
+
+def test_a_load_that_waits_too_long_for_its_turn_goes_ahead(package: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread holding the turn while it waits on the import system's lock of a module another thread loads
+    (which then waits for the turn) would hang both: after `TURN_WAIT_S` the load goes ahead without its turn."""
+    from evalkit import lazy_modules
+
+    monkeypatch.setattr(lazy_modules, "TURN_WAIT_S", 0.2)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lazy_modules._loading:
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        held.wait(30)
+        started = time.monotonic()
+        assert later(f"{package}.sub").VALUE == "sub"  # type: ignore[attr-defined]
+        assert 0.2 <= time.monotonic() - started < 10
+    finally:
+        release.set()
+        holder.join(30)
