@@ -25,6 +25,8 @@ NAME_RE = NAME_PATTERN  # the one name rule (evalkit.names): system names and re
 PACKAGE_PLACEHOLDER = "{evalkit}"
 """A config path starting so names a file of the installed evalkit package (see `Config.resolve`)."""
 PACKAGE_DIR = Path(__file__).resolve().parent
+TEMPLATE_CACHE_ENV = "EVALKIT_TEMPLATE_CACHE"
+"""A folder for compiled templates that projects share (`Config.template_cache`); unset: each project's own."""
 Name = Annotated[str, Field(pattern=NAME_RE, max_length=NAME_MAX)]
 
 
@@ -375,6 +377,14 @@ class Config(Model):
         return self.resolve(self.site_dir)
 
     @property
+    def template_cache(self) -> Path:
+        """Compiled templates (Jinja's bytecode cache): ``<work_dir>/cache/jinja``, or the folder
+        ``$EVALKIT_TEMPLATE_CACHE`` names, which projects can share: an entry is keyed by the template's file and
+        checked against its source's hash, so a project only ever loads what its own templates compile to."""
+        shared = os.environ.get(TEMPLATE_CACHE_ENV)
+        return Path(shared).resolve() if shared else self.work_path / "cache" / "jinja"
+
+    @property
     def executor_name(self) -> str:
         """The executor's registered name."""
         return self.executor if isinstance(self.executor, str) else next(iter(self.executor))
@@ -546,5 +556,5 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
             raise problem
     cfg._left_out = [problem for _, problem in bad_names]
 
-    confine_writes(cfg.work_path, cfg.site_path)  # every later write must land below one of these
+    confine_writes(cfg.work_path, cfg.site_path, cfg.template_cache)  # every later write must land below one of these
     return cfg

@@ -240,7 +240,7 @@ def run_render(config: str, release: str) -> bool:
     loaded = load(config)
     cfg = loaded.config
     page = render_code.render_site(cfg.site_path, release, cfg.resolve(cfg.templates_dir) if cfg.templates_dir else None,
-                       cache_dir=cfg.work_path / "cache" / "jinja")
+                       cache_dir=cfg.template_cache)
     if release == cfg.release:
         print(f"evalkit: report for release {release} -> open {os.path.relpath(page)}")
     return True

@@ -87,6 +87,17 @@ def _run_demo(tmp_path_factory: pytest.TempPathFactory,
     return project, proc
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _shared_template_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The `evalkit` processes the tests start share one folder of compiled templates (EVALKIT_TEMPLATE_CACHE,
+    evalkit.config.Config.template_cache): each new project compiled the site's templates again (0.3 s of CPU per
+    first render), a few hundred times in a whole run. A test that gives a process its own environment, or sets
+    the variable itself, is left as it is."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if hasattr(request.config, "workerinput") else base  # pytest-N/, all workers' parent
+    os.environ.setdefault("EVALKIT_TEMPLATE_CACHE", str(shared / "template-cache"))
+
+
 @pytest.fixture(autouse=True)
 def _unconfined_writes():
     """Loading a project confines this process's writes to its folders (evalkit.fsutil.confine_writes):

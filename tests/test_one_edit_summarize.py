@@ -53,7 +53,7 @@ def summarize_and_render_here(project: Path, workers: int) -> None:
     cfg = loaded.config
     summarize(cfg, loaded.project)
     render_site(cfg.site_path, cfg.release, cfg.resolve(cfg.templates_dir) if cfg.templates_dir else None,
-                cache_dir=cfg.work_path / "cache" / "jinja", workers=workers)
+                cache_dir=cfg.template_cache, workers=workers)
 
 
 def test_one_edit_rerun_writes_what_a_from_scratch_summarize_and_render_write(project: Path,

@@ -319,7 +319,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         cfg = load_config(args.config)
         site = cfg.site_path
         tdir = cfg.resolve(cfg.templates_dir) if cfg.templates_dir else None
-        cache = cfg.work_path / "cache" / "jinja"
+        cache = cfg.template_cache
     if not (site / "manifest.json").exists() and not any(site.glob("*/report.json")):
         raise InputError(Problem(str(site), None, "no report site here (no manifest.json, no <release>/report.json); "
                                  "run `evalkit run` first or pass --site"))

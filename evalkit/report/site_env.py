@@ -11,9 +11,11 @@ import difflib
 import json
 import math
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2.bccache import Bucket
 from markupsafe import Markup, escape
 
 from evalkit.difflines import line_class
@@ -73,11 +75,31 @@ def environment(tdir: Path | None = None, cache_dir: Path | None = None) -> Envi
     return env
 
 
+class ContentBytecodeCache(FileSystemBytecodeCache):
+    """Jinja's bytecode cache, keyed by template name and source rather than name and file path: projects that
+    hold the same templates (`templates_dir` copies of the shipped ones) use one compiled copy, in a folder they
+    share (`Config.template_cache`). A template loaded from it names its own file (tracebacks, ``__file__``)."""
+
+    def get_bucket(self, environment: Environment, name: str, filename: str | None, source: str) -> Bucket:
+        checksum = self.get_source_checksum(source)
+        bucket = Bucket(environment, self.get_cache_key(name, checksum), checksum)
+        self.load_bytecode(bucket)
+        if bucket.code is not None and filename is not None and bucket.code.co_filename != filename:
+            bucket.code = _refiled(bucket.code, filename)
+        return bucket
+
+
+def _refiled(code: CodeType, filename: str) -> CodeType:
+    """``code`` and the code objects it holds, compiled from ``filename``."""
+    consts = tuple(_refiled(c, filename) if isinstance(c, CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
+
+
 def _bytecode_cache(cache_dir: Path | None) -> FileSystemBytecodeCache | None:
     if cache_dir is None:
         return None
     ensure_dir(cache_dir)
-    return FileSystemBytecodeCache(str(cache_dir))
+    return ContentBytecodeCache(str(cache_dir))
 
 
 _STATUS_SYMBOL = {"ok": "✓", "error": "✗", "timeout": "⏱", "infra_error": "⚠", "broken": "⊘", "skipped": "–",
