@@ -379,8 +379,9 @@ class Config(Model):
     @property
     def template_cache(self) -> Path:
         """Compiled templates (Jinja's bytecode cache): ``<work_dir>/cache/jinja``, or the folder
-        ``$EVALKIT_TEMPLATE_CACHE`` names, which projects can share: an entry is keyed by the template's file and
-        checked against its source's hash, so a project only ever loads what its own templates compile to."""
+        ``$EVALKIT_TEMPLATE_CACHE`` names, which projects can share: an entry is keyed by the template's name and
+        source (evalkit.report.site_env.ContentBytecodeCache), so a project only ever loads what its own templates
+        compile to."""
         shared = os.environ.get(TEMPLATE_CACHE_ENV)
         return Path(shared).resolve() if shared else self.work_path / "cache" / "jinja"
 
