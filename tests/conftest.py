@@ -134,8 +134,8 @@ def _heap_not_left_frozen():
     import gc
 
     yield
-    if gc.get_freeze_count():
-        left = gc.get_freeze_count()
+    left = gc.get_freeze_count()
+    if left:
         gc.unfreeze()
         pytest.fail(f"the test left {left} objects frozen (gc.freeze) in this process: unfreeze them when it ends")
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 from pathlib import Path
 
-import evalkit.tasks
-from evalkit import project
+from evalkit.api import _run_environment
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -15,12 +13,8 @@ REPO = Path(__file__).resolve().parents[1]
 def test_dodo_defines_every_default_task_group() -> None:
     spec = importlib.util.spec_from_file_location("dodo_under_test", REPO / "dodo.py")
     dodo = importlib.util.module_from_spec(spec)
-    try:
+    with _run_environment():  # as a run in this process (evalkit.api): the graph dropped, the heap unfrozen after
         spec.loader.exec_module(dodo)  # type: ignore[union-attr]
-    finally:  # as a run in this process ends (evalkit.api): the graph dropped, the heap unfrozen
-        evalkit.tasks._graph = None
-        project.forget()
-        gc.unfreeze()
     defaults = dodo.DOIT_CONFIG["default_tasks"]
     groups = {name[len("task_"):] for name in vars(dodo) if name.startswith("task_")}
     assert "audit" in defaults and set(defaults) <= groups, sorted(set(defaults) - groups)
