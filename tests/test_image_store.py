@@ -2,7 +2,10 @@
 SWE-bench image plan of `evalkit estimate` on the real SWE-bench Lite rows.
 
 Images are made with `docker import` of a tiny tarball of random bytes (no shared layers, so each one's
-size is its own), under unique tags, and removed at the end whatever happens.
+size is its own), under unique tags, and removed at the end whatever happens. The Docker engine is shared
+with every other test worker (their base image, the images their tests build), so an eviction here only
+ever sees this test's own images (`only_these_images`), and the whole run's cap is one nothing needs to
+be evicted for: a cap the store cannot meet would remove the other workers' images mid-test.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from pathlib import Path
 
 import pytest
 
+import evalkit.sandbox.image_store as image_store
 from evalkit.fsutil import confine_writes
-from evalkit.sandbox.image_store import (LABEL, ImageRecord, ImageRecords, evict_over_cap, load_records, record_use,
-                                         save_records, store_bytes, store_images)
+from evalkit.sandbox.dockerclient import client
+from evalkit.sandbox.image_store import (ImageRecord, ImageRecords, build_labels, built_by_evalkit, evict_over_cap,
+                                         load_records, record_use, save_records, store_bytes, store_images)
 from evalkit.swebench.image_plan import PER_IMAGE_BYTES, harness_image_name
 from helpers import evalkit, patch_project, realdata
 
@@ -31,27 +36,56 @@ def docker(*args: str) -> str:
 
 
 def tiny_image(tmp: Path, tag: str, labelled: bool, kb: int = 64) -> str:
-    """A one-file image of ``kb`` KiB random bytes, labelled as evalkit's or not; its id."""
+    """A one-file image of ``kb`` KiB random bytes, labelled as one evalkit built (under ``tag``) or not; its id."""
     tar = tmp / f"{uuid.uuid4().hex}.tar"
     blob = tmp / "blob"
     blob.write_bytes(os.urandom(kb * 1024))
     with tarfile.open(tar, "w") as t:
         t.add(blob, arcname="blob")
-    docker("import", *(["-c", f"LABEL {LABEL}=test"] if labelled else []), str(tar), tag)
+    labels = [a for k, v in build_labels("test", tag).items() for a in ("-c", f"LABEL {k}={v}")] if labelled else []
+    docker("import", *labels, str(tar), tag)
     return docker("image", "inspect", "-f", "{{.Id}}", tag)
+
+
+class _OnlyTheseImages:
+    """The Docker client, but its `df` lists only the images of ``ids``: the store as this test made it, whatever
+    the other test workers have on the shared engine (removals still go to the real engine)."""
+
+    def __init__(self, ids: set[str]) -> None:
+        self._ids = ids
+
+    def df(self) -> dict:
+        found = client().df()
+        return {**found, "Images": [row for row in found.get("Images") or [] if row["Id"] in self._ids]}
+
+    def __getattr__(self, name: str):
+        return getattr(client(), name)
+
+
+@pytest.fixture
+def only_these_images(monkeypatch: pytest.MonkeyPatch):
+    """Call with the ids of the test's own images: from then on the image store sees only those."""
+
+    def scope(ids: set[str]) -> None:
+        view = _OnlyTheseImages(ids)
+        monkeypatch.setattr(image_store, "client", lambda: view)
+
+    return scope
 
 
 def present(tag: str) -> bool:
     return subprocess.run(["docker", "image", "inspect", tag], capture_output=True).returncode == 0
 
 
-def test_cap_evicts_the_least_recently_used_evalkit_images_only(tmp_path: Path, docker_engine: str) -> None:
+def test_cap_evicts_the_least_recently_used_evalkit_images_only(tmp_path: Path, docker_engine: str,
+                                                                only_these_images) -> None:
     confine_writes(tmp_path)
     run = uuid.uuid4().hex[:10]
     tags = {k: f"evalkit-test-store/{k}:{run}" for k in ("busy", "needed", "foreign", "old", "pulled", "recent")}
     container = None
     try:
         ids = {k: tiny_image(tmp_path, tag, labelled=k not in ("foreign", "pulled")) for k, tag in tags.items()}
+        only_these_images(set(ids.values()))
         container = docker("create", tags["busy"], "/blob")  # a stopped container made from it
         used = {"foreign": "1990", "busy": "1999", "needed": "1999-06", "old": "2000-01", "pulled": "2000-06",
                 "recent": "2030"}
@@ -88,6 +122,31 @@ def test_cap_evicts_the_least_recently_used_evalkit_images_only(tmp_path: Path, 
             subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)
 
 
+def test_an_image_built_from_evalkits_is_not_evalkits(tmp_path: Path, docker_engine: str, only_these_images) -> None:
+    """Docker copies a parent's labels into an image built FROM it: someone's image on evalkit's base carries
+    evalkit's labels, but not the name evalkit built the base as, so no cap ever evicts it."""
+    run = uuid.uuid4().hex[:10]
+    parent_tag, child_tag = f"evalkit-test-store/parent:{run}", f"evalkit-test-store/theirs:{run}"
+    try:
+        parent = tiny_image(tmp_path, parent_tag, labelled=True)
+        ctx = tmp_path / "ctx"
+        ctx.mkdir()
+        (ctx / "Dockerfile").write_text(f"FROM {parent_tag}\nLABEL theirs=1\n")
+        docker("build", "-q", "-t", child_tag, str(ctx))
+        child = docker("image", "inspect", "-f", "{{.Id}}", child_tag)
+        labels = client().images.get(child_tag).labels
+        assert labels[image_store.LABEL] == "test" and labels[image_store.NAME_LABEL] == parent_tag  # inherited
+        assert built_by_evalkit(labels, [parent_tag]) and not built_by_evalkit(labels, [child_tag])
+        only_these_images({parent, child})
+        assert [i.id for i in store_images(ImageRecords())] == [parent]
+        said: list[str] = []
+        evict_over_cap(tmp_path, 1e-12, [], said.append)
+        assert present(child_tag) and not present(parent_tag)  # the parent's name goes; their image stays
+    finally:
+        for tag in (child_tag, parent_tag):
+            subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)
+
+
 def test_record_use_tells_pulled_from_present(tmp_path: Path) -> None:
     confine_writes(tmp_path)
     first = record_use(tmp_path, {"a:1": "sha256:a", "b:1": "sha256:b", "gone:1": None},
@@ -103,7 +162,7 @@ def test_record_use_tells_pulled_from_present(tmp_path: Path) -> None:
 def test_run_lists_its_images_with_sizes_and_records_their_use(tmp_path: Path, docker_engine: str) -> None:
     project = patch_project(tmp_path / "proj", cases=["slug-lowercase"], systems=("gold",))
     with open(project / "evalkit.yaml", "a", encoding="utf-8") as fh:
-        fh.write("  image_store_gb: 0.000001\n")
+        fh.write("  image_store_gb: 1000\n")  # the cap is applied, and needs no eviction (see the module doc)
     proc = evalkit(project, "run", "-q")
     base = "evalkit/python-pytest:bookworm"
     size = int(docker("image", "inspect", "-f", "{{.Size}}", base))

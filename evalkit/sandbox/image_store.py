@@ -1,9 +1,12 @@
 """The image store: evalkit's sandbox images on this Docker host, their sizes, and eviction under a cap.
 
-Which images are evalkit's: those carrying the label ``evalkit.image`` (every image evalkit builds:
-the base image, a case's ``dockerfile_dir``), and those the project's use record says a run of this
-project pulled or built (an image that was on the host before a run needed it is never evalkit's).
-Nothing else on the host is ever removed.
+Which images are evalkit's: those evalkit built (the base image, a case's ``dockerfile_dir``), and those
+the project's use record says a run of this project pulled or built (an image that was on the host before
+a run needed it is never evalkit's). Nothing else on the host is ever removed. evalkit labels what it
+builds with ``evalkit.image`` (what built it) and ``evalkit.image.name`` (the name it was built as), and
+an image counts as built by evalkit only while that name is one of its own tags: Docker copies a parent's
+labels into every image built ``FROM`` it, so an image someone builds on evalkit's base carries both
+labels too, under a name of its own (`built_by_evalkit`).
 
 When an image was last used: the project's use record (``<work>/image-store.json``), which ``evalkit
 run`` updates at its end for every image the run needed (Docker keeps no last-use time of an image);
@@ -35,6 +38,21 @@ log = logging.getLogger(__name__)
 
 LABEL = "evalkit.image"
 """The label evalkit puts on every image it builds (value: what built it)."""
+NAME_LABEL = "evalkit.image.name"
+"""The label evalkit puts on every image it builds beside `LABEL`: the name (repository:tag) it built it as."""
+
+
+def build_labels(what: str, name: str) -> dict[str, str]:
+    """The labels of an image evalkit builds as ``name`` (``what``: base, case)."""
+    return {LABEL: what, NAME_LABEL: name}
+
+
+def built_by_evalkit(labels: dict[str, str] | None, tags: Iterable[str]) -> bool:
+    """Whether an image with these labels and tags is one evalkit built: labelled, and still tagged with the
+    name it was built as. An image built FROM one of evalkit's inherits both labels but not the tag; an
+    image labelled by an evalkit older than `NAME_LABEL` counts only through the project's use record."""
+    labels = labels or {}
+    return LABEL in labels and labels.get(NAME_LABEL, "") in set(tags)
 RECORD_FILE = "image-store.json"
 """The project's use record, in its work folder."""
 GB = 1_000_000_000
@@ -134,11 +152,12 @@ def _created_iso(created: object) -> str:
 
 
 def store_images(records: ImageRecords) -> list[StoredImage]:
-    """The evalkit images on the host (labelled, or pulled/built by this project's runs), oldest use first."""
+    """The evalkit images on the host (built by evalkit, `built_by_evalkit`, or pulled/built by this project's runs),
+    oldest use first."""
     out = []
     for row in client().df().get("Images") or []:
         rec = records.images.get(row["Id"])
-        labelled = LABEL in (row.get("Labels") or {})
+        labelled = built_by_evalkit(row.get("Labels"), row.get("RepoTags") or [])
         if not labelled and (rec is None or rec.origin == "present"):
             continue  # not evalkit's: never touched
         last, where = (rec.last_used, "record") if rec and rec.last_used else (_created_iso(row.get("Created")), "docker created")

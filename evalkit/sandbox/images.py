@@ -5,8 +5,8 @@ own: when it is absent, ``build_base_image`` builds it from the recipe shipped i
 ``evalkit/sandbox/base_image/``: its Dockerfile where a registry answers, else Debian packages
 (``from-debian.sh``: debootstrap bookworm + docker import; needs root and a Debian mirror).
 ``evalkit run`` does so in one task before any execute or validate task (evalkit.tasks).
-Every image evalkit builds carries the label ``evalkit.image`` (evalkit.sandbox.image_store: what
-``sandbox.image_store_gb`` may evict).
+Every image evalkit builds carries the labels ``evalkit.image`` and ``evalkit.image.name``
+(evalkit.sandbox.image_store.build_labels: what ``sandbox.image_store_gb`` may evict).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from docker.models.images import Image
 
 from evalkit.sandbox.dockerclient import client
 from evalkit.sandbox.image_errors import ImageUnavailable
-from evalkit.sandbox.image_store import LABEL
+from evalkit.sandbox.image_store import build_labels
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
@@ -69,7 +69,7 @@ def ensure_image(name: str, dockerfile_dir: str | None = None) -> str:
         else:
             try:
                 image, _logs = client().images.build(path=str(dockerfile_dir), tag=name, rm=True, forcerm=True,
-                                                     labels={LABEL: "case"})
+                                                     labels=build_labels("case", name))
                 return _built_id(image, name)
             except (docker.errors.BuildError, docker.errors.APIError) as exc:
                 attempts.append(f"build of {dockerfile_dir} failed: {_first_line(exc)}")
@@ -112,7 +112,7 @@ def build_base_image(name: str, say=print) -> str:
         say(f"evalkit: sandbox image {name} is absent: building it from {RECIPE_DIR / 'Dockerfile'}")
         try:
             image, _logs = client().images.build(path=str(RECIPE_DIR), tag=name, rm=True, forcerm=True,
-                                                 labels={LABEL: "base"})
+                                                 labels=build_labels("base", name))
             say(f"evalkit: built {name} in {time.monotonic() - start:.0f} s")
             return _built_id(image, name)
         except (docker.errors.BuildError, docker.errors.APIError) as exc:

@@ -51,6 +51,7 @@ tar --numeric-owner -C "$ROOTFS" -c . | docker import \
     -c 'ENV HOME=/home/evalkit LANG=C.UTF-8 PYTHONDONTWRITEBYTECODE=1' \
     -c 'CMD ["/bin/sh"]' \
     -c 'LABEL evalkit.image=base' \
+    -c "LABEL evalkit.image.name=$TAG" \
     -m "evalkit sandbox base: debootstrap bookworm minbase + python3-pytest git patch" \
     - "$TAG"
 
