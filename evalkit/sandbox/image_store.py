@@ -40,6 +40,9 @@ LABEL = "evalkit.image"
 """The label evalkit puts on every image it builds (value: what built it)."""
 NAME_LABEL = "evalkit.image.name"
 """The label evalkit puts on every image it builds beside `LABEL`: the name (repository:tag) it built it as."""
+RECORD_FILE = "image-store.json"
+"""The project's use record, in its work folder."""
+GB = 1_000_000_000
 
 
 def build_labels(what: str, name: str) -> dict[str, str]:
@@ -47,15 +50,12 @@ def build_labels(what: str, name: str) -> dict[str, str]:
     return {LABEL: what, NAME_LABEL: name}
 
 
-def built_by_evalkit(labels: dict[str, str] | None, tags: Iterable[str]) -> bool:
+def built_by_evalkit(labels: dict[str, str] | None, tags: list[str]) -> bool:
     """Whether an image with these labels and tags is one evalkit built: labelled, and still tagged with the
     name it was built as. An image built FROM one of evalkit's inherits both labels but not the tag; an
     image labelled by an evalkit older than `NAME_LABEL` counts only through the project's use record."""
     labels = labels or {}
-    return LABEL in labels and labels.get(NAME_LABEL, "") in set(tags)
-RECORD_FILE = "image-store.json"
-"""The project's use record, in its work folder."""
-GB = 1_000_000_000
+    return LABEL in labels and labels.get(NAME_LABEL) in tags
 
 
 class ImageRecord(Model):

@@ -45,6 +45,7 @@ chroot "$ROOTFS" /usr/bin/apt-get clean
 rm -rf "$ROOTFS"/var/lib/apt/lists/* "$ROOTFS"/var/cache/apt/*.bin "$ROOTFS"/var/log/*.log \
        "$ROOTFS"/usr/share/doc/* "$ROOTFS"/usr/share/man/* "$ROOTFS"/usr/share/locale/*
 
+# The labels are evalkit.sandbox.image_store.build_labels("base", TAG): what the image store counts as evalkit's.
 tar --numeric-owner -C "$ROOTFS" -c . | docker import \
     -c 'USER evalkit' \
     -c 'WORKDIR /work' \
