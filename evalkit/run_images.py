@@ -1,7 +1,8 @@
 """The sandbox images a run needs, with their sizes, and the image store's cap applied after a run.
 
-``evalkit run`` lists the images its selected cases run in when it starts (``<work>/sandbox-images.json``:
-name, cases, Docker's size when present; the report's "Sandbox images" table reads it), records at its end
+``evalkit run``, and plain ``doit`` in its ``images:run`` task (evalkit.tasks.images_bracket), lists the
+images its selected cases run in when it starts (``<work>/sandbox-images.json``: name, cases, Docker's size
+when present; the report's "Sandbox images" table reads it), records at its end
 that it used them (evalkit.sandbox.image_store's use record) and, with ``sandbox.image_store_gb`` set,
 evicts the least recently used evalkit images over the cap, never one of this run's. ``evalkit estimate``
 prints the same list and, for SWE-bench cases whose tree is in SWE-bench's images, the image plan
@@ -117,6 +118,16 @@ def read_run_images(work: Path) -> list[SandboxImage]:
         return RunImages.model_validate_json((work / IMAGES_FILE).read_text(encoding="utf-8")).images
     except (FileNotFoundError, ValidationError, UnicodeDecodeError):
         return []
+
+
+def listed_sizes(work: Path) -> dict[str, int | None] | None:
+    """`before_run`'s answer, read back from the list it wrote (plain `doit`'s teardown runs in a later action):
+    name -> size, None when no image is listed or no daemon answered."""
+    try:
+        listed = RunImages.model_validate_json((work / IMAGES_FILE).read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValidationError, UnicodeDecodeError):
+        return None
+    return {i.name: i.size_bytes for i in listed.images} if listed.docker and listed.images else None
 
 
 def after_run(cfg: Config, sizes_before: dict[str, int | None] | None) -> None:

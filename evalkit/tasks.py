@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.report import render as render_code
     from evalkit.report import site as site_code
     from evalkit.report import summarize as summarize_code
+    from evalkit import run_images
     from evalkit import tempdirs
     from evalkit.stages import validate as validate_code
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
@@ -73,6 +74,7 @@ else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only t
     render_code = later("evalkit.report.render")
     site_code = later("evalkit.report.site")
     summarize_code = later("evalkit.report.summarize")
+    run_images = later("evalkit.run_images")
     tempdirs = later("evalkit.tempdirs")
     validate_code = later("evalkit.stages.validate")
 
@@ -83,6 +85,8 @@ tee per action, and with `-n N -P thread` the actions restore each other's tees:
 become a chain of thousands of tees and the final flush fails (exit 120 after a 12,000-task run).
 Uncaptured, an action writes to the real streams (stderr shown as before, tracebacks included)."""
 
+BEFORE_ALL = {"priority": -1}
+"""The ``meta`` of plain `doit`'s `images:run` (`images_bracket`): before every other task."""
 FIRST = {"priority": 0}
 EARLY = {"priority": 1}
 """The ``meta`` of the tasks a first run should start before the others: doit dispatches by it
@@ -246,6 +250,21 @@ def run_render(config: str, release: str) -> bool:
     return True
 
 
+def run_images_before(config: str) -> bool:
+    """`images:run`'s action: list the images the run needs, with their sizes (evalkit.run_images.before_run)."""
+    g = graph()
+    run_images.before_run(g.cfg, g.run_cases())
+    return True
+
+
+def run_images_after(config: str) -> bool:
+    """`images:run`'s teardown, once every task is done: record their use and apply ``sandbox.image_store_gb``
+    (evalkit.run_images.after_run, with the sizes the list holds from the start)."""
+    cfg = load(config).config
+    run_images.after_run(cfg, run_images.listed_sizes(cfg.work_path))
+    return True
+
+
 # ---- task generators ---------------------------------------------------------------------------
 
 class Graph:
@@ -289,6 +308,19 @@ class Graph:
         inputs = case.inputs  # a kind that runs tests has an image (and a patch case may build its own)
         return (uses_images(self.cfg.sandbox.backend) and not getattr(inputs, "dockerfile_dir", None)
                 and getattr(inputs, "image", None) == self.cfg.sandbox.base_image)
+
+    def run_cases(self) -> list[Case]:
+        """The run's cases, each once (the images they need are the run's, `evalkit.run_images`)."""
+        return list({c.key: c for _, c in self.pairs}.values())
+
+    def images_run_task(self) -> dict[str, Any] | None:
+        """Plain `doit`'s `images:run` when a case runs in an image (`evalkit.run_images.needed_images`), else None."""
+        if not run_images.needed_images(self.cfg, self.run_cases()):
+            run_images.before_run(self.cfg, [])  # no image: a list left by an earlier run goes
+            return None
+        return {"name": "run", "actions": [(run_images_before, [self.config])],
+                "teardown": [(run_images_after, [self.config])], "uptodate": [False],
+                "verbosity": 2, "io": NO_CAPTURE, "meta": BEFORE_ALL}
 
     def image_task(self) -> dict[str, Any] | None:
         """`sandbox_image:build` when a selected case runs in the base image, else None."""
@@ -535,6 +567,18 @@ def task_sandbox_image() -> Iterator[dict[str, Any]]:
     """Build evalkit's sandbox base image before any execute task when Docker answers and lacks it."""
     yield {"basename": "sandbox_image", "name": None, "doc": task_sandbox_image.__doc__}
     task = graph().image_task()
+    if task is not None:
+        yield task
+
+
+def images_bracket() -> Iterator[dict[str, Any]]:
+    """Sandbox images: list the run's with their sizes first; record their use and apply the cap last.
+
+    Plain `doit` only (dodo.py's ``task_images``): before any task, ``<work>/sandbox-images.json``; once every
+    task is done (a doit teardown), the use record and ``sandbox.image_store_gb``. `evalkit run` does both
+    around its doit run itself (its no-op runs too), so the group is not among its ``task_*``."""
+    yield {"basename": "images", "name": None, "doc": images_bracket.__doc__}
+    task = graph().images_run_task()
     if task is not None:
         yield task
 

@@ -72,6 +72,13 @@ PATCH_SYSTEMS = {
 }
 
 
+def plain_doit(project: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`doit -f <repo>/dodo.py` with the project's config: the same graph without evalkit's CLI."""
+    full = {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), **(env or {})}
+    return subprocess.run([sys.executable, "-m", "doit", "-f", str(REPO / "dodo.py"), "-d", str(project)],
+                          cwd=str(project), env=full, capture_output=True, text=True, timeout=300)
+
+
 def patch_project(root: Path, backend: str = "docker", cases: list[str] | None = None,
                   systems: tuple[str, ...] = ("patch-bot", "gold", "empty")) -> Path:
     """A project holding a copy of the repo's patch suite (its suite.yaml and shared `_src/`, every

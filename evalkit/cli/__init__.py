@@ -171,7 +171,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     cfg = tasks.graph().cfg
     envfail.clear()
     os.environ["EVALKIT_RUN_ID"] = f"{os.getpid()}.{time.time_ns()}"  # evalkit.llm.client: in-run de-dup
-    run_cases = list({c.key: c for _, c in tasks.graph().pairs}.values())
+    run_cases = tasks.graph().run_cases()
     images_before = run_images.before_run(cfg, run_cases)  # the images it needs, with sizes, for the report
     with interrupted_code.run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
         code = _doit_unless_noop(module, argv, args, cfg.work_path)
