@@ -83,14 +83,18 @@ def image_rows(needed: dict[str, int], sizes: dict[str, int | None]) -> list[San
 
 
 def local_sizes(names: Iterable[str]) -> dict[str, int | None] | None:
-    """Docker's size of each local image (None for one absent); None when no daemon answers."""
-    from evalkit.sandbox.dockerclient import docker_available  # deferred: docker-py (heavy), only when a case runs in an image
+    """Docker's size of each local image (None for one absent); None when no daemon answers, or it fails while
+    asked (the run goes on: its cases say what the daemon does to them)."""
+    from evalkit.sandbox.dockerclient import DOCKER_FAILURES, docker_available  # deferred: docker-py (heavy), only when a case runs in an image
 
     if not docker_available():
         return None
     from evalkit.sandbox.image_store import image_sizes  # deferred: docker-py (heavy), only when a case runs in an image
 
-    return image_sizes(names)
+    try:
+        return image_sizes(names)
+    except DOCKER_FAILURES:
+        return None
 
 
 def before_run(cfg: Config, cases: Iterable[Case]) -> dict[str, int | None] | None:

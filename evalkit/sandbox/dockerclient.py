@@ -20,10 +20,14 @@ def client() -> docker.DockerClient:
     return cli
 
 
+DOCKER_FAILURES = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
+"""What a call to the daemon raises when the daemon, not the call, failed (absent, gone, refusing)."""
+
+
 def docker_available() -> bool:
     """Whether a Docker daemon answers a ping from this process."""
     try:
         return bool(client().ping())
-    except (docker.errors.DockerException, requests.exceptions.RequestException, OSError):
+    except DOCKER_FAILURES:
         _local.client = None
         return False

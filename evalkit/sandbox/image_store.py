@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from evalkit.fsutil import atomic_write_text
 from evalkit.models import Model
-from evalkit.sandbox.dockerclient import client
+from evalkit.sandbox.dockerclient import DOCKER_FAILURES, client
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +238,7 @@ def after_run(work: Path, names: list[str], present_before: dict[str, str | None
         record_use(work, image_ids(names), present_before)
         if cap_gb is not None:
             evict_over_cap(work, cap_gb, names, say)
-    except (docker.errors.DockerException, requests.exceptions.RequestException, OSError) as exc:
+    except DOCKER_FAILURES as exc:
         say(f"image store: not updated, Docker failed: {str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}")
 
 
