@@ -33,7 +33,6 @@ from __future__ import annotations
 import gc
 import os
 from collections import deque
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from doit.control import ExecNode, TaskControl, TaskDispatcher
@@ -42,6 +41,7 @@ from doit.dependency import SqliteDB
 from doit.reporter import ExecutedOnlyReporter as _DoitExecutedOnlyReporter
 
 from evalkit import fsutil
+from evalkit.plugins import installed_entry_points
 
 if TYPE_CHECKING:
     from doit.task import Task
@@ -52,7 +52,7 @@ BACKEND_NAME = "evalkit-sqlite3"
 def backend_name() -> str:
     """`evalkit-sqlite3` when its entry point is installed, else doit's `sqlite3` (same database)."""
 
-    return BACKEND_NAME if any(ep.name == BACKEND_NAME for ep in entry_points(group="doit.BACKEND")) else "sqlite3"
+    return BACKEND_NAME if any(ep.name == BACKEND_NAME for ep in installed_entry_points().select(group="doit.BACKEND")) else "sqlite3"
 
 
 class TaskCodec(Protocol):
