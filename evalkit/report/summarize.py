@@ -20,6 +20,7 @@ from evalkit.report.case_details import write_case_details_incrementally
 from evalkit.report.models import Report
 from evalkit.report.release_diff import previous_report, release_diff
 from evalkit.run_images import read_run_images
+from evalkit.sandbox.backends import uses_images
 from evalkit.report.run_notes import budget_notes, cluster_workers, isolation_notes, judge_notes, run_isolation
 from evalkit.report.scenarios import scenario_groups
 from evalkit.report.score_files import read_scores
@@ -83,6 +84,7 @@ def _summarize(cfg: Config, project: Project, write_case_details: bool) -> Repor
                       gold=frozenset(s.name for s in cfg.systems if s.adapter == "gold"))
     cache.save()
     report_sandbox = run_isolation(cfg, pairs)
+    in_images = report_sandbox is not None and uses_images(report_sandbox.chosen)  # local: no image was used
     report = Report(release=cfg.release, title=cfg.title, baseline=cfg.baseline_name, systems=systems,
                     suites=suites, breakdowns=breakdowns, cases=rows,
                     diff=release_diff(prev, rows), decision=decision, judge_audit=read_audit(cfg),
@@ -91,7 +93,7 @@ def _summarize(cfg: Config, project: Project, write_case_details: bool) -> Repor
                     calibration=calibration,
                     sandbox=report_sandbox,
                     workers=cluster_workers(cfg, pairs),
-                    images=read_run_images(cfg.work_path) if report_sandbox is not None else [],
+                    images=read_run_images(cfg.work_path) if in_images else [],
                     notes=sorted({n for notes in notes_by_suite.values() for n in notes} | judge_notes(scores.values(), cfg.judge)
                                  | set(project.input_notes()) | budget_notes(cfg, pairs)),
                     inputs_digest=digest(sorted((k, s.provenance.model_dump() if s.provenance else None)

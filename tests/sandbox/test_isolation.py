@@ -21,6 +21,7 @@ import pytest
 
 from evalkit import isolation, tempdirs
 from evalkit.sandbox import daemon, local_backend, local_user, run_tests
+from evalkit.sandbox.images import DEFAULT_BASE_IMAGE
 from evalkit.sandbox.runner import resolve_backend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -133,6 +134,7 @@ def test_auto_without_a_daemon_runs_only_trusted_suites_and_a_daemon_later_rerun
     page = (root / "site" / "r1" / "index.html").read_text()
     top = page.index('id="isolation-notice"')
     assert "Ran without Docker" in page[top:top + 300] and top < page.index('id="h-systems"')
+    assert report["images"] == [] and 'id="sandbox-images"' not in page  # no image was used: no table of them
     # nothing of the untrusted suite ran on the host, validation included
     validation = json.loads((root / ".evalkit" / "validation" / "untrusted" / "parse-thousands.json").read_text())
     assert validation["status"] == "infra_error"
@@ -145,6 +147,7 @@ def test_auto_without_a_daemon_runs_only_trusted_suites_and_a_daemon_later_rerun
         assert art["runs"][0]["resolved"] is True
     report = json.loads((root / "site" / "r1" / "report.json").read_text())
     assert report["sandbox"]["isolation"] == "docker"
+    assert [(i["name"], i["present"]) for i in report["images"]] == [(DEFAULT_BASE_IMAGE, True)]
     assert 'id="isolation-notice"' not in (root / "site" / "r1" / "index.html").read_text()
 
 
