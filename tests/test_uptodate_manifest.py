@@ -29,7 +29,8 @@ from helpers import REPO, evalkit, executed, make_project
 CASES = ["migration/cdi-inject", "migration/jpa-entity"]
 SYSTEMS = ["gold", "empty"]
 GROUPS = {"generate", "validate", "health", "execute", "grade", "score", "audit", "render", "sandbox_image",
-          "judge_batch"}
+          "judge_batch", "images"}
+"""Task groups (doit lists a group as a task of its own); ``images`` is plain doit's (dodo.py), not `evalkit run`'s."""
 SYSTEMS_YAML = textwrap.dedent("""\
     systems:
       - name: gold
