@@ -250,17 +250,17 @@ def run_render(config: str, release: str) -> bool:
     return True
 
 
-def run_images_before(config: str) -> bool:
+def run_images_before() -> bool:
     """`images:run`'s action: list the images the run needs, with their sizes (evalkit.run_images.before_run)."""
-    g = graph()
+    g = graph()  # plain doit's process: the graph its tasks came from
     run_images.before_run(g.cfg, g.run_cases())
     return True
 
 
-def run_images_after(config: str) -> bool:
+def run_images_after() -> bool:
     """`images:run`'s teardown, once every task is done: record their use and apply ``sandbox.image_store_gb``
     (evalkit.run_images.after_run, with the sizes the list holds from the start)."""
-    cfg = load(config).config
+    cfg = graph().cfg
     run_images.after_run(cfg, run_images.listed_sizes(cfg.work_path))
     return True
 
@@ -318,8 +318,7 @@ class Graph:
         if not run_images.needed_images(self.cfg, self.run_cases()):
             run_images.before_run(self.cfg, [])  # no image: a list left by an earlier run goes
             return None
-        return {"name": "run", "actions": [(run_images_before, [self.config])],
-                "teardown": [(run_images_after, [self.config])], "uptodate": [False],
+        return {"name": "run", "actions": [run_images_before], "teardown": [run_images_after], "uptodate": [False],
                 "verbosity": 2, "io": NO_CAPTURE, "meta": BEFORE_ALL}
 
     def image_task(self) -> dict[str, Any] | None:
