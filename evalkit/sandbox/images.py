@@ -133,10 +133,15 @@ def build_base_image(name: str, say=print) -> str:
 
 
 def base_image_ready(name: str) -> bool:
-    """doit ``uptodate`` of the image task: the image is present, or no Docker daemon answers
-    (the local backend or an infrastructure error follows; nothing to build)."""
+    """doit ``uptodate`` of the image task: the image is present, or no Docker daemon answers, or the one that
+    answers fails when asked for the image (the local backend or an infrastructure error follows; nothing to build)."""
 
-    return not dockerclient_code.docker_available() or image_id(name) is not None
+    if not dockerclient_code.docker_available():
+        return True
+    try:
+        return image_id(name) is not None
+    except dockerclient_code.DOCKER_FAILURES:
+        return True
 
 
 def ensure_base_image(name: str) -> bool:
