@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,23 @@ def test_bad_systems_recorded_per_case(tmp_path: Path) -> None:
         assert cells[name]["status"] in ("error", "timeout"), name
         assert reason in cells[name]["reason"], (name, cells[name]["reason"])
     assert cells["hangs"]["status"] == "timeout"
+
+
+@pytest.mark.parametrize("command", ["check", "run", "estimate", "schema"])
+def test_an_unknown_option_is_said_with_the_commands_own_usage(project: Path, command: str) -> None:
+    """Exit 2 with the command's usage: the top parser's lists only the commands the call loaded (`evalkit run`
+    loads none of the others' modules), which told a user of `evalkit check --bogus` that evalkit had five."""
+    proc = evalkit(project, command, "--bogus", check=False)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith(f"usage: evalkit {command} ")
+    assert f"evalkit {command}: error: unrecognized arguments: --bogus" in proc.stderr
+
+
+def test_the_import_commands_summary_names_every_source() -> None:
+    """`evalkit -h` says what `evalkit import` reads: every source its own help lists (it said "(swebench)" of five)."""
+    top = evalkit(Path.cwd(), "-h").stdout
+    sources = evalkit(Path.cwd(), "import", "-h").stdout
+    listed = sources[sources.index("positional arguments:"):sources.index("options:")]
+    names = re.findall(r"(?m)^    (\S+)", listed)
+    summary = " ".join(top[top.index("    import "):top.index("    init ")].split())
+    assert len(names) == 5 and all(name in summary for name in names), (names, summary)

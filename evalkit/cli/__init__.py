@@ -351,9 +351,13 @@ def main(argv: list[str] | None = None) -> int:
         _load_plugins()
     parser = argparse.ArgumentParser(prog="evalkit", description="Evaluate AI coding assistants, release after release.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, (help_text, configure, _fn) in sorted(COMMANDS.items()):
-        configure(sub.add_parser(name, help=help_text, description=help_text))
-    args = parser.parse_args(argv)
+    commands = {name: sub.add_parser(name, help=help_text, description=help_text)
+                for name, (help_text, _configure, _fn) in sorted(COMMANDS.items())}
+    for name, command_parser in commands.items():
+        COMMANDS[name][1](command_parser)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said with the command's own usage (the top one lists only the commands this call loaded)
+        commands[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return COMMANDS[args.command][2](args)
     except InputError as exc:

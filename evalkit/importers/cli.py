@@ -1,4 +1,4 @@
-"""`evalkit import <source>` (swebench today; one subcommand per source) and `evalkit swebench-report`."""
+"""`evalkit import <source>` (one subcommand per source, `SOURCES`) and `evalkit swebench-report`."""
 
 from __future__ import annotations
 
@@ -95,6 +95,10 @@ def _kai_args(p: argparse.ArgumentParser, what: str) -> None:
                             "become agentic cases on a copy of the tree, the recorded diffs applied to it")
 
 
+SOURCES = ("swebench", "konveyor", "kai-ci", "kai-eval", "llmservice")
+"""What `evalkit import` reads, one subcommand each (its help names them all)."""
+
+
 def _import_args(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="source", required=True, metavar="SOURCE")
     _swebench_args(sub.add_parser("swebench", help="SWE-bench task instances -> a patch suite",
@@ -116,7 +120,7 @@ def _import_args(p: argparse.ArgumentParser) -> None:
                                                 "system entry for the team's generator."))
 
 
-@command("import", "make a suite from another benchmark's task files (swebench)", _import_args)
+@command("import", f"make a suite from another benchmark's or tool's files ({', '.join(SOURCES)})", _import_args)
 def cmd_import(args: argparse.Namespace) -> int:
     if args.source == "swebench":
 
