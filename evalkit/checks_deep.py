@@ -550,8 +550,12 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
             if image not in present:
                 present[image] = images_code.image_id(image) is not None
         except docker.errors.DockerException as exc:
-            problems += report(group, "image", f"inputs.image {image!r}: Docker cannot look it up: "
-                                               f"{str(exc).splitlines()[0][:200]}")
+            said = str(exc).splitlines()[0][:200]
+            if isinstance(exc, docker.errors.APIError) and exc.is_client_error():  # the name: bad input
+                problems += report(group, "image", f"inputs.image {image!r}: Docker cannot look it up: {said}")
+            else:  # the daemon failed, not the project: as when it does not answer
+                problems += report(group, "image", f"Docker failed when asked for the sandbox image {image}, so it "
+                                                   f"was not checked: {said}", warning=True)
             continue
         if present[image] or (folder and (Path(folder) / "Dockerfile").is_file()):
             continue

@@ -20,6 +20,7 @@ from typing import Callable
 
 import pytest
 
+from fake_docker import FAILURE, failing_daemon
 from helpers import REPO, both, evalkit, evalkit_here, in_process, make_project
 
 KONVEYOR = REPO / "tests" / "importers" / "data" / "konveyor"
@@ -227,6 +228,8 @@ TABLE: list = [
     pytest.param(Bad(latin1(MIG_SUITE, "kind: migration"), MIG_SUITE, "kind: migration", "not UTF-8"), id="suite-not-utf8"),
     pytest.param(Bad(edit(PATCH_SUITE, "image: evalkit/python-pytest:bookworm", "image: evalkit/no-such-image:0"),
                      PATCH_SUITE, "no-such-image", "neither present nor buildable"), id="suite-default-image-missing"),
+    pytest.param(Bad(edit(PATCH_SUITE, "image: evalkit/python-pytest:bookworm", "image: evalkit/Not A Name:0"),
+                     PATCH_SUITE, "Not A Name", "Docker cannot look it up"), id="suite-image-not-a-name"),
     pytest.param(Bad(edit(PATCH_SUITE, "source_dir: ../_src/invlib", "source_dir: ../_src/nowhere"),
                      PATCH, "inputs:", "does not exist"), id="suite-default-source-dir-missing"),
     # ---- case.yaml (migration)
@@ -447,6 +450,18 @@ def test_docker_not_answering_is_a_warning(tmp_path: Path) -> None:
     line = line_in(root / PATCH_SUITE, "image:")
     assert f"{PATCH_SUITE}:{line}: warning: Docker does not answer" in proc.stderr
     assert "image evalkit/python-pytest:bookworm was not checked" in proc.stderr and "warning(s)" in proc.stdout
+
+
+def test_docker_failing_is_a_warning(tmp_path: Path) -> None:
+    """A daemon that answers its ping and fails when asked for the image (HTTP 500): the machine, not the project,
+    so a warning naming the image's line and the daemon's answer, exit 0, as when no daemon answers."""
+    root = build(tmp_path / "p")
+    with failing_daemon() as host:
+        proc = evalkit(root, "check", env={"DOCKER_HOST": host}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    line = line_in(root / PATCH_SUITE, "image:")
+    assert f"{PATCH_SUITE}:{line}: warning: Docker failed when asked for the sandbox image" in proc.stderr
+    assert FAILURE in proc.stderr and "Traceback" not in proc.stderr
 
 
 # ---------------------------------------------------------------- seen only at run time

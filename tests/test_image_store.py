@@ -15,9 +15,7 @@ import os
 import subprocess
 import sys
 import tarfile
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -31,6 +29,7 @@ from evalkit.sandbox.dockerclient import client
 from evalkit.sandbox.image_store import (ImageRecord, ImageRecords, build_labels, built_by_evalkit, evict_over_cap,
                                          load_records, record_use, save_records, store_bytes, store_images)
 from evalkit.swebench.image_plan import PER_IMAGE_BYTES, harness_image_name
+from fake_docker import FAILURE, failing_daemon
 from helpers import evalkit, patch_project, plain_doit, realdata
 
 
@@ -204,49 +203,22 @@ def test_plain_doit_lists_its_images_and_records_their_use(tmp_path: Path, docke
     assert later["last_used"] > rec["last_used"]
 
 
-class _FailingDaemon(BaseHTTPRequestHandler):
-    """A Docker daemon that answers its ping and version, then fails every other request (HTTP 500)."""
-
-    def do_GET(self) -> None:
-        path = self.path.split("?")[0]
-        if path.endswith("/_ping"):
-            body, kind = b"OK", "text/plain"
-        elif path.endswith("/version"):
-            body, kind = json.dumps({"ApiVersion": "1.43", "Version": "24.0.0"}).encode(), "application/json"
-        else:
-            self.send_response(500)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(json.dumps({"message": "scripted daemon failure"}).encode())
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 def test_a_daemon_failing_while_asked_for_sizes_lists_the_images_without_them(tmp_path: Path,
                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """A daemon that answers its ping and then fails (HTTP 500 on every image) leaves the list written, with no
     sizes, and the run going: plain doit's first task must not stop the evaluation over a table of the page."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FailingDaemon)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{server.server_address[1]}")
-    monkeypatch.setattr(dockerclient._local, "client", None, raising=False)  # this thread's client, made again
-    try:
-        project = patch_project(tmp_path / "proj", cases=["slug-lowercase"], systems=("gold",))
-        loaded = load(str(project / "evalkit.yaml"))
-        assert run_images.before_run(loaded.config, loaded.project.cases) is None
-        listed = json.loads((loaded.config.work_path / run_images.IMAGES_FILE).read_text())
-        assert listed == {"docker": False, "images": [{"name": "evalkit/python-pytest:bookworm", "cases": 1,
-                                                       "present": False, "size_bytes": None}]}
-    finally:
-        server.shutdown()
-        dockerclient._local.client = None
+    with failing_daemon() as host:
+        monkeypatch.setenv("DOCKER_HOST", host)
+        monkeypatch.setattr(dockerclient._local, "client", None, raising=False)  # this thread's client, made again
+        try:
+            project = patch_project(tmp_path / "proj", cases=["slug-lowercase"], systems=("gold",))
+            loaded = load(str(project / "evalkit.yaml"))
+            assert run_images.before_run(loaded.config, loaded.project.cases) is None
+            listed = json.loads((loaded.config.work_path / run_images.IMAGES_FILE).read_text())
+            assert listed == {"docker": False, "images": [{"name": "evalkit/python-pytest:bookworm", "cases": 1,
+                                                           "present": False, "size_bytes": None}]}
+        finally:
+            dockerclient._local.client = None
 
 
 def test_a_daemon_failing_on_every_image_request_is_an_infrastructure_error(tmp_path: Path) -> None:
@@ -254,15 +226,10 @@ def test_a_daemon_failing_on_every_image_request_is_an_infrastructure_error(tmp_
     redone by the next run) naming the daemon's answer; the base image's up-to-date check used to raise inside
     doit (exit 1, a traceback)."""
     project = patch_project(tmp_path / "proj", cases=["slug-lowercase"], systems=("gold",))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _FailingDaemon)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        proc = evalkit(project, "run", "-q", env={"DOCKER_HOST": f"tcp://127.0.0.1:{server.server_address[1]}"},
-                       check=False)
-    finally:
-        server.shutdown()
+    with failing_daemon() as host:
+        proc = evalkit(project, "run", "-q", env={"DOCKER_HOST": host}, check=False)
     assert proc.returncode == 5, proc.stdout + proc.stderr
-    assert "Docker daemon unreachable or failing" in proc.stderr and "scripted daemon failure" in proc.stderr
+    assert "Docker daemon unreachable or failing" in proc.stderr and FAILURE in proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
 
 

@@ -1,0 +1,53 @@
+"""A loopback stand-in for a Docker daemon that fails: a real HTTP server on 127.0.0.1 (port 0) that answers
+``/_ping`` and ``/version`` as a daemon does, then HTTP 500 to every other request, so docker-py sees a daemon
+that answers and then fails (a full disk, a broken storage driver)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+FAILURE = "scripted daemon failure"
+"""The message of every failed answer (docker-py puts it in its exception)."""
+
+
+class FailingDaemon(BaseHTTPRequestHandler):
+    """Answers its ping and version, then fails every other request (HTTP 500)."""
+
+    def do_GET(self) -> None:
+        path = self.path.split("?")[0]
+        if path.endswith("/_ping"):
+            body, kind = b"OK", "text/plain"
+        elif path.endswith("/version"):
+            body, kind = json.dumps({"ApiVersion": "1.43", "Version": "24.0.0"}).encode(), "application/json"
+        else:
+            self.send_response(500)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(json.dumps({"message": FAILURE}).encode())
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_DELETE = do_GET
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def failing_daemon() -> Iterator[str]:
+    """A failing daemon for the duration: its ``DOCKER_HOST`` (tcp://127.0.0.1:PORT)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FailingDaemon)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
