@@ -46,8 +46,10 @@ from evalkit.yamlio import read_input_text, validate
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
+    from evalkit.sandbox import dockerclient as dockerclient_code
     from evalkit.sandbox import images as images_code
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
+    dockerclient_code = later("evalkit.sandbox.dockerclient")
     images_code = later("evalkit.sandbox.images")
 
 PYTHON_IMPORT_TIMEOUT_S = 60.0
@@ -498,12 +500,10 @@ def check_patches(case: Case, cfg: Config, scratch: Path, where: Locator) -> lis
 def _docker_answers(timeout_s: int = 5) -> bool:
     """Whether a Docker daemon answers a ping within a few seconds (check must not hang on a dead host)."""
     import docker  # deferred: docker-py, only when a container runs
-    import docker.errors  # deferred: docker-py, only when a container runs
-    import requests.exceptions  # deferred: requests (with docker-py), only when a container runs
 
     try:
         return bool(docker.from_env(timeout=timeout_s).ping())
-    except (docker.errors.DockerException, requests.exceptions.RequestException, OSError):
+    except dockerclient_code.DOCKER_FAILURES:
         return False
 
 
@@ -543,14 +543,13 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
         return problems
     import docker.errors  # deferred: docker-py, only when a container runs
 
-
     present: dict[str, bool] = {}
     for (image, folder), group in uses.items():
         try:
             if image not in present:
                 present[image] = images_code.image_id(image) is not None
-        except docker.errors.DockerException as exc:
-            said = str(exc).splitlines()[0][:200]
+        except dockerclient_code.DOCKER_FAILURES as exc:  # the daemon's failures, a refused name among them
+            said = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
             if isinstance(exc, docker.errors.APIError) and exc.is_client_error():  # the name: bad input
                 problems += report(group, "image", f"inputs.image {image!r}: Docker cannot look it up: {said}")
             else:  # the daemon failed, not the project: as when it does not answer
