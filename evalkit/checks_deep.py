@@ -497,16 +497,6 @@ def check_patches(case: Case, cfg: Config, scratch: Path, where: Locator) -> lis
     return problems
 
 
-def _docker_answers(timeout_s: int = 5) -> bool:
-    """Whether a Docker daemon answers a ping within a few seconds (check must not hang on a dead host)."""
-    import docker  # deferred: docker-py, only when a container runs
-
-    try:
-        return bool(docker.from_env(timeout=timeout_s).ping())
-    except dockerclient_code.DOCKER_FAILURES:
-        return False
-
-
 def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem]:
     """Every sandbox image is present or buildable (warnings only when Docker does not answer)."""
 
@@ -536,7 +526,7 @@ def check_images(cases: list[Case], cfg: Config, where: Locator) -> list[Problem
             problems += report(group, "dockerfile_dir", f"inputs.dockerfile_dir: no Dockerfile in "
                                                         f"{rel(folder, where.root)}; expected a folder holding "
                                                         f"a Dockerfile to build {image}")
-    if not _docker_answers():
+    if not dockerclient_code.docker_available():  # within silence.ANSWER_S: check must not hang on a dead host
         for (image, _), group in uses.items():
             problems += report(group, "image", f"Docker does not answer, so the sandbox image {image} was not "
                                                f"checked", warning=True)

@@ -30,7 +30,7 @@ def docker_engine() -> str:
         pytest.skip(reason)
 
     for _ in range(3):  # a loaded machine's daemon can miss one ping: a skip here skips all of a worker's
-        if docker_available():  # Docker tests (86 in one whole run under load), so ask again before giving up
+        if docker_available(again=True):  # Docker tests (86 in one whole run under load), so ask again before giving up
             break
         time.sleep(5)
     else:

@@ -1,10 +1,11 @@
-"""A loopback stand-in for a Docker daemon that fails: a real HTTP server on 127.0.0.1 (port 0) that answers
-``/_ping`` and ``/version`` as a daemon does, then HTTP 500 to every other request, so docker-py sees a daemon
-that answers and then fails (a full disk, a broken storage driver)."""
+"""Loopback stand-ins for a Docker daemon in trouble: one that fails (a real HTTP server on 127.0.0.1, port 0, that
+answers ``/_ping`` and ``/version`` as a daemon does, then HTTP 500 to every other request, so docker-py sees a daemon
+that answers and then fails: a full disk, a broken storage driver), and one that is hung (accepts, never answers)."""
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,3 +52,29 @@ def failing_daemon() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def silent_daemon() -> Iterator[str]:
+    """A daemon that is hung for the duration: a real socket on 127.0.0.1 (port 0) that accepts every connection and
+    never answers (the kernel completes the handshake; nothing is read or written). Its ``DOCKER_HOST``."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=128)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed: the context ended
+                return
+            held.append(conn)  # kept open, never read: the client waits for an answer that does not come
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        listener.close()
+        for conn in held:
+            conn.close()

@@ -6,7 +6,9 @@ from typing import TYPE_CHECKING
 
 import os
 import socket
+
 from evalkit.lazy_modules import later
+from evalkit.sandbox import silence
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.sandbox import dockerclient as dockerclient_code
@@ -14,14 +16,14 @@ else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only t
     dockerclient_code = later("evalkit.sandbox.dockerclient")
 
 
-def daemon_answers(timeout: float = 10.0) -> bool:
-    """Whether the Docker daemon of $DOCKER_HOST answers ``GET /_ping``: plain HTTP on its socket, so
-    that a run's start (a no-op run included) does not pay for importing docker-py; TLS and ssh
-    hosts ask docker-py."""
-    host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+def daemon_answers(timeout: float = silence.ANSWER_S) -> bool:
+    """Whether the Docker daemon of $DOCKER_HOST answers ``GET /_ping`` within ``timeout`` seconds: plain HTTP on
+    its socket, so that a run's start (a no-op run included) does not pay for importing docker-py; TLS and ssh
+    hosts ask docker-py. The answer, or its absence, is recorded for this process's later calls
+    (evalkit.sandbox.silence)."""
+    host = silence.docker_host()
     if os.environ.get("DOCKER_TLS_VERIFY") or not host.startswith(("unix://", "tcp://")):
-
-        return dockerclient_code.docker_available()
+        return dockerclient_code.docker_available(again=True)
     try:
         if host.startswith("unix://"):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -39,7 +41,13 @@ def daemon_answers(timeout: float = 10.0) -> bool:
                 if not chunk:
                     break
                 reply += chunk
+    except TimeoutError:
+        silence.note_silent()
+        return False
     except (OSError, ValueError):
         return False
     status = reply.split(b"\r\n", 1)[0].split()
-    return len(status) >= 2 and status[1] == b"200"
+    answered = len(status) >= 2 and status[1] == b"200"
+    if answered:
+        silence.note_answered()
+    return answered

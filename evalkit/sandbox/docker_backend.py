@@ -27,7 +27,7 @@ from docker.types import LogConfig
 from evalkit.counters import COUNTERS
 from evalkit.sandbox.archive import SANDBOX_UID, TarBuilder, read_tar_files
 from evalkit.sandbox.budget import budget as container_budget
-from evalkit.sandbox.dockerclient import client
+from evalkit.sandbox.dockerclient import DOCKER_FAILURES, client
 from evalkit.sandbox.phase import PhaseOutcome, SandboxError, new_nonce
 from evalkit.sandbox.reaper import remove_later
 from evalkit.sandbox.script import RESULTS_DIR, RESULTS_MODE, RESULTS_OWNER, ControlFiles, sentinel_secret
@@ -131,10 +131,10 @@ class DockerSandbox:
         # or new privileges; ctl/ is root's then too, which the nonce check does not rely on.
         self.runner_uid = 0 if spec.tree_in_image else SANDBOX_UID
         lim = spec.limits
-        cli = client()
         try:
+            cli = client()
             sweep_leftovers()
-        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+        except DOCKER_FAILURES as exc:
             raise SandboxError(f"Docker daemon unreachable or failing: {exc}") from exc
         budget = (spec.reruns + 1) * (lim.timeout_s + 60) + 300
         name = f"evalkit-sbx-{uuid.uuid4().hex[:16]}"

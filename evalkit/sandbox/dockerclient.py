@@ -1,4 +1,5 @@
-"""One Docker client per thread (requests sessions are not shared between threads)."""
+"""One Docker client per thread (requests sessions are not shared between threads), and a bounded wait for a
+daemon that does not answer (evalkit.sandbox.silence)."""
 
 from __future__ import annotations
 
@@ -8,26 +9,63 @@ import docker
 import docker.errors
 import requests.exceptions
 
+from evalkit.sandbox import silence
+
+CALL_S = 120
+"""Seconds a Docker call may wait for its answer once the daemon has answered this thread's handshake."""
+
 _local = threading.local()
 
 
+class DaemonSilent(requests.exceptions.ConnectionError):
+    """The daemon did not answer in time a moment ago, so this call was not sent (evalkit.sandbox.silence).
+
+    A ``ConnectionError``: every handler of a failed Docker call (``DOCKER_FAILURES``, and the sandbox's
+    ``requests.exceptions.RequestException``) takes it as the daemon's failure, an infrastructure error."""
+
+
 def client() -> docker.DockerClient:
-    """This thread's Docker client (created on first use, from the environment)."""
+    """This thread's Docker client (created on first use, from the environment).
+
+    Raises ``DaemonSilent`` at once while the daemon is taken as silent; creating the client asks the daemon its
+    API version, with ``ANSWER_S`` seconds to answer, and a timeout there marks it silent."""
+    if silence.silent_for() > 0:
+        raise DaemonSilent(silence.why_silent())
     cli = getattr(_local, "client", None)
     if cli is None:
-        cli = docker.from_env(timeout=120)
+        try:
+            cli = docker.from_env(timeout=silence.ANSWER_S)
+        except docker.errors.DockerException as exc:
+            if silence.is_timeout(exc):
+                silence.note_silent()
+            raise
+        cli.api.timeout = CALL_S  # the handshake is answered: later calls (pulls, builds, archives) may take long
         _local.client = cli
     return cli
 
 
 DOCKER_FAILURES = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)
-"""What a call to the daemon raises when the daemon, not the call, failed (absent, gone, refusing)."""
+"""What a call to the daemon raises when the daemon, not the call, failed (absent, gone, refusing, silent)."""
 
 
-def docker_available() -> bool:
-    """Whether a Docker daemon answers a ping from this process."""
+def docker_available(again: bool = False) -> bool:
+    """Whether a Docker daemon answers a ping from this process within ``ANSWER_S`` seconds.
+
+    A daemon that did not answer in time moments ago is not asked again for ``RECHECK_S`` seconds unless
+    ``again`` (a caller that waits and retries on purpose)."""
+    if again:
+        silence.note_answered()
     try:
-        return bool(client().ping())
-    except DOCKER_FAILURES:
+        cli = client()
+        cli.api.timeout = silence.ANSWER_S  # this thread's own client: no other thread sees the short timeout
+        try:
+            answered = bool(cli.ping())
+        finally:
+            cli.api.timeout = CALL_S
+    except DOCKER_FAILURES as exc:
+        if silence.is_timeout(exc):
+            silence.note_silent()
         _local.client = None
         return False
+    silence.note_answered()
+    return answered
