@@ -1,6 +1,7 @@
 """Loopback stand-ins for a Docker daemon in trouble: one that fails (a real HTTP server on 127.0.0.1, port 0, that
 answers ``/_ping`` and ``/version`` as a daemon does, then HTTP 500 to every other request, so docker-py sees a daemon
-that answers and then fails: a full disk, a broken storage driver), and one that is hung (accepts, never answers)."""
+that answers and then fails: a full disk, a broken storage driver), one that is hung (accepts, never answers) and one
+that hangs after its ping."""
 
 from __future__ import annotations
 
@@ -50,6 +51,35 @@ def failing_daemon() -> Iterator[str]:
     try:
         yield f"tcp://127.0.0.1:{server.server_address[1]}"
     finally:
+        server.shutdown()
+        server.server_close()
+
+
+class StallingDaemon(FailingDaemon):
+    """Answers its ping and version, then holds every other request without an answer until the server stops."""
+
+    stop = threading.Event()
+
+    def do_GET(self) -> None:
+        if self.path.split("?")[0].endswith(("/_ping", "/version")):
+            super().do_GET()
+        else:
+            self.stop.wait()
+
+    do_POST = do_DELETE = do_GET
+
+
+@contextmanager
+def stalling_daemon() -> Iterator[str]:
+    """A daemon that answers its ping and API version, then hangs (a daemon that hung mid-run): its ``DOCKER_HOST``."""
+    handler = type("Stalling", (StallingDaemon,), {"stop": threading.Event()})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"tcp://127.0.0.1:{server.server_address[1]}"
+    finally:
+        handler.stop.set()
         server.shutdown()
         server.server_close()
 

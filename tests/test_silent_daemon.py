@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.sandbox import daemon, dockerclient, images, silence
-from fake_docker import silent_daemon
+from fake_docker import silent_daemon, stalling_daemon
 from helpers import evalkit, patch_project, refused_port
 
 
@@ -67,6 +67,27 @@ def test_the_runs_first_ping_records_a_silent_daemon_and_not_a_missing_one(fresh
         answer, took = timed(lambda: daemon.daemon_answers(timeout=1))
         assert answer is False and 0.9 <= took < 5, took
         raised, took = timed(dockerclient.client)
+        assert isinstance(raised, dockerclient.DaemonSilent) and took < 0.2, (raised, took)
+
+
+def test_a_daemon_that_hangs_after_answering_is_marked_by_the_first_call_past_its_deadline(
+        fresh_memory: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A daemon that hangs mid-run: the first ordinary call that misses the client's deadline marks it silent, so the
+    rest of the run does not wait that deadline once per call. A call with a deadline of its own (waiting for a
+    container: the test's timeout) that runs out says nothing about the daemon."""
+    monkeypatch.setattr(dockerclient, "CALL_S", dockerclient.CallDeadline(1))
+    with stalling_daemon() as host:
+        monkeypatch.setenv("DOCKER_HOST", host)
+        assert dockerclient.docker_available() is True  # it answers its ping
+        cli = dockerclient.client()
+        raised, took = timed(lambda: cli.api.wait("some-container", timeout=1))
+        assert isinstance(raised, dockerclient.DOCKER_FAILURES) and 0.9 <= took < 5, (raised, took)
+        assert silence.silent_for() == 0  # the test's own timeout ran out, not the daemon's answer
+
+        raised, took = timed(lambda: images.image_id("evalkit/python-pytest:bookworm"))
+        assert isinstance(raised, dockerclient.DOCKER_FAILURES) and 0.9 <= took < 5, (raised, took)
+        assert not isinstance(raised, dockerclient.DaemonSilent) and silence.silent_for() > 50
+        raised, took = timed(lambda: images.image_id("evalkit/python-pytest:bookworm"))
         assert isinstance(raised, dockerclient.DaemonSilent) and took < 0.2, (raised, took)
 
 

@@ -4,14 +4,24 @@ daemon that does not answer (evalkit.sandbox.silence)."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import docker
+import requests
 import docker.errors
 import requests.exceptions
 
 from evalkit.sandbox import silence
 
-CALL_S = 120
+
+
+class CallDeadline(int):
+    """The client's own deadline for a call, in seconds: a call that misses it found the daemon hung, and marks it
+    silent. Calls with a deadline of their own are not of this type: waiting for a container (the test's timeout),
+    pulls and builds (none)."""
+
+
+CALL_S = CallDeadline(120)
 """Seconds a Docker call may wait for its answer once the daemon has answered this thread's handshake."""
 
 _local = threading.local()
@@ -40,8 +50,25 @@ def client() -> docker.DockerClient:
                 silence.note_silent()
             raise
         cli.api.timeout = CALL_S  # the handshake is answered: later calls (pulls, builds, archives) may take long
+        _watch(cli.api)
         _local.client = cli
     return cli
+
+
+def _watch(api: docker.APIClient) -> None:
+    """Mark the daemon silent when one of ``api``'s calls misses the client's own deadline (``CallDeadline``): a
+    daemon that hangs in the middle of a run then costs one deadline, not one per call for the rest of the run."""
+    send = api.send
+
+    def watched(request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+        try:
+            return send(request, **kwargs)
+        except requests.exceptions.RequestException as exc:
+            if isinstance(kwargs.get("timeout"), CallDeadline) and silence.is_timeout(exc):
+                silence.note_silent()
+            raise
+
+    api.send = watched  # type: ignore[method-assign]  # this client's session only
 
 
 DOCKER_FAILURES = (docker.errors.DockerException, requests.exceptions.RequestException, OSError)

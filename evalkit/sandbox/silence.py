@@ -2,10 +2,11 @@
 
 A daemon can accept connections and never answer (hung on a full disk or a stuck storage driver). docker-py waits
 120 s on every call, and a run makes many calls one after another (image lookups, the image task's check, each
-execution's image), so such a daemon held a one-case run for over 15 minutes. Instead, the first question that
-goes unanswered for ``ANSWER_S`` seconds marks the daemon silent for ``RECHECK_S`` seconds, and in that time
-every new Docker call in this process fails at once (evalkit.sandbox.dockerclient.client: the execution records
-an infrastructure error and the run exits for a retry). After that the next call asks again.
+execution's image), so such a daemon held a one-case run for over 15 minutes. Instead, a ping or API-version
+handshake unanswered for ``ANSWER_S`` seconds, or an ordinary call that misses the client's own deadline (a daemon
+that hangs mid-run; evalkit.sandbox.dockerclient.CallDeadline), marks the daemon silent for ``RECHECK_S`` seconds,
+and in that time every new Docker call in this process fails at once (evalkit.sandbox.dockerclient.client: the
+execution records an infrastructure error and the run exits for a retry). After that the next call asks again.
 
 Only a timeout marks the daemon: a refused connection (no daemon) already fails at once. The memory is per
 ``DOCKER_HOST``. Kept without docker-py, so that the run's first ping (evalkit.sandbox.daemon) records here too.
