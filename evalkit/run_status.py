@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.artifacts import ARTIFACT_FILES, marked_for_retry
+from evalkit.bugs import BUG_EXIT, describe_bugs
 from evalkit.models import Model
 from evalkit.report.models import read_report
 
@@ -249,3 +250,42 @@ def validity_alarms(report_path: Path) -> dict[str, str]:
     if not report_path.exists():
         return {}
     return read_report(report_path).validity_alarms
+
+
+def environment_verdict(failures: list[str]) -> tuple[int, list[str]]:
+    """Exit 6 and its lines when the machine failed the run (evalkit.envfail's records: disk full, ...), whatever doit
+    made of it; (0, []) when it did not."""
+    if not failures:
+        return DONE_EXIT, []
+    return ENVIRONMENT_EXIT, [*(f"environment failure: {line}" for line in failures[:5]),
+                              f"exit status {ENVIRONMENT_EXIT}: the machine failed the run ({len(failures)} task(s)); "
+                              "free the resource and run again"]
+
+
+def verdict(work: Path, report_path: Path, pairs: Iterable[tuple[str, str, str]], strict: bool = False,
+            whole_run: bool = True, retries: dict[tuple[str, str], str] | None = None) -> tuple[int, list[str]]:
+    """The exit status of a run whose doit run completed, and one line per cause, the status's own line last: the
+    same for `evalkit run` and for plain `doit`'s last task (evalkit.tasks.outcome_task). ``pairs`` as (system,
+    suite, case id); ``strict``: a metric-validity alarm fails the run; ``whole_run``: False when only some tasks
+    ran (`evalkit run generate`), so the report need not be this run's and only failures and bugs count;
+    ``retries``: `pending_retries` of the pairs when the caller has it. The machine's failures (evalkit.envfail) and doit's own are decided before, by the caller."""
+    pairs = list(pairs)
+    failed = failed_systems(report_path)  # a system that failed on every case fails the run (exit 3)
+    lines = describe(failed)
+    if failed:
+        return ALL_FAILED_EXIT, [*lines, f"exit status {ALL_FAILED_EXIT}: {len(failed)} system(s) failed on every case"]
+    found = describe_bugs(work, {(system, f"{suite}/{case_id}") for system, suite, case_id in pairs})
+    if found:
+        return BUG_EXIT, [*lines, *found, f"exit status {BUG_EXIT}: evalkit bugs (status bug) are recorded; please "
+                                          "report them"]
+    alarms = validity_alarms(report_path)
+    lines += [f"metric-validity alarm in suite {suite}: {alarm}" for suite, alarm in alarms.items()]
+    if alarms and strict:
+        return VALIDITY_ALARM_EXIT, [*lines, f"exit status {VALIDITY_ALARM_EXIT}: a headline metric ranks a canary at "
+                                             "or above gold or a real system (--strict)"]
+    if not whole_run:
+        return DONE_EXIT, lines
+    retries = pending_retries(work, pairs) if retries is None else retries
+    checks = pending_case_checks(work, {(suite, case_id) for _, suite, case_id in pairs})
+    status, said = after_run(run_cells(report_path, retries, checks))
+    return status, [*lines, *said, *([f"exit status {status}"] if status else [])]

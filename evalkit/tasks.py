@@ -37,9 +37,12 @@ from evalkit.kind_registry import kind as kind_named
 from evalkit.kind_registry import kind as suite_kind
 from evalkit.kind_registry import kinds
 from evalkit.sandbox.backends import uses_images
+from evalkit.termtext import terminal_safe
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
+    from doit.exceptions import TaskFailed
+
     from evalkit.artifacts import GradesArtifact
     from evalkit.cases import Case, Project
     from evalkit.graders import audit as audit_code
@@ -57,6 +60,7 @@ if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.report import site as site_code
     from evalkit.report import summarize as summarize_code
     from evalkit import run_images
+    from evalkit import run_status
     from evalkit import tempdirs
     from evalkit.stages import validate as validate_code
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
@@ -75,6 +79,7 @@ else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only t
     site_code = later("evalkit.report.site")
     summarize_code = later("evalkit.report.summarize")
     run_images = later("evalkit.run_images")
+    run_status = later("evalkit.run_status")
     tempdirs = later("evalkit.tempdirs")
     validate_code = later("evalkit.stages.validate")
 
@@ -263,6 +268,26 @@ def run_images_after() -> bool:
     cfg = graph().cfg
     run_images.after_run(cfg, run_images.listed_sizes(cfg.work_path))
     return True
+
+
+def run_outcome() -> bool | TaskFailed:
+    """`outcome:run`'s action, plain doit's last task: the run's exit status as `evalkit run` decides it
+    (evalkit.run_status: the machine's failures, then ``verdict``), its lines on stderr. Any status but 0 fails
+    the task, so a `doit` that evaluated nothing, or left infrastructure errors, exits non-zero (doit's 1;
+    `evalkit run` exits with the status itself)."""
+    g = graph()
+    status, lines = run_status.environment_verdict(envfail.recorded())
+    if not status:
+        status, lines = run_status.verdict(g.cfg.work_path, g.cfg.site_path / g.cfg.release / "report.json",
+                                           [(s.name, c.suite, c.id) for s, c in g.pairs])
+    for line in lines:
+        print(f"evalkit: {terminal_safe(line)}", file=sys.stderr, flush=True)
+    if status == 0:
+        return True
+    from doit.exceptions import TaskFailed  # deferred: doit, only when tasks run (`evalkit run` no-ops load none)
+
+    return TaskFailed(f"the run's outcome is exit status {status} (the lines above say why; `evalkit run` exits "
+                      f"with it)")
 
 
 # ---- task generators ---------------------------------------------------------------------------
@@ -580,6 +605,16 @@ def images_bracket() -> Iterator[dict[str, Any]]:
     task = graph().images_run_task()
     if task is not None:
         yield task
+
+
+def outcome_bracket() -> Iterator[dict[str, Any]]:
+    """The run's outcome: once every other task is done, `evalkit run`'s exit status and why; fails unless it is 0.
+
+    Plain `doit` only (dodo.py's ``task_outcome``): `evalkit run` decides the same after its doit run and exits
+    with the status itself, so the group is not among its ``task_*``."""
+    yield {"basename": "outcome", "name": None, "doc": outcome_bracket.__doc__}
+    yield {"name": "run", "actions": [run_outcome], "task_dep": ["render"], "uptodate": [False], "verbosity": 2,
+           "io": NO_CAPTURE}
 
 
 def task_judge_batch() -> Iterator[dict[str, Any]]:

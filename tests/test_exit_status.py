@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fake_server import FakeAnthropic, error
-from helpers import evalkit, make_project
+from helpers import evalkit, executed, make_project, plain_doit
 
 from evalkit.run_status import RunCells, after_run
 from evalkit.termtext import terminal_safe
@@ -68,6 +68,34 @@ def test_infra_errors_remaining_is_5_with_the_first_reason(tmp_path: Path) -> No
     assert cells[6] == "1", row  # the errors column
     assert ("first error of migration × gold (1): jpa-entity: infra_error: grade: judge: rate_limited (HTTP 429)"
             in proc.stdout), proc.stdout
+
+
+def test_plain_doit_fails_unless_evalkit_run_would_exit_0(tmp_path: Path) -> None:
+    """The README's main command is plain `doit`: its last task (`outcome:run`) decides as `evalkit run` does, prints
+    the same lines and fails unless the status is 0, so a `doit` that left infrastructure errors or evaluated nothing
+    exits non-zero (doit's 1) instead of 0."""
+    with FakeAnthropic(responder=lambda body: error(429)) as server:
+        project = gold_project(tmp_path / "p", extra=(
+            f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n  max_retries: 0\n"))
+        proc = plain_doit(project, ENV)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "outcome:run" in executed(proc)
+    assert ("evalkit: 1 (system, case) pair(s) ended in an infrastructure error (redone by the next run); first: "
+            "migration/jpa-entity gold: ") in proc.stderr
+    assert "evalkit: exit status 5" in proc.stderr and "the run's outcome is exit status 5" in proc.stdout + proc.stderr
+
+    broken = gold_project(tmp_path / "b")
+    case = broken / "cases/migration/jpa-entity/case.yaml"
+    case.write_text(case.read_text() + "unexpected_key: 1\n")
+    proc = plain_doit(broken)
+    assert proc.returncode == 1 and "nothing was evaluated: every case is broken (1 pair(s))" in proc.stderr
+
+    case.write_text(case.read_text().replace("unexpected_key: 1\n", ""))
+    proc = plain_doit(broken)  # healed: done
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "outcome:run" in executed(proc) and "exit status" not in proc.stderr
+    again = plain_doit(broken)  # nothing else to do: the outcome is decided again, and is still 0
+    assert again.returncode == 0 and executed(again) == {"outcome:run"}, again.stdout + again.stderr
 
 
 DISK_FULL = '''

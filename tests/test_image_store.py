@@ -30,7 +30,7 @@ from evalkit.sandbox.image_store import (ImageRecord, ImageRecords, build_labels
                                          load_records, record_use, save_records, store_bytes, store_images)
 from evalkit.swebench.image_plan import PER_IMAGE_BYTES, harness_image_name
 from fake_docker import FAILURE, failing_daemon
-from helpers import evalkit, patch_project, plain_doit, realdata
+from helpers import evalkit, executed, patch_project, plain_doit, realdata
 
 
 def docker(*args: str) -> str:
@@ -197,8 +197,8 @@ def test_plain_doit_lists_its_images_and_records_their_use(tmp_path: Path, docke
     record_file = project / ".evalkit" / "image-store.json"
     (rec,) = [r for r in json.loads(record_file.read_text())["images"].values() if base in r["names"]]
     assert rec["origin"] == "present"
-    again = plain_doit(project)  # nothing else to do: the images are listed and their use recorded again
-    assert again.returncode == 0 and again.stdout.split() == [".", "images:run"], again.stdout + again.stderr
+    again = plain_doit(project)  # nothing else to do: the images are listed, their use recorded, the outcome decided
+    assert again.returncode == 0 and executed(again) == {"images:run", "outcome:run"}, again.stdout + again.stderr
     (later,) = [r for r in json.loads(record_file.read_text())["images"].values() if base in r["names"]]
     assert later["last_used"] > rec["last_used"]
 

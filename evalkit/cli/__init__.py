@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Callable, NoReturn, cast
 from evalkit import envfail
 from evalkit.errors import InputError, Problem
 from evalkit.llm.keys import seal
-from evalkit.run_status import (ALL_FAILED_EXIT, DOIT_FAILED_EXIT, ENVIRONMENT_EXIT, VALIDITY_ALARM_EXIT, after_run,
-                                describe, failed_systems, pending_case_checks, pending_retries, run_cells,
-                                validity_alarms)
+from evalkit.run_status import DOIT_FAILED_EXIT, environment_verdict, pending_retries, verdict
 from evalkit.runlock import LOCKED_EXIT, ProjectLocked, project_lock
 from evalkit.termtext import terminal_safe
 from evalkit.config import load_config
@@ -25,7 +23,6 @@ from evalkit import uptodate_manifest
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
-    from evalkit import bugs as bugs_code
     from evalkit import checks as checks_code
     from evalkit import checks_deep as checks_deep_code
     from evalkit.executors import cluster as cluster_code
@@ -37,7 +34,6 @@ if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit import run_images
     from evalkit.sandbox import budget as container_budget
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
-    bugs_code = later("evalkit.bugs")
     checks_code = later("evalkit.checks")
     checks_deep_code = later("evalkit.checks_deep")
     cluster_code = later("evalkit.executors.cluster")
@@ -183,45 +179,19 @@ def _run_locked(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         print(f"evalkit: {terminal_safe(line)}", file=sys.stderr)
 
-    failures = envfail.recorded()
-    if failures:  # the machine failed the run (disk full, ...): said plainly, whatever doit made of it
-        for line in failures[:5]:
-            say(f"environment failure: {line}")
-        say(f"exit status {ENVIRONMENT_EXIT}: the machine failed the run ({len(failures)} task(s)); free the "
-            f"resource and run again")
-        return ENVIRONMENT_EXIT
+    status, lines = environment_verdict(envfail.recorded())
+    if status:  # the machine failed the run (disk full, ...): said plainly, whatever doit made of it
+        for line in lines:
+            say(line)
+        return status
     if code != 0:  # doit's own failure or a failed task (doit printed which): one code for all of them
         say(f"exit status {DOIT_FAILED_EXIT}: doit failed (status {code})")
         return DOIT_FAILED_EXIT
-    report_path = cfg.site_path / cfg.release / "report.json"
-    failed = failed_systems(report_path)  # a system that failed on every case fails the run (exit 3)
-    for line in describe(failed):
-        say(line)
-    if failed:
-        say(f"exit status {ALL_FAILED_EXIT}: {len(failed)} system(s) failed on every case")
-        return ALL_FAILED_EXIT
-
-    found = bugs_code.describe_bugs(cfg.work_path, {(s.name, c.key) for s, c in tasks.graph().pairs})
-    for line in found:
-        say(line)
-    if found:
-        say(f"exit status {bugs_code.BUG_EXIT}: evalkit bugs (status bug) are recorded; please report them")
-        return bugs_code.BUG_EXIT
-    alarms = validity_alarms(report_path)
-    for suite, alarm in alarms.items():
-        say(f"metric-validity alarm in suite {suite}: {alarm}")
-    if alarms and args.strict:
-        say(f"exit status {VALIDITY_ALARM_EXIT}: a headline metric ranks a canary at or above gold or a real "
-            "system (--strict)")
-        return VALIDITY_ALARM_EXIT
-    if args.doit_args:  # some tasks only (`evalkit run generate`): the report need not be this run's
-        return 0
-    checks = pending_case_checks(cfg.work_path, ((c.suite, c.id) for c in run_cases))
-    status, lines = after_run(run_cells(report_path, retries, checks))
+    pairs = [(s.name, c.suite, c.id) for s, c in tasks.graph().pairs]
+    status, lines = verdict(cfg.work_path, cfg.site_path / cfg.release / "report.json", pairs, strict=args.strict,
+                            whole_run=not args.doit_args, retries=retries)
     for line in lines:
         say(line)
-    if status:
-        say(f"exit status {status}")
     return status
 
 
