@@ -38,7 +38,7 @@ from evalkit.fsutil import digest
 from evalkit.recorded_judge import load_recorded_grades
 from evalkit.sandbox.backends import uses_images
 from evalkit.sandbox.patchcheck import PatchRejected, check_patch, git_apply_check
-from evalkit.stages.execute import RepoUnmapped, official_image, resolve_repo, tree_in_image
+from evalkit.stages.execute import RepoUnmapped, is_remote, official_image, resolve_repo, tree_in_image
 from evalkit.systems.base import runs_on
 from evalkit.systems.command import system_env
 from evalkit.systems.recorded import load_predictions, recorded_system
@@ -436,7 +436,7 @@ def _tree(case: Case, cfg: Config, scratch: Path, where: Locator) -> tuple[Path 
     cached = cfg.work_path / "cache" / "trees" / digest([repo, commit])[:24]
     if (cached / ".evalkit-complete").exists():
         return cached, None
-    if str(repo).startswith(("http://", "https://", "git@")):
+    if is_remote(repo):
         return None, where.problem(case, ("inputs", "repo"), f"inputs.repo {repo!r} is remote: check does not clone, "
                                                              f"so the patches were not checked against it", warning=True)
     dest = scratch / digest([repo, commit])[:24]

@@ -85,9 +85,10 @@ def stalling_daemon() -> Iterator[str]:
 
 
 @contextmanager
-def silent_daemon() -> Iterator[str]:
-    """A daemon that is hung for the duration: a real socket on 127.0.0.1 (port 0) that accepts every connection and
-    never answers (the kernel completes the handshake; nothing is read or written). Its ``DOCKER_HOST``."""
+def silent_server() -> Iterator[str]:
+    """A server that is hung for the duration (a Docker daemon, a git host): a real socket on 127.0.0.1 (port 0) that
+    accepts every connection and never answers (the kernel completes the handshake; nothing is read or written).
+    Its address as a ``DOCKER_HOST`` (``tcp://127.0.0.1:PORT``)."""
     listener = socket.create_server(("127.0.0.1", 0), backlog=128)
     held: list[socket.socket] = []
     stop = threading.Event()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.sandbox import daemon, dockerclient, images, silence
-from fake_docker import silent_daemon, stalling_daemon
+from fake_docker import silent_server, stalling_daemon
 from helpers import evalkit, patch_project, refused_port
 
 
@@ -33,7 +33,7 @@ def timed(call):
 
 def test_a_silent_daemon_is_asked_once_then_each_call_fails_at_once(fresh_memory: None,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    with silent_daemon() as host:
+    with silent_server() as host:
         monkeypatch.setenv("DOCKER_HOST", host)
         answer, took = timed(dockerclient.docker_available)
         assert answer is False and 0.9 <= took < 5, took  # the handshake's deadline, not docker-py's 120 s
@@ -62,7 +62,7 @@ def test_the_runs_first_ping_records_a_silent_daemon_and_not_a_missing_one(fresh
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{refused_port()}")
     assert daemon.daemon_answers(timeout=1) is False and silence.silent_for() == 0  # refused: fails at once anyway
-    with silent_daemon() as host:
+    with silent_server() as host:
         monkeypatch.setenv("DOCKER_HOST", host)
         answer, took = timed(lambda: daemon.daemon_answers(timeout=1))
         assert answer is False and 0.9 <= took < 5, took
@@ -97,7 +97,7 @@ def test_a_run_on_a_hung_daemon_ends_within_seconds(tmp_path: Path, backend: str
     first ping finds no daemon, so the suite (marked trusted) runs on the host. The old code waited 120 s on each
     Docker call after the first ping: the run took longer than this test's whole timeout."""
     project = patch_project(tmp_path / "proj", backend=backend, cases=["slug-lowercase"], systems=("gold",))
-    with silent_daemon() as host:
+    with silent_server() as host:
         start = time.monotonic()
         proc = evalkit(project, "run", "-q", env={"DOCKER_HOST": host}, check=False, timeout=110)
         took = time.monotonic() - start
@@ -113,7 +113,7 @@ def test_a_run_on_a_hung_daemon_ends_within_seconds(tmp_path: Path, backend: str
 
 def test_check_warns_about_a_hung_daemon_within_seconds(tmp_path: Path) -> None:
     project = patch_project(tmp_path / "proj", cases=["slug-lowercase"], systems=("gold",))
-    with silent_daemon() as host:
+    with silent_server() as host:
         start = time.monotonic()
         proc = evalkit(project, "check", env={"DOCKER_HOST": host}, check=False, timeout=110)
         took = time.monotonic() - start

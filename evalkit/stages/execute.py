@@ -41,7 +41,44 @@ class RepoUnmapped(TreeUnavailable):
     """The case names its repository as `owner/name` and this machine maps it nowhere (retried next run)."""
 
 
+class RepoUnreachable(RepoUnmapped):
+    """The repository's server sent nothing for ``CLONE_STALL_S`` seconds, or the clone outlasted ``CLONE_TIMEOUT_S``:
+    this machine's network, not the case (an infrastructure error, retried next run, as an unmapped repository)."""
+
+
 _OWNER_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_REMOTE = re.compile(r"^(https?://|git@|ssh://|file://)")
+CLONE_STALL_S = 60
+"""Seconds a clone may receive nothing before it is given up (a server that accepts and never answers; git's
+``http.lowSpeedTime``, ssh's keep-alive)."""
+CLONE_TIMEOUT_S = 3600
+"""Seconds a clone that keeps receiving may take in all."""
+
+
+def is_remote(repo: str) -> bool:
+    """Whether ``inputs.repo`` (as resolved) is a URL git clones, not a folder on this machine."""
+    return bool(_REMOTE.match(repo))
+
+
+def clone(repo: str, dest: str) -> None:
+    """``git clone --no-checkout repo dest``, never waiting on a server that does not answer, nor on a prompt:
+    no terminal prompt, ssh in batch mode with keep-alives, HTTP given up after ``CLONE_STALL_S`` seconds without
+    a byte. Raises RepoUnreachable when it stalls or outlasts ``CLONE_TIMEOUT_S``, TreeUnavailable when git fails."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    env.setdefault("GIT_SSH_COMMAND", f"ssh -o BatchMode=yes -o ConnectTimeout={CLONE_STALL_S} "
+                                      f"-o ServerAliveInterval=15 -o ServerAliveCountMax={max(1, CLONE_STALL_S // 15)}")
+    argv = ["git", "-c", "http.lowSpeedLimit=1", "-c", f"http.lowSpeedTime={CLONE_STALL_S}", "clone", "--quiet",
+            "--no-checkout", repo, dest]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL,
+                              timeout=CLONE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise RepoUnreachable(f"cannot clone {repo}: still cloning after {CLONE_TIMEOUT_S} s") from None
+    if proc.returncode:
+        said = proc.stderr.strip()[:300]
+        if "Operation too slow" in said or "Connection timed out" in said or "Timeout, server" in said:
+            raise RepoUnreachable(f"cannot clone {repo}: its server sent nothing for {CLONE_STALL_S} s: {said}")
+        raise TreeUnavailable(f"cannot clone {repo}: {said}")
 
 
 def repo_map(cfg: Config) -> dict[str, str]:
@@ -57,11 +94,11 @@ def repo_map(cfg: Config) -> dict[str, str]:
 def resolve_repo(cfg: Config, repo: str) -> str:
     """Where a case's `inputs.repo` is: a URL or an existing path as written; `owner/name` (portable
     suites, e.g. SWE-bench imports) through the repo map or a folder of clones."""
-    if re.match(r"^(https?://|git@|ssh://|file://)", repo) or not _OWNER_NAME.match(repo):
+    if is_remote(repo) or not _OWNER_NAME.match(repo):
         return repo
     mapped = repo_map(cfg).get(repo)
     if mapped:
-        return mapped if re.match(r"^(https?://|git@|ssh://|file://)", mapped) else str(cfg.resolve(mapped))
+        return mapped if is_remote(mapped) else str(cfg.resolve(mapped))
     owner, name = repo.split("/")
     for base in (os.environ.get("EVALKIT_REPOS_DIR"), cfg.sandbox.repos_dir):
         if not base:
@@ -95,18 +132,20 @@ def source_tree(cfg: Config, case: Case) -> Path:
         return handed
     if handed is not None:
         raise (RepoUnmapped if handed.unmapped else TreeUnavailable)(handed.error)
-    repo = resolve_repo(cfg, str(repo))
-    dest = cfg.work_path / "cache" / "trees" / digest([repo, commit])[:24]
+    return tree_at(resolve_repo(cfg, str(repo)), str(commit), cfg.work_path / "cache" / "trees")
+
+
+def tree_at(repo: str, commit: str, trees: Path) -> Path:
+    """The files of ``repo`` (a folder, or a URL: cloned first) at ``commit``, under ``trees`` (made once per
+    repository and commit: the folder holds ``.evalkit-complete`` when whole)."""
+    dest = trees / digest([repo, commit])[:24]
     with _tree_lock:
         if (dest / ".evalkit-complete").exists():
             return dest
-        src = Path(repo) if not str(repo).startswith(("http://", "https://", "git@")) else None
+        src = None if is_remote(repo) else Path(repo)
         with tempfile.TemporaryDirectory(prefix=tempdirs.prefix("evalkit-tree-")) as tmp:
             if src is None:
-                proc = subprocess.run(["git", "clone", "--quiet", "--no-checkout", repo, tmp + "/r"],
-                                      capture_output=True, text=True)
-                if proc.returncode:
-                    raise TreeUnavailable(f"cannot clone {repo}: {proc.stderr.strip()[:300]}")
+                clone(repo, tmp + "/r")
                 src = Path(tmp) / "r"
             ensure_dir(dest)
             archive = subprocess.run(["git", "-C", str(src), "archive", "--format=tar", commit],
