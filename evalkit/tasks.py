@@ -279,7 +279,7 @@ def run_outcome() -> bool | TaskFailed:
     status, lines = run_status.environment_verdict(envfail.recorded())
     if not status:
         status, lines = run_status.verdict(g.cfg.work_path, g.cfg.site_path / g.cfg.release / "report.json",
-                                           [(s.name, c.suite, c.id) for s, c in g.pairs])
+                                           g.pair_ids())
     for line in lines:
         print(f"evalkit: {terminal_safe(line)}", file=sys.stderr, flush=True)
     if status == 0:
@@ -333,6 +333,10 @@ class Graph:
         inputs = case.inputs  # a kind that runs tests has an image (and a patch case may build its own)
         return (uses_images(self.cfg.sandbox.backend) and not getattr(inputs, "dockerfile_dir", None)
                 and getattr(inputs, "image", None) == self.cfg.sandbox.base_image)
+
+    def pair_ids(self) -> list[tuple[str, str, str]]:
+        """(system, suite, case id) of each of the run's pairs: what `evalkit.run_status` reads them by."""
+        return [(system.name, case.suite, case.id) for system, case in self.pairs]
 
     def run_cases(self) -> list[Case]:
         """The run's cases, each once (the images they need are the run's, `evalkit.run_images`)."""

@@ -172,7 +172,8 @@ def _run_locked(args: argparse.Namespace) -> int:
     with interrupted_code.run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
         code = _doit_unless_noop(module, argv, args, cfg.work_path)
     run_images.after_run(cfg, images_before)  # record their use; evict over sandbox.image_store_gb
-    retries = pending_retries(cfg.work_path, ((s.name, c.suite, c.id) for s, c in tasks.graph().pairs))
+    pairs = tasks.graph().pair_ids()
+    retries = pending_retries(cfg.work_path, pairs)
     if mode != "quiet":  # one row per suite x system, from report.json
         progress.print_summary(cfg.site_path, cfg.release, retries=retries)
 
@@ -187,7 +188,6 @@ def _run_locked(args: argparse.Namespace) -> int:
     if code != 0:  # doit's own failure or a failed task (doit printed which): one code for all of them
         say(f"exit status {DOIT_FAILED_EXIT}: doit failed (status {code})")
         return DOIT_FAILED_EXIT
-    pairs = [(s.name, c.suite, c.id) for s, c in tasks.graph().pairs]
     status, lines = verdict(cfg.work_path, cfg.site_path / cfg.release / "report.json", pairs, strict=args.strict,
                             whole_run=not args.doit_args, retries=retries)
     for line in lines:

@@ -7,12 +7,11 @@ import threading
 from typing import Any
 
 import docker
-import requests
 import docker.errors
+import requests
 import requests.exceptions
 
 from evalkit.sandbox import silence
-
 
 
 class CallDeadline(int):
