@@ -84,11 +84,24 @@ def stalling_daemon() -> Iterator[str]:
         server.server_close()
 
 
+class SilentServer:
+    """A running `silent_server`: its address and the connections it accepted so far."""
+
+    def __init__(self, host: str, held: list[socket.socket]) -> None:
+        self.host = host
+        self._held = held
+
+    @property
+    def connections(self) -> int:
+        """Connections accepted so far (a client that sent nothing made none)."""
+        return len(self._held)
+
+
 @contextmanager
-def silent_server() -> Iterator[str]:
+def silent_server() -> Iterator[SilentServer]:
     """A server that is hung for the duration (a Docker daemon, a git host): a real socket on 127.0.0.1 (port 0) that
     accepts every connection and never answers (the kernel completes the handshake; nothing is read or written).
-    Its address as a ``DOCKER_HOST`` (``tcp://127.0.0.1:PORT``)."""
+    Its ``host`` is the address as a ``DOCKER_HOST`` (``tcp://127.0.0.1:PORT``)."""
     listener = socket.create_server(("127.0.0.1", 0), backlog=128)
     held: list[socket.socket] = []
     stop = threading.Event()
@@ -103,7 +116,7 @@ def silent_server() -> Iterator[str]:
 
     threading.Thread(target=accept, daemon=True).start()
     try:
-        yield f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+        yield SilentServer(f"tcp://127.0.0.1:{listener.getsockname()[1]}", held)
     finally:
         stop.set()
         listener.close()

@@ -58,8 +58,8 @@ def test_a_server_that_never_answers_is_given_up_as_the_machines_problem(tmp_pat
     """git waits on such a server for as long as it stays connected; now it gives up after CLONE_STALL_S seconds
     without a byte, as an infrastructure error (RepoUnmapped's kind: retried next run), and writes no tree."""
     monkeypatch.setattr(execute, "CLONE_STALL_S", 2)
-    with silent_server() as host:
-        url = host.replace("tcp://", "http://") + "/acme/mylib.git"
+    with silent_server() as server:
+        url = server.host.replace("tcp://", "http://") + "/acme/mylib.git"
         start = time.monotonic()
         with pytest.raises(RepoUnreachable) as caught:
             tree_at(url, "0" * 40, tmp_path / "trees")

@@ -33,16 +33,19 @@ def timed(call):
 
 def test_a_silent_daemon_is_asked_once_then_each_call_fails_at_once(fresh_memory: None,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    with silent_server() as host:
+    with silent_server() as server:
+        host = server.host
         monkeypatch.setenv("DOCKER_HOST", host)
         answer, took = timed(dockerclient.docker_available)
-        assert answer is False and 0.9 <= took < 5, took  # the handshake's deadline, not docker-py's 120 s
+        assert answer is False and 0.9 <= took < 30, took  # the handshake's deadline, not docker-py's 120 s
         assert silence.silent_for() > 50
+        asked = server.connections
 
-        answer, took = timed(dockerclient.docker_available)
-        assert answer is False and took < 0.2, took  # not asked again
-        raised, took = timed(lambda: images.image_id("evalkit/python-pytest:bookworm"))
-        assert isinstance(raised, dockerclient.DaemonSilent) and took < 0.2, (raised, took)
+        assert dockerclient.docker_available() is False
+        raised = timed(lambda: images.image_id("evalkit/python-pytest:bookworm"))[0]
+        assert isinstance(raised, dockerclient.DaemonSilent), raised  # raised before any request is sent
+        time.sleep(0.3)  # a connection either call made would be accepted by now
+        assert server.connections == asked  # not asked again
         assert isinstance(raised, dockerclient.DOCKER_FAILURES)  # every handler of the daemon's failures takes it
         assert host in str(raised) and "did not answer within 1 s" in str(raised)
 
@@ -62,12 +65,12 @@ def test_the_runs_first_ping_records_a_silent_daemon_and_not_a_missing_one(fresh
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DOCKER_HOST", f"tcp://127.0.0.1:{refused_port()}")
     assert daemon.daemon_answers(timeout=1) is False and silence.silent_for() == 0  # refused: fails at once anyway
-    with silent_server() as host:
-        monkeypatch.setenv("DOCKER_HOST", host)
+    with silent_server() as server:
+        monkeypatch.setenv("DOCKER_HOST", server.host)
         answer, took = timed(lambda: daemon.daemon_answers(timeout=1))
-        assert answer is False and 0.9 <= took < 5, took
-        raised, took = timed(dockerclient.client)
-        assert isinstance(raised, dockerclient.DaemonSilent) and took < 0.2, (raised, took)
+        assert answer is False and 0.9 <= took < 30, took
+        raised = timed(dockerclient.client)[0]
+        assert isinstance(raised, dockerclient.DaemonSilent), raised
 
 
 def test_a_daemon_that_hangs_after_answering_is_marked_by_the_first_call_past_its_deadline(
@@ -81,14 +84,14 @@ def test_a_daemon_that_hangs_after_answering_is_marked_by_the_first_call_past_it
         assert dockerclient.docker_available() is True  # it answers its ping
         cli = dockerclient.client()
         raised, took = timed(lambda: cli.api.wait("some-container", timeout=1))
-        assert isinstance(raised, dockerclient.DOCKER_FAILURES) and 0.9 <= took < 5, (raised, took)
+        assert isinstance(raised, dockerclient.DOCKER_FAILURES) and 0.9 <= took < 30, (raised, took)
         assert silence.silent_for() == 0  # the test's own timeout ran out, not the daemon's answer
 
         raised, took = timed(lambda: images.image_id("evalkit/python-pytest:bookworm"))
-        assert isinstance(raised, dockerclient.DOCKER_FAILURES) and 0.9 <= took < 5, (raised, took)
+        assert isinstance(raised, dockerclient.DOCKER_FAILURES) and 0.9 <= took < 30, (raised, took)
         assert not isinstance(raised, dockerclient.DaemonSilent) and silence.silent_for() > 50
-        raised, took = timed(lambda: images.image_id("evalkit/python-pytest:bookworm"))
-        assert isinstance(raised, dockerclient.DaemonSilent) and took < 0.2, (raised, took)
+        raised = timed(lambda: images.image_id("evalkit/python-pytest:bookworm"))[0]
+        assert isinstance(raised, dockerclient.DaemonSilent), raised  # raised before any request is sent
 
 
 @pytest.mark.parametrize("backend, status, bound", [("docker", 5, 60), ("auto", 0, 150)])
@@ -98,7 +101,8 @@ def test_a_run_on_a_hung_daemon_ends_within_seconds(tmp_path: Path, backend: str
     run, hence its bound). The old code waited 120 s on each Docker call after the first ping, at least twice: the
     run took longer than this test's whole timeout."""
     project = patch_project(tmp_path / "proj", backend=backend, cases=["slug-lowercase"], systems=("gold",))
-    with silent_server() as host:
+    with silent_server() as server:
+        host = server.host
         start = time.monotonic()
         proc = evalkit(project, "run", "-q", env={"DOCKER_HOST": host}, check=False, timeout=170)
         took = time.monotonic() - start
@@ -114,9 +118,9 @@ def test_a_run_on_a_hung_daemon_ends_within_seconds(tmp_path: Path, backend: str
 
 def test_check_warns_about_a_hung_daemon_within_seconds(tmp_path: Path) -> None:
     project = patch_project(tmp_path / "proj", cases=["slug-lowercase"], systems=("gold",))
-    with silent_server() as host:
+    with silent_server() as server:
         start = time.monotonic()
-        proc = evalkit(project, "check", env={"DOCKER_HOST": host}, check=False, timeout=110)
+        proc = evalkit(project, "check", env={"DOCKER_HOST": server.host}, check=False, timeout=110)
         took = time.monotonic() - start
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Docker does not answer, so the sandbox image evalkit/python-pytest:bookworm was not checked" in (
