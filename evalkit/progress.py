@@ -20,8 +20,8 @@ and the suite page.
 
 from __future__ import annotations
 
+import bisect
 import os
-import statistics
 import sys
 import threading
 import time
@@ -178,10 +178,33 @@ def _prior(stage: str, kind: str | None = None, cls: str = "live") -> float:
     return base * CLASS_SHARE.get((stage, cls), 1.0)
 
 
-def _robust_sum(ds: list[float], floor: float) -> float:
-    """The durations' sum, each at most ``OUTLIER`` times their median (or ``floor``, when larger)."""
-    cap = OUTLIER * max(statistics.median(ds), floor)
-    return sum(min(d, cap) for d in ds)
+class Durations:
+    """A group's finished tasks' durations, kept sorted with their sum: its median and `robust_sum` cost a
+    bisection, not a pass over every task (an estimate is asked at every frame and, in a replay, at every task's
+    end: recomputed from lists that was quadratic in the run's tasks)."""
+
+    __slots__ = ("sorted", "total")
+
+    def __init__(self) -> None:
+        self.sorted: list[float] = []
+        self.total = 0.0
+
+    def add(self, d: float) -> None:
+        bisect.insort(self.sorted, d)
+        self.total += d
+
+    def __len__(self) -> int:
+        return len(self.sorted)
+
+    def median(self) -> float:
+        s, n = self.sorted, len(self.sorted)
+        return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+    def robust_sum(self, floor: float) -> float:
+        """The durations' sum, each at most ``OUTLIER`` times their median (or ``floor``, when larger)."""
+        cap = OUTLIER * max(self.median(), floor)
+        over = self.sorted[bisect.bisect_right(self.sorted, cap):]  # the few beyond the cap
+        return self.total - sum(over) + cap * len(over)
 
 
 class RunState:
@@ -198,13 +221,22 @@ class RunState:
         self.total: dict[str, int] = {}
         self.done: dict[str, int] = defaultdict(int)
         self.failed: dict[str, int] = defaultdict(int)
-        self.durations: dict[str, list[float]] = defaultdict(list)
+        self.durations: dict[str, Durations] = defaultdict(Durations)
         # the same per (stage, suite, system): tasks of one suite and system are alike, a stage's are not (a
         # migration's validate is instant, a patch suite's runs containers; a canary's execute mostly instant)
         self.planned: list[str] = []
         self.group_total: dict[Key, int] = {}
         self.group_done: dict[Key, int] = defaultdict(int)
-        self.group_durations: dict[Key, list[float]] = defaultdict(list)
+        self.group_durations: dict[Key, Durations] = defaultdict(Durations)
+        self.class_durations: dict[tuple[str, str, str], Durations] = defaultdict(Durations)
+        """(stage, suite, class) -> its groups' durations together (`means`' middle level)."""
+        self.worked = 0.0
+        """Seconds of every finished task that ran, summed."""
+        self.priced = 0.0
+        """Their priors (`group_prior`), summed: `machine_factor`."""
+        self.ran_tasks = 0
+        self._priors: dict[Key, float] = {}  # group_prior's and class_key's answers (kinds and classes are fixed)
+        self._class_keys: dict[Key, tuple[str, str, str]] = {}
         self.started: dict[str, float] = {}
         self.seen_stages: set[str] = set()
         self._version = 0  # bumped by each change `means` depends on (a plan, a finished task)
@@ -255,8 +287,14 @@ class RunState:
         with self.lock:
             t = self.started.pop(name, None)
             if ran and t is not None:
-                self.durations[stage].append(self.clock() - t)
-                self.group_durations[key_of(name)].append(self.clock() - t)
+                d = self.clock() - t
+                key = key_of(name)
+                self.durations[stage].add(d)
+                self.group_durations[key].add(d)
+                self.class_durations[self.class_key(key)].add(d)
+                self.worked += d
+                self.priced += self.group_prior(key)
+                self.ran_tasks += 1
             self.done[stage] += 1
             self.group_done[key_of(name)] += 1
             if failed:
@@ -268,7 +306,17 @@ class RunState:
 
     def group_prior(self, key: Key) -> float:
         """A task's prior seconds of a (stage, suite, system) group on the reference machine."""
-        return _prior(key[0], self.kinds.get(key[1]), self.class_of(key[2]))
+        prior = self._priors.get(key)
+        if prior is None:
+            prior = self._priors[key] = _prior(key[0], self.kinds.get(key[1]), self.class_of(key[2]))
+        return prior
+
+    def class_key(self, key: Key) -> tuple[str, str, str]:
+        """(stage, suite, class) of a group: whose durations price it before its own do (`means`)."""
+        found = self._class_keys.get(key)
+        if found is None:
+            found = self._class_keys[key] = (key[0], key[1], self.class_of(key[2]))
+        return found
 
     def machine_factor(self) -> float:
         """How much slower this run's tasks are than the reference's: the work done over its priors, both
@@ -277,9 +325,7 @@ class RunState:
         `means` do, made the demo's first run look faster than the reference: 50% of its points within 30%
         instead of 90%)."""
         with self.lock:
-            worked = sum(sum(ds) for ds in self.group_durations.values())
-            priced = sum(len(ds) * self.group_prior(g) for g, ds in self.group_durations.items())
-            return (worked + MACHINE_PSEUDO_S) / (priced + MACHINE_PSEUDO_S)
+            return (self.worked + MACHINE_PSEUDO_S) / (self.priced + MACHINE_PSEUDO_S)
 
     def means(self) -> dict[Key, float]:
         """Seconds a task of each planned group is expected to take: its finished tasks' mean (each at most
@@ -291,16 +337,13 @@ class RunState:
             if self._means is not None and self._means[0] == self._version:
                 return self._means[1]
             factor = self.machine_factor()
-            pooled: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-            for key, ds in self.group_durations.items():
-                pooled[(key[0], key[1], self.class_of(key[2]))].extend(ds)
             out: dict[Key, float] = {}
             for key in self.group_total:
                 prior = self.group_prior(key) * factor
-                cds = pooled.get((key[0], key[1], self.class_of(key[2])), [])
-                cls_mean = (_robust_sum(cds, prior) + SHRINK * prior) / (len(cds) + SHRINK) if cds else prior
-                ds = self.group_durations.get(key, [])
-                out[key] = (_robust_sum(ds, cls_mean) + SHRINK * cls_mean) / (len(ds) + SHRINK) if ds else cls_mean
+                cds = self.class_durations.get(self.class_key(key))
+                cls_mean = (cds.robust_sum(prior) + SHRINK * prior) / (len(cds) + SHRINK) if cds else prior
+                ds = self.group_durations.get(key)
+                out[key] = (ds.robust_sum(cls_mean) + SHRINK * cls_mean) / (len(ds) + SHRINK) if ds else cls_mean
             self._means = (self._version, out)
             return out
 
@@ -348,8 +391,7 @@ class RunState:
         """(time left, low, high): `time_left`, `time_range`."""
         with self.lock:
             now = self.clock()
-            worked = sum(sum(ds) for ds in self.group_durations.values())
-            ran_tasks = sum(len(ds) for ds in self.group_durations.values())
+            worked, ran_tasks = self.worked, self.ran_tasks
             if not ran_tasks:
                 if any(self.total.get(s, 0) > self.done.get(s, 0) for s in self.total):
                     return None
@@ -368,14 +410,14 @@ class RunState:
                 remaining = max(0, total - done)
                 if not remaining:
                     continue
-                ds = self.group_durations.get(key, [])
-                ran = len(ds) / done if done else ran_all
+                n_ran = len(self.group_durations.get(key, ()))
+                ran = n_ran / done if done else ran_all
                 work = remaining * min(ran, 1.0) * means[key]
                 setup = (key[0], self.kinds.get(key[1], ""))
                 if setup in SETUP_S and setup not in setups_done:
                     work += SETUP_S[setup] * factor
                     setups_done.add(setup)
-                spread = spreads[key] = 1.0 + RANGE_MEASURED / len(ds) ** 0.5 if ds else RANGE_UNMEASURED
+                spread = spreads[key] = 1.0 + RANGE_MEASURED / n_ran ** 0.5 if n_ran else RANGE_UNMEASURED
                 left += work
                 low += work / spread
                 high += work * spread
