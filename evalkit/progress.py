@@ -221,7 +221,7 @@ class RunState:
         self.total: dict[str, int] = {}
         self.done: dict[str, int] = defaultdict(int)
         self.failed: dict[str, int] = defaultdict(int)
-        self.durations: dict[str, Durations] = defaultdict(Durations)
+        self.durations: dict[str, list[float]] = defaultdict(list)
         # the same per (stage, suite, system): tasks of one suite and system are alike, a stage's are not (a
         # migration's validate is instant, a patch suite's runs containers; a canary's execute mostly instant)
         self.planned: list[str] = []
@@ -283,20 +283,19 @@ class RunState:
             return first
 
     def finish(self, name: str, failed: bool = False, ran: bool = True) -> None:
-        stage = stage_of(name)
+        stage, key = stage_of(name), key_of(name)
         with self.lock:
             t = self.started.pop(name, None)
             if ran and t is not None:
                 d = self.clock() - t
-                key = key_of(name)
-                self.durations[stage].add(d)
+                self.durations[stage].append(d)
                 self.group_durations[key].add(d)
                 self.class_durations[self.class_key(key)].add(d)
                 self.worked += d
                 self.priced += self.group_prior(key)
                 self.ran_tasks += 1
             self.done[stage] += 1
-            self.group_done[key_of(name)] += 1
+            self.group_done[key] += 1
             if failed:
                 self.failed[stage] += 1
             self._version += 1
