@@ -1,8 +1,6 @@
-"""RAG hint metrics through ragas 0.4.3: non-LLM ones offline, LLM ones through evalkit's model client.
+"""RAG hint metrics through ragas 0.4.3 and evalkit's model client (the non-LLM ones, ragas' string metrics, are
+computed without importing ragas: evalkit.metrics.rag_offline).
 
-- Without a judge: ``NonLLMContextRecall`` (retrieved vs reference contexts) and
-  ``NonLLMStringSimilarity`` (hint vs reference hint, 1 - normalised Levenshtein); both need
-  ``rapidfuzz``.
 - With a judge: ragas' collection metrics Faithfulness, ContextRelevance and AnswerRelevancy
   (``judge_rag``; the grade stage calls it through ``evalkit.kinds.rag.judge``), given an
   ``InstructorBaseRagasLLM`` whose calls go through ``evalkit.llm.client.ModelClient`` (cache,
@@ -36,6 +34,7 @@ from ragas.llms.base import InstructorBaseRagasLLM  # noqa: E402
 from evalkit.llm.calls import BudgetExceeded, LLMError, LLMRequest
 from evalkit.llm.pricing import Usage
 from evalkit.llm.structured import AnswerError, ask_structured, parse_model
+from evalkit.metrics.rag_offline import METRIC_NAMES, to_five
 
 if TYPE_CHECKING:
     from evalkit.llm.client import ModelClient
@@ -44,11 +43,6 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound=BaseModel)
 EMBEDDING_DIM = 256
 RAGAS_VERSION: str = ragas.__version__
-
-
-def to_five(x: float | None) -> float | None:
-    """A 0-1 score on the design's 1-5 scale."""
-    return None if x is None else 1.0 + 4.0 * x
 
 
 def _finite(x: Any) -> float | None:
@@ -72,29 +66,9 @@ def _run(coro: Any) -> Any:
     return box["v"]
 
 
-# --- without a judge -----------------------------------------------------------------------------
-
-def non_llm_metrics(answer: str | None, reference_answer: str | None, contexts: Sequence[str],
-                    reference_contexts: Sequence[str] | None) -> dict[str, float | None]:
-    """rag_answer_similarity (when a reference hint exists) and rag_context_recall (with reference contexts)."""
-    from ragas.dataset_schema import SingleTurnSample  # deferred: ragas (seconds: numpy, pandas, instructor), only for rag grading
-    from ragas.metrics import NonLLMContextRecall, NonLLMStringSimilarity  # deferred: ragas (seconds: numpy, pandas, instructor), only for rag grading
-
-    out: dict[str, float | None] = {}
-    if reference_answer:
-        out["rag_answer_similarity"] = _finite(NonLLMStringSimilarity().single_turn_score(
-            SingleTurnSample(response=answer or "", reference=reference_answer)))
-    if reference_contexts:
-        out["rag_context_recall"] = _finite(NonLLMContextRecall().single_turn_score(
-            SingleTurnSample(retrieved_contexts=list(contexts) or [""], reference_contexts=list(reference_contexts))))
-    return out
-
-
 # --- with a judge --------------------------------------------------------------------------------
 
 ANSWER_SUFFIX = "\n\nEnd your answer with that JSON object (double quotes), and nothing after it."
-METRIC_NAMES = ("faithfulness", "context_relevance", "answer_relevancy")
-"""The LLM-path ragas metrics, as evalkit records them (scores.json: ``rag_<name>`` and ``rag_<name>_5``)."""
 
 
 class EvalkitRagasLLM(InstructorBaseRagasLLM):

@@ -39,11 +39,49 @@ def fixed(prompt: str) -> tuple[str, dict[str, float]]:
 
 
 def test_non_llm_metrics_hand_values() -> None:
-    m = rm().non_llm_metrics("abcd", "abce", CONTEXTS, [CONTEXTS[0]])
+    from evalkit.metrics.rag_offline import non_llm_metrics
+
+    m = non_llm_metrics("abcd", "abce", CONTEXTS, [CONTEXTS[0]])
     assert m["rag_answer_similarity"] == pytest.approx(0.75)  # one substitution in four characters
     assert m["rag_context_recall"] == 1.0  # the reference context is retrieved verbatim
-    assert rm().non_llm_metrics("x", None, CONTEXTS, None) == {}
-    assert rm().non_llm_metrics("x", None, ["unrelated words"], ["jakarta persistence moved"])["rag_context_recall"] == 0.0
+    assert non_llm_metrics("x", None, CONTEXTS, None) == {}
+    assert non_llm_metrics("x", None, ["unrelated words"], ["jakarta persistence moved"])["rag_context_recall"] == 0.0
+    assert non_llm_metrics("", "abc", [], ["abc"]) == {"rag_answer_similarity": 0.0, "rag_context_recall": 0.0}
+
+
+def test_non_llm_metrics_equal_ragas_own() -> None:
+    """evalkit.metrics.rag_offline computes ragas' NonLLMStringSimilarity and NonLLMContextRecall without importing
+    ragas: on random texts (ties at the 0.5 threshold, empty strings, unicode, no retrieved context) its values are
+    ragas' own, exactly."""
+    import random
+
+    from ragas.dataset_schema import SingleTurnSample
+    from ragas.metrics._context_recall import NonLLMContextRecall
+    from ragas.metrics._string import NonLLMStringSimilarity
+
+    from evalkit.metrics.rag_offline import non_llm_metrics
+
+    rng = random.Random(20261127)
+    alphabet = "ab cé\n"
+
+    def text() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.choice((0, 1, 2, 4, 8, 20))))
+
+    similarity, recall = NonLLMStringSimilarity(), NonLLMContextRecall()
+    at_threshold = 0
+    for _ in range(300):
+        answer, reference = text(), text() or "x"
+        retrieved = [text() for _ in range(rng.randrange(0, 4))]
+        references = [text() for _ in range(rng.randrange(1, 4))]
+        ours = non_llm_metrics(answer, reference, retrieved, references)
+        theirs_similarity = similarity.single_turn_score(SingleTurnSample(response=answer, reference=reference))
+        theirs_recall = recall.single_turn_score(
+            SingleTurnSample(retrieved_contexts=retrieved or [""], reference_contexts=references))
+        assert ours == {"rag_answer_similarity": theirs_similarity, "rag_context_recall": theirs_recall}, \
+            (answer, reference, retrieved, references)
+        at_threshold += any(similarity.single_turn_score(SingleTurnSample(response=ref, reference=r)) == 0.5
+                            for ref in references for r in retrieved)
+    assert at_threshold > 0  # the strict "above 0.5" was exercised
 
 
 def test_llm_metrics_through_fixed_answers() -> None:
@@ -75,7 +113,12 @@ def test_demo_rag_suite_scores_hint_bot(tmp_path) -> None:
     (root / "evalkit.yaml").write_text(
         "release: r1\ntemplates_dir: templates\nsystems:\n  - name: hint-bot\n    adapter: command\n"
         '    command: ["{python}", "-m", "evalkit.demo_systems.hint_bot"]\n', encoding="utf-8")
-    evalkit(root, "run")
+    # -X importtime's report (stderr) names every module the run's process imported
+    proc = evalkit(root, "run", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    imported = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "rapidfuzz" in imported  # the rag cases were scored in this process
+    assert not {m for m in imported if m.split(".")[0] in ("ragas", "instructor", "anthropic", "langchain_core")}, \
+        "scoring a rag suite without a judge imports ragas (6 s of CPU): evalkit.metrics.rag_offline is enough"
     report = json.loads((root / "site/r1/report.json").read_text())
     aggs = report["systems"][0]["metrics"]
     assert aggs["rag_answer_similarity"]["n"] == 3 and 0 < aggs["rag_answer_similarity"]["value"] < 1

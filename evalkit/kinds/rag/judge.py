@@ -28,6 +28,7 @@ from evalkit.llm.pricing import Usage
 from evalkit.llm.settings import JudgeSettings
 from evalkit.outcomes import JudgeOutcome, JudgeStatus, RagasMetric, RagasOutcome
 from evalkit.lazy_modules import later
+from evalkit.metrics.rag_offline import METRIC_NAMES
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
     from evalkit.metrics import ragas_metrics as ragas_metrics_code
@@ -41,7 +42,7 @@ _WORST_FIRST: tuple[JudgeStatus, ...] = ("not_judged_budget", "infra_error", "ju
 def not_configured() -> tuple[JudgeOutcome, RagasOutcome]:
     """(judge summary, extra["ragas"]) when no judge is configured: no call, nothing scored."""
 
-    metrics = {name: RagasMetric(status="not_configured", value=None, value_5=None) for name in ragas_metrics_code.METRIC_NAMES}
+    metrics = {name: RagasMetric(status="not_configured", value=None, value_5=None) for name in METRIC_NAMES}
     return NOT_CONFIGURED.model_copy(), RagasOutcome(status="not_configured", metrics=metrics)
 
 

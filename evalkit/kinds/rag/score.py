@@ -11,8 +11,6 @@ answer scores 0 on faithfulness and answer relevancy when a judge is configured.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from evalkit.artifacts import ExecutionArtifact, GradesArtifact, OutputArtifact
 from evalkit.cases import Case
 from evalkit.config import Config
@@ -20,12 +18,7 @@ from evalkit.contracts import ScoreResult
 from evalkit.kinds.rag.models import RagInputs, RagReference
 from evalkit.metrics.metric_info import Metrics
 from evalkit.llm.settings import configured
-from evalkit.lazy_modules import later
-
-if TYPE_CHECKING:  # the real modules, for the type checkers
-    from evalkit.metrics import ragas_metrics as ragas_metrics_code
-else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
-    ragas_metrics_code = later("evalkit.metrics.ragas_metrics")
+from evalkit.metrics.rag_offline import METRIC_NAMES, non_llm_metrics, to_five
 
 
 def rag_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: ExecutionArtifact | None,
@@ -33,7 +26,7 @@ def rag_metrics(cfg: Config, case: Case, output: OutputArtifact, execution: Exec
 
     inputs, ref = case.inputs_as(RagInputs), case.reference_as(RagReference)
     answer = output.first.text if output.status == "ok" else None
-    out: Metrics = dict(ragas_metrics_code.non_llm_metrics(answer or "", ref.answer, inputs.contexts, ref.contexts or None))
+    out: Metrics = dict(non_llm_metrics(answer or "", ref.answer, inputs.contexts, ref.contexts or None))
     judged = judged_metrics(output, grades)
     out.update(judged)
     # a judged metric's reasons are the judge's (on the case page with its verdict); a zero for no answer is ours
@@ -48,12 +41,12 @@ def judged_metrics(output: OutputArtifact, grades: GradesArtifact) -> Metrics:
     if output.status != "ok":
         if configured():  # no hint: nothing faithful, nothing relevant (like a judge's zeros)
             for name in ("faithfulness", "answer_relevancy"):
-                out[f"rag_{name}"], out[f"rag_{name}_5"] = 0.0, ragas_metrics_code.to_five(0.0)
+                out[f"rag_{name}"], out[f"rag_{name}_5"] = 0.0, to_five(0.0)
         return out
     metrics = grades.extra.ragas.metrics if grades.extra.ragas is not None else {}
-    for name in ragas_metrics_code.METRIC_NAMES:
+    for name in METRIC_NAMES:
         m = metrics.get(name)
         if m is not None and m.status == "judged" and m.value is not None:
             out[f"rag_{name}"] = float(m.value)
-            out[f"rag_{name}_5"] = ragas_metrics_code.to_five(float(m.value))
+            out[f"rag_{name}_5"] = to_five(float(m.value))
     return out
