@@ -126,7 +126,13 @@ CLASS_SHARE = {("execute", "canary"): 0.2}
 others reproduce the unpatched run validate made (answered from the sandbox's cache) or do not apply."""
 SETUP_S = {("grade", "rag"): 5.0}
 """Seconds a (stage, kind) group's first task takes once, on top of its prior (a rag suite's grade imports
-ragas: 2 to 9 s on the reference machine, then each task takes hundredths)."""
+ragas: 2 to 9 s on the reference machine, then each task takes hundredths), when a judge is configured: without
+one the rag grade imports nothing (`setups_for`)."""
+
+
+def setups_for(judged: bool) -> dict[tuple[str, str], float]:
+    """`SETUP_S` where a judge is configured (ragas is imported to judge rag answers); none without one."""
+    return dict(SETUP_S) if judged else {}
 OUTLIER = 4.0
 """A finished task counts in its group's mean at most this many times the group's median (or its prior):
 one timed-out container among quick ones does not price every task left at a share of its timeout."""
@@ -211,11 +217,13 @@ class RunState:
     """Tasks per stage: total, done (run, up to date or failed), failed, running; durations of runs."""
 
     def __init__(self, jobs: int = 1, kinds: dict[str, str] | None = None,
-                 classes: dict[str, str] | None = None) -> None:
+                 classes: dict[str, str] | None = None, setups: dict[tuple[str, str], float] | None = None) -> None:
         self.lock = threading.RLock()
         self.jobs = max(1, jobs)
         self.kinds: dict[str, str] = dict(kinds or {})
         """Suite -> kind (a group's prior: `KIND_PRIOR_S`)."""
+        self.setups: dict[tuple[str, str], float] = dict(SETUP_S if setups is None else setups)
+        """(stage, kind) -> seconds its first task takes once (`SETUP_S`, `setups_for`)."""
         self.classes: dict[str, str] = dict(classes or {})
         """System -> class (`SYSTEM_CLASSES`; a system not listed is ``live``)."""
         self.total: dict[str, int] = {}
@@ -413,8 +421,8 @@ class RunState:
                 ran = n_ran / done if done else ran_all
                 work = remaining * min(ran, 1.0) * means[key]
                 setup = (key[0], self.kinds.get(key[1], ""))
-                if setup in SETUP_S and setup not in setups_done:
-                    work += SETUP_S[setup] * factor
+                if setup in self.setups and setup not in setups_done:
+                    work += self.setups[setup] * factor
                     setups_done.add(setup)
                 spread = spreads[key] = 1.0 + RANGE_MEASURED / n_ran ** 0.5 if n_ran else RANGE_UNMEASURED
                 left += work
@@ -446,6 +454,7 @@ class LiveReporter(ExecutedOnlyReporter):
     jobs = 1
     kinds: dict[str, str] = {}
     classes: dict[str, str] = {}
+    setups: dict[tuple[str, str], float] | None = None
     console: Console | None = None  # tests pass one
     every_task: tuple[str, ...] = ()
     """Every task with actions, in doit's order, when doit is given only some of them (a limited run,
@@ -453,7 +462,7 @@ class LiveReporter(ExecutedOnlyReporter):
 
     def __init__(self, outstream: TextIO, options: dict[str, Any]) -> None:
         super().__init__(outstream, options)
-        self.state = RunState(self.jobs, self.kinds, self.classes)
+        self.state = RunState(self.jobs, self.kinds, self.classes, self.setups)
         self._live: Live | None = None
         self._lock = threading.RLock()
 
@@ -584,12 +593,13 @@ class QuietReporter(ExecutedOnlyReporter):
 
 
 def reporter_for(mode: str, jobs: int = 1, kinds: dict[str, str] | None = None,
-                 classes: dict[str, str] | None = None) -> type:
+                 classes: dict[str, str] | None = None, setups: dict[tuple[str, str], float] | None = None) -> type:
     """The doit reporter class for a mode (plain: doitplus.ExecutedOnlyReporter, unchanged); ``kinds``:
-    suite -> kind, ``classes``: system -> class (`SYSTEM_CLASSES`), for the time left's priors."""
+    suite -> kind, ``classes``: system -> class (`SYSTEM_CLASSES`), ``setups``: `setups_for`, for the time
+    left's priors."""
     if mode == "live":
         return type("LiveReporter", (LiveReporter,), {"jobs": jobs, "kinds": dict(kinds or {}),
-                                                      "classes": dict(classes or {})})
+                                                      "classes": dict(classes or {}), "setups": setups})
     if mode == "quiet":
         return QuietReporter
     return ExecutedOnlyReporter

@@ -239,3 +239,27 @@ def test_kept_durations_give_the_median_and_capped_sum_of_the_list() -> None:
         cap = progress.OUTLIER * max(statistics.median(ds), floor)
         assert len(kept) == len(ds) and kept.median() == statistics.median(ds)
         assert kept.robust_sum(floor) == pytest.approx(sum(min(d, cap) for d in ds), rel=1e-12, abs=1e-12), trial
+
+
+def test_the_rag_grade_is_priced_its_ragas_import_only_when_a_judge_is_configured() -> None:
+    """A rag suite's first grade imports ragas only to judge (the offline metrics are computed without it): the time
+    left adds `SETUP_S` once for it with a judge, and nothing without one."""
+    names = [f"{stage}:bot:rag/c{i}" for stage in ("generate", "grade") for i in range(4)]
+    tasks = {n: SimpleNamespace(actions=[1], task_dep=[], setup_tasks=[]) for n in names}
+    tasks["all"] = SimpleNamespace(actions=[], task_dep=names, setup_tasks=[])
+
+    def left(judged: bool) -> float:
+        clock = iter(range(1000)).__next__
+        state = progress.RunState(1, {"rag": "rag"}, {"bot": "live"}, progress.setups_for(judged))
+        state.clock = lambda: float(clock())
+        state.plan(tasks, ["all"])
+        for i in range(4):  # every generate done: the grades are all that is left
+            state.start(f"generate:bot:rag/c{i}")
+            state.finish(f"generate:bot:rag/c{i}")
+        value = state.time_left()
+        assert value is not None
+        return value
+
+    setup = progress.SETUP_S[("grade", "rag")]
+    assert setup > 1.0 and progress.setups_for(False) == {}
+    assert left(True) - left(False) > setup / 2  # the machine factor scales it; it is there with a judge only

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable, NoReturn, cast
 from evalkit import envfail
 from evalkit.errors import InputError, Problem
 from evalkit.llm.keys import seal
+from evalkit.llm.settings import configured
 from evalkit.run_status import DOIT_FAILED_EXIT, environment_verdict, pending_retries, verdict
 from evalkit.runlock import LOCKED_EXIT, ProjectLocked, project_lock
 from evalkit.termtext import terminal_safe
@@ -162,8 +163,9 @@ def _run_locked(args: argparse.Namespace) -> int:
     mode = progress.mode_for(args.quiet)  # live on a terminal, doit's lines otherwise, nothing with -q
     kinds = {name: suite.kind for name, suite in tasks.graph().loaded.project.suites.items()}
     classes = {s.name: progress.class_of_adapter(s.adapter) for s in run_cfg.systems}
+    setups = progress.setups_for(judged=configured(run_cfg.judge))  # without a judge no rag grade imports ragas
     module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"],
-                             "reporter": progress.reporter_for(mode, args.jobs, kinds, classes)}
+                             "reporter": progress.reporter_for(mode, args.jobs, kinds, classes, setups)}
     cfg = tasks.graph().cfg
     envfail.clear()
     os.environ["EVALKIT_RUN_ID"] = f"{os.getpid()}.{time.time_ns()}"  # evalkit.llm.client: in-run de-dup
