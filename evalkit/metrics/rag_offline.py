@@ -7,7 +7,7 @@
 
 ragas itself is not imported here. Its package imports instructor, the Anthropic and OpenAI SDKs, langchain and
 datasets (6 to 7 s of CPU on a 2-core machine), which every process scoring a rag case paid, judge or not, for
-these two string comparisons, which rapidfuzz computes in ragas too. tests/metrics/test_rag_offline.py holds them
+these two string comparisons, which rapidfuzz computes in ragas too. tests/metrics/test_ragas.py holds them
 equal to ragas' own metrics on random inputs. The LLM-path metrics (faithfulness, context and answer relevancy)
 need ragas and stay in evalkit.metrics.ragas_metrics.
 """
