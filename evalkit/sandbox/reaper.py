@@ -13,6 +13,7 @@ import atexit
 import logging
 import queue
 import threading
+import time
 from typing import Callable
 
 import docker.errors
@@ -24,6 +25,10 @@ log = logging.getLogger(__name__)
 
 #: Seconds the process's exit waits for the removals still queued.
 EXIT_WAIT_S = 60.0
+#: Waits before each new attempt at a removal that failed while the daemon answered (busy, 409 removal under way)
+#: or for a reason of this process (requests iterating ``os.environ`` while another thread changed it raised
+#: ``KeyError``, and the removal was lost with the thread). A daemon that does not answer is not asked again.
+RETRY_WAITS_S = (0.5, 1.0, 2.0)
 
 _queue: queue.Queue[tuple[str, str, Callable[[], None]]] = queue.Queue()
 _lock = threading.Lock()
@@ -31,16 +36,28 @@ _thread: threading.Thread | None = None
 
 
 def _remove(ident: str, name: str) -> None:
-    try:
-        client().api.remove_container(ident, force=True, v=True)  # this thread's client (sessions are per thread)
-    except docker.errors.NotFound:
-        log.debug("container %s was already removed", name)
-    except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
-        log.warning("could not remove container %s (the next sweep will): %s", name, exc)
+    """Remove one container; a removal that failed is tried again (`RETRY_WAITS_S`) unless the daemon is gone."""
+    for wait in (*RETRY_WAITS_S, None):
+        try:
+            client().api.remove_container(ident, force=True, v=True)  # this thread's client (sessions are per thread)
+            return
+        except docker.errors.NotFound:
+            log.debug("container %s was already removed", name)
+            return
+        except requests.exceptions.ConnectionError as exc:  # absent, gone, or silent (DaemonSilent): not asked again
+            failure: BaseException = exc
+            break
+        except Exception as exc:  # noqa: BLE001 - whatever fails one removal, the reaper goes on with the next
+            failure = exc
+        if wait is None:
+            break
+        time.sleep(wait)
+    log.warning("could not remove container %s (a later run's sweep removes it once this process has exited or its "
+                "deadline has passed): %s: %s", name, type(failure).__name__, failure)
 
 
 def _work() -> None:
-    while True:
+    while True:  # the thread outlives every removal: one that raised lost the containers queued behind it
         ident, name, on_done = _queue.get()
         try:
             _remove(ident, name)
