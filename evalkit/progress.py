@@ -21,6 +21,7 @@ and the suite page.
 from __future__ import annotations
 
 import bisect
+import io
 import os
 import sys
 import threading
@@ -700,6 +701,15 @@ def broken_cases(site: Path, release: str) -> list[str]:
             reason = cell.reason.removeprefix("broken case: ")
             out.append(f"{row.suite}/{row.case_id}" + (f": {reason}" if reason else ""))
     return out
+
+
+def summary_text(site: Path, release: str, retries: dict[tuple[str, str], str] | None = None) -> str:
+    """The summary table as `print_summary` prints it when stdout is not a terminal ('' without a report.json)."""
+    from rich.console import Console  # deferred: rich, only for the live display and the summary table
+
+    out = io.StringIO()
+    print_summary(site, release, Console(file=out, width=200), retries)
+    return out.getvalue()
 
 
 def print_summary(site: Path, release: str, console: Console | None = None,

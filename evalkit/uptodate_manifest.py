@@ -13,7 +13,8 @@ changed; or doit found it up to date and none of its files changed; or doit ran 
 
 The next run generates the dicts as usual (so discovery, slices, retry markers and redo-bugs are all computed
 again). When every task was recorded, the graph's digest is unchanged and every stat matches, doit would
-check 14,000 tasks to find nothing to do, so evalkit skips it (`unchanged_since_last_noop`). Otherwise, with
+check 14,000 tasks to find nothing to do, so evalkit skips it (`unchanged_since_last_noop`), and says again how the
+run that saved the manifest ended (`RunEnd`: its summary table and exit status). Otherwise, with
 the same settings (`EVALKIT_*`, `--strict`, DOIT_CONFIG) and an unchanged database, doit is given only the
 tasks not known up to date (a new or changed dict, a task doit must decide itself, a file whose stat changed)
 and everything downstream of them (a file_dep another of them makes, a task_dep, a group): `affected` and
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from evalkit.code_digest import code_digest
 from evalkit.fsutil import atomic_write_bytes, remove
 
 if TYPE_CHECKING:
@@ -44,6 +46,8 @@ MANIFEST = Path("cache") / "uptodate-manifest.pickle"
 """Below the work folder: the no-op manifest (the whole graph's digest and every stat)."""
 TASKS_MANIFEST = Path("cache") / "uptodate-tasks.pickle"
 """Below the work folder: which tasks doit would find up to date, each by its dict's digest, and every stat."""
+END = Path("cache") / "run-end.pickle"
+"""Below the work folder: how the run that left the no-op manifest ended (`RunEnd`), for a no-op to say again."""
 VERSION = 2
 KNOWN_KEYS = frozenset({"name", "basename", "actions", "file_dep", "targets", "task_dep", "uptodate", "clean", "io",
                         "doc", "verbosity", "meta"})
@@ -375,6 +379,45 @@ def forget(work: Path) -> None:
     """Drop the manifests (before a full run: a run that fails or is killed leaves none)."""
     remove(work / MANIFEST)
     remove(work / TASKS_MANIFEST)
+    remove(work / END)
+
+
+# --- the end of the run that left the manifest, said again by a no-op ----------------------------------------------
+# A no-op (`unchanged_since_last_noop`: the graph's digest and every file_dep's and target's stat as the manifest
+# saved them) starts from the state the run that saved the manifest ended in: report.json, the artifacts, the retry
+# markers (they are in the task dicts) and the case checks are the same files. So its summary table and exit status
+# are that run's, and reading report.json (building its model), 16,000 retry markers and the artifacts again would
+# only say them again: the end is kept beside the manifest, for the manifest file's stat (a new one at every run
+# that saves it), the options that shape it and evalkit's code.
+
+@dataclass(frozen=True)
+class RunEnd:
+    """The end of a whole `evalkit run` (no task selection): the summary table as printed (None: not printed, or
+    printed to a terminal), the pending retries it showed, the exit status and its lines."""
+
+    summary: str | None
+    retries: dict[tuple[str, str], str]
+    status: int
+    lines: list[str]
+
+
+def end_key(work: Path, options: tuple[object, ...]) -> tuple[object, ...] | None:
+    """What a kept end holds for: the no-op manifest's stat, ``options`` and evalkit's code; None without a
+    manifest (the run failed, was limited to some tasks, or could not be planned)."""
+    manifest = stat_of(str(work / MANIFEST))
+    return None if manifest is None else (manifest, options, code_digest())
+
+
+def keep_end(work: Path, key: tuple[object, ...], end: RunEnd) -> None:
+    atomic_write_bytes(work / END, pickle.dumps({"version": VERSION, "key": key, "end": end},
+                                                protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def kept_end(work: Path, key: tuple[object, ...]) -> RunEnd | None:
+    """The end kept for ``key`` (`end_key`), or None."""
+    saved = _load(work / END)
+    end = saved.get("end") if saved is not None and saved.get("key") == key else None
+    return end if isinstance(end, RunEnd) else None
 
 
 def _creators(namespace: dict[str, Any]) -> list[tuple[str, Callable[[], Any]]]:

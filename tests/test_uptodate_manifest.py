@@ -23,7 +23,7 @@ import pytest
 from doit.reporter import ExecutedOnlyReporter
 
 from evalkit import cli
-from evalkit.uptodate_manifest import MANIFEST, plan
+from evalkit.uptodate_manifest import END, MANIFEST, plan
 from helpers import REPO, evalkit, executed, make_project
 
 CASES = ["migration/cdi-inject", "migration/jpa-entity"]
@@ -200,16 +200,16 @@ def test_only_a_successful_run_saves_the_manifest(tmp_path: Path) -> None:
     (tmp_path / "src.txt").write_text("one")
     args = argparse.Namespace(doit_args=[], strict=False)
     manifest = tmp_path / MANIFEST
-    assert cli._doit_unless_noop(_namespace(tmp_path, ok=False), ["run"], args, tmp_path) != 0
+    assert cli._doit_unless_noop(_namespace(tmp_path, ok=False), ["run"], args, tmp_path)[0] != 0
     assert not manifest.exists(), "a failed task: no manifest"
     parallel = ["run", "-n", "2", "-P", "thread"]  # as `evalkit run` on two cores
-    assert cli._doit_unless_noop(_namespace(tmp_path, ok=True), parallel, args, tmp_path) == 0
+    assert cli._doit_unless_noop(_namespace(tmp_path, ok=True), parallel, args, tmp_path) == (0, False)
     assert manifest.exists(), "a task ran, and doit's own check after the run finds it up to date"
     db_before = os.stat(tmp_path / "db.sqlite3").st_mtime_ns
-    assert cli._doit_unless_noop(_namespace(tmp_path, ok=True), ["run"], args, tmp_path) == 0
+    assert cli._doit_unless_noop(_namespace(tmp_path, ok=True), ["run"], args, tmp_path) == (0, True)
     assert os.stat(tmp_path / "db.sqlite3").st_mtime_ns == db_before, "the fast path does not run doit"
     (tmp_path / "src.txt").write_text("two")
-    assert cli._doit_unless_noop(_namespace(tmp_path, ok=False), ["run"], args, tmp_path) != 0
+    assert cli._doit_unless_noop(_namespace(tmp_path, ok=False), ["run"], args, tmp_path)[0] != 0
     assert not manifest.exists(), "the run dropped it, and failed"
     assert (tmp_path / "dest.txt").read_text() == "two"
 
@@ -229,3 +229,44 @@ def test_a_plan_with_an_uptodate_doit_must_call_has_no_fast_path(tmp_path: Path)
     def task_ok() -> Iterator[dict[str, object]]:
         yield {"name": "a", "actions": [(copy_file, ["a", "b", True])], "file_dep": [], "uptodate": [True]}
     assert plan({"DOIT_CONFIG": {}, "task_ok": task_ok}, str(tmp_path / "db"), None).digest is not None
+
+
+def test_a_noop_says_again_how_the_run_that_left_the_manifest_ended(tmp_path: Path) -> None:
+    """A no-op's summary table and exit status are those of the run that left the manifest (kept in `END`), byte for
+    byte what computing them again from report.json, the retry markers and the artifacts gives; the kept end is
+    used only for the manifest it was kept with and the same options."""
+    import pickle
+
+    crashes = '  - name: crashes\n    adapter: command\n    command: ["{python}", "-c", "raise SystemExit(1)"]\n'
+    root = make_project(tmp_path / "p", systems=SYSTEMS_YAML + crashes)
+    (root / "evalkit.yaml").write_text((root / "evalkit.yaml").read_text().replace("baseline: naive", "baseline: gold"))
+    end = root / ".evalkit" / END
+
+    def run(*args: str) -> tuple[int, str, str, set[str]]:
+        proc = evalkit(root, "run", *args, check=False)
+        return proc.returncode, proc.stdout, proc.stderr, executed(proc)
+
+    for _ in range(3):  # until a run takes the fast path
+        if run()[3] == set():
+            break
+    assert end.exists()
+    kept = run()
+    end.unlink()
+    fresh = run()  # the same no-op, its end computed again (and kept again)
+    assert fresh == kept and end.exists()
+    status, out, err, ran = kept
+    assert status == 3 and "failed on every case" in err and ran == set(), err  # `crashes` failed on every case
+    assert "crashes" in out and "migration" in out  # the summary table
+
+    def tamper() -> None:  # a kept end that says what no computation would
+        saved = pickle.loads(end.read_bytes())
+        saved["end"] = type(saved["end"])("kept table\n", {}, 42, ["kept line"])
+        end.write_bytes(pickle.dumps(saved))
+
+    tamper()
+    assert run()[:3] == (42, "kept table\n", "evalkit: kept line\n"), "a no-op says the kept end"
+    assert run("-q")[0] == 3, "another display mode: computed again"
+    tamper()
+    _append(root / "cases/migration/jpa-entity/case.yaml", "\n# edited\n")()
+    status, out, err, ran = run()
+    assert status == 3 and ran and "kept" not in out + err, "a change: the run ends as computed"

@@ -172,12 +172,26 @@ def _run_locked(args: argparse.Namespace) -> int:
     run_cases = tasks.graph().run_cases()
     images_before = run_images.before_run(cfg, run_cases)  # the images it needs, with sizes, for the report
     with interrupted_code.run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
-        code = _doit_unless_noop(module, argv, args, cfg.work_path)
+        code, noop = _doit_unless_noop(module, argv, args, cfg.work_path)
     run_images.after_run(cfg, images_before)  # record their use; evict over sandbox.image_store_gb
-    pairs = tasks.graph().pair_ids()
-    retries = pending_retries(cfg.work_path, pairs)
-    if mode != "quiet":  # one row per suite x system, from report.json
-        progress.print_summary(cfg.site_path, cfg.release, retries=retries)
+    tty = sys.stdout.isatty()
+    key = None if args.doit_args else uptodate_manifest.end_key(cfg.work_path, (args.strict, mode, tty))
+    kept = uptodate_manifest.kept_end(cfg.work_path, key) if noop and key is not None else None
+    summary = None
+    if kept is not None:  # a no-op: the end of the run that left the manifest, said again
+        retries = kept.retries
+        if mode != "quiet" and kept.summary is not None:
+            sys.stdout.write(kept.summary)  # the same bytes the run printed
+        elif mode != "quiet":
+            progress.print_summary(cfg.site_path, cfg.release, retries=retries)
+    else:
+        pairs = tasks.graph().pair_ids()
+        retries = pending_retries(cfg.work_path, pairs)
+        if mode != "quiet" and not tty:  # one row per suite x system, from report.json; kept for a no-op
+            summary = progress.summary_text(cfg.site_path, cfg.release, retries)
+            sys.stdout.write(summary)
+        elif mode != "quiet":
+            progress.print_summary(cfg.site_path, cfg.release, retries=retries)
 
     def say(line: str) -> None:
         print(f"evalkit: {terminal_safe(line)}", file=sys.stderr)
@@ -190,36 +204,43 @@ def _run_locked(args: argparse.Namespace) -> int:
     if code != 0:  # doit's own failure or a failed task (doit printed which): one code for all of them
         say(f"exit status {DOIT_FAILED_EXIT}: doit failed (status {code})")
         return DOIT_FAILED_EXIT
-    status, lines = verdict(cfg.work_path, cfg.site_path / cfg.release / "report.json", pairs, strict=args.strict,
-                            whole_run=not args.doit_args, retries=retries)
+    if kept is not None:
+        status, lines = kept.status, kept.lines
+    else:
+        status, lines = verdict(cfg.work_path, cfg.site_path / cfg.release / "report.json", pairs, strict=args.strict,
+                                whole_run=not args.doit_args, retries=retries)
+        if key is not None:
+            uptodate_manifest.keep_end(cfg.work_path, key, uptodate_manifest.RunEnd(summary, retries, status, lines))
     for line in lines:
         say(line)
     return status
 
 
-def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse.Namespace, work: Path) -> int:
-    """doit's run of ``module``, skipped when nothing changed since a run after which doit would find every task up
-    to date, and limited to the tasks a change reaches when the others are known up to date
-    (`evalkit.uptodate_manifest`); a successful run records what doit would find up to date for the next."""
+def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse.Namespace,
+                      work: Path) -> tuple[int, bool]:
+    """doit's run of ``module`` (its exit status), skipped when nothing changed since a run after which doit would
+    find every task up to date (then True: a no-op), and limited to the tasks a change reaches when the others are
+    known up to date (`evalkit.uptodate_manifest`); a successful run records what doit would find up to date for
+    the next."""
     from doit.cmd_base import ModuleTaskLoader  # deferred: doit, only when tasks run
     from doit.doit_cmd import DoitMain  # deferred: doit, only when tasks run
 
     if args.doit_args:  # some tasks only, or doit's own options: doit decides, and no manifest is saved
         uptodate_manifest.forget(work)
-        return DoitMain(ModuleTaskLoader(module)).run(argv)
+        return DoitMain(ModuleTaskLoader(module)).run(argv), False
     config = cast("dict[str, object]", module["DOIT_CONFIG"])
     dep_file = str(config["dep_file"])
     try:
         plan = uptodate_manifest.plan(module, dep_file, ("strict", args.strict))
     except Exception:  # a task creator's error: doit calls the creators again and reports it, as it always has
         uptodate_manifest.forget(work)
-        return DoitMain(ModuleTaskLoader(module)).run(argv)
+        return DoitMain(ModuleTaskLoader(module)).run(argv), False
     before = plan.stats()
     reporter = cast(type, config["reporter"])
     if plan.unchanged_since_last_noop(work, before):
         if progress.is_live(reporter):  # the display's last frame: every task up to date
             progress.show_up_to_date(reporter, plan.action_names())
-        return 0
+        return 0, True
     load = plan.affected(work, before)  # None: every task
     plan.task_digests()  # before doit loads the dicts (it renames them in place)
     if load is not None and progress.is_live(reporter):  # the display counts the tasks left out as up to date
@@ -232,7 +253,7 @@ def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse
     code = DoitMain(ModuleTaskLoader(run_module)).run(argv) if load is None or load else 0
     if code == 0 and tally.failed == 0 and tally.ignored == 0 and not envfail.recorded():
         plan.save(work, before, tally, load, dep_file, str(config.get("backend", "dbm")))
-    return code
+    return code, False
 
 
 def _schema_args(p: argparse.ArgumentParser) -> None:
@@ -318,6 +339,9 @@ def _load_plugins() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     seal()  # API keys out of this process's environment (and of everything it starts), before any work
+    # ragas reads it at import, which may happen in a task thread: set here, before any thread, as changing
+    # os.environ while another thread's HTTP client iterates it (requests' proxy lookup) raises there
+    os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
     given = sys.argv[1:] if argv is None else argv
     if not given or given[0] not in COMMANDS:  # a command of this module (`run`) needs none of the others' modules
         _load_plugins()
