@@ -703,11 +703,20 @@ def broken_cases(site: Path, release: str) -> list[str]:
     return out
 
 
+class _AsStdout(io.StringIO):
+    """Text kept as rich writes it to this process's stdout: its encoding decides rich's characters (box lines
+    where stdout takes them, ASCII where it does not)."""
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(sys.stdout, "encoding", None) or "utf-8"
+
+
 def summary_text(site: Path, release: str, retries: dict[tuple[str, str], str] | None = None) -> str:
     """The summary table as `print_summary` prints it when stdout is not a terminal ('' without a report.json)."""
     from rich.console import Console  # deferred: rich, only for the live display and the summary table
 
-    out = io.StringIO()
+    out = _AsStdout()
     print_summary(site, release, Console(file=out, width=200), retries)
     return out.getvalue()
 

@@ -263,3 +263,23 @@ def test_the_rag_grade_is_priced_its_ragas_import_only_when_a_judge_is_configure
     setup = progress.SETUP_S[("grade", "rag")]
     assert setup > 1.0 and progress.setups_for(False) == {}
     assert left(True) - left(False) > setup / 2  # the machine factor scales it; it is there with a judge only
+
+
+def test_the_kept_summary_is_what_print_summary_writes_to_this_stdout(project: Path, monkeypatch) -> None:
+    """`summary_text` (kept for a no-op to print again) equals what `print_summary` writes to a stdout that is not a
+    terminal, for a UTF-8 stdout (box lines) and an ASCII one (rich then draws ASCII, and the text must encode)."""
+    import io
+
+    if not (project / "site" / "r1" / "report.json").exists():
+        evalkit(project, "run", "-q")
+    for encoding in ("utf-8", "ascii"):
+        raw = io.BytesIO()
+        stdout = io.TextIOWrapper(raw, encoding=encoding, newline="")
+        monkeypatch.setattr(sys, "stdout", stdout)
+        kept = progress.summary_text(project / "site", "r1")
+        assert progress.print_summary(project / "site", "r1")
+        stdout.flush()
+        monkeypatch.undo()
+        assert kept and raw.getvalue().decode(encoding) == kept, encoding
+        kept.encode(encoding)  # writable to that stdout
+        assert ("─" in kept) == (encoding == "utf-8")
