@@ -129,11 +129,6 @@ SETUP_S = {("grade", "rag"): 5.0}
 """Seconds a (stage, kind) group's first task takes once, on top of its prior (a rag suite's grade imports
 ragas: 2 to 9 s on the reference machine, then each task takes hundredths), when a judge is configured: without
 one the rag grade imports nothing (`setups_for`)."""
-
-
-def setups_for(judged: bool) -> dict[tuple[str, str], float]:
-    """`SETUP_S` where a judge is configured (ragas is imported to judge rag answers); none without one."""
-    return dict(SETUP_S) if judged else {}
 OUTLIER = 4.0
 """A finished task counts in its group's mean at most this many times the group's median (or its prior):
 one timed-out container among quick ones does not price every task left at a share of its timeout."""
@@ -161,6 +156,11 @@ more of the points on ten of fourteen; docs/guide/cli.md, Progress)."""
 
 Key = tuple[str, str, str]
 """(stage, suite, system) of a task: ('execute', 'patch', 'fixer'); ('validate', 'patch', ''); ('render', '', '')."""
+
+
+def setups_for(judged: bool) -> dict[tuple[str, str], float]:
+    """`SETUP_S` where a judge is configured (ragas is imported to judge rag answers); none without one."""
+    return dict(SETUP_S) if judged else {}
 
 
 def key_of(task_name: str) -> Key:

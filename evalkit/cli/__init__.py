@@ -177,20 +177,16 @@ def _run_locked(args: argparse.Namespace) -> int:
     tty = sys.stdout.isatty()
     key = None if args.doit_args else uptodate_manifest.end_key(cfg.work_path, (args.strict, mode, tty))
     kept = uptodate_manifest.kept_end(cfg.work_path, key) if noop and key is not None else None
-    summary = None
     if kept is not None:  # a no-op: the end of the run that left the manifest, said again
-        retries = kept.retries
-        if mode != "quiet" and kept.summary is not None:
-            sys.stdout.write(kept.summary)  # the same bytes the run printed
-        elif mode != "quiet":
-            progress.print_summary(cfg.site_path, cfg.release, retries=retries)
+        retries, summary = kept.retries, kept.summary
     else:
         pairs = tasks.graph().pair_ids()
         retries = pending_retries(cfg.work_path, pairs)
-        if mode != "quiet" and not tty:  # one row per suite x system, from report.json; kept for a no-op
-            summary = progress.summary_text(cfg.site_path, cfg.release, retries)
+        summary = progress.summary_text(cfg.site_path, cfg.release, retries) if mode != "quiet" and not tty else None
+    if mode != "quiet":  # one row per suite x system, from report.json (kept as printed when not on a terminal)
+        if summary is not None:
             sys.stdout.write(summary)
-        elif mode != "quiet":
+        else:
             progress.print_summary(cfg.site_path, cfg.release, retries=retries)
 
     def say(line: str) -> None:
