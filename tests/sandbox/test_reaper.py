@@ -9,7 +9,6 @@ that does not answer, and the thread outlives every removal.
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 
 import docker.api.client
@@ -42,6 +41,7 @@ def test_a_removal_that_raised_is_tried_again_and_the_next_one_still_runs(docker
             raise KeyError("PYTEST_CURRENT_TEST")
         return real(self, ident, *args, **kwargs)
 
+    assert reaper.drain(60)  # removals other tests of this worker queued go first, unpatched
     monkeypatch.setattr(docker.api.client.APIClient, "remove_container", flaky)
     first, second = _container(docker_engine), _container(docker_engine)
     released = []
@@ -60,13 +60,13 @@ def test_a_daemon_that_does_not_answer_is_not_asked_again(docker_engine: str, mo
         raise requests.exceptions.ConnectionError("connection refused")
 
     ident = _container(docker_engine)
+    assert reaper.drain(60)  # removals other tests of this worker queued go first, unpatched
     try:
         monkeypatch.setattr(docker.api.client.APIClient, "remove_container", refused)
         released = threading.Event()
-        start = time.monotonic()
         reaper.remove_later(ident, "gone-daemon", released.set)
         assert reaper.drain(30) and released.is_set()
-        assert calls == [ident] and time.monotonic() - start < reaper.RETRY_WAITS_S[0]
+        assert calls == [ident]  # one attempt: no retry
         assert "could not remove container gone-daemon" in caplog.text and "ConnectionError" in caplog.text
     finally:
         monkeypatch.undo()
