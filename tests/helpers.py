@@ -12,6 +12,8 @@ import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
+from zygote import python_m_evalkit
+
 REPO = Path(__file__).resolve().parents[1]
 REALDATA = Path(os.environ.get("EVALKIT_REALDATA") or REPO.parent / "shared" / "realdata")
 """The real public data (SWE-bench rows, Kai's cases and grades, LLMService datasets, CodeBLEU values):
@@ -115,8 +117,7 @@ def evalkit(project: Path, *args: str, env: dict[str, str] | None = None, timeou
     """`python -m evalkit ARGS` with the project's config, from an unrelated working directory."""
     full_env = {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), **(env or {})}
     full_env.pop("EVALKIT_RELEASE", None) if "EVALKIT_RELEASE" not in (env or {}) else None
-    proc = subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(project.parent), env=full_env,
-                          capture_output=True, text=True, timeout=timeout)
+    proc = python_m_evalkit(list(args), cwd=project.parent, env=full_env, timeout=timeout)
     if check and proc.returncode != 0:
         raise AssertionError(f"evalkit {' '.join(args)} exited {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
     return proc
@@ -273,8 +274,7 @@ def evalkit_at(args: list[str], cwd: Path, env: dict[str, str], timeout: float =
     in a subprocess."""
     if args and args[0] in HERE_COMMANDS:
         return in_process(list(args), cwd=cwd, env=env)
-    return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return python_m_evalkit(list(args), cwd=cwd, env=env, timeout=timeout)
 
 
 def both(*steps: Callable[[Path], None]) -> Callable[[Path], None]:

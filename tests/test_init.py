@@ -6,20 +6,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from ruamel.yaml import YAML
 
 from evalkit.cli.init import demo_suites
 from helpers import evalkit_here
+from zygote import python_m_evalkit
 
 
 def evalkit(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("EVALKIT_CONFIG", "EVALKIT_RELEASE", "EVALKIT_SELECT")}
     env.update(ANTHROPIC_API_KEY="", ANTHROPIC_API_KEYS="")
-    return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=600)
+    return python_m_evalkit(list(args), cwd=cwd, env=env, timeout=600)
 
 
 def test_init_then_run_shows_v2_against_v1(tmp_path: Path) -> None:

@@ -6,11 +6,10 @@ releases, v2 against v1)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from zygote import python_m_evalkit
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -25,8 +24,7 @@ def release_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env = {k: v for k, v in os.environ.items() if k not in ("EVALKIT_CONFIG", "EVALKIT_RELEASE", "EVALKIT_SELECT")}
     env.update(ANTHROPIC_API_KEY="", ANTHROPIC_API_KEYS="")
     for args, cwd in ((["init", "p", "--kind", "migration", "--kind", "generation"], tmp), (["run", "-q"], tmp / "p")):
-        proc = subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=cwd, env=env, capture_output=True,
-                              text=True, timeout=600)
+        proc = python_m_evalkit(args, cwd=cwd, env=env, timeout=600)
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return tmp / "p" / "site" / "v2" / "index.html"
 

@@ -25,6 +25,7 @@ from evalkit.kinds import kind
 from evalkit.report.leaderboard import leaderboards
 from evalkit.report.models import Report
 from helpers import realdata
+from zygote import python_m_evalkit
 
 REPO = Path(__file__).resolve().parents[2]
 EJB = re.compile(r"^\s*(?:import\s+javax\.|@(?:Stateless|Stateful|Singleton|MessageDriven|Startup|Remote|Local|EJB|"
@@ -75,8 +76,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cfg["canaries"] = True
     with open(dest / "evalkit.yaml", "w", encoding="utf-8") as f:
         y.dump(cfg, f)
-    run = subprocess.run([sys.executable, "-m", "evalkit", "run", "-q", "--strict"], cwd=dest, capture_output=True,
-                         text=True, timeout=900, env={**env, "EVALKIT_CONFIG": str(dest / "evalkit.yaml")})
+    run = python_m_evalkit(["run", "-q", "--strict"], cwd=dest, env={**env, "EVALKIT_CONFIG": str(dest / "evalkit.yaml")},
+                           timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return dest
 

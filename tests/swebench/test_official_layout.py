@@ -10,11 +10,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import yaml
+from zygote import python_m_evalkit
 
 REPO = Path(__file__).resolve().parents[2]
 BASE_IMAGE = os.environ.get("EVALKIT_SANDBOX_IMAGE", "evalkit/python-pytest:bookworm")
@@ -92,8 +92,7 @@ def build_image(tmp: Path, tag: str) -> str:
 def evalkit(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full = {**os.environ, **(env or {})}
     full.pop("EVALKIT_RELEASE", None)
-    return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=full, capture_output=True,
-                          text=True, timeout=900)
+    return python_m_evalkit(list(args), cwd=cwd, env=full, timeout=900)
 
 
 def test_official_layout_gold_resolves_empty_does_not(tmp_path: Path, docker_engine: str) -> None:
