@@ -26,6 +26,7 @@ import json
 import locale
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -204,6 +205,7 @@ class Zygote:
             return subprocess.CompletedProcess(cmd, code, _text(out.read_bytes()), _text(err.read_bytes()))
 
     def close(self) -> None:
+        """End the zygote (its input closed: its loop ends) and remove its folder."""
         if self.proc.poll() is None:
             assert self.proc.stdin is not None
             self.proc.stdin.close()
@@ -211,6 +213,8 @@ class Zygote:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+                self.proc.wait(timeout=10)
+        shutil.rmtree(self.home, ignore_errors=True)
 
 
 def _text(data: bytes) -> str:
