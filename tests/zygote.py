@@ -155,6 +155,8 @@ class Zygote:
         self.import_env: dict[str, str | None] = first["env"]
         self.lock = threading.Lock()
         self.forks = 0
+        self.exits: list[int] = []
+        """The exit status of each forked run, in order (a negative number: the signal that ended it)."""
         atexit.register(self.close)
 
     def _reply(self, timeout: float | None) -> dict | None:
@@ -198,10 +200,13 @@ class Zygote:
             ended = self._reply(timeout=timeout)
             if ended is None:
                 os.kill(started["pid"], 9)
-                self._reply(timeout=None)
+                killed = self._reply(timeout=None)
+                assert killed is not None
+                self.exits.append(os.waitstatus_to_exitcode(killed["status"]))
                 raise subprocess.TimeoutExpired(cmd, timeout, output=_text(out.read_bytes()),
                                                 stderr=_text(err.read_bytes()))
             code = os.waitstatus_to_exitcode(ended["status"])
+            self.exits.append(code)
             return subprocess.CompletedProcess(cmd, code, _text(out.read_bytes()), _text(err.read_bytes()))
 
     def close(self) -> None:
