@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,7 @@ from helpers import make_project
 
 
 def _spawned(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=env, capture_output=True,
-                          text=True, timeout=300)
+    return zygote.spawned(args, cwd, env, timeout=300)
 
 
 def _env(project: Path, **extra: str) -> dict[str, str]:

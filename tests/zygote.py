@@ -7,7 +7,8 @@ from an empty folder, so it imports evalkit from where `python -m evalkit` would
 (and builds the validators of evalkit's pydantic models, which a new process builds on first use: the same
 validators either way) and then, for each run, forks a child that becomes `python -m evalkit ARGS`:
 
-- fds 0, 1 and 2 are /dev/null, the stdout file and the stderr file (nothing else of the zygote's is open);
+- fds 0, 1 and 2 are /dev/null, the stdout file and the stderr file (the zygote's pipes to the test are
+  replaced; what its imports opened stays open, as in a new process that imported them);
 - the working directory, `os.environ` (and so the C environment subprocesses inherit), `sys.argv` and
   `sys.path[0]` (the working directory, as `-m` sets it) are the run's;
 - `evalkit/__main__.py` runs as `__main__` (`runpy`, as `-m` does), an exception it lets out is printed and
@@ -247,5 +248,10 @@ def python_m_evalkit(args: list[str], cwd: Path, env: dict[str, str], timeout: f
                 return zygote.run(args, cwd, env, timeout)
             finally:
                 zygote.lock.release()
+    return spawned(args, cwd, env, timeout)
+
+
+def spawned(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """`python -m evalkit ARGS` as a new interpreter: what a forked run stands in for."""
     return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=env, capture_output=True,
                           text=True, timeout=timeout)
