@@ -15,8 +15,6 @@ import collections
 import json
 import re
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,6 +23,7 @@ import pytest
 from cluster_procs import LocalCluster
 from fake_server import FakeAnthropic, Reply
 from helpers import REPO, evalkit, make_project, refused_port
+from zygote import popen_evalkit
 from report_numbers import differences, numbers
 
 KEY = "sk-ant-test-cluster-0000"
@@ -157,8 +156,7 @@ def test_worker_killed_mid_run_same_numbers_no_call_paid_twice(docker_engine: st
             fh.write(f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n")
         pids = cluster.worker_pids()
         env = {**__import__("os").environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), "ANTHROPIC_API_KEY": KEY}
-        run = subprocess.Popen([sys.executable, "-m", "evalkit", "run", "-q", "--cluster", cluster.address],
-                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run = popen_evalkit(["run", "-q", "--cluster", cluster.address], tmp_path, env)
         # kill a worker while it runs the slow system's generate call (no model call of its own in flight)
         deadline, victim = time.monotonic() + 300, None
         while victim is None and time.monotonic() < deadline and run.poll() is None:
@@ -215,8 +213,7 @@ def test_call_lost_on_two_workers_is_an_infra_error_redone_next_run(docker_engin
     output = project / ".evalkit" / "artifacts" / "naive" / "migration" / "jpa-entity" / "output.json"
     with LocalCluster(tmp_path / "cluster") as cluster:
         env = {**__import__("os").environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml")}
-        run = subprocess.Popen([sys.executable, "-m", "evalkit", "run", "-q", "--cluster", cluster.address],
-                               cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run = popen_evalkit(["run", "-q", "--cluster", cluster.address], tmp_path, env)
         killed: list[int] = []
         pids = set(cluster.worker_pids().values())
         deadline = time.monotonic() + 300
@@ -321,8 +318,7 @@ def test_coordinator_killed_mid_run_rerun_pays_only_what_was_in_flight(tmp_path:
         with open(project / "evalkit.yaml", "a", encoding="utf-8") as fh:
             fh.write(f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n")
         env = {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), "ANTHROPIC_API_KEY": KEY}
-        run = subprocess.Popen([sys.executable, "-m", "evalkit", "run", "-q", "--cluster", cluster.address],
-                               cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        run = popen_evalkit(["run", "-q", "--cluster", cluster.address], tmp_path, env)
         deadline = time.monotonic() + 300
         while server.message_calls() < 3 and time.monotonic() < deadline and run.poll() is None:
             time.sleep(0.02)

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
 
 from helpers import make_project, run
+from zygote import popen_evalkit
 
 CASES = ["jpa-entity", "cdi-inject", "jaxrs-resource", "servlet-filter"]
 
@@ -33,8 +32,7 @@ def test_sigkill_then_rerun_pays_only_unfinished(tmp_path: Path) -> None:
     cfg = project / "evalkit.yaml"
     cfg.write_text(cfg.read_text().replace("baseline: naive\n", ""))
     env = {**os.environ, "EVALKIT_CONFIG": str(cfg)}
-    proc = subprocess.Popen([sys.executable, "-m", "evalkit", "run"], env=env, cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = popen_evalkit(["run"], tmp_path, env, start_new_session=True)
     artifacts = project / ".evalkit" / "artifacts" / "slow" / "migration"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # killed once a first answer is stored (one task per core runs at once)

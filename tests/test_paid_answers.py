@@ -11,6 +11,7 @@ from typing import Any
 
 from fake_server import FakeAnthropic, Reply, error
 from helpers import evalkit, make_project
+from zygote import popen_evalkit
 
 from evalkit.llm.cache import ResponseCache
 
@@ -95,8 +96,6 @@ def test_ten_random_kills_repay_only_what_was_in_flight(tmp_path: Path) -> None:
     import os
     import random
     import signal
-    import subprocess
-    import sys
     import time
 
     rng = random.Random(27)
@@ -108,9 +107,7 @@ def test_ten_random_kills_repay_only_what_was_in_flight(tmp_path: Path) -> None:
         kills = 0
         for _ in range(10):
             before = server.counts["messages"]
-            proc = subprocess.Popen([sys.executable, "-m", "evalkit", "run", "--jobs", str(JOBS)], env=env,
-                                    cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = popen_evalkit(["run", "--jobs", str(JOBS)], tmp_path, env, start_new_session=True)
             deadline = time.monotonic() + 120
             while server.counts["messages"] == before and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.02)  # kill only once this run has asked something

@@ -1,8 +1,11 @@
 """The tests' forked `python -m evalkit` (tests/zygote.py) is the process a new interpreter would be."""
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -76,4 +79,55 @@ def test_a_forked_run_past_its_timeout_is_killed_as_subprocess_run_kills_it(tmp_
     with pytest.raises(subprocess.TimeoutExpired):
         zygote.python_m_evalkit(["run"], project.parent, _env(project), timeout=4)
     assert server.exits[-1] == -9, "the run was not killed at its timeout"
+    assert zygote.python_m_evalkit(["check"], project.parent, _env(project), timeout=300).returncode == 0
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended (a zombie not yet reaped by whoever adopted it counts as ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+@pytest.mark.parametrize("forked", [True, False], ids=["forked", "spawned"])
+def test_a_started_run_killed_with_its_group_ends_with_its_system_as_a_popen_does(tmp_path: Path,
+                                                                                   forked: bool) -> None:
+    """popen_evalkit (the kill tests' run): started in its own session, the run leads its process group and
+    ends when the group is SIGKILLed, exit status -9, whether forked or a `subprocess.Popen` (the fallback);
+    a forked run's output is readable after that, as a Popen's is."""
+    pidfile = tmp_path / "system.pid"
+    sleeper = tmp_path / "sleeper.py"
+    sleeper.write_text(f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(300)\n",
+                       encoding="utf-8")
+    project = make_project(tmp_path / "p", cases=["jpa-entity"], systems=(  # the baseline, hanging
+        "systems:\n  - name: naive\n    adapter: command\n"
+        f"    command: [\"{{python}}\", \"{sleeper}\"]\n"))
+    env = _env(project)
+    server = zygote.server()
+    before = server.forks
+    no_zygote = os.environ.get("EVALKIT_TEST_NO_ZYGOTE")
+    if not forked:
+        os.environ["EVALKIT_TEST_NO_ZYGOTE"] = "1"
+    try:
+        run = zygote.popen_evalkit(["run"], project.parent, env, start_new_session=True)
+    finally:
+        if no_zygote is None:
+            os.environ.pop("EVALKIT_TEST_NO_ZYGOTE", None)
+    assert (server.forks == before + 1) is forked and isinstance(run, zygote.Forked) is forked
+    deadline = time.monotonic() + 120
+    while not (pidfile.is_file() and pidfile.read_text()) and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert run.poll() is None and pidfile.is_file(), run.communicate()
+    system = int(pidfile.read_text())
+    assert os.getsid(run.pid) == os.getpgid(run.pid) == run.pid != os.getsid(0)
+    os.killpg(run.pid, signal.SIGKILL)
+    assert run.wait(timeout=60) == -9 and run.returncode == -9 and run.poll() == -9
+    out, err = run.communicate(timeout=10)  # the task lines printed before the kill (no -q), nothing else
+    assert err == "" and all(line.startswith(".  ") for line in out.splitlines()), (out, err)
+    with contextlib.suppress(ProcessLookupError):  # the system starts its own group (evalkit's command adapter)
+        os.killpg(os.getpgid(system), signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while not _gone(system) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert zygote.python_m_evalkit(["check"], project.parent, _env(project), timeout=300).returncode == 0

@@ -18,16 +18,26 @@ A fork is the same process as a new one only if nothing the imports did depends 
 records every environment variable the imports read (`os.environ` lookups, hits and misses) and a run whose
 environment gives any of them another value, or that sets a variable the interpreter or a native library reads
 at start (`PYTHON*`, locale, BLAS threads), gets a real subprocess instead (`tests/test_zygote.py` checks both
-ways). Tests about the process itself (its imports, signals, a kill) start their own subprocess.
+ways). Tests about the process itself (its imports, its start, signals other than a kill) start their own
+subprocess.
+
+`popen_evalkit` is `subprocess.Popen` for the tests that kill a run mid-way or wait on it while they do something
+else: the forked child starts its own session when asked (`start_new_session`), so `os.killpg(run.pid, ...)` ends
+the run as it ends a Popen's; a SIGKILL cannot be caught, so the forked run dies as a new one does.
+`tests/test_zygote.py` kills one of each kind. Two runs at once (the run lock's tests) keep their own processes: a
+zygote serves one run at a time, and a forked run starts seconds sooner than a new interpreter, which changes which
+of two runs gets where first.
 """
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import locale
 import os
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -81,6 +91,8 @@ def _line(obj):
     os.write(1, (json.dumps(obj) + "\n").encode())
 
 def _child(req):
+    if req["session"]:
+        os.setsid()
     null = os.open(os.devnull, os.O_RDONLY)
     out = os.open(req["out"], os.O_WRONLY | os.O_TRUNC)
     err = os.open(req["err"], os.O_WRONLY | os.O_TRUNC)
@@ -185,30 +197,37 @@ class Zygote:
                 return f"{key} is read at the interpreter's start"
         return None
 
-    def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "evalkit", *args]
-        with tempfile.TemporaryDirectory(dir=self.home) as tmp:
-            out, err = Path(tmp, "out"), Path(tmp, "err")
+    def start(self, args: list[str], cwd: Path, env: dict[str, str], session: bool = False) -> Forked:
+        """Fork `python -m evalkit ARGS` and return at once. The caller has taken ``self.lock``; the run
+        returned holds it until its exit status is read. ``session``: the child starts a new session, as
+        `Popen(start_new_session=True)` makes it."""
+        try:
+            folder = Path(tempfile.mkdtemp(dir=self.home))
+            out, err = folder / "out", folder / "err"
             out.touch()
             err.touch()
             assert self.proc.stdin is not None
             self.proc.stdin.write((json.dumps({"args": args, "cwd": str(cwd), "env": env, "out": str(out),
-                                               "err": str(err)}) + "\n").encode())
+                                               "err": str(err), "session": session}) + "\n").encode())
             self.proc.stdin.flush()
             started = self._reply(timeout=60)
             assert started is not None and "pid" in started, started
-            self.forks += 1
-            ended = self._reply(timeout=timeout)
-            if ended is None:
-                os.kill(started["pid"], 9)
-                killed = self._reply(timeout=None)
-                assert killed is not None
-                self.exits.append(os.waitstatus_to_exitcode(killed["status"]))
-                raise subprocess.TimeoutExpired(cmd, timeout, output=_text(out.read_bytes()),
-                                                stderr=_text(err.read_bytes()))
-            code = os.waitstatus_to_exitcode(ended["status"])
-            self.exits.append(code)
-            return subprocess.CompletedProcess(cmd, code, _text(out.read_bytes()), _text(err.read_bytes()))
+        except BaseException:
+            self.lock.release()
+            raise
+        self.forks += 1
+        return Forked(self, [sys.executable, "-m", "evalkit", *args], started["pid"], folder)
+
+    def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
+        run = self.start(args, cwd, env)
+        try:
+            out, err = run.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            run.kill()
+            out, err = run.communicate()
+            raise subprocess.TimeoutExpired(run.args, timeout, output=out, stderr=err) from None
+        assert run.returncode is not None
+        return subprocess.CompletedProcess(run.args, run.returncode, out, err)
 
     def close(self) -> None:
         """End the zygote (its input closed: its loop ends) and remove its folder."""
@@ -221,6 +240,48 @@ class Zygote:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
         shutil.rmtree(self.home, ignore_errors=True)
+
+
+class Forked:
+    """A forked run, used as a `subprocess.Popen` of `python -m evalkit ARGS` is: ``pid`` (a process group's
+    too when started in its own session), ``poll``, ``wait``, ``communicate`` (what it wrote to stdout and
+    stderr, as text) and ``kill``. Its zygote takes no other run until this one's exit status is read."""
+
+    def __init__(self, zygote: Zygote, args: list[str], pid: int, folder: Path) -> None:
+        self.zygote, self.args, self.pid, self.folder = zygote, args, pid, folder
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        return self._ended(0.0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._ended(timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        return code
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        code = self._ended(timeout)
+        out, err = (_text((self.folder / name).read_bytes()) for name in ("out", "err"))
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0, output=out, stderr=err)
+        shutil.rmtree(self.folder, ignore_errors=True)
+        return out, err
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):  # ended, its status not read yet
+                os.kill(self.pid, signal.SIGKILL)
+
+    def _ended(self, timeout: float | None) -> int | None:
+        if self.returncode is None:
+            ended = self.zygote._reply(timeout)
+            if ended is None:
+                return None
+            self.returncode = os.waitstatus_to_exitcode(ended["status"])
+            self.zygote.exits.append(self.returncode)
+            self.zygote.lock.release()
+        return self.returncode
 
 
 def _text(data: bytes) -> str:
@@ -237,18 +298,37 @@ def server() -> Zygote:
     return _SERVER[0]
 
 
+def _free(env: dict[str, str]) -> Zygote | None:
+    """The zygote, its lock taken, when a run with ``env`` can be forked from it now: nothing its imports read
+    differs and no other run of it is in flight (a second thread's run at the same time gets its own process)."""
+    if os.environ.get("EVALKIT_TEST_NO_ZYGOTE") == "1":
+        return None
+    zygote = server()
+    if zygote.differs(env) is None and zygote.lock.acquire(blocking=False):
+        return zygote
+    return None
+
+
 def python_m_evalkit(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
     """`subprocess.run([python, -m, evalkit, *args], cwd=cwd, env=env, capture_output=True, text=True,
-    timeout=timeout)`: forked from the zygote when nothing its imports read differs, else that very call."""
-    if os.environ.get("EVALKIT_TEST_NO_ZYGOTE") != "1":
-        zygote = server()
-        # One run at a time per zygote; a second thread's run at the same time gets its own process.
-        if zygote.differs(env) is None and zygote.lock.acquire(blocking=False):
-            try:
-                return zygote.run(args, cwd, env, timeout)
-            finally:
-                zygote.lock.release()
+    timeout=timeout)`: forked from the zygote when it can be, else that very call."""
+    zygote = _free(env)
+    if zygote is not None:
+        return zygote.run(args, cwd, env, timeout)
     return spawned(args, cwd, env, timeout)
+
+
+def popen_evalkit(args: list[str], cwd: Path, env: dict[str, str],
+                  start_new_session: bool = False) -> Forked | subprocess.Popen[str]:
+    """`subprocess.Popen([python, -m, evalkit, *args], cwd=cwd, env=env, stdout=PIPE, stderr=PIPE, text=True,
+    start_new_session=...)`, for a test that kills the run or waits on it while it does something else: forked
+    from the zygote when it can be (the run's output is kept in files, so nothing blocks on a full pipe), else
+    that very call."""
+    zygote = _free(env)
+    if zygote is not None:
+        return zygote.start(args, cwd, env, session=start_new_session)
+    return subprocess.Popen([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=start_new_session)
 
 
 def spawned(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:

@@ -22,6 +22,7 @@ from evalkit.llm.cache import ResponseCache
 from evalkit.llm.calls import RESERVED_PARAMS, LLMRequest
 from fake_server import FakeAnthropic, Reply
 from helpers import evalkit, make_project
+from zygote import popen_evalkit
 
 KEY = "sk-ant-test-kill-0000"
 JOBS = 2
@@ -52,9 +53,7 @@ def test_kill_while_judging_pays_no_recorded_call_twice_and_leaves_no_temp_file(
             f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n"))
         cache = ResponseCache(project / ".evalkit" / "cache")
         env = {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), "ANTHROPIC_API_KEY": KEY}
-        proc = subprocess.Popen([sys.executable, "-m", "evalkit", "run", "--jobs", str(JOBS)], env=env,
-                                cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = popen_evalkit(["run", "--jobs", str(JOBS)], tmp_path, env, start_new_session=True)
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and proc.poll() is None:
             # kill once some answers are recorded and more requests than that have been sent

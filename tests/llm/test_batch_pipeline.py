@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from fake_server import FakeAnthropic, Reply
 from helpers import evalkit_here, make_project, run
+from zygote import popen_evalkit
 
 KEY = "sk-ant-test-batch-0000"
 VERDICT = {"semantic_equivalence_score": 4, "rule_adherence_score": 5, "faithfulness_score": 4,
@@ -40,8 +39,7 @@ def test_batch_killed_while_processing_resumes_the_saved_batch_and_pays_nothing_
             f"judge:\n  model: claude-test-judge\n  base_url: {server.base_url}\n  mode: batch\n"
             "  batch_poll_s: 0.05\n"))
         env = {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), "ANTHROPIC_API_KEY": KEY}
-        proc = subprocess.Popen([sys.executable, "-m", "evalkit", "run", "--jobs", "2"], env=env, cwd=tmp_path,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = popen_evalkit(["run", "--jobs", "2"], tmp_path, env, start_new_session=True)
         deadline = time.monotonic() + 240
         while time.monotonic() < deadline and proc.poll() is None and server.counts["batch_retrieve"] < 3:
             time.sleep(0.05)
