@@ -292,6 +292,11 @@ def run_outcome() -> bool | TaskFailed:
 
 # ---- task generators ---------------------------------------------------------------------------
 
+def _say_stray(stray: tempdirs.Stray) -> None:
+    print(f"evalkit: killed pid {stray.pid} (`{terminal_safe(stray.command[:120])}`): a killed run left it "
+          f"running in {stray.folder}", file=sys.stderr, flush=True)
+
+
 class Graph:
     """Everything the task generators share, computed once per doit run."""
 
@@ -311,7 +316,7 @@ class Graph:
 
         decision.forget()  # one isolation per run: decided here (execute slice), before any task, and kept
 
-        tempdirs.sweep()  # work folders of killed runs (their owner process is gone)
+        tempdirs.sweep(killed=_say_stray)  # work folders of killed runs (their owner process is gone)
         self.slice_files = {
             "execute": slices.write_slice(cfg, "execute", slices.execute_slice(cfg)),
             "grade": slices.write_slice(cfg, "grade", slices.grade_slice(cfg)),

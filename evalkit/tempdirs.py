@@ -3,6 +3,12 @@
 A folder's name carries the creating process's pid and start time (``evalkit-run-<pid>.<start>-...``):
 the next run removes every such folder whose owner is gone (kill -9, a crash, a lost machine
 state), and leaves those of live processes (another run, a parallel worker) alone.
+
+Before it removes a dead owner's folder, the sweep kills the processes still working for it: a command system
+starts in a session of its own (so that a timeout can kill its group), which also means that a kill -9 of the
+run, or of the run's whole process group, leaves it running, paying for its model calls, while the next run asks
+the same case again. A process is the folder's when its working directory is in the folder or an environment
+variable of its names a path in it (a command system's EVALKIT_CASE, which what it starts inherits).
 """
 
 from __future__ import annotations
@@ -11,9 +17,14 @@ import functools
 import os
 import re
 import shutil
+import signal
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+
+from evalkit import procs
 
 #: Prefixes of the temporary folders evalkit creates.
 PREFIXES = ("evalkit-run-", "evalkit-sbx-", "evalkit-tree-", "evalkit-worktree-")
@@ -51,14 +62,50 @@ def owner_alive(name: str) -> bool | None:
     return now is not None and (start == 0 or now == start)
 
 
-def sweep(tmp: str | os.PathLike[str] | None = None) -> list[str]:
-    """Remove evalkit's temporary folders whose owner is dead; return their names."""
+@dataclass(frozen=True)
+class Stray:
+    """A process still working for a dead owner's folder, killed by the sweep."""
+
+    pid: int
+    command: str
+    folder: str
+
+
+def _in(path: str, roots: dict[str, str]) -> str | None:
+    """The folder (of ``roots``: a spelling of it -> the folder) that ``path`` is or is in."""
+    return next((folder for r, folder in roots.items() if path == r or path.startswith(r + "/")), None)
+
+
+def strays(folders: Sequence[str]) -> list[Stray]:
+    """The live processes working for one of ``folders``: their working directory is in it, or an environment
+    variable of theirs names it or a path in it."""
+    roots = {spelt: f for f in folders for spelt in {os.path.abspath(f), os.path.realpath(f)}}  # /tmp a symlink
+    if not roots:
+        return []
+    found = []
+    for pid, _ in procs.others():
+        try:
+            folder = _in(os.readlink(f"/proc/{pid}/cwd"), roots)
+        except OSError:
+            folder = None
+        if folder is None:
+            values = (item.partition(b"=")[2] for item in procs.environ(pid))
+            folder = next((f for v in values if (f := _in(os.fsdecode(v), roots))), None)
+        if folder is not None:
+            found.append(Stray(pid, procs.command(pid), folder))
+    return found
+
+
+def sweep(tmp: str | os.PathLike[str] | None = None, killed: Callable[[Stray], None] | None = None) -> list[str]:
+    """Remove evalkit's temporary folders whose owner is dead; return their names. The processes still working
+    for a folder whose stamp names a dead owner are killed first (SIGKILL), each passed to ``killed``."""
     base = Path(tmp or tempfile.gettempdir())
-    removed: list[str] = []
     try:
         entries = list(os.scandir(base))
     except OSError:
-        return removed
+        return []
+    dead: list[str] = []
+    stamped: list[str] = []
     for entry in entries:
         if not entry.name.startswith(PREFIXES):
             continue
@@ -66,12 +113,24 @@ def sweep(tmp: str | os.PathLike[str] | None = None) -> list[str]:
             if not entry.is_dir(follow_symlinks=False):
                 continue
             alive = owner_alive(entry.name)
+            if alive is False:
+                stamped.append(entry.path)
             if alive is None:
                 alive = time.time() - entry.stat(follow_symlinks=False).st_mtime < UNSTAMPED_MAX_AGE_S
         except OSError:
             continue
         if not alive:
-            shutil.rmtree(entry.path, ignore_errors=True)
-            if not os.path.lexists(entry.path):
-                removed.append(entry.name)
+            dead.append(entry.path)
+    for stray in strays(stamped):
+        try:
+            os.kill(stray.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
+        if killed is not None:
+            killed(stray)
+    removed: list[str] = []
+    for path in dead:
+        shutil.rmtree(path, ignore_errors=True)
+        if not os.path.lexists(path):
+            removed.append(os.path.basename(path))
     return sorted(removed)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import textwrap
 import time
 from pathlib import Path
 
-from helpers import make_project, run
+from helpers import evalkit, make_project, run
 from zygote import popen_evalkit
 
 CASES = ["jpa-entity", "cdi-inject", "jaxrs-resource", "servlet-filter"]
@@ -60,3 +61,55 @@ def test_sigkill_then_rerun_pays_only_unfinished(tmp_path: Path) -> None:
     assert all(sum(1 for l in before + after if l == f"done {c}") == 1 for c in finished)
     assert all(sum(1 for l in before + after if l == f"done {c}") >= 1 for c in CASES)  # every case answered in the end
     assert (project / "site" / "r1" / "report.json").exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return not Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
+def test_a_killed_runs_system_and_what_it_started_are_killed_by_the_next_run(tmp_path: Path) -> None:
+    """A command system starts a session of its own, so killing the run's whole process group leaves it (and a
+    process it started) running, answering nobody. The next run kills both before it asks the case again, and
+    says which; a live run's system is never touched (the sweep only reads folders whose owner is dead)."""
+    hang, pids = tmp_path / "hang", tmp_path / "pids"
+    system = tmp_path / "system.py"
+    system.write_text(textwrap.dedent(f"""\
+        import json, os, pathlib, subprocess, sys, time
+        case = json.load(sys.stdin)
+        if pathlib.Path({str(hang)!r}).exists():
+            child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+            pathlib.Path({str(pids)!r}).write_text(f"{{os.getpid()}} {{child.pid}}")
+            time.sleep(300)
+        print(json.dumps({{"files": {{}}}}))
+        """), encoding="utf-8")
+    systems = f'systems:\n  - name: slow\n    adapter: command\n    command: ["{{python}}", "{system}"]\n'
+    project = make_project(tmp_path / "p", cases=["jpa-entity"], systems=systems)
+    cfg = project / "evalkit.yaml"
+    cfg.write_text(cfg.read_text().replace("baseline: naive\n", ""))
+    # a temporary folder of their own: any evalkit run on the machine sweeps /tmp (other tests' runs too)
+    private = tmp_path / "tmp"
+    private.mkdir()
+    env = {**os.environ, "EVALKIT_CONFIG": str(cfg), "TMPDIR": str(private)}
+    hang.touch()
+    proc = popen_evalkit(["run"], tmp_path, env, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while not (pids.is_file() and pids.read_text()) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pids.is_file(), proc.communicate()
+    left = [int(p) for p in pids.read_text().split()]
+    os.killpg(proc.pid, signal.SIGKILL)  # the run's whole group, as a cancelled CI job is killed
+    proc.wait()
+    time.sleep(0.5)
+    assert all(_alive(p) for p in left), "the system died with its run's group: nothing left to sweep"
+
+    hang.unlink()
+    assert any(private.glob("evalkit-run-*")), "the system's work folder is not in the private TMPDIR"
+    rerun = evalkit(project, "run", "-q", env={"TMPDIR": str(private)})
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert all(not _alive(p) for p in left), f"the killed run's system still runs: {left}"
+    named = [line for line in rerun.stderr.splitlines() if "a killed run left it running" in line]
+    assert sorted(int(line.split()[3]) for line in named) == sorted(left), rerun.stderr
+    assert json.loads(next((project / ".evalkit/artifacts/slow").rglob("output.json")).read_text())["status"] == "ok"

@@ -18,7 +18,11 @@ def _spawned(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Comp
 
 
 def _env(project: Path, **extra: str) -> dict[str, str]:
-    return {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), **extra}
+    """The run's environment, with a temporary folder of the project's own: a run sweeps its temporary folder of
+    what killed runs left (and says so on stderr), and the tests here compare stderr and kill runs."""
+    tmp = project.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
+    return {**os.environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml"), "TMPDIR": str(tmp), **extra}
 
 
 def test_a_forked_run_prints_writes_and_exits_as_a_new_interpreter_does(tmp_path: Path) -> None:

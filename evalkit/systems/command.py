@@ -33,7 +33,7 @@ from pydantic import ValidationError
 
 from evalkit.artifacts import Sample
 from evalkit.llm.keys import environ_value
-from evalkit import tempdirs
+from evalkit import procs, tempdirs
 from evalkit.cases import Case
 from evalkit.systems.base import RunContext, adapter
 
@@ -58,16 +58,6 @@ def system_env(system: CommandSystem, protocol: dict[str, str]) -> dict[str, str
     return env
 
 
-def _proc_stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, process group, session) of a live process, None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return fields[0], int(fields[2]), int(fields[3])
-
-
 def _holds_pipe(pid: int, inodes: set[int]) -> bool:
     try:
         fds = os.listdir(f"/proc/{pid}/fd")
@@ -83,41 +73,19 @@ def _holds_pipe(pid: int, inodes: set[int]) -> bool:
     return False
 
 
-def _has_env(pid: int, marker: bytes) -> bool:
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as fh:
-            return marker in fh.read().split(b"\0")
-    except OSError:
-        return False
-
-
 def leftover_processes(session: int, pipe_inodes: AbstractSet[int] = frozenset(), marker: bytes = b"") -> list[int]:
     """Live processes of a system's session or process group, or (when ``pipe_inodes``) holding its
     output pipes open, or started with the ``marker`` variable of its run (its one-off EVALKIT_CASE):
     a process that left the session with setsid is still found by one of the last two."""
-    me = os.getpid()
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        pid = int(entry.name)
-        st = _proc_stat(pid)
-        if st is None or st[0] in ("Z", "X"):
-            continue
-        if (session in (st[1], st[2]) or (pipe_inodes and _holds_pipe(pid, set(pipe_inodes)))
-                or (marker and _has_env(pid, marker))):
-            found.append(pid)
-    return sorted(found)
+    return sorted(pid for pid, (_, group, sid) in procs.others()
+                  if session in (group, sid) or (pipe_inodes and _holds_pipe(pid, set(pipe_inodes)))
+                  or (marker and marker in procs.environ(pid)))
 
 
 def _describe(pids: list[int]) -> str:
     names = []
     for pid in pids[:3]:
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                cmd = fh.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
-        except OSError:
-            cmd = ""
+        cmd = procs.command(pid)
         names.append(f"pid {pid}" + (f" `{cmd[:80]}`" if cmd else ""))
     more = f" and {len(pids) - 3} more" if len(pids) > 3 else ""
     return ", ".join(names) + more

@@ -266,6 +266,34 @@ def test_the_next_run_sweeps_folders_of_dead_owners_only(tmp_path: Path) -> None
     assert set(removed) >= {d.name for d in gone} | {old_unstamped.name}
 
 
+def test_the_sweep_kills_what_still_works_for_a_dead_owners_folder_only(tmp_path: Path) -> None:
+    """A process whose working directory is in a dead owner's folder, or whose environment names a path in it,
+    is killed (and reported) before the folder is removed; one working in a live owner's folder is not."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    start = tempdirs._start_time(dead.pid)
+    dead.wait()
+    dead_dir = tmp_path / f"evalkit-run-{dead.pid}.{start}-abc"
+    live_dir = tmp_path / (tempdirs.prefix("evalkit-run-") + "live")
+    dead_dir.mkdir()
+    live_dir.mkdir()
+    sleep = [sys.executable, "-c", "import time; time.sleep(300)"]
+    in_dead = subprocess.Popen(sleep, cwd=dead_dir)
+    named = subprocess.Popen(sleep, cwd=tmp_path, env={**os.environ, "EVALKIT_CASE": str(dead_dir / "case.json")})
+    in_live = subprocess.Popen(sleep, cwd=live_dir)
+    try:
+        killed: list[tempdirs.Stray] = []
+        removed = tempdirs.sweep(tmp_path, killed=killed.append)
+        assert sorted(s.pid for s in killed) == sorted([in_dead.pid, named.pid]), killed
+        assert {s.folder for s in killed} == {str(dead_dir)} and all("time.sleep(300)" in s.command for s in killed)
+        assert in_dead.wait(timeout=10) == -9 and named.wait(timeout=10) == -9
+        assert in_live.poll() is None and live_dir.is_dir()
+        assert removed == [dead_dir.name] and not dead_dir.exists()
+    finally:
+        for proc in (in_dead, named, in_live):
+            proc.kill()
+            proc.wait()
+
+
 def test_a_killed_run_leaves_a_work_folder_that_the_next_run_removes(tmp_path: Path) -> None:
     """kill -9 of a command system's run (evalkit itself): its `evalkit-run-<pid>.*` folder stays; the next run sweeps it."""
     tmp = tmp_path / "tmp"

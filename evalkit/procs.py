@@ -1,0 +1,47 @@
+"""This machine's processes as /proc shows them: what evalkit reads to find the processes a system or a killed
+run left running (`evalkit.systems.command`, `evalkit.tempdirs`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+
+def stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, process group, session) of a process, None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0], int(fields[2]), int(fields[3])
+
+
+def others() -> Iterator[tuple[int, tuple[str, int, int]]]:
+    """Every live process but this one (a zombie is not live), with its ``stat``."""
+    me = os.getpid()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        st = stat(int(entry.name))
+        if st is not None and st[0] not in ("Z", "X"):
+            yield int(entry.name), st
+
+
+def read(pid: int, name: str) -> bytes:
+    """/proc/<pid>/<name>, empty when it cannot be read (gone, or another user's)."""
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def environ(pid: int) -> list[bytes]:
+    """The process's environment, ``NAME=value`` items (empty when it cannot be read)."""
+    return [item for item in read(pid, "environ").split(b"\0") if item]
+
+
+def command(pid: int) -> str:
+    """The process's command line, its arguments joined by spaces."""
+    return read(pid, "cmdline").replace(b"\0", b" ").decode("utf-8", "replace").strip()
