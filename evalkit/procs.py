@@ -7,14 +7,29 @@ import os
 from collections.abc import Iterator
 
 
-def stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, process group, session) of a process, None when it is gone."""
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat's fields after the command name (the state first), None when the process is gone."""
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
+            return fh.read().rsplit(")", 1)[1].split()
     except (OSError, IndexError):
         return None
-    return fields[0], int(fields[2]), int(fields[3])
+
+
+def stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, process group, session) of a process, None when it is gone."""
+    fields = _stat_fields(pid)
+    return None if fields is None else (fields[0], int(fields[2]), int(fields[3]))
+
+
+def start_time(pid: int) -> int | None:
+    """A process's start time in clock ticks since boot (/proc/<pid>/stat field 22); None when gone. With the
+    pid it names one process: a pid reused later has another start time."""
+    fields = _stat_fields(pid)
+    try:
+        return None if fields is None else int(fields[19])
+    except (IndexError, ValueError):
+        return None
 
 
 def others() -> Iterator[tuple[int, tuple[str, int, int]]]:

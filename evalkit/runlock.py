@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
-from evalkit import tempdirs
+from evalkit import procs, tempdirs
 
 LOCK_NAME = "lock"
 #: `evalkit run` refused because another run of the same project holds the lock (without --wait).
@@ -50,7 +50,7 @@ def describe_holder(path: Path) -> str:
 
 def _write_owner(fd: int) -> None:
     pid = os.getpid()
-    info = {"pid": pid, "start_ticks": tempdirs._start_time(pid) or 0,
+    info = {"pid": pid, "start_ticks": procs.start_time(pid) or 0,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "argv": sys.argv[1:]}
     data = (json.dumps(info, sort_keys=True) + "\n").encode("utf-8")
     os.ftruncate(fd, 0)

@@ -33,18 +33,9 @@ UNSTAMPED_MAX_AGE_S = 24 * 3600
 _STAMP = re.compile(r"^(?P<prefix>evalkit-[a-z]+-)(?P<pid>\d+)\.(?P<start>\d+)-")
 
 
-def _start_time(pid: int) -> int | None:
-    """A process's start time in clock ticks since boot (/proc/<pid>/stat field 22); None when gone."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
-            return int(fh.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
 @functools.lru_cache(maxsize=1)
 def _my_stamp(pid: int) -> str:
-    return f"{pid}.{_start_time(pid) or 0}"
+    return f"{pid}.{procs.start_time(pid) or 0}"
 
 
 def prefix(kind: str) -> str:
@@ -58,7 +49,7 @@ def owner_alive(name: str) -> bool | None:
     if m is None:
         return None
     pid, start = int(m["pid"]), int(m["start"])
-    now = _start_time(pid)
+    now = procs.start_time(pid)
     return now is not None and (start == 0 or now == start)
 
 

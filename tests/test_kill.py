@@ -9,6 +9,7 @@ import textwrap
 import time
 from pathlib import Path
 
+from evalkit import procs
 from helpers import evalkit, make_project, run
 from zygote import popen_evalkit
 
@@ -64,10 +65,8 @@ def test_sigkill_then_rerun_pays_only_unfinished(tmp_path: Path) -> None:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        return not Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except (OSError, IndexError):
-        return False
+    st = procs.stat(pid)
+    return st is not None and st[0] not in ("Z", "X")
 
 
 def test_a_killed_runs_system_and_what_it_started_are_killed_by_the_next_run(tmp_path: Path) -> None:

@@ -216,7 +216,7 @@ class Zygote:
             self.lock.release()
             raise
         self.forks += 1
-        return Forked(self, [sys.executable, "-m", "evalkit", *args], started["pid"], folder)
+        return Forked(self, _argv(args), started["pid"], folder)
 
     def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
         run = self.start(args, cwd, env)
@@ -284,6 +284,11 @@ class Forked:
         return self.returncode
 
 
+def _argv(args: list[str]) -> list[str]:
+    """`python -m evalkit ARGS`, the command every run here stands for."""
+    return [sys.executable, "-m", "evalkit", *args]
+
+
 def _text(data: bytes) -> str:
     """What `subprocess.run(..., text=True)` makes of a stream's bytes."""
     return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
@@ -327,11 +332,11 @@ def popen_evalkit(args: list[str], cwd: Path, env: dict[str, str],
     zygote = _free(env)
     if zygote is not None:
         return zygote.start(args, cwd, env, session=start_new_session)
-    return subprocess.Popen([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=env, stdout=subprocess.PIPE,
+    return subprocess.Popen(_argv(args), cwd=str(cwd), env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=start_new_session)
 
 
 def spawned(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
     """`python -m evalkit ARGS` as a new interpreter: what a forked run stands in for."""
-    return subprocess.run([sys.executable, "-m", "evalkit", *args], cwd=str(cwd), env=env, capture_output=True,
+    return subprocess.run(_argv(args), cwd=str(cwd), env=env, capture_output=True,
                           text=True, timeout=timeout)

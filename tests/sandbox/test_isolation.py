@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit import isolation, tempdirs
+from evalkit import isolation, procs, tempdirs
 from evalkit.sandbox import daemon, local_backend, local_user, run_tests
 from evalkit.sandbox.images import DEFAULT_BASE_IMAGE
 from evalkit.sandbox.runner import resolve_backend
@@ -243,7 +243,7 @@ def test_a_test_program_out_of_reach_is_masked_in_or_root_is_kept_with_the_reaso
 
 def test_the_next_run_sweeps_folders_of_dead_owners_only(tmp_path: Path) -> None:
     dead = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.2)"])
-    start = tempdirs._start_time(dead.pid)
+    start = procs.start_time(dead.pid)
     dead.wait()
     dead_dirs = [tmp_path / f"{kind}{dead.pid}.{start}-abc" for kind in tempdirs.PREFIXES]
     mine = tmp_path / (tempdirs.prefix("evalkit-run-") + "live")
@@ -270,7 +270,7 @@ def test_the_sweep_kills_what_still_works_for_a_dead_owners_folder_only(tmp_path
     """A process whose working directory is in a dead owner's folder, or whose environment names a path in it,
     is killed (and reported) before the folder is removed; one working in a live owner's folder is not."""
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    start = tempdirs._start_time(dead.pid)
+    start = procs.start_time(dead.pid)
     dead.wait()
     dead_dir = tmp_path / f"evalkit-run-{dead.pid}.{start}-abc"
     live_dir = tmp_path / (tempdirs.prefix("evalkit-run-") + "live")
@@ -301,7 +301,7 @@ def test_a_killed_run_leaves_a_work_folder_that_the_next_run_removes(tmp_path: P
     code = textwrap.dedent(f"""
         import os, tempfile, time
         tempfile.tempdir = {str(tmp)!r}
-        from evalkit import tempdirs
+        from evalkit import procs, tempdirs
         d = tempfile.mkdtemp(prefix=tempdirs.prefix("evalkit-run-"))
         print(d, flush=True)
         time.sleep(60)
