@@ -22,6 +22,12 @@ def stat(pid: int) -> tuple[str, int, int] | None:
     return None if fields is None else (fields[0], int(fields[2]), int(fields[3]))
 
 
+def alive(pid: int) -> bool:
+    """Whether the process runs: it exists and is not a zombie (dead, its parent has not reaped it yet)."""
+    st = stat(pid)
+    return st is not None and st[0] not in ("Z", "X")
+
+
 def start_time(pid: int) -> int | None:
     """A process's start time in clock ticks since boot (/proc/<pid>/stat field 22); None when gone. With the
     pid it names one process: a pid reused later has another start time."""

@@ -293,8 +293,7 @@ def run_outcome() -> bool | TaskFailed:
 # ---- task generators ---------------------------------------------------------------------------
 
 def _say_stray(stray: tempdirs.Stray) -> None:
-    print(f"evalkit: killed pid {stray.pid} (`{terminal_safe(stray.command[:120])}`): a killed run left it "
-          f"running in {stray.folder}", file=sys.stderr, flush=True)
+    print(tempdirs.killed_line(stray, "a killed run"), file=sys.stderr, flush=True)
 
 
 class Graph:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit import procs
+from evalkit.termtext import terminal_safe
 
 #: Prefixes of the temporary folders evalkit creates.
 PREFIXES = ("evalkit-run-", "evalkit-sbx-", "evalkit-tree-", "evalkit-worktree-")
@@ -49,6 +50,8 @@ def owner_alive(name: str) -> bool | None:
     if m is None:
         return None
     pid, start = int(m["pid"]), int(m["start"])
+    if not procs.alive(pid):  # gone, or killed and not reaped yet (a zombie still has its start time)
+        return False
     now = procs.start_time(pid)
     return now is not None and (start == 0 or now == start)
 
@@ -60,6 +63,12 @@ class Stray:
     pid: int
     command: str
     folder: str
+
+
+def killed_line(stray: Stray, left_by: str) -> str:
+    """The line a sweep prints for a process it killed; ``left_by`` says whose kill left it running."""
+    return (f"evalkit: killed pid {stray.pid} (`{terminal_safe(stray.command[:120])}`): {left_by} left it running "
+            f"in {stray.folder}")
 
 
 def _in(path: str, roots: dict[str, str]) -> str | None:

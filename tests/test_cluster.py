@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from evalkit import procs
 from cluster_procs import LocalCluster
 from fake_server import FakeAnthropic, Reply
 from helpers import REPO, evalkit, make_project, refused_port
@@ -106,7 +107,7 @@ SLOW_SYSTEM = """\
 import os, pathlib, runpy, sys, time
 marks = pathlib.Path(sys.argv[1])
 marks.mkdir(parents=True, exist_ok=True)
-(marks / f"{os.getppid()}-{time.monotonic_ns()}").write_text(os.environ["EVALKIT_CASE"])
+(marks / f"{os.getppid()}-{time.monotonic_ns()}-{os.getpid()}").write_text(os.environ["EVALKIT_CASE"])
 deadline = time.monotonic() + float(sys.argv[2])
 while time.monotonic() < deadline and not (marks / "go").exists():
     time.sleep(0.05)
@@ -208,10 +209,14 @@ def test_call_lost_on_two_workers_is_an_infra_error_redone_next_run(docker_engin
     marks = tmp_path / "marks"
     project = make_project(tmp_path / "p", cases=["jpa-entity"], systems=(
         "systems:\n  - name: naive\n    adapter: command\n"  # make_project's baseline
-        f'    command: ["{{python}}", "slow_system.py", "{marks}", "30"]\n'))
+        f'    command: ["{{python}}", "slow_system.py", "{marks}", "300"]\n'))
     (project / "slow_system.py").write_text(SLOW_SYSTEM, encoding="utf-8")
     output = project / ".evalkit" / "artifacts" / "naive" / "migration" / "jpa-entity" / "output.json"
-    with LocalCluster(tmp_path / "cluster") as cluster:
+    # the workers' temporary folders apart from the coordinator's, as on hosts of their own: only a worker's sweep
+    # reaches what a killed worker left running
+    worker_tmp = tmp_path / "worker-tmp"
+    worker_tmp.mkdir()
+    with LocalCluster(tmp_path / "cluster", env={"TMPDIR": str(worker_tmp)}) as cluster:
         env = {**__import__("os").environ, "EVALKIT_CONFIG": str(project / "evalkit.yaml")}
         run = popen_evalkit(["run", "-q", "--cluster", cluster.address], tmp_path, env)
         killed: list[int] = []
@@ -231,11 +236,27 @@ def test_call_lost_on_two_workers_is_an_infra_error_redone_next_run(docker_engin
         assert first["status"] == "infra_error", first
         assert "lost with its workers" in first["reason"]
         assert Path(str(output) + ".retry").exists()
+        # each killed worker's system outlived it (a session of its own; it waits for the "go" mark) until the late
+        # worker's first call: that worker killed both and said so in its log
+        orphans = [int(p.name.split("-")[2]) for p in marks.glob("*-*-*") if int(p.name.split("-")[0]) in killed]
+        assert len(orphans) == 2, sorted(p.name for p in marks.iterdir())
+        late_log = (tmp_path / "cluster" / "w-late.log").read_text(encoding="utf-8", errors="replace")
+        for pid in orphans:
+            assert f"killed pid {pid} (" in late_log, late_log[-3000:]
+            assert _gone(pid)
         # the next run redoes it (on the worker left)
         (marks / "go").write_text("", encoding="utf-8")  # the system answers at once now (its files unchanged)
         evalkit(project, "run", "-q", "--cluster", cluster.address, timeout=600)
         second = json.loads(output.read_text(encoding="utf-8"))
         assert second["status"] == "ok" and second["provenance"]["worker"], second
+
+
+def _gone(pid: int, within_s: float = 5.0) -> bool:
+    """Whether ``pid`` is dead within ``within_s`` (a SIGKILLed process takes a moment to be reaped)."""
+    deadline = time.monotonic() + within_s
+    while procs.alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not procs.alive(pid)
 
 
 def test_no_scheduler_is_an_infra_error_and_no_address_is_exit_2(tmp_path: Path) -> None:

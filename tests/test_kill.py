@@ -64,11 +64,6 @@ def test_sigkill_then_rerun_pays_only_unfinished(tmp_path: Path) -> None:
     assert (project / "site" / "r1" / "report.json").exists()
 
 
-def _alive(pid: int) -> bool:
-    st = procs.stat(pid)
-    return st is not None and st[0] not in ("Z", "X")
-
-
 def test_a_killed_runs_system_and_what_it_started_are_killed_by_the_next_run(tmp_path: Path) -> None:
     """A command system starts a session of its own, so killing the run's whole process group leaves it (and a
     process it started) running, answering nobody. The next run kills both before it asks the case again, and
@@ -102,13 +97,13 @@ def test_a_killed_runs_system_and_what_it_started_are_killed_by_the_next_run(tmp
     os.killpg(proc.pid, signal.SIGKILL)  # the run's whole group, as a cancelled CI job is killed
     proc.wait()
     time.sleep(0.5)
-    assert all(_alive(p) for p in left), "the system died with its run's group: nothing left to sweep"
+    assert all(procs.alive(p) for p in left), "the system died with its run's group: nothing left to sweep"
 
     hang.unlink()
     assert any(private.glob("evalkit-run-*")), "the system's work folder is not in the private TMPDIR"
     rerun = evalkit(project, "run", "-q", env={"TMPDIR": str(private)})
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    assert all(not _alive(p) for p in left), f"the killed run's system still runs: {left}"
+    assert all(not procs.alive(p) for p in left), f"the killed run's system still runs: {left}"
     named = [line for line in rerun.stderr.splitlines() if "a killed run left it running" in line]
     assert sorted(int(line.split()[3]) for line in named) == sorted(left), rerun.stderr
     assert json.loads(next((project / ".evalkit/artifacts/slow").rglob("output.json")).read_text())["status"] == "ok"

@@ -33,6 +33,7 @@ more than N such calls (hence containers) at once.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from concurrent.futures import CancelledError
 import time
@@ -46,7 +47,7 @@ from evalkit.executors.cache_service import CacheService, ServiceRef, ServiceUnr
 from evalkit.executors.call import CallResult, StageCall, publish, run_call
 from evalkit.executors.cluster_record import ENV, RECORD, ClusterRun, WorkerStats
 from evalkit.counters import EXTRA_LINES
-from evalkit import store
+from evalkit import store, tempdirs
 from evalkit.errors import InputError, Problem
 from evalkit.executors import ExecutorFailure, blob_store
 from evalkit.executors.call import dispatch, materialized
@@ -81,6 +82,24 @@ class _Outcome:
     fetched: int = 0
 
 
+_swept = threading.Event()
+_sweep_lock = threading.Lock()
+
+
+def _sweep_host() -> None:
+    """Once per worker process, before its first call: what a killed process left on this host (a worker killed
+    mid-call leaves its command system running, in a session of its own) is killed and its folders removed, as a
+    run does on its own host (evalkit.tempdirs.sweep). A run's sweep reaches only the coordinator's host."""
+    if _swept.is_set():
+        return
+    with _sweep_lock:
+        if not _swept.is_set():
+            tempdirs.sweep(killed=lambda stray: print(
+                tempdirs.killed_line(stray, "a killed evalkit process (a worker or a run on this host)"),
+                file=sys.stderr, flush=True))
+            _swept.set()
+
+
 def _worker_folder() -> Path:
     from distributed import get_worker  # deferred: dask.distributed (heavy), only with --cluster
 
@@ -98,6 +117,7 @@ def run_on_worker(call: StageCall, service: ServiceRef) -> _Outcome:
     from distributed import get_worker  # deferred: dask.distributed (heavy), only with --cluster
 
     address = get_worker().address
+    _sweep_host()
     folder = _worker_folder()
     blobs = BlobStore(folder / "blobs")
     started = time.monotonic()

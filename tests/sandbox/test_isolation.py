@@ -294,6 +294,30 @@ def test_the_sweep_kills_what_still_works_for_a_dead_owners_folder_only(tmp_path
             proc.wait()
 
 
+def test_a_killed_owner_not_yet_reaped_is_dead(tmp_path: Path) -> None:
+    """An owner killed and not yet reaped by its parent (a zombie: a Dask worker the test or a supervisor killed)
+    still has its /proc entry and start time; it owns nothing: what still works for its folder is killed."""
+    owner = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    folder = tmp_path / f"evalkit-run-{owner.pid}.{procs.start_time(owner.pid)}-abc"
+    folder.mkdir()
+    left = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], cwd=folder)
+    try:
+        assert tempdirs.owner_alive(folder.name) is True
+        owner.kill()
+        deadline = time.monotonic() + 10
+        while (procs.stat(owner.pid) or ("",))[0] != "Z" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert procs.stat(owner.pid) is not None and procs.start_time(owner.pid) is not None  # a zombie, not reaped
+        assert tempdirs.owner_alive(folder.name) is False
+        killed: list[tempdirs.Stray] = []
+        assert tempdirs.sweep(tmp_path, killed=killed.append) == [folder.name]
+        assert [s.pid for s in killed] == [left.pid] and left.wait(timeout=10) == -9
+    finally:
+        for proc in (owner, left):
+            proc.kill()
+            proc.wait()
+
+
 def test_a_killed_run_leaves_a_work_folder_that_the_next_run_removes(tmp_path: Path) -> None:
     """kill -9 of a command system's run (evalkit itself): its `evalkit-run-<pid>.*` folder stays; the next run sweeps it."""
     tmp = tmp_path / "tmp"
