@@ -8,7 +8,9 @@ Before it removes a dead owner's folder, the sweep kills the processes still wor
 starts in a session of its own (so that a timeout can kill its group), which also means that a kill -9 of the
 run, or of the run's whole process group, leaves it running, paying for its model calls, while the next run asks
 the same case again. A process is the folder's when its working directory is in the folder or an environment
-variable of its names a path in it (a command system's EVALKIT_CASE, which what it starts inherits).
+variable of its names a path in it (a command system's EVALKIT_CASE, which what it starts inherits), or when it is
+in the session of such a process whose environment names the folder (a command system leads a session of its own:
+what it starts stays in it after a `chdir` and with an environment of its own).
 """
 
 from __future__ import annotations
@@ -78,22 +80,30 @@ def _in(path: str, roots: dict[str, str]) -> str | None:
 
 def strays(folders: Sequence[str]) -> list[Stray]:
     """The live processes working for one of ``folders``: their working directory is in it, or an environment
-    variable of theirs names it or a path in it."""
+    variable of theirs names it or a path in it, or they are in the session of a process whose environment names it
+    (a command system leads a session of its own: what it starts stays there after a `chdir` and without the
+    environment)."""
     roots = {spelt: f for f in folders for spelt in {os.path.abspath(f), os.path.realpath(f)}}  # /tmp a symlink
     if not roots:
         return []
-    found = []
-    for pid, _ in procs.others():
+    found: dict[int, Stray] = {}
+    sessions: dict[int, str] = {}  # session id -> the folder its leader's environment names
+    live = list(procs.others())
+    for pid, (_, _, session) in live:
+        values = (item.partition(b"=")[2] for item in procs.environ(pid))
+        named = next((f for v in values if (f := _in(os.fsdecode(v), roots))), None)
+        if named is not None and session == pid:
+            sessions[pid] = named
         try:
-            folder = _in(os.readlink(f"/proc/{pid}/cwd"), roots)
+            folder = _in(os.readlink(f"/proc/{pid}/cwd"), roots) or named
         except OSError:
-            folder = None
-        if folder is None:
-            values = (item.partition(b"=")[2] for item in procs.environ(pid))
-            folder = next((f for v in values if (f := _in(os.fsdecode(v), roots))), None)
+            folder = named
         if folder is not None:
-            found.append(Stray(pid, procs.command(pid), folder))
-    return found
+            found[pid] = Stray(pid, procs.command(pid), folder)
+    for pid, (_, _, session) in live:
+        if pid not in found and session in sessions:
+            found[pid] = Stray(pid, procs.command(pid), sessions[session])
+    return [found[pid] for pid in sorted(found)]
 
 
 def sweep(tmp: str | os.PathLike[str] | None = None, killed: Callable[[Stray], None] | None = None) -> list[str]:

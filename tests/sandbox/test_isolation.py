@@ -266,6 +266,15 @@ def test_the_next_run_sweeps_folders_of_dead_owners_only(tmp_path: Path) -> None
     assert set(removed) >= {d.name for d in gone} | {old_unstamped.name}
 
 
+SPAWNS_AWAY = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], cwd="/", env={})
+print(child.pid, flush=True)
+time.sleep(300)
+"""
+"""A command system that starts a process outside its folder, with an empty environment, and prints its pid."""
+
+
 def test_the_sweep_kills_what_still_works_for_a_dead_owners_folder_only(tmp_path: Path) -> None:
     """A process whose working directory is in a dead owner's folder, or whose environment names a path in it,
     is killed (and reported) before the folder is removed; one working in a live owner's folder is not."""
@@ -277,21 +286,31 @@ def test_the_sweep_kills_what_still_works_for_a_dead_owners_folder_only(tmp_path
     dead_dir.mkdir()
     live_dir.mkdir()
     sleep = [sys.executable, "-c", "import time; time.sleep(300)"]
+    case_env = {**os.environ, "EVALKIT_CASE": str(dead_dir / "case.json")}
     in_dead = subprocess.Popen(sleep, cwd=dead_dir)
-    named = subprocess.Popen(sleep, cwd=tmp_path, env={**os.environ, "EVALKIT_CASE": str(dead_dir / "case.json")})
+    named = subprocess.Popen(sleep, cwd=tmp_path, env=case_env)
     in_live = subprocess.Popen(sleep, cwd=live_dir)
+    # a command system leads a session of its own; what it starts may leave the folder and drop the environment
+    leader = subprocess.Popen([sys.executable, "-c", SPAWNS_AWAY], cwd=tmp_path, env=case_env, start_new_session=True,
+                              stdout=subprocess.PIPE, text=True)
+    assert leader.stdout is not None
+    away = int(leader.stdout.readline())
     try:
+        assert procs.environ(away) == [] and os.readlink(f"/proc/{away}/cwd") == "/"
         killed: list[tempdirs.Stray] = []
         removed = tempdirs.sweep(tmp_path, killed=killed.append)
-        assert sorted(s.pid for s in killed) == sorted([in_dead.pid, named.pid]), killed
+        assert sorted(s.pid for s in killed) == sorted([in_dead.pid, named.pid, leader.pid, away]), killed
         assert {s.folder for s in killed} == {str(dead_dir)} and all("time.sleep(300)" in s.command for s in killed)
-        assert in_dead.wait(timeout=10) == -9 and named.wait(timeout=10) == -9
+        assert all(proc.wait(timeout=10) == -9 for proc in (in_dead, named, leader))
+        assert not procs.alive(away)
         assert in_live.poll() is None and live_dir.is_dir()
         assert removed == [dead_dir.name] and not dead_dir.exists()
     finally:
-        for proc in (in_dead, named, in_live):
+        for proc in (in_dead, named, in_live, leader):
             proc.kill()
             proc.wait()
+        if procs.alive(away):
+            os.kill(away, 9)
 
 
 def test_a_killed_owner_not_yet_reaped_is_dead(tmp_path: Path) -> None:
