@@ -354,3 +354,35 @@ def test_coordinator_killed_mid_run_rerun_pays_only_what_was_in_flight(tmp_path:
     assert len(repaid) <= 2, f"{len(repaid)} prompts paid again; at most the 2 workers' calls in flight may be"
     grades = [json.loads(p.read_text()) for p in (project / ".evalkit/artifacts").rglob("grades.json")]
     assert grades and all(g["judge"]["status"] == "judged" for g in grades if g["judge"])
+
+
+def test_a_worker_sweeps_its_host_before_its_first_call_then_at_most_every_interval(tmp_path: Path,
+                                                                                     monkeypatch) -> None:
+    """In this process, as in a worker: the first call sweeps the host's temporary folders; a dead owner's folder
+    that appears later is swept once `SWEEP_EVERY_S` has passed, not at every call."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from evalkit.executors import cluster as cluster_code
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(cluster_code, "_last_sweep", [])
+
+    def dead_owners_folder(tag: str) -> Path:
+        owner = subprocess.Popen([sys.executable, "-c", "pass"])
+        start = procs.start_time(owner.pid)
+        owner.wait()
+        folder = tmp_path / f"evalkit-run-{owner.pid}.{start}-{tag}"
+        folder.mkdir()
+        return folder
+
+    first = dead_owners_folder("a")
+    cluster_code._sweep_host()
+    assert not first.exists()
+    second = dead_owners_folder("b")
+    cluster_code._sweep_host()
+    assert second.exists()  # within the interval: no sweep at every call
+    monkeypatch.setattr(cluster_code, "SWEEP_EVERY_S", 0.0)
+    cluster_code._sweep_host()
+    assert not second.exists()

@@ -82,22 +82,24 @@ class _Outcome:
     fetched: int = 0
 
 
-_swept = threading.Event()
+SWEEP_EVERY_S = 60.0
+"""A worker sweeps its host before its first call, then before a call at most this often (`_sweep_host`)."""
+_last_sweep: list[float] = []  # monotonic time of this process's last sweep
 _sweep_lock = threading.Lock()
 
 
 def _sweep_host() -> None:
-    """Once per worker process, before its first call: what a killed process left on this host (a worker killed
-    mid-call leaves its command system running, in a session of its own) is killed and its folders removed, as a
-    run does on its own host (evalkit.tempdirs.sweep). A run's sweep reaches only the coordinator's host."""
-    if _swept.is_set():
-        return
+    """Before a worker's first call, then at most every `SWEEP_EVERY_S`: what a killed process left on this host (a
+    worker killed mid-call leaves its command system running, in a session of its own) is killed and its folders
+    removed, as a run does on its own host (evalkit.tempdirs.sweep). A run's sweep reaches only the coordinator's
+    host, and a long-lived worker outlives the other workers of its host that are killed."""
     with _sweep_lock:
-        if not _swept.is_set():
-            tempdirs.sweep(killed=lambda stray: print(
-                tempdirs.killed_line(stray, "a killed evalkit process (a worker or a run on this host)"),
-                file=sys.stderr, flush=True))
-            _swept.set()
+        if _last_sweep and time.monotonic() - _last_sweep[0] < SWEEP_EVERY_S:
+            return
+        tempdirs.sweep(killed=lambda stray: print(
+            tempdirs.killed_line(stray, "a killed evalkit process (a worker or a run on this host)"),
+            file=sys.stderr, flush=True))
+        _last_sweep[:] = [time.monotonic()]
 
 
 def _worker_folder() -> Path:
