@@ -22,20 +22,34 @@ def stat(pid: int) -> tuple[str, int, int] | None:
     return None if fields is None else (fields[0], int(fields[2]), int(fields[3]))
 
 
+def _running(state: str) -> bool:
+    """Whether a process in this /proc state runs: a zombie (dead, its parent has not reaped it yet) does not."""
+    return state not in ("Z", "X")
+
+
 def alive(pid: int) -> bool:
-    """Whether the process runs: it exists and is not a zombie (dead, its parent has not reaped it yet)."""
+    """Whether the process runs: it exists and is not a zombie."""
     st = stat(pid)
-    return st is not None and st[0] not in ("Z", "X")
+    return st is not None and _running(st[0])
+
+
+def _start_field(fields: list[str] | None) -> int | None:
+    try:
+        return None if fields is None else int(fields[19])
+    except (IndexError, ValueError):
+        return None
 
 
 def start_time(pid: int) -> int | None:
     """A process's start time in clock ticks since boot (/proc/<pid>/stat field 22); None when gone. With the
     pid it names one process: a pid reused later has another start time."""
+    return _start_field(_stat_fields(pid))
+
+
+def live_start_time(pid: int) -> int | None:
+    """`start_time` of a process that runs; None when it is gone or a zombie (one read of /proc)."""
     fields = _stat_fields(pid)
-    try:
-        return None if fields is None else int(fields[19])
-    except (IndexError, ValueError):
-        return None
+    return _start_field(fields) if fields and _running(fields[0]) else None
 
 
 def others() -> Iterator[tuple[int, tuple[str, int, int]]]:
@@ -45,7 +59,7 @@ def others() -> Iterator[tuple[int, tuple[str, int, int]]]:
         if not entry.name.isdigit() or int(entry.name) == me:
             continue
         st = stat(int(entry.name))
-        if st is not None and st[0] not in ("Z", "X"):
+        if st is not None and _running(st[0]):
             yield int(entry.name), st
 
 

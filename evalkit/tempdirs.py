@@ -52,9 +52,7 @@ def owner_alive(name: str) -> bool | None:
     if m is None:
         return None
     pid, start = int(m["pid"]), int(m["start"])
-    if not procs.alive(pid):  # gone, or killed and not reaped yet (a zombie still has its start time)
-        return False
-    now = procs.start_time(pid)
+    now = procs.live_start_time(pid)  # None: gone, or killed and not reaped yet (a zombie still has its start time)
     return now is not None and (start == 0 or now == start)
 
 
@@ -90,14 +88,16 @@ def strays(folders: Sequence[str]) -> list[Stray]:
     sessions: dict[int, str] = {}  # session id -> the folder its leader's environment names
     live = list(procs.others())
     for pid, (_, _, session) in live:
-        values = (item.partition(b"=")[2] for item in procs.environ(pid))
-        named = next((f for v in values if (f := _in(os.fsdecode(v), roots))), None)
-        if named is not None and session == pid:
-            sessions[pid] = named
         try:
-            folder = _in(os.readlink(f"/proc/{pid}/cwd"), roots) or named
+            folder = _in(os.readlink(f"/proc/{pid}/cwd"), roots)
         except OSError:
-            folder = named
+            folder = None
+        if folder is None or session == pid:  # the environment: whether it names a folder, or a leader's session
+            values = (item.partition(b"=")[2] for item in procs.environ(pid))
+            named = next((f for v in values if (f := _in(os.fsdecode(v), roots))), None)
+            if named is not None and session == pid:
+                sessions[pid] = named
+            folder = folder or named
         if folder is not None:
             found[pid] = Stray(pid, procs.command(pid), folder)
     for pid, (_, _, session) in live:

@@ -367,7 +367,7 @@ def test_a_worker_sweeps_its_host_before_its_first_call_then_at_most_every_inter
     from evalkit.executors import cluster as cluster_code
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(cluster_code, "_last_sweep", [])
+    monkeypatch.setattr(cluster_code, "_last_sweep", None)
 
     def dead_owners_folder(tag: str) -> Path:
         owner = subprocess.Popen([sys.executable, "-c", "pass"])

@@ -84,7 +84,7 @@ class _Outcome:
 
 SWEEP_EVERY_S = 60.0
 """A worker sweeps its host before its first call, then before a call at most this often (`_sweep_host`)."""
-_last_sweep: list[float] = []  # monotonic time of this process's last sweep
+_last_sweep: float | None = None  # monotonic time of this process's last sweep
 _sweep_lock = threading.Lock()
 
 
@@ -93,13 +93,14 @@ def _sweep_host() -> None:
     worker killed mid-call leaves its command system running, in a session of its own) is killed and its folders
     removed, as a run does on its own host (evalkit.tempdirs.sweep). A run's sweep reaches only the coordinator's
     host, and a long-lived worker outlives the other workers of its host that are killed."""
+    global _last_sweep
     with _sweep_lock:
-        if _last_sweep and time.monotonic() - _last_sweep[0] < SWEEP_EVERY_S:
+        if _last_sweep is not None and time.monotonic() - _last_sweep < SWEEP_EVERY_S:
             return
         tempdirs.sweep(killed=lambda stray: print(
             tempdirs.killed_line(stray, "a killed evalkit process (a worker or a run on this host)"),
             file=sys.stderr, flush=True))
-        _last_sweep[:] = [time.monotonic()]
+        _last_sweep = time.monotonic()
 
 
 def _worker_folder() -> Path:

@@ -302,6 +302,9 @@ def test_the_sweep_kills_what_still_works_for_a_dead_owners_folder_only(tmp_path
         assert sorted(s.pid for s in killed) == sorted([in_dead.pid, named.pid, leader.pid, away]), killed
         assert {s.folder for s in killed} == {str(dead_dir)} and all("time.sleep(300)" in s.command for s in killed)
         assert all(proc.wait(timeout=10) == -9 for proc in (in_dead, named, leader))
+        deadline = time.monotonic() + 10  # as the waits above: SIGKILL takes effect asynchronously
+        while procs.alive(away) and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert not procs.alive(away)
         assert in_live.poll() is None and live_dir.is_dir()
         assert removed == [dead_dir.name] and not dead_dir.exists()
