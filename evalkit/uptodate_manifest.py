@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from evalkit.code_digest import code_digest
 from evalkit.fsutil import atomic_write_bytes, remove
+from evalkit.noop_gate import Stat, stat_of
 
 if TYPE_CHECKING:
     from doit.task import Task
@@ -57,18 +58,6 @@ evalkit.doitplus.PriorityReady: the order, not the choice). Any other key (setup
 turns the fast path off."""
 UNDIGESTED_ENV = frozenset({"EVALKIT_RUN_ID", "EVALKIT_PROGRESS"})
 """`EVALKIT_*` variables that change neither the graph nor the run's outcome (the run's id, the display)."""
-
-Stat = tuple[int, int, int, int]
-
-
-def stat_of(path: str) -> Stat | None:
-    """(mtime_ns, ctime_ns, size, inode) of ``path``, or None when it is missing."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
-
 
 @dataclass
 class Tally:

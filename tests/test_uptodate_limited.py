@@ -348,7 +348,7 @@ def test_a_task_naming_others_by_a_key_of_its_own_gives_doit_every_task(tmp_path
     (tmp_path / "src").write_text("s")
     namespace = {"DOIT_CONFIG": {"dep_file": str(tmp_path / "db.sqlite3"), "backend": "sqlite3", "verbosity": 0,
                                  "reporter": Recording}, "task_x": task_x}
-    assert cli._doit_unless_noop(namespace, ["run"], ARGS, tmp_path / "work") == (0, False)
+    assert cli._doit_unless_noop(namespace, ["run"], ARGS, tmp_path / "work") == (0, None)
     p = plan(namespace, str(tmp_path / "db.sqlite3"), ("strict", False))
     assert p.affected(tmp_path / "work", p.stats()) is None
     assert not p.limitable

@@ -20,7 +20,7 @@ from evalkit.termtext import terminal_safe
 from evalkit.config import load_config
 from evalkit.fsutil import confine_writes
 import evalkit.tasks as tasks
-from evalkit import uptodate_manifest
+from evalkit import noop_gate, uptodate_manifest
 from evalkit.lazy_modules import later
 
 if TYPE_CHECKING:  # the real modules, for the type checkers
@@ -172,7 +172,8 @@ def _run_locked(args: argparse.Namespace) -> int:
     run_cases = tasks.graph().run_cases()
     images_before = run_images.before_run(cfg, run_cases)  # the images it needs, with sizes, for the report
     with interrupted_code.run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
-        code, noop = _doit_unless_noop(module, argv, args, cfg.work_path)
+        code, noop_paths = _doit_unless_noop(module, argv, args, cfg.work_path)
+    noop = noop_paths is not None
     run_images.after_run(cfg, images_before)  # record their use; evict over sandbox.image_store_gb
     tty = sys.stdout.isatty()
     key = None if args.doit_args else uptodate_manifest.end_key(cfg.work_path, (args.strict, mode, tty))
@@ -202,6 +203,9 @@ def _run_locked(args: argparse.Namespace) -> int:
         return DOIT_FAILED_EXIT
     if kept is not None:
         status, lines = kept.status, kept.lines
+        if noop_paths is not None and (mode == "quiet" or summary is not None):  # the next such no-op: noop_gate
+            noop_gate.noop_said(cfg.path, str(cfg.work_path), noop_paths, (summary or "") if mode != "quiet" else "",
+                                "".join(f"evalkit: {terminal_safe(line)}\n" for line in lines))
     else:
         status, lines = verdict(cfg.work_path, cfg.site_path / cfg.release / "report.json", pairs, strict=args.strict,
                                 whole_run=not args.doit_args, retries=retries)
@@ -213,30 +217,33 @@ def _run_locked(args: argparse.Namespace) -> int:
 
 
 def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse.Namespace,
-                      work: Path) -> tuple[int, bool]:
+                      work: Path) -> tuple[int, list[str] | None]:
     """doit's run of ``module`` (its exit status), skipped when nothing changed since a run after which doit would
-    find every task up to date (then True: a no-op), and limited to the tasks a change reaches when the others are
+    find every task up to date (then the manifest's paths: a no-op; else None), and limited to the tasks a change reaches when the others are
     known up to date (`evalkit.uptodate_manifest`); a successful run records what doit would find up to date for
     the next."""
     from doit.cmd_base import ModuleTaskLoader  # deferred: doit, only when tasks run
     from doit.doit_cmd import DoitMain  # deferred: doit, only when tasks run
 
     if args.doit_args:  # some tasks only, or doit's own options: doit decides, and no manifest is saved
+        noop_gate.stop()
         uptodate_manifest.forget(work)
-        return DoitMain(ModuleTaskLoader(module)).run(argv), False
+        return DoitMain(ModuleTaskLoader(module)).run(argv), None
     config = cast("dict[str, object]", module["DOIT_CONFIG"])
     dep_file = str(config["dep_file"])
     try:
         plan = uptodate_manifest.plan(module, dep_file, ("strict", args.strict))
     except Exception:  # a task creator's error: doit calls the creators again and reports it, as it always has
+        noop_gate.stop()
         uptodate_manifest.forget(work)
-        return DoitMain(ModuleTaskLoader(module)).run(argv), False
+        return DoitMain(ModuleTaskLoader(module)).run(argv), None
     before = plan.stats()
     reporter = cast(type, config["reporter"])
     if plan.unchanged_since_last_noop(work, before):
         if progress.is_live(reporter):  # the display's last frame: every task up to date
             progress.show_up_to_date(reporter, plan.action_names())
-        return 0, True
+        return 0, plan.paths
+    noop_gate.stop()  # not a no-op: what this process reads and prints no longer matters to the gate
     load = plan.affected(work, before)  # None: every task
     plan.task_digests()  # before doit loads the dicts (it renames them in place)
     if load is not None and progress.is_live(reporter):  # the display counts the tasks left out as up to date
@@ -249,7 +256,7 @@ def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse
     code = DoitMain(ModuleTaskLoader(run_module)).run(argv) if load is None or load else 0
     if code == 0 and tally.failed == 0 and tally.ignored == 0 and not envfail.recorded():
         plan.save(work, before, tally, load, dep_file, str(config.get("backend", "dbm")))
-    return code, False
+    return code, None
 
 
 def _schema_args(p: argparse.ArgumentParser) -> None:
@@ -368,6 +375,7 @@ def entry() -> NoReturn:
     Under a profiler, coverage or a debugger the exit is the normal one.
     """
     code = main()
+    noop_gate.keep(code)  # a no-op that said its kept end: the next one is answered before evalkit is imported
     if sys.getprofile() is not None or sys.gettrace() is not None:
         raise SystemExit(code)  # a profiler, coverage or a debugger writes its results at exit
     sys.stdout.flush()
