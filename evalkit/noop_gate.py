@@ -118,11 +118,12 @@ def answer(argv: list[str]) -> int | None:
     try:
         with open(path, "rb") as fh:
             gate = pickle.load(fh)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, ImportError, IndexError):
-        return None
-    if not isinstance(gate, Gate) or gate.format != FORMAT or gate.invocation != invocation(argv, environ, cwd):
-        return None
-    if len(gate.paths) != len(gate.stats) or any(stat_of(p) != s for p, s in zip(gate.paths, gate.stats)):
+        holds = (isinstance(gate, Gate) and gate.format == FORMAT and gate.invocation == invocation(argv, environ, cwd)
+                 and len(gate.paths) == len(gate.stats)
+                 and all(stat_of(p) == s for p, s in zip(gate.paths, gate.stats)))
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, ImportError, IndexError, TypeError):
+        return None  # a gate of another layout, or none readable: the run goes on as always
+    if not holds:
         return None
     sys.stdout.write(gate.stdout)
     sys.stdout.flush()

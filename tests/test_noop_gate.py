@@ -90,9 +90,9 @@ def test_a_noop_is_answered_by_its_gate_and_every_change_it_read_reopens_it(tmp_
         assert settle(project, *args, env=env, last=(code, out, err)), what  # the no-op after it is answered again
 
 
-def test_a_terminal_is_never_answered(tmp_path: Path) -> None:
+def test_a_terminal_or_an_unreadable_gate_is_never_answered(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p", cases=["jpa-entity"])
-    settle(project)
+    said = settle(project)
     main, follower = os.openpty()
     try:
         code, _, _, answered = gate_run(project, stdout=follower)
@@ -100,6 +100,11 @@ def test_a_terminal_is_never_answered(tmp_path: Path) -> None:
         os.close(main)
         os.close(follower)
     assert code == 0 and not answered, "the live display is drawn on a terminal"
+    for junk in (b"not a pickle", pickle.dumps(noop_gate.Gate.__new__(noop_gate.Gate))):  # garbage, a gate without fields
+        (project / GATE).write_bytes(junk)
+        run = gate_run(project)
+        assert run == (*said, False), "another layout: the whole process, which says the same"
+        assert settle(project, last=said) == said
 
 
 @pytest.mark.parametrize("printed", ["a warning\n", ""])
