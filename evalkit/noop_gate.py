@@ -228,7 +228,7 @@ def _watched(real: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def record(argv: list[str]) -> None:
-    """Start recording what this process reads and prints (before evalkit's imports), for `keep`."""
+    """Start recording what this process reads and prints (before evalkit's imports), for `gate_for`."""
     global _recording
     if _recording is not None:
         return
@@ -258,7 +258,7 @@ def stop() -> None:
 
 def noop_said(config: str, work: str, manifest_paths: list[str], stdout: str, stderr: str) -> None:
     """`evalkit run` was a no-op that said its kept end (``stdout``, ``stderr``) for ``config``, whose work folder
-    is ``work``: `keep` may write the gate when the process ends, if it printed nothing else."""
+    is ``work``: `gate_for` gives the gate to write when the process ends, if it printed nothing else."""
     rec = _recording
     if rec is None or not rec.on:
         return
@@ -268,45 +268,34 @@ def noop_said(config: str, work: str, manifest_paths: list[str], stdout: str, st
     rec.noop = (list(manifest_paths), stdout, stderr)
 
 
-def keep(status: int) -> None:
-    """When the process ends (its main returned ``status``): write the gate, if it was a no-op that printed
-    exactly its kept end."""
+def gate_for(status: int) -> tuple[str, bytes] | None:
+    """When the process ends (its main returned ``status``): the gate to write (its path and bytes, for
+    `evalkit.fsutil.atomic_write_bytes`, which every write of evalkit's goes through), if it was a no-op that printed
+    exactly its kept end; else None."""
     rec = _recording
     if rec is None or not rec.on or rec.noop is None or rec.doubt:
-        return
+        return None
     manifest_paths, stdout, stderr = rec.noop
     stop()
     if "".join(rec.stdout) != stdout or "".join(rec.stderr) != stderr:
-        return
+        return None
     gate_dir = os.path.dirname(rec.gate)
     try:
         os.makedirs(gate_dir, exist_ok=True)  # before the stats: its creation changes the work folder's
     except OSError:  # a read-only project: no gate, the next no-op takes the whole path
-        return
+        return None
     temp = {tempfile.gettempdir(), os.path.realpath(tempfile.gettempdir())}
     unseen = (*_UNSEEN_ROOTS, *(os.path.join(t, prefix) for t in temp for prefix in tempdirs.PREFIXES),
               os.path.join(gate_dir, ""))
-    modules = set()
-    for module in list(sys.modules.values()):
-        for attr in ("__file__", "__cached__"):
-            value = getattr(module, attr, None)
-            if isinstance(value, str):
-                modules.add(os.path.abspath(value))
+    modules = {os.path.abspath(value) for module in list(sys.modules.values())
+               for value in (getattr(module, "__file__", None), getattr(module, "__cached__", None))
+               if isinstance(value, str)}
     read = rec.seen | modules | set(manifest_paths)
     read |= {os.path.dirname(p) for p in read}
     paths = sorted(p for p in read if not p.startswith(unseen) and p != gate_dir and p not in temp)
     gate = Gate(FORMAT, invocation(rec.argv, rec.environ, rec.cwd), paths, [stat_of(p) for p in paths],
                 stdout, stderr, status)
-    tmp = f"{rec.gate}.{os.getpid()}.tmp"
-    try:
-        with open(tmp, "wb") as fh:
-            pickle.dump(gate, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, rec.gate)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    return rec.gate, pickle.dumps(gate, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def exit_now(status: int) -> NoReturn:

@@ -18,7 +18,7 @@ from evalkit.run_status import DOIT_FAILED_EXIT, environment_verdict, pending_re
 from evalkit.runlock import LOCKED_EXIT, ProjectLocked, project_lock
 from evalkit.termtext import terminal_safe
 from evalkit.config import load_config
-from evalkit.fsutil import confine_writes
+from evalkit.fsutil import atomic_write_bytes, confine_writes
 import evalkit.tasks as tasks
 from evalkit import noop_gate, uptodate_manifest
 from evalkit.lazy_modules import later
@@ -191,7 +191,7 @@ def _run_locked(args: argparse.Namespace) -> int:
             progress.print_summary(cfg.site_path, cfg.release, retries=retries)
 
     def say(line: str) -> None:
-        print(f"evalkit: {terminal_safe(line)}", file=sys.stderr)
+        sys.stderr.write(_said(line))
 
     status, lines = environment_verdict(envfail.recorded())
     if status:  # the machine failed the run (disk full, ...): said plainly, whatever doit made of it
@@ -205,7 +205,7 @@ def _run_locked(args: argparse.Namespace) -> int:
         status, lines = kept.status, kept.lines
         if noop_paths is not None and (mode == "quiet" or summary is not None):  # the next such no-op: noop_gate
             noop_gate.noop_said(cfg.path, str(cfg.work_path), noop_paths, (summary or "") if mode != "quiet" else "",
-                                "".join(f"evalkit: {terminal_safe(line)}\n" for line in lines))
+                                "".join(_said(line) for line in lines))
     else:
         status, lines = verdict(cfg.work_path, cfg.site_path / cfg.release / "report.json", pairs, strict=args.strict,
                                 whole_run=not args.doit_args, retries=retries)
@@ -216,12 +216,17 @@ def _run_locked(args: argparse.Namespace) -> int:
     return status
 
 
+def _said(line: str) -> str:
+    """A line of `evalkit run`'s end as stderr shows it."""
+    return f"evalkit: {terminal_safe(line)}\n"
+
+
 def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse.Namespace,
                       work: Path) -> tuple[int, list[str] | None]:
     """doit's run of ``module`` (its exit status), skipped when nothing changed since a run after which doit would
-    find every task up to date (then the manifest's paths: a no-op; else None), and limited to the tasks a change reaches when the others are
-    known up to date (`evalkit.uptodate_manifest`); a successful run records what doit would find up to date for
-    the next."""
+    find every task up to date (then the manifest's paths: a no-op; else None), and limited to the tasks a change
+    reaches when the others are known up to date (`evalkit.uptodate_manifest`); a successful run records what doit
+    would find up to date for the next."""
     from doit.cmd_base import ModuleTaskLoader  # deferred: doit, only when tasks run
     from doit.doit_cmd import DoitMain  # deferred: doit, only when tasks run
 
@@ -375,7 +380,12 @@ def entry() -> NoReturn:
     Under a profiler, coverage or a debugger the exit is the normal one.
     """
     code = main()
-    noop_gate.keep(code)  # a no-op that said its kept end: the next one is answered before evalkit is imported
+    gate = noop_gate.gate_for(code)  # a no-op that said its kept end: the next one is answered before evalkit's imports
+    if gate is not None:
+        try:
+            atomic_write_bytes(*gate)
+        except OSError:  # a read-only project: no gate, the next no-op takes the whole path
+            pass
     if sys.getprofile() is not None or sys.gettrace() is not None:
         raise SystemExit(code)  # a profiler, coverage or a debugger writes its results at exit
     sys.stdout.flush()
