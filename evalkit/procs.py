@@ -4,6 +4,10 @@ run left running (`evalkit.systems.command`, `evalkit.tempdirs`)."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import threading
+import time
 from collections.abc import Iterator
 
 
@@ -80,3 +84,48 @@ def environ(pid: int) -> list[bytes]:
 def command(pid: int) -> str:
     """The process's command line, its arguments joined by spaces."""
     return read(pid, "cmdline").replace(b"\0", b" ").decode("utf-8", "replace").strip()
+
+
+def wait_exited(proc: subprocess.Popen[bytes], timeout: float | None = None) -> bool:
+    """Wait until ``proc`` has exited, without reaping it; False when ``timeout`` seconds pass first.
+
+    Its zombie keeps its pid, and with it its process group and session ids, from being given to a new process
+    until `subprocess.Popen.wait` reaps it: only then may a group kill (`kill_group`) or a search by session id
+    (`evalkit.systems.command.leftover_processes`) reach an unrelated process that got the number next."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    delay = 0.0005
+    while True:
+        try:
+            if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:  # reaped already (a `poll` elsewhere)
+            return True
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
+        time.sleep(delay if deadline is None else max(0.0, min(delay, deadline - time.monotonic())))
+        delay = min(delay * 2, 0.05)
+
+
+class Group:
+    """The process group a child leads (started with ``start_new_session``), killed only while the child is not
+    reaped: until then its group id is its own (`wait_exited`). `reap` reaps it; a kill after that is a no-op.
+    Both take one lock, so a kill from another thread (a reader past its output cap) cannot slip in between."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self._lock = threading.Lock()
+        self._reaped = False
+
+    def kill(self) -> None:
+        with self._lock:
+            if self._reaped:
+                return
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def reap(self) -> int:
+        with self._lock:
+            self._reaped = True
+            return self.proc.wait()

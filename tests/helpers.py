@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 from zygote import python_m_evalkit
 
+from evalkit import procs as _procs
+
 REPO = Path(__file__).resolve().parents[1]
 REALDATA = Path(os.environ.get("EVALKIT_REALDATA") or REPO.parent / "shared" / "realdata")
 """The real public data (SWE-bench rows, Kai's cases and grades, LLMService datasets, CodeBLEU values):
@@ -283,3 +285,17 @@ def both(*steps: Callable[[Path], None]) -> Callable[[Path], None]:
         for step in steps:
             step(root)
     return go
+
+
+def record_group_kills(monkeypatch) -> list[tuple[int, tuple[str, int, int] | None]]:
+    """Every `os.killpg` from now on, with the /proc state of the group's number at the call (None: no process
+    has that pid, so the group's leader was reaped before its group was killed)."""
+    calls: list[tuple[int, tuple[str, int, int] | None]] = []
+    real = os.killpg
+
+    def killpg(pgid: int, sig: int) -> None:
+        calls.append((pgid, _procs.stat(pgid)))
+        real(pgid, sig)
+
+    monkeypatch.setattr(os, "killpg", killpg)
+    return calls

@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -21,7 +20,7 @@ import time
 from pathlib import Path
 from typing import IO, Literal
 
-from evalkit import tempdirs
+from evalkit import procs, tempdirs
 from evalkit.sandbox import guards, local_user
 from evalkit.sandbox.archive import SKIP_DIRS
 from evalkit.sandbox.phase import PhaseOutcome, SandboxError, new_nonce
@@ -190,14 +189,12 @@ class LocalSandbox:
         output = bytearray()
         reader = threading.Thread(target=self._drain, args=(proc.stdout, output, lim.log_limit_bytes), daemon=True)
         reader.start()
-        state: Literal["exited", "timeout", "oom"]
-        try:
-            code = proc.wait(timeout=lim.timeout_s)
-            state = "exited"
-        except subprocess.TimeoutExpired:
-            self._kill_group(proc)
-            code, state = None, "timeout"
-        self._kill_group(proc)  # no test process outlives its phase
+        exited = procs.wait_exited(proc, lim.timeout_s)
+        group = procs.Group(proc)
+        group.kill()  # no test process outlives its phase; killed before the reap, while the group id is the runner's
+        returned = group.reap()
+        state: Literal["exited", "timeout", "oom"] = "exited" if exited else "timeout"
+        code = returned if exited else None
         if self.identity.uid is not None:
             local_user.kill_uid(self.identity.uid)  # nor one that left the group: it still has the sandbox's uid
         reader.join(timeout=5)
@@ -216,14 +213,6 @@ class LocalSandbox:
             if len(out) < cap:
                 out += chunk[: cap - len(out)]
         stream.close()
-
-    @staticmethod
-    def _kill_group(proc: subprocess.Popen) -> None:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            return
-        proc.wait()
 
     def _read_out(self, phase: str) -> tuple[dict[str, bytes], bool]:
         base = self.root / "out" / phase

@@ -157,13 +157,6 @@ class _CappedReader(threading.Thread):
         return b"".join(self.chunks)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def _collect_out_dir(out_dir: Path, cap: int) -> tuple[dict[str, str], str | None]:
     files: dict[str, str] = {}
     total = 0
@@ -218,7 +211,8 @@ def run_command(system: System, case: Case, sample_index: int, ctx: RunContext) 
         except PermissionError:
             return Sample(status="error", reason=f"command is not executable: {argv[0]}")
         pipe_inodes = {os.fstat(proc.stdout.fileno()).st_ino, os.fstat(proc.stderr.fileno()).st_ino}  # type: ignore[union-attr]
-        out = _CappedReader(proc.stdout, system.max_output_bytes, lambda: _kill_group(proc))
+        group = procs.Group(proc)  # killed only until reaped: the session's number is not another's before
+        out = _CappedReader(proc.stdout, system.max_output_bytes, group.kill)
         err = _CappedReader(proc.stderr, system.max_output_bytes, lambda: None)
         out.start()
         err.start()
@@ -230,13 +224,10 @@ def run_command(system: System, case: Case, sample_index: int, ctx: RunContext) 
         timed_out = False
         left: list[int] = []
         left_desc = ""
-        try:
-            proc.wait(timeout=system.timeout_s)
-        except subprocess.TimeoutExpired:
+        if not procs.wait_exited(proc, system.timeout_s):
             timed_out = True
-            _kill_group(proc)
-            proc.wait()
-        else:
+            group.kill()
+        else:  # the system has exited, not yet reaped: its session id cannot name another's processes yet
             out.join(PIPE_GRACE_S)
             err.join(PIPE_GRACE_S)
             held = out.is_alive() or err.is_alive()
@@ -244,7 +235,8 @@ def run_command(system: System, case: Case, sample_index: int, ctx: RunContext) 
                                       f"EVALKIT_CASE={env['EVALKIT_CASE']}".encode())
             left_desc = _describe(left) if left else ""
             _kill_pids(left)
-            _kill_group(proc)
+            group.kill()
+        group.reap()
         out.join(5)
         err.join(5)
         wall = time.monotonic() - start

@@ -300,7 +300,7 @@ def test_the_sweep_kills_what_still_works_for_a_dead_owners_folder_only(tmp_path
         killed: list[tempdirs.Stray] = []
         removed = tempdirs.sweep(tmp_path, killed=killed.append)
         assert sorted(s.pid for s in killed) == sorted([in_dead.pid, named.pid, leader.pid, away]), killed
-        assert {s.folder for s in killed} == {str(dead_dir)} and all("time.sleep(300)" in s.command for s in killed)
+        assert {s.folder for s in killed} == {str(dead_dir)} and all("time.sleep(300)" in s.command for s in killed), killed
         assert all(proc.wait(timeout=10) == -9 for proc in (in_dead, named, leader))
         deadline = time.monotonic() + 10  # as the waits above: SIGKILL takes effect asynchronously
         while procs.alive(away) and time.monotonic() < deadline:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import record_group_kills
 from sandbox.conftest import LOCAL_TEST_COMMAND
 
 from evalkit.sandbox import run_tests, run_tests_cached
@@ -124,3 +125,11 @@ def test_infra_errors_are_not_stored(docker_engine, spec_for, tmp_path):
     r = run_tests_cached(spec_for(image="evalkit/no-such-image:never"), store, "docker")
     assert r.status == "infra_error"
     assert not any((tmp_path / "store").rglob("*.json"))
+
+
+def test_the_runners_group_is_killed_before_it_is_reaped(spec_for, monkeypatch):
+    """As for a command system (tests/systems/test_clean_env.py): no group kill by a number already free."""
+    kills = record_group_kills(monkeypatch)
+    r = run_tests(spec_for(**QUICK), "local")
+    assert r.status == "completed", r.reason
+    assert kills and all(state is not None and state[1] == pgid for pgid, state in kills), kills

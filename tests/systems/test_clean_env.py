@@ -19,6 +19,7 @@ from evalkit.cases import Case
 from evalkit.config import CommandSystem
 from evalkit.systems.base import RunContext
 from evalkit.systems.command import BASE_ENV, run_command
+from helpers import record_group_kills
 
 DUMP_ENV = "import json, os; print(json.dumps({'text': json.dumps(dict(os.environ))}))"
 
@@ -114,3 +115,14 @@ def test_a_system_that_waits_for_its_children_is_fine(tmp_path: Path) -> None:
             "print(json.dumps({'text': 'ok'}))")
     sample = _run(tmp_path, code)
     assert sample.status == "ok" and sample.text == "ok", sample.reason
+
+
+@pytest.mark.parametrize("code", ["print('{\"text\": \"ok\"}')", "import time; time.sleep(60)"], ids=["exits", "times out"])
+def test_the_systems_group_is_killed_before_its_leader_is_reaped(tmp_path: Path, monkeypatch, code: str) -> None:
+    """After the wait the leader's pid may go to another process at once: a group kill by that number, or a search
+    of its session, must come while the zombie still holds it (evalkit.procs.Group)."""
+    kills = record_group_kills(monkeypatch)
+    sample = _run(tmp_path, code, timeout_s=2)
+    assert sample.status == ("ok" if "print" in code else "timeout"), sample
+    assert kills, "the system's group was never killed"
+    assert all(state is not None and state[1] == pgid for pgid, state in kills), kills

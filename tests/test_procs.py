@@ -1,0 +1,54 @@
+"""A child's process group is killed only while the child is not reaped (`evalkit.procs.wait_exited`, `Group`).
+
+Once reaped, a pid is free: on a busy host (pid_max 32768 in CI's container) the next process may get it, and a
+`killpg` by that number, or a search by that session id, would kill an unrelated process that leads its own
+session. This flaked a sweep test in CI: another test's finished runner's group number went to its session leader.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from evalkit import procs
+
+
+def _child(code: str, **kw) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", code], start_new_session=True, **kw)
+
+
+def test_an_exited_child_stays_a_zombie_holding_its_pid_until_reaped() -> None:
+    proc = _child("raise SystemExit(3)")
+    assert procs.wait_exited(proc, 30)
+    st = procs.stat(proc.pid)
+    assert st is not None and st[0] == "Z" and st[1] == proc.pid, st  # its group id is still its own
+    group = procs.Group(proc)
+    assert group.reap() == 3
+    assert procs.stat(proc.pid) is None or procs.start_time(proc.pid) is not None  # gone, or another's now
+
+
+def test_waiting_ends_at_the_timeout_with_the_child_still_running() -> None:
+    proc = _child("import time; time.sleep(300)")
+    try:
+        t0 = time.monotonic()
+        assert not procs.wait_exited(proc, 0.3)
+        assert 0.3 <= time.monotonic() - t0 < 3
+        assert procs.alive(proc.pid)
+    finally:
+        group = procs.Group(proc)
+        group.kill()
+        assert group.reap() == -9
+
+
+def test_a_group_kill_after_the_reap_sends_nothing(monkeypatch) -> None:
+    proc = _child("pass")
+    group = procs.Group(proc)
+    assert procs.wait_exited(proc)
+    group.kill()  # harmless: the zombie still holds the group id
+    assert group.reap() in (0, -9)
+    sent: list[int] = []
+    monkeypatch.setattr(os, "killpg", lambda pgid, sig: sent.append(pgid))
+    group.kill()
+    assert sent == []
