@@ -3,7 +3,9 @@ run left running (`evalkit.systems.command`, `evalkit.tempdirs`)."""
 
 from __future__ import annotations
 
+import math
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -90,15 +92,34 @@ def wait_exited(proc: subprocess.Popen[bytes], timeout: float | None = None) -> 
     """Wait until ``proc`` has exited, without reaping it; False when ``timeout`` seconds pass first.
 
     Its zombie keeps its pid, and with it its process group and session ids, from being given to a new process
-    until `subprocess.Popen.wait` reaps it: only then may a group kill (`kill_group`) or a search by session id
-    (`evalkit.systems.command.leftover_processes`) reach an unrelated process that got the number next."""
+    until `subprocess.Popen.wait` reaps it: only then may a group kill (`Group.kill`) or a search by session id
+    (`evalkit.systems.command.leftover_processes`) reach an unrelated process that got the number next.
+    The wait is a poll of a pidfd, woken at the exit; where the kernel has none (before 5.3), a sleep loop
+    as `Popen.wait`'s with a timeout (up to 50 ms late)."""
+    if proc.returncode is not None:  # reaped: the pid may be another process's now
+        return True
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except ProcessLookupError:  # reaped already (a `poll` elsewhere)
+        return True
+    except OSError:
+        return _wait_exited_polling(proc, timeout)
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        return bool(poller.poll(None if timeout is None else max(0, math.ceil(timeout * 1000))))
+    finally:
+        os.close(pidfd)
+
+
+def _wait_exited_polling(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
     deadline = None if timeout is None else time.monotonic() + timeout
     delay = 0.0005
     while True:
         try:
             if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
                 return True
-        except ChildProcessError:  # reaped already (a `poll` elsewhere)
+        except ChildProcessError:  # reaped already
             return True
         if deadline is not None and time.monotonic() >= deadline:
             return False

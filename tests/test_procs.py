@@ -52,3 +52,21 @@ def test_a_group_kill_after_the_reap_sends_nothing(monkeypatch) -> None:
     monkeypatch.setattr(os, "killpg", lambda pgid, sig: sent.append(pgid))
     group.kill()
     assert sent == []
+
+
+def test_the_wait_wakes_at_the_exit_and_without_a_pidfd_polls(monkeypatch) -> None:
+    """The pidfd's poll returns as the child exits; a kernel without pidfd_open gets the sleep loop, same answers."""
+    for pidfd in (True, False):
+        if not pidfd:
+            def no_pidfd(pid: int) -> int:
+                raise OSError(38, "Function not implemented")
+            monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+        proc = _child("import time; time.sleep(0.4)")
+        t0 = time.monotonic()
+        assert not procs.wait_exited(proc, 0.05)
+        assert procs.wait_exited(proc, 30)
+        took = time.monotonic() - t0
+        assert 0.4 <= took < 5, took
+        assert procs.stat(proc.pid)[0] == "Z"  # type: ignore[index]
+        assert procs.Group(proc).reap() == 0
+        assert procs.wait_exited(proc, 1)  # reaped: nothing left to wait for
