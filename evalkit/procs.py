@@ -138,13 +138,15 @@ class Group:
         self._reaped = False
 
     def kill(self) -> None:
+        """SIGKILL the group, and the leader itself in case it left its group (else `reap` would wait on it)."""
         with self._lock:
             if self._reaped:
                 return
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            for send in (os.killpg, os.kill):
+                try:
+                    send(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def reap(self) -> int:
         with self._lock:

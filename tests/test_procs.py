@@ -70,3 +70,14 @@ def test_the_wait_wakes_at_the_exit_and_without_a_pidfd_polls(monkeypatch) -> No
         assert procs.stat(proc.pid)[0] == "Z"  # type: ignore[index]
         assert procs.Group(proc).reap() == 0
         assert procs.wait_exited(proc, 1)  # reaped: nothing left to wait for
+
+
+def test_a_child_that_leads_no_group_is_killed_too() -> None:
+    """No group has the child's number (it never led one, as one that left its group): the child itself is killed,
+    so the reap that follows cannot hang."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    assert os.getpgid(proc.pid) != proc.pid
+    group = procs.Group(proc)
+    group.kill()
+    assert procs.wait_exited(proc, 10)
+    assert group.reap() == -9
