@@ -11,6 +11,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from typing import NamedTuple
 
 
 def _stat_fields(pid: int) -> list[str] | None:
@@ -58,15 +59,62 @@ def live_start_time(pid: int) -> int | None:
     return _start_field(fields) if fields and _running(fields[0]) else None
 
 
-def others() -> Iterator[tuple[int, tuple[str, int, int]]]:
-    """Every live process but this one (a zombie is not live), with its ``stat``."""
+class Listed(NamedTuple):
+    """A process as one read of /proc/<pid>/stat saw it: with its start time, it names that process and no later
+    one that gets the pid (`kill_listed`)."""
+
+    pid: int
+    state: str
+    group: int
+    session: int
+    start: int
+
+
+def listed(pid: int) -> Listed | None:
+    """`Listed` for one pid, None when it is gone."""
+    fields = _stat_fields(pid)
+    start = _start_field(fields)
+    if fields is None or start is None:
+        return None
+    return Listed(pid, fields[0], int(fields[2]), int(fields[3]), start)
+
+
+def others() -> Iterator[Listed]:
+    """Every live process but this one (a zombie is not live)."""
     me = os.getpid()
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) == me:
             continue
-        st = stat(int(entry.name))
-        if st is not None and _running(st[0]):
-            yield int(entry.name), st
+        found = listed(int(entry.name))
+        if found is not None and _running(found.state):
+            yield found
+
+
+def kill_listed(pid: int, start: int) -> bool:
+    """SIGKILL the process ``pid`` only while it is still the one that started at ``start`` (`Listed.start`); False
+    when it is gone, is another's now, or may not be signalled. A pidfd opened first pins the process the number
+    names, the start time read after it says which one that is, and the signal goes to the pidfd: between a listing
+    of /proc and its kill, a process that got the number of one that ended is never signalled. Without pidfds
+    (Linux before 5.3) the check and `os.kill` leave a window of microseconds."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        pidfd = -1
+    try:
+        if start_time(pid) != start:
+            return False
+        if pidfd >= 0:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGKILL)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
 
 
 def read(pid: int, name: str) -> bytes:

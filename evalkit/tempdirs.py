@@ -19,7 +19,6 @@ import functools
 import os
 import re
 import shutil
-import signal
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -63,6 +62,8 @@ class Stray:
     pid: int
     command: str
     folder: str
+    start: int
+    """Its start time (`evalkit.procs.Listed.start`): the sweep kills it only while the pid still names it."""
 
 
 def killed_line(stray: Stray, left_by: str) -> str:
@@ -87,7 +88,8 @@ def strays(folders: Sequence[str]) -> list[Stray]:
     found: dict[int, Stray] = {}
     sessions: dict[int, str] = {}  # session id -> the folder its leader's environment names
     live = list(procs.others())
-    for pid, (_, _, session) in live:
+    for proc in live:
+        pid, session = proc.pid, proc.session
         try:
             folder = _in(os.readlink(f"/proc/{pid}/cwd"), roots)
         except OSError:
@@ -99,10 +101,10 @@ def strays(folders: Sequence[str]) -> list[Stray]:
                 sessions[pid] = named
             folder = folder or named
         if folder is not None:
-            found[pid] = Stray(pid, procs.command(pid), folder)
-    for pid, (_, _, session) in live:
-        if pid not in found and session in sessions:
-            found[pid] = Stray(pid, procs.command(pid), sessions[session])
+            found[pid] = Stray(pid, procs.command(pid), folder, proc.start)
+    for proc in live:
+        if proc.pid not in found and proc.session in sessions:
+            found[proc.pid] = Stray(proc.pid, procs.command(proc.pid), sessions[proc.session], proc.start)
     return [found[pid] for pid in sorted(found)]
 
 
@@ -132,9 +134,7 @@ def sweep(tmp: str | os.PathLike[str] | None = None, killed: Callable[[Stray], N
         if not alive:
             dead.append(entry.path)
     for stray in strays(stamped):
-        try:
-            os.kill(stray.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
+        if not procs.kill_listed(stray.pid, stray.start):
             continue
         if killed is not None:
             killed(stray)

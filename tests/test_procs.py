@@ -19,6 +19,13 @@ def _child(code: str, **kw) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", code], start_new_session=True, **kw)
 
 
+def _without_pidfds(monkeypatch) -> None:
+    """This process from now on as on a kernel before 5.3: no pidfd_open."""
+    def no_pidfd(pid: int) -> int:
+        raise OSError(38, "Function not implemented")
+    monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+
+
 def test_an_exited_child_stays_a_zombie_holding_its_pid_until_reaped() -> None:
     proc = _child("raise SystemExit(3)")
     assert procs.wait_exited(proc, 30)
@@ -58,9 +65,7 @@ def test_the_wait_wakes_at_the_exit_and_without_a_pidfd_polls(monkeypatch) -> No
     """The pidfd's poll returns as the child exits; a kernel without pidfd_open gets the sleep loop, same answers."""
     for pidfd in (True, False):
         if not pidfd:
-            def no_pidfd(pid: int) -> int:
-                raise OSError(38, "Function not implemented")
-            monkeypatch.setattr(os, "pidfd_open", no_pidfd)
+            _without_pidfds(monkeypatch)
         proc = _child("import time; time.sleep(0.4)")
         t0 = time.monotonic()
         assert not procs.wait_exited(proc, 0.05)
@@ -81,3 +86,22 @@ def test_a_child_that_leads_no_group_is_killed_too() -> None:
     group.kill()
     assert procs.wait_exited(proc, 10)
     assert group.reap() == -9
+
+
+def test_a_listed_process_is_killed_only_while_its_pid_names_it(monkeypatch) -> None:
+    """`kill_listed` signals the process a /proc listing saw, never one that got its number later: a start time
+    other than the listed one (what a process that reused the pid has) is left alone; with pidfds or without."""
+    for pidfd in (True, False):
+        if not pidfd:
+            _without_pidfds(monkeypatch)
+        proc = _child("import time; time.sleep(300)")
+        seen = procs.listed(proc.pid)
+        assert seen is not None and seen.start == procs.start_time(proc.pid) and seen.session == proc.pid
+        assert any(p.pid == proc.pid for p in procs.others())
+        assert not procs.kill_listed(proc.pid, seen.start + 1)  # as if the pid were another's now
+        time.sleep(0.1)
+        assert procs.alive(proc.pid)
+        assert procs.kill_listed(proc.pid, seen.start)
+        assert procs.wait_exited(proc, 10)
+        assert procs.Group(proc).reap() == -9
+        assert not procs.kill_listed(proc.pid, seen.start)  # gone (or another's, with another start)

@@ -26,13 +26,14 @@ import random
 import resource
 import shlex
 import shutil
-import signal
 import stat
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from evalkit import procs
 
 #: Unprivileged uids for local sandboxes are drawn from [UID_BASE, UID_BASE + UID_SPAN).
 UID_BASE = 1_900_000_000
@@ -326,23 +327,20 @@ def kill_uid(uid: int, rounds: int = 5) -> int:
     for _ in range(rounds):
         found = []
         for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                try:
-                    if entry.stat().st_uid != uid:
-                        continue
-                    with open(f"/proc/{entry.name}/stat", encoding="utf-8", errors="replace") as fh:
-                        if fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
-                            continue  # already dead, waiting for its parent
-                except (OSError, IndexError):
-                    continue
-                found.append(int(entry.name))
+            if not entry.name.isdigit():
+                continue
+            # listed before its owner is asked: `kill_listed` kills only while the pid names the process listed,
+            # so a uid read after the listing is that process's or the kill does not happen
+            proc = procs.listed(int(entry.name))
+            if proc is None or proc.state in ("Z", "X"):  # gone, or a zombie: dead, waiting for its parent
+                continue
+            try:
+                if entry.stat().st_uid == uid:
+                    found.append(proc)
+            except OSError:
+                continue
         if not found:
             break
-        for pid in found:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except (ProcessLookupError, PermissionError):
-                continue
+        killed += sum(procs.kill_listed(proc.pid, proc.start) for proc in found)
         time.sleep(0.05)
     return killed

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -73,30 +72,23 @@ def _holds_pipe(pid: int, inodes: set[int]) -> bool:
     return False
 
 
-def leftover_processes(session: int, pipe_inodes: AbstractSet[int] = frozenset(), marker: bytes = b"") -> list[int]:
+def leftover_processes(session: int, pipe_inodes: AbstractSet[int] = frozenset(),
+                       marker: bytes = b"") -> list[procs.Listed]:
     """Live processes of a system's session or process group, or (when ``pipe_inodes``) holding its
     output pipes open, or started with the ``marker`` variable of its run (its one-off EVALKIT_CASE):
     a process that left the session with setsid is still found by one of the last two."""
-    return sorted(pid for pid, (_, group, sid) in procs.others()
-                  if session in (group, sid) or (pipe_inodes and _holds_pipe(pid, set(pipe_inodes)))
-                  or (marker and marker in procs.environ(pid)))
+    return sorted(p for p in procs.others()
+                  if session in (p.group, p.session) or (pipe_inodes and _holds_pipe(p.pid, set(pipe_inodes)))
+                  or (marker and marker in procs.environ(p.pid)))
 
 
-def _describe(pids: list[int]) -> str:
+def _describe(left: list[procs.Listed]) -> str:
     names = []
-    for pid in pids[:3]:
-        cmd = procs.command(pid)
-        names.append(f"pid {pid}" + (f" `{cmd[:80]}`" if cmd else ""))
-    more = f" and {len(pids) - 3} more" if len(pids) > 3 else ""
+    for p in left[:3]:
+        cmd = procs.command(p.pid)
+        names.append(f"pid {p.pid}" + (f" `{cmd[:80]}`" if cmd else ""))
+    more = f" and {len(left) - 3} more" if len(left) > 3 else ""
     return ", ".join(names) + more
-
-
-def _kill_pids(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            continue
 
 
 def case_payload(case: Case, system: System, sample_index: int, work: Path) -> dict[str, Any]:
@@ -222,7 +214,7 @@ def run_command(system: System, case: Case, sample_index: int, ctx: RunContext) 
         except BrokenPipeError:
             pass
         timed_out = False
-        left: list[int] = []
+        left: list[procs.Listed] = []
         left_desc = ""
         if not procs.wait_exited(proc, system.timeout_s):
             timed_out = True
@@ -234,7 +226,8 @@ def run_command(system: System, case: Case, sample_index: int, ctx: RunContext) 
             left = leftover_processes(proc.pid, pipe_inodes if held else set(),
                                       f"EVALKIT_CASE={env['EVALKIT_CASE']}".encode())
             left_desc = _describe(left) if left else ""
-            _kill_pids(left)
+            for p in left:
+                procs.kill_listed(p.pid, p.start)
             group.kill()
         group.reap()
         out.join(5)
