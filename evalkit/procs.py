@@ -1,5 +1,8 @@
-"""This machine's processes as /proc shows them: what evalkit reads to find the processes a system or a killed
-run left running (`evalkit.systems.command`, `evalkit.tempdirs`)."""
+"""This machine's processes as /proc shows them, and how evalkit waits for and kills processes without ever
+signalling one that got a number it did not mean: what it reads to find the processes a system or a killed run left
+running (`evalkit.systems.command`, `evalkit.tempdirs`, `evalkit.sandbox.local_user`), `kill_listed` for those, and
+`wait_exited` and `Group` for the children it starts in a session of their own (`evalkit.systems.command`,
+`evalkit.sandbox.local_backend`)."""
 
 from __future__ import annotations
 
@@ -197,6 +200,7 @@ class Group:
                     pass
 
     def reap(self) -> int:
+        """Reap the child (waiting for it if it still runs) and return its exit status; no kill is sent after."""
         with self._lock:
             self._reaped = True
             return self.proc.wait()
