@@ -31,19 +31,19 @@ of two runs gets where first.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import locale
 import os
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+from evalkit import procs
 
 WARM = ("evalkit.cli", "numpy", "numpy.random", "scipy.special", "doit.control", "doit.cmd_base", "jinja2",
         "evalkit.sandbox.dockerclient", "evalkit.executors.call", "evalkit.metrics.rag_offline",
@@ -147,7 +147,9 @@ while True:
         pid = os.fork()
         if pid == 0:
             _child(req)
-        _line({"pid": pid})
+        with open(f"/proc/{pid}/stat") as fh:  # not reaped before the waitpid below: the pid is the child's
+            start = int(fh.read().rsplit(")", 1)[1].split()[19])
+        _line({"pid": pid, "start": start})
         _line({"status": os.waitpid(pid, 0)[1]})
 '''
 
@@ -216,7 +218,7 @@ class Zygote:
             self.lock.release()
             raise
         self.forks += 1
-        return Forked(self, _argv(args), started["pid"], folder)
+        return Forked(self, _argv(args), started["pid"], started["start"], folder)
 
     def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
         run = self.start(args, cwd, env)
@@ -247,8 +249,8 @@ class Forked:
     too when started in its own session), ``poll``, ``wait``, ``communicate`` (what it wrote to stdout and
     stderr, as text) and ``kill``. Its zygote takes no other run until this one's exit status is read."""
 
-    def __init__(self, zygote: Zygote, args: list[str], pid: int, folder: Path) -> None:
-        self.zygote, self.args, self.pid, self.folder = zygote, args, pid, folder
+    def __init__(self, zygote: Zygote, args: list[str], pid: int, start: int, folder: Path) -> None:
+        self.zygote, self.args, self.pid, self.start, self.folder = zygote, args, pid, start, folder
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
@@ -269,9 +271,8 @@ class Forked:
         return out, err
 
     def kill(self) -> None:
-        if self.returncode is None:
-            with contextlib.suppress(ProcessLookupError):  # ended, its status not read yet
-                os.kill(self.pid, signal.SIGKILL)
+        if self.returncode is None:  # still running, or ended and reaped by the zygote, its status not read yet:
+            procs.kill_listed(self.pid, self.start)  # then the pid may be another's, which is left alone
 
     def _ended(self, timeout: float | None) -> int | None:
         if self.returncode is None:
