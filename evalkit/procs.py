@@ -27,9 +27,9 @@ def _stat_fields(pid: int) -> list[str] | None:
 
 
 def stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, process group, session) of a process, None when it is gone."""
-    fields = _stat_fields(pid)
-    return None if fields is None else (fields[0], int(fields[2]), int(fields[3]))
+    """(state, process group, session) of a process, None when it is gone (`listed` without the start time)."""
+    found = listed(pid)
+    return None if found is None else (found.state, found.group, found.session)
 
 
 def _running(state: str) -> bool:

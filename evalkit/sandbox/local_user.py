@@ -326,16 +326,11 @@ def kill_uid(uid: int, rounds: int = 5) -> int:
     killed = 0
     for _ in range(rounds):
         found = []
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit():
-                continue
-            # listed before its owner is asked: `kill_listed` kills only while the pid names the process listed,
-            # so a uid read after the listing is that process's or the kill does not happen
-            proc = procs.listed(int(entry.name))
-            if proc is None or proc.state in ("Z", "X"):  # gone, or a zombie: dead, waiting for its parent
-                continue
+        # the owner is asked after the listing, and `kill_listed` kills only while the pid names the process
+        # listed: a uid read from a process that got the number in between never leads to a kill
+        for proc in procs.others():
             try:
-                if entry.stat().st_uid == uid:
+                if os.stat(f"/proc/{proc.pid}").st_uid == uid:
                     found.append(proc)
             except OSError:
                 continue
