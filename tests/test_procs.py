@@ -41,7 +41,7 @@ def test_waiting_ends_at_the_timeout_with_the_child_still_running() -> None:
     try:
         t0 = time.monotonic()
         assert not procs.wait_exited(proc, 0.3)
-        assert 0.3 <= time.monotonic() - t0 < 3
+        assert 0.3 <= time.monotonic() - t0 < 60  # the timeout, not the sleeping child's 300 s (a loaded machine may be late)
         assert procs.alive(proc.pid)
     finally:
         group = procs.Group(proc)
@@ -69,9 +69,9 @@ def test_the_wait_wakes_at_the_exit_and_without_a_pidfd_polls(monkeypatch) -> No
         proc = _child("import time; time.sleep(0.4)")
         t0 = time.monotonic()
         assert not procs.wait_exited(proc, 0.05)
-        assert procs.wait_exited(proc, 30)
+        assert procs.wait_exited(proc, 240)
         took = time.monotonic() - t0
-        assert 0.4 <= took < 5, took
+        assert 0.4 <= took < 120, took  # at the exit, not at the 240 s timeout
         assert procs.stat(proc.pid)[0] == "Z"  # type: ignore[index]
         assert procs.Group(proc).reap() == 0
         assert procs.wait_exited(proc, 1)  # reaped: nothing left to wait for
