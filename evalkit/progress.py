@@ -28,8 +28,9 @@ import threading
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TextIO
 
+from evalkit import eta_priors
 from evalkit.counters import COUNTERS, EXTRA_LINES  # the counters live below the engine, which counts
 from evalkit.doitplus import ExecutedOnlyReporter
 from evalkit.report.leaderboard import leaderboards
@@ -44,6 +45,7 @@ if TYPE_CHECKING:  # the real modules, for the type checkers
     from rich.console import Console, Group
     from rich.live import Live
 
+    from evalkit.cases import Case
     from evalkit.report import render as render_code
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
     render_code = later("evalkit.report.render")
@@ -106,25 +108,14 @@ def fmt_range(left: float | None, span: tuple[float, float] | None, approximate:
     return text if low == high else f"{text} ({low}–{high})"
 
 
-#: Seconds one task of each stage takes on the reference machine (2 cores with Docker: the demo's first run,
-#: one job, tests/data/progress/demo-first-run-n1.jsonl), and where a kind's tasks differ (``KIND_PRIOR_S``: a
-#: patch suite's validate and health and an agentic suite's execute run containers, a migration's are instant;
-#: a patch case's health is priced as its validate, not measured: both run about two containers). A stage not
-#: listed is priced at ``DEFAULT_PRIOR_S``. Priors only price what this run has not seen yet: a (stage, suite,
-#: system) group is priced at what its own finished tasks took, else at what its class's did in that stage and
-#: suite, else at its prior times how this machine compares with the reference so far (`RunState.time_left`).
-STAGE_PRIOR_S = {"generate": 0.04, "validate": 0.01, "health": 0.01, "sandbox_image": 0.01, "execute": 0.05, "grade": 0.01,
-                 "score": 0.01, "summarize": 0.5, "render": 1.5}
-KIND_PRIOR_S = {("validate", "patch"): 1.4, ("health", "patch"): 1.4, ("execute", "patch"): 1.2, ("execute", "agentic"): 1.3,
-                ("execute", "e2e"): 1.3, ("score", "migration"): 0.02}
-SYSTEM_CLASSES = ("live", "stored", "canary")
-"""What a system's tasks cost: ``live`` (a command or a model answers), ``stored`` (gold, recorded, empty:
-the answer is on disk) or ``canary`` (evalkit makes the answer from the case)."""
-CLASS_PRIOR_S = {("generate", "stored"): 0.002, ("generate", "canary"): 0.002}
-"""A class's prior where it is not its stage's: a stored answer or a canary's costs no model call."""
-CLASS_SHARE = {("execute", "canary"): 0.2}
-"""A class's prior as a share of its stage's: of the seven canary variants one or two start a container, the
-others reproduce the unpatched run validate made (answered from the sandbox's cache) or do not apply."""
+SYSTEM_CLASSES = ("live", "stored", "canary-<variant>")
+"""What a system's tasks cost (`class_of_system`): ``live`` (a command or a model answers), ``stored`` (gold,
+recorded, empty: the answer is on disk) or a canary's variant (evalkit makes the answer from the case; one variant's
+patch starts a container where another's is answered from the cache or does not apply). A group's prior is its
+stage's, kind's and class's on the reference machine (`evalkit.eta_priors`); priors only price what this run has
+not seen yet: a (stage, suite, system) group is priced at what its own finished tasks took, else at what its
+class's did in that stage and suite, else at its prior times how this machine compares with the reference so far
+(`RunState.time_left`)."""
 SETUP_S = {("grade", "rag"): 5.0}
 """Seconds a (stage, kind) group's first task takes once, on top of its prior (a rag suite's grade imports
 ragas: 2 to 9 s on the reference machine, then each task takes hundredths), when a judge is configured: without
@@ -132,7 +123,6 @@ one the rag grade imports nothing (`setups_for`)."""
 OUTLIER = 4.0
 """A finished task counts in its group's mean at most this many times the group's median (or its prior):
 one timed-out container among quick ones does not price every task left at a share of its timeout."""
-DEFAULT_PRIOR_S = 0.1
 SHRINK = 3.0
 """A group's mean counts what it falls back to (its class's mean, else its prior) as this many tasks: the
 first finished task weighs a quarter, the ninth three quarters."""
@@ -154,6 +144,12 @@ RANGE_UNMEASURED = 2.5
 range `RunState.time_range` gives: replayed on the recorded runs, the time really left lies in it at 90% or
 more of the points on ten of fourteen; docs/guide/cli.md, Progress)."""
 
+SANDBOX_STAGES = ("validate", "health", "execute")
+"""The stages whose tasks run a case's tests in the sandbox, each run killed at the case's limit (``timeout_s``)."""
+HUNG_FLOOR_S = 1.0
+"""A sandbox task counts as hung once it has run ``OUTLIER`` times its group's expected time and at least this long
+(`RunState.time_left`): a cached answer expected in hundredths that starts a real container is not a hang."""
+
 Key = tuple[str, str, str]
 """(stage, suite, system) of a task: ('execute', 'patch', 'fixer'); ('validate', 'patch', ''); ('render', '', '')."""
 
@@ -173,16 +169,28 @@ def key_of(task_name: str) -> Key:
     return stage, suite, system
 
 
-def class_of_adapter(adapter: str) -> str:
-    """A system's class (`SYSTEM_CLASSES`) from its adapter's name."""
-    return "canary" if adapter == "canary" else "stored" if adapter in ("gold", "recorded", "empty") else "live"
+def case_of(task_name: str) -> str:
+    """execute:sys:suite/case -> suite/case (a case's key); '' for a task of no case (summarize)."""
+    _, suite, _ = key_of(task_name)
+    return f"{suite}/{task_name.rpartition('/')[2]}" if suite else ""
 
 
-def _prior(stage: str, kind: str | None = None, cls: str = "live") -> float:
-    if (stage, cls) in CLASS_PRIOR_S:
-        return CLASS_PRIOR_S[(stage, cls)]
-    base = KIND_PRIOR_S.get((stage, kind or ""), STAGE_PRIOR_S.get(stage, DEFAULT_PRIOR_S))
-    return base * CLASS_SHARE.get((stage, cls), 1.0)
+def sandbox_limits(cases: Iterable[Case]) -> dict[str, float]:
+    """Case key -> the limit of one of its test runs in the sandbox (its inputs' ``timeout_s``), for the cases
+    whose kind has one (patch cases, sandboxed migrations)."""
+    out: dict[str, float] = {}
+    for case in cases:
+        limit = getattr(case.inputs, "timeout_s", None)
+        if isinstance(limit, (int, float)) and not isinstance(limit, bool) and limit > 0:
+            out[case.key] = float(limit)
+    return out
+
+
+def class_of_system(adapter: str, variant: str | None = None) -> str:
+    """A system's class (`SYSTEM_CLASSES`) from its adapter's name and, for a canary, its variant."""
+    if adapter == "canary":
+        return f"canary-{variant}" if variant else "canary"
+    return "stored" if adapter in ("gold", "recorded", "empty") else "live"
 
 
 class Durations:
@@ -218,15 +226,18 @@ class RunState:
     """Tasks per stage: total, done (run, up to date or failed), failed, running; durations of runs."""
 
     def __init__(self, jobs: int = 1, kinds: dict[str, str] | None = None,
-                 classes: dict[str, str] | None = None, setups: dict[tuple[str, str], float] | None = None) -> None:
+                 classes: dict[str, str] | None = None, setups: dict[tuple[str, str], float] | None = None,
+                 limits: dict[str, float] | None = None) -> None:
         self.lock = threading.RLock()
         self.jobs = max(1, jobs)
         self.kinds: dict[str, str] = dict(kinds or {})
-        """Suite -> kind (a group's prior: `KIND_PRIOR_S`)."""
+        """Suite -> kind (a group's prior: `evalkit.eta_priors`)."""
         self.setups: dict[tuple[str, str], float] = dict(SETUP_S if setups is None else setups)
         """(stage, kind) -> seconds its first task takes once (`SETUP_S`, `setups_for`)."""
         self.classes: dict[str, str] = dict(classes or {})
         """System -> class (`SYSTEM_CLASSES`; a system not listed is ``live``)."""
+        self.limits: dict[str, float] = dict(limits or {})
+        """Case key -> one test run's limit in the sandbox (`sandbox_limits`): where a hung task ends."""
         self.total: dict[str, int] = {}
         self.done: dict[str, int] = defaultdict(int)
         self.failed: dict[str, int] = defaultdict(int)
@@ -316,7 +327,8 @@ class RunState:
         """A task's prior seconds of a (stage, suite, system) group on the reference machine."""
         prior = self._priors.get(key)
         if prior is None:
-            prior = self._priors[key] = _prior(key[0], self.kinds.get(key[1]), self.class_of(key[2]))
+            prior = self._priors[key] = eta_priors.prior_s(key[0], self.kinds.get(key[1], ""), self.class_of(key[2]),
+                                                           self.jobs)
         return prior
 
     def class_key(self, key: Key) -> tuple[str, str, str]:
@@ -382,8 +394,11 @@ class RunState:
         Work per (stage, suite, system) group (`means`): its tasks left, times the share of its finished
         tasks that ran (on a rerun most are up to date and cost nothing), times its expected duration. A
         running task has left its mean minus the time it has run, and at least half that time once it
-        overruns (a slow task is likely slower still). Concurrency: the work done per second so far, at most
-        the jobs. benchmarks/eta_replay.py replays recorded runs and gives the figures."""
+        overruns (a slow task is likely slower still); a sandbox task (`SANDBOX_STAGES`) that has run ``OUTLIER``
+        times its mean and at least ``HUNG_FLOOR_S``, still inside its case's limit (`sandbox_limits`), is taken
+        for a hang: it has left what its limit leaves, and the run lasts at least that long. Concurrency: the
+        work done per second so far, at most the jobs. benchmarks/eta_replay.py replays recorded runs and gives
+        the figures."""
         span = self._estimate()
         return None if span is None else span[0]
 
@@ -429,16 +444,27 @@ class RunState:
                 left += work
                 low += work / spread
                 high += work * spread
+            hung = 0.0  # the longest a hung task has left: the run lasts at least that long
             for name, t in self.started.items():  # counted above at a whole mean each
-                mean = means.get(key_of(name), self.group_prior(key_of(name)) * factor)
+                key = key_of(name)
+                mean = means.get(key, self.group_prior(key) * factor)
                 run_for = now - t
-                left += max(mean - run_for, run_for / 2) - mean
-                spread = spreads.get(key_of(name), RANGE_UNMEASURED)  # as counted above: at most once more its run
+                spread = spreads.get(key, RANGE_UNMEASURED)  # as counted above: at most once more its run
                 low += max(mean / spread - run_for, 0.0) - mean / spread
+                limit = self.limits.get(case_of(name)) if key[0] in SANDBOX_STAGES else None
+                if limit is not None and max(OUTLIER * mean, HUNG_FLOOR_S) < run_for < limit:
+                    # far past what its group takes: most often a run that hangs until the case's limit kills it
+                    hung = max(hung, limit - run_for)
+                    left += limit - run_for - mean
+                    high += limit - run_for - mean * spread
+                    continue
+                left += max(mean - run_for, run_for / 2) - mean
                 high += max(mean * spread - run_for, run_for) - mean * spread
             elapsed = max(now - self.t0, 1e-9)
             concurrency = min(float(self.jobs), max(worked / elapsed, 1.0))
-            return (max(0.0, left) / concurrency, max(0.0, low) / concurrency, max(0.0, high) / concurrency)
+            return (max(0.0, left) / concurrency if not hung else max(left / concurrency, hung),
+                    max(0.0, low) / concurrency,
+                    max(0.0, high) / concurrency if not hung else max(high / concurrency, hung))
 
     def rows(self) -> list[tuple[str, int, int, int]]:
         with self.lock:
@@ -456,6 +482,7 @@ class LiveReporter(ExecutedOnlyReporter):
     kinds: dict[str, str] = {}
     classes: dict[str, str] = {}
     setups: dict[tuple[str, str], float] | None = None
+    limits: dict[str, float] = {}
     console: Console | None = None  # tests pass one
     every_task: tuple[str, ...] = ()
     """Every task with actions, in doit's order, when doit is given only some of them (a limited run,
@@ -463,7 +490,7 @@ class LiveReporter(ExecutedOnlyReporter):
 
     def __init__(self, outstream: TextIO, options: dict[str, Any]) -> None:
         super().__init__(outstream, options)
-        self.state = RunState(self.jobs, self.kinds, self.classes, self.setups)
+        self.state = RunState(self.jobs, self.kinds, self.classes, self.setups, self.limits)
         self._live: Live | None = None
         self._lock = threading.RLock()
 
@@ -594,13 +621,15 @@ class QuietReporter(ExecutedOnlyReporter):
 
 
 def reporter_for(mode: str, jobs: int = 1, kinds: dict[str, str] | None = None,
-                 classes: dict[str, str] | None = None, setups: dict[tuple[str, str], float] | None = None) -> type:
+                 classes: dict[str, str] | None = None, setups: dict[tuple[str, str], float] | None = None,
+                 limits: dict[str, float] | None = None) -> type:
     """The doit reporter class for a mode (plain: doitplus.ExecutedOnlyReporter, unchanged); ``kinds``:
-    suite -> kind, ``classes``: system -> class (`SYSTEM_CLASSES`), ``setups``: `setups_for`, for the time
-    left's priors."""
+    suite -> kind, ``classes``: system -> class (`SYSTEM_CLASSES`), ``setups``: `setups_for`, ``limits``:
+    `sandbox_limits`, for the time left."""
     if mode == "live":
         return type("LiveReporter", (LiveReporter,), {"jobs": jobs, "kinds": dict(kinds or {}),
-                                                      "classes": dict(classes or {}), "setups": setups})
+                                                      "classes": dict(classes or {}), "setups": setups,
+                                                      "limits": dict(limits or {})})
     if mode == "quiet":
         return QuietReporter
     return ExecutedOnlyReporter

@@ -2,7 +2,9 @@
 """Record a real `evalkit run`'s task timeline (start, finish, up to date; seconds since the start) as JSON
 lines, for tests/test_progress_eta.py, which replays it through the progress display's time-left
 estimator. Run it in a project folder: `python scripts/record-run-timeline.py OUT.jsonl [-n JOBS]`.
-The first line holds the planned tasks per stage, the jobs, each suite's kind and each system's class.
+The first line holds the planned tasks per stage, the jobs, each suite's kind, each system's class, whether a
+judge is configured (`progress.setups_for`: without one no rag grade imports ragas) and each case's limit of one
+sandbox run (`progress.sandbox_limits`).
 Command systems run in a clean environment: where evalkit is a worktree on PYTHONPATH rather than installed,
 give them ``pass_env: [PYTHONPATH]`` in the project's evalkit.yaml, or every answer is an import error
 (a recording of nothing). Recordings go to tests/data/progress/ (gzip them)."""
@@ -20,6 +22,7 @@ from doit.doit_cmd import DoitMain
 
 import evalkit.tasks as tasks
 from evalkit import progress
+from evalkit.llm.settings import configured
 
 
 def progress_kinds() -> dict[str, str]:
@@ -29,7 +32,7 @@ def progress_kinds() -> dict[str, str]:
 
 def progress_classes() -> dict[str, str]:
     """System -> class (live, stored, canary), as `evalkit run` gives the live display."""
-    return {s.name: progress.class_of_adapter(s.adapter) for s in tasks.graph().cfg.systems}
+    return {s.name: progress.class_of_system(s.adapter, getattr(s, "variant", None)) for s in tasks.graph().cfg.systems}
 
 
 def main() -> int:
@@ -50,7 +53,9 @@ def main() -> int:
             state = progress.RunState(args.jobs)
             state.plan(tasks_, list(selected))
             events.append({"plan": dict(state.total), "planned": state.planned, "jobs": args.jobs,
-                           "kinds": progress_kinds(), "classes": progress_classes()})
+                           "kinds": progress_kinds(), "classes": progress_classes(),
+                           "judged": configured(tasks.graph().cfg.judge),
+                           "limits": progress.sandbox_limits(tasks.graph().loaded.project.cases)})
             super().initialize(tasks_, selected)
 
         def execute_task(self, task: Any) -> None:

@@ -26,10 +26,18 @@ Recordings, 2 cores with Docker shared with other work (durations are noisy, as 
   fixed: demo977-first-run-s28-n1, the same with one job at a load average of 20-21 (244 s; 11.6 s user + 2.0 s
   sys).
 
+- recorded in session 43 on a quiet machine (load average 0.5-2.5 on 2 cores), with the code of that session (the
+  sandbox first, ragas imported only with a judge): the s43-* recordings. Two are the references the priors are
+  read from (`evalkit.eta_priors`, benchmarks/eta_replay.py ``REFERENCES``): s43-demo-first-run-n1 and -n2, the
+  demo's first run with one job and with two. Looked at while the estimator was changed (a canary priced by its
+  variant, a hung sandbox task charged until its case's limit): -n2b (the demo again), s43-init-first-run-n1/-n2,
+  s43-init-patch-migration-n1/-n2. Held out, recorded once the estimator was fixed and first replayed after
+  these tests were written: ``HELD_OUT``.
+
 Figures (|relative error| over the points from 20% of the tasks on with >= 5 s left: median, 90th percentile,
 largest, share within 30%) are in docs/guide/cli.md (Progress). The issue's criterion, within 30% at every
-such point, is met on none of the fourteen (`MAX_ERROR`); the median is within 30% on seven, and the 90th percentile
-too on four (`WITHIN_30`).
+such point, is met on every session-43 recording (`QUIET`) and on none of the fourteen older ones, recorded with
+older code (its task costs, the priors' of then) on a machine shared with other work (`MAX_ERROR`).
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ from typing import Callable
 
 import pytest
 
-from evalkit import progress
+from evalkit import eta_priors, progress
 
 DATA = Path(__file__).resolve().parent / "data" / "progress"
 
@@ -70,21 +78,43 @@ def replay(path: Path) -> tuple:
     return tuple(HARNESS.replay(path))
 
 
-MAX_ERROR = {"demo-first-run-n1.jsonl": 1.1, "demo-first-run-n2.jsonl": 0.85, "init-first-run-n1.jsonl": 3.5,
-             "init-first-run-n2.jsonl.gz": 1.1, "init-patch-migration-n1.jsonl.gz": 1.0, "init-rerun-v2-n2.jsonl.gz": 0.7,
-             "init-patch-first-run-n2.jsonl.gz": 1.6, "init-patch-rerun-edit-n1.jsonl.gz": 0.35,
-             "demo977-first-run-n1.jsonl.gz": 1.8, "demo977-first-run-n2.jsonl.gz": 0.85, "init-first-run-2-n2.jsonl.gz": 1.3,
-             "demo977-first-run-n1b.jsonl.gz": 2.6, "demo977-first-run-s28-n2.jsonl.gz": 6.2,
-             "demo977-first-run-s28-n1.jsonl.gz": 1.3}
-"""The issue's criterion, within 30% of the time really left at EVERY point from 20% of the tasks on (>= 5 s
-left): met on none of the fourteen. The largest errors (bounds a little above what is reached, so a change that
-makes one worse fails), in this order: 1.03, 0.80, 3.44, 1.01, 0.93, 0.62, 1.51, 0.32, 1.71, 0.77, 1.23, 2.48, 6.03,
-1.20. Why, in docs/guide/cli.md
-(Progress): at 20% of the tasks a first run has done its generate tasks and nothing else; the work left is mostly
-containers, a ragas import and the render, which no finished task has priced yet, and a container's time varies
-up to 10x between recordings of the same project on the shared machine (demo977-first-run-s28-n2, at a load
-average of 16 to 21 on 2 cores: containers 5-10x slower than the priors times the machine factor measured on
-the answers, 6.03)."""
+MAX_ERROR = {"demo-first-run-n1.jsonl": 0.8, "demo-first-run-n2.jsonl": 0.8, "init-first-run-n1.jsonl": 1.5,
+             "init-first-run-n2.jsonl.gz": 0.75, "init-patch-migration-n1.jsonl.gz": 0.85, "init-rerun-v2-n2.jsonl.gz": 0.55,
+             "init-patch-first-run-n2.jsonl.gz": 1.3, "init-patch-rerun-edit-n1.jsonl.gz": 0.65,
+             "demo977-first-run-n1.jsonl.gz": 0.8, "demo977-first-run-n2.jsonl.gz": 0.75, "init-first-run-2-n2.jsonl.gz": 1.25,
+             "demo977-first-run-n1b.jsonl.gz": 2.3, "demo977-first-run-s28-n2.jsonl.gz": 7.4,
+             "demo977-first-run-s28-n1.jsonl.gz": 0.7}
+"""The older recordings (session 26 to 28: older code, a machine shared with other work): the issue's criterion,
+within 30% of the time really left at EVERY point from 20% of the tasks on (>= 5 s left), is met on none. The largest
+errors (bounds a little above what is reached, so a change that makes one worse fails), in this order: 0.75, 0.77,
+1.44, 0.71, 0.82, 0.52, 1.24, 0.60, 0.77, 0.73, 1.22, 2.26, 7.35, 0.65. Why, in docs/guide/cli.md (Progress): their
+tasks cost what the code of then made them cost (a patch case's health ran two containers; every rag grade imported
+ragas), not what the priors, read from session 43's runs, say; and a container's time varied up to 10x between
+recordings of the same project on the shared machine (demo977-first-run-s28-n2, at a load average of 16 to 21 on
+2 cores: containers 5-10x slower than the priors times the machine factor measured on the answers)."""
+
+QUIET = {"s43-demo-first-run-n1.jsonl.gz": 60, "s43-demo-first-run-n2.jsonl.gz": 20, "s43-demo-first-run-n2b.jsonl.gz": 20,
+         "s43-init-first-run-n1.jsonl.gz": 10, "s43-init-first-run-n2.jsonl.gz": 8,
+         "s43-init-patch-migration-n1.jsonl.gz": 9, "s43-init-patch-migration-n2.jsonl.gz": 30}
+"""Session 43's recordings on a quiet machine (the references and the ones looked at; `HELD_OUT` apart), and the
+points from 20% of the tasks on with >= 5 s left each has at least: the issue's criterion, within 30% at every one.
+With the sandbox first (`evalkit.tasks.FIRST`), 20% of a first run's tasks are done when about three quarters of its
+time has gone, so these are its last 6 to 9 s (docs/guide/cli.md, Progress, gives the errors from 20% of the time)."""
+
+HELD_OUT = {"s43-demo-first-run-n2c.jsonl.gz": 20, "s43-init-first-run-n1b.jsonl.gz": 7,
+            "s43-init-patch-agentic-n2.jsonl.gz": 60}
+"""Recorded on the quiet machine once the estimator was fixed and replayed first after these tests were written
+(name -> points it has at least): the demo's first run again (two jobs), `evalkit init --no-history` again (one job)
+and `evalkit init --no-history --kind patch --kind agentic` (two jobs): within 30% at every point (largest 0.11,
+0.15, 0.27). Two more held-out runs had no point with 5 s left after 20% of their tasks (`--kind e2e --kind rag
+--kind generation --kind migration`, 5 s in all; `--kind patch` with one job) and are not kept; the fourth,
+`HELD_OUT_MISSED`, is not within 30%."""
+HELD_OUT_MISSED = {"s43-demo-first-run-n4.jsonl.gz": (0.34, 0.44, 0.45)}
+"""Held out and NOT within 30% at every point: the demo's first run with four jobs on the two cores (median 0.32,
+largest 0.43; (median, 90th percentile, largest) bounds a little above). After its last container, the Python tasks
+left (answers, grades, scores) share one interpreter among four threads, but the time left divides their work by
+the concurrency measured while containers ran (3.2): 2.9 s estimated when 5.2 s were left. Not changed after it
+was seen (docs/guide/cli.md, Progress)."""
 
 
 def clocked(names: list[str], kinds: dict[str, str] | None = None, classes: dict[str, str] | None = None,
@@ -112,19 +142,17 @@ def errors_of(points: tuple | list) -> list[float]:
     return [abs(p.estimate - p.left) / p.left for p in points if p.left >= HARNESS.MIN_LEFT_S]
 
 
-WITHIN_30 = {"demo-first-run-n1.jsonl": 100, "init-first-run-n2.jsonl.gz": 100, "init-patch-rerun-edit-n1.jsonl.gz": 10,
-             "demo977-first-run-n2.jsonl.gz": 500}
-"""Recordings where the median error from 20% of the tasks on is within 30% (and the 90th percentile within 55%),
-and the points each has at least (a rerun of one case is over in seconds)."""
-NOT_WITHIN_30 = {"demo-first-run-n2.jsonl": (0.40, 0.55), "init-first-run-n1.jsonl": (0.42, 2.9),
-                 "init-patch-migration-n1.jsonl.gz": (0.42, 0.70), "init-rerun-v2-n2.jsonl.gz": (0.40, 0.45),
-                 "init-patch-first-run-n2.jsonl.gz": (0.52, 1.15), "demo977-first-run-n1.jsonl.gz": (0.15, 0.80),
-                 "init-first-run-2-n2.jsonl.gz": (0.28, 0.60),
-                 "demo977-first-run-n1b.jsonl.gz": (0.90, 1.55), "demo977-first-run-s28-n2.jsonl.gz": (2.4, 5.1),
-                 "demo977-first-run-s28-n1.jsonl.gz": (0.20, 0.45)}
-"""The others: (median, 90th percentile) bounds a little above what is reached, so a change that makes
-them worse fails; the issue's 30% is NOT met on these (on demo977-first-run-n1, -s28-n1 and init-first-run-2-n2 the
-median is, not the largest error)."""
+WITHIN_30 = {"demo977-first-run-n1.jsonl.gz": 500, "demo977-first-run-n2.jsonl.gz": 500, "init-first-run-n2.jsonl.gz": 500,
+             "demo-first-run-n1.jsonl": 100, "demo-first-run-n2.jsonl": 100}
+"""Older recordings where the median error from 20% of the tasks on is within 30% (and the 90th percentile within
+75%), and the points each has at least."""
+NOT_WITHIN_30 = {"init-first-run-n1.jsonl": (0.35, 1.45), "init-patch-migration-n1.jsonl.gz": (0.66, 0.70),
+                 "init-rerun-v2-n2.jsonl.gz": (0.53, 0.54), "init-patch-first-run-n2.jsonl.gz": (0.10, 1.25),
+                 "init-first-run-2-n2.jsonl.gz": (0.45, 0.66), "demo977-first-run-n1b.jsonl.gz": (0.95, 2.2),
+                 "demo977-first-run-s28-n2.jsonl.gz": (1.45, 7.3), "demo977-first-run-s28-n1.jsonl.gz": (0.10, 0.66)}
+"""The other older ones (the rerun of one edited case, init-patch-rerun-edit-n1, has 15 points: `MAX_ERROR` only):
+(median, 90th percentile) bounds a little above what is reached, so a change that makes them worse fails; the
+issue's 30% is NOT met on these (on init-patch-first-run-n2 and demo977-first-run-s28-n1 the median is)."""
 
 
 @pytest.mark.parametrize(("name", "min_points"), sorted(WITHIN_30.items()))
@@ -133,9 +161,36 @@ def test_time_left_within_30_percent(name: str, min_points: int) -> None:
     errors = errors_of(points)
     assert len(errors) >= min_points
     assert statistics.median(errors) <= 0.30
-    assert statistics.quantiles(errors, n=10)[-1] <= 0.55
+    assert statistics.quantiles(errors, n=10)[-1] <= 0.75
     assert max(errors) <= 1.1  # never the 4-5x off the issue measured (16 s shown for 86 s, 147 s for 32 s)
     assert points[-1].estimate <= 5.0  # the last tasks: seconds, not minutes
+
+
+@pytest.mark.parametrize(("name", "min_points"), sorted({**QUIET, **HELD_OUT}.items()))
+def test_time_left_within_30_percent_at_every_point_on_a_quiet_machine(name: str, min_points: int) -> None:
+    """The issue's criterion: from 20% of the tasks on, every estimate within 30% of the time really left."""
+    points = replay(DATA / name)
+    errors = errors_of(points)
+    assert len(errors) >= min_points
+    assert max(errors) <= 0.30, sorted(errors)[-5:]
+    judged = [p for p in points if p.left >= HARNESS.MIN_LEFT_S]
+    assert all(p.low <= p.left <= p.high for p in judged)  # and the range shown holds it
+
+
+@pytest.mark.parametrize(("name", "bounds"), sorted(HELD_OUT_MISSED.items()))
+def test_time_left_on_held_out_runs_not_within_30_percent(name: str, bounds: tuple[float, float, float]) -> None:
+    errors = errors_of(replay(DATA / name))
+    assert len(errors) >= 90
+    median, p90, largest = bounds
+    assert statistics.median(errors) <= median and statistics.quantiles(errors, n=10)[-1] <= p90
+    assert max(errors) <= largest
+
+
+def test_the_priors_are_what_the_reference_recordings_give() -> None:
+    """`evalkit.eta_priors` is written from the references (``eta_replay.py --write-priors``), never edited."""
+    assert eta_priors.PRIORS == HARNESS.fitted_priors()
+    assert (DATA.parents[2] / "evalkit" / "eta_priors.py").read_text(encoding="utf-8") == \
+        HARNESS.priors_module(HARNESS.fitted_priors())
 
 
 @pytest.mark.parametrize(("name", "bounds"), sorted(NOT_WITHIN_30.items()))
@@ -159,19 +214,18 @@ def test_time_left_at_every_point_after_20_percent(name: str) -> None:
             assert p.approximate
 
 
-IN_RANGE = {"demo-first-run-n1.jsonl": 1.0, "demo-first-run-n2.jsonl": 0.98, "demo977-first-run-n1.jsonl.gz": 0.98,
-            "demo977-first-run-n1b.jsonl.gz": 0.89, "demo977-first-run-n2.jsonl.gz": 1.0,
-            "demo977-first-run-s28-n2.jsonl.gz": 0.25, "demo977-first-run-s28-n1.jsonl.gz": 1.0,
-            "init-first-run-2-n2.jsonl.gz": 1.0,
-            "init-first-run-n1.jsonl": 0.75, "init-first-run-n2.jsonl.gz": 1.0, "init-patch-first-run-n2.jsonl.gz": 0.78,
-            "init-patch-migration-n1.jsonl.gz": 1.0, "init-patch-rerun-edit-n1.jsonl.gz": 1.0,
+IN_RANGE = {"demo-first-run-n1.jsonl": 0.97, "demo-first-run-n2.jsonl": 0.99, "demo977-first-run-n1.jsonl.gz": 1.0,
+            "demo977-first-run-n1b.jsonl.gz": 0.68, "demo977-first-run-n2.jsonl.gz": 1.0,
+            "demo977-first-run-s28-n2.jsonl.gz": 0.28, "demo977-first-run-s28-n1.jsonl.gz": 0.87,
+            "init-first-run-2-n2.jsonl.gz": 0.71,
+            "init-first-run-n1.jsonl": 0.97, "init-first-run-n2.jsonl.gz": 0.85, "init-patch-first-run-n2.jsonl.gz": 0.71,
+            "init-patch-migration-n1.jsonl.gz": 0.46, "init-patch-rerun-edit-n1.jsonl.gz": 0.93,
             "init-rerun-v2-n2.jsonl.gz": 1.0}
 """Share of the points (from 20% of the tasks on, >= 5 s left) where the time really left lies in the range the
-display shows (`RunState.time_range`), at least: 90% or more on ten of the fourteen recordings (on the held-out
-demo977-first-run-s28-n1 all); not on
-demo977-first-run-s28-n2 (containers 5-10x slower than priced, under a load average of 16-21),
-init-first-run-n1, init-patch-first-run-n2 (the stages no task has priced yet took more than 2.5x the priors
-times the machine factor) and demo977-first-run-n1b (89.7%)."""
+display shows (`RunState.time_range`), at least, on the older recordings: 90% or more on seven of the fourteen
+(before session 43's priors, ten: their priors were read from one of them, demo-first-run-n1, and priced the
+older code's tasks; init-patch-migration-n1, whose patch case's health then ran two containers where the priors now
+price it at a cached answer, fell from all to 46%). Every session-43 recording: all (`QUIET`)."""
 
 
 @pytest.mark.parametrize("name", sorted(IN_RANGE))
@@ -254,3 +308,68 @@ def test_a_canary_not_run_yet_is_priced_at_the_canaries_that_have() -> None:
     assert progress.key_of("execute:canary-a:patch/c1") == ("execute", "patch", "canary-a")
     assert progress.key_of("validate:patch/c1") == ("validate", "patch", "")
     assert progress.key_of("render") == ("render", "", "")
+
+
+def test_a_hung_sandbox_task_is_charged_until_its_cases_limit() -> None:
+    """Half-second test runs, then one that has run 4 s of a 10 s limit: at least the 6 s it has left, where the
+    "a slow task is slower still" rule gave 2 s; without a limit, or in a stage that runs no sandbox, that rule."""
+    names = [f"execute:s:patch/c{i}" for i in range(8)] + ["execute:s:patch/hang", "generate:s:patch/slow"]
+    for limits, expect_hung in (({"patch/hang": 10.0}, True), ({}, False)):
+        state, now = clocked(names, {"patch": "patch"}, jobs=2)
+        state.limits = limits
+        run_in_turn(state, now, names[:8], lambda i, _: 0.5)
+        state.start("execute:s:patch/hang")
+        now[0] += 4.0
+        left, span = state.time_left(), state.time_range()
+        assert left is not None and span is not None
+        if expect_hung:
+            assert 6.0 <= left <= 8.0 and span[1] >= 6.0  # the range's high end too
+        else:
+            assert left < 4.0
+    # a task just past its group's time, under the floor, or past its limit (being killed): not charged to it
+    state, now = clocked(names, {"patch": "patch"})
+    state.limits = {"patch/hang": 10.0}
+    run_in_turn(state, now, names[:8], lambda i, _: 0.1)
+    state.start("execute:s:patch/hang")
+    now[0] += 0.9  # 9x the group's 0.1 s, under HUNG_FLOOR_S
+    left = state.time_left()
+    assert left is not None and left < 2.0
+    now[0] += 10.0  # past its limit
+    left = state.time_left()
+    assert left is not None and left < 8.0
+    # a generate task (no sandbox) with the same case: the general rule
+    state, now = clocked(names, {"patch": "patch"})
+    state.limits = {"patch/slow": 10.0}
+    run_in_turn(state, now, names[:8], lambda i, _: 0.5)
+    state.start("generate:s:patch/slow")
+    now[0] += 4.0
+    left = state.time_left()
+    assert left is not None and left < 6.0
+
+
+def test_the_limits_come_from_the_cases() -> None:
+    """Each sandboxed case's one-run limit, by case key; a case of a kind without one is left out."""
+    from evalkit.project import load
+
+    loaded = load(str(Path(__file__).resolve().parents[1] / "evalkit.yaml"))
+    limits = progress.sandbox_limits(loaded.project.cases)
+    assert limits["patch/total-value-quantity"] == 10.0 and limits["patch/currency-code"] == 20.0
+    assert not any(key.startswith("migration/") for key in limits)
+    assert progress.case_of("execute:canary-empty:patch/round-half-up") == "patch/round-half-up"
+    assert progress.case_of("validate:patch/round-half-up") == "patch/round-half-up"
+    assert progress.case_of("summarize") == ""
+
+
+def test_a_canary_is_priced_by_its_variant() -> None:
+    """One canary's patch starts a container where another's is answered from the cache: each variant has its
+    prior; a variant the references never ran takes the canaries' together, a kind they never ran its stage's."""
+    assert progress.class_of_system("canary", "placeholder") == "canary-placeholder"
+    assert progress.class_of_system("gold") == "stored" and progress.class_of_system("command") == "live"
+    table = eta_priors.PRIORS[1]
+    placeholder = eta_priors.prior_s("execute", "patch", "canary-placeholder", 1)
+    empty = eta_priors.prior_s("execute", "patch", "canary-empty", 1)
+    assert placeholder == table[("execute", "patch", "canary-placeholder")] and placeholder > 20 * empty
+    assert eta_priors.prior_s("execute", "patch", "canary-new-variant", 1) == table[("execute", "patch", "canary")]
+    assert eta_priors.prior_s("execute", "a-plugin-kind", "live", 1) == table[("execute", "", "")]
+    assert eta_priors.prior_s("a-plugin-stage", "patch", "live", 1) == eta_priors.DEFAULT_PRIOR_S
+    assert eta_priors.prior_s("score", "migration", "live", 4) == eta_priors.PRIORS[2][("score", "migration", "live")]

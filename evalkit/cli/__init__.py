@@ -162,10 +162,12 @@ def _run_locked(args: argparse.Namespace) -> int:
 
     mode = progress.mode_for(args.quiet)  # live on a terminal, doit's lines otherwise, nothing with -q
     kinds = {name: suite.kind for name, suite in tasks.graph().loaded.project.suites.items()}
-    classes = {s.name: progress.class_of_adapter(s.adapter) for s in run_cfg.systems}
+    classes = {s.name: progress.class_of_system(s.adapter, getattr(s, "variant", None))  # a canary: its variant
+               for s in run_cfg.systems}
     setups = progress.setups_for(judged=configured(run_cfg.judge))  # without a judge no rag grade imports ragas
+    limits = progress.sandbox_limits(tasks.graph().loaded.project.cases)  # where a hung sandbox task ends
     module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"],
-                             "reporter": progress.reporter_for(mode, args.jobs, kinds, classes, setups)}
+                             "reporter": progress.reporter_for(mode, args.jobs, kinds, classes, setups, limits)}
     cfg = tasks.graph().cfg
     envfail.clear()
     os.environ["EVALKIT_RUN_ID"] = f"{os.getpid()}.{time.time_ns()}"  # evalkit.llm.client: in-run de-dup
