@@ -147,8 +147,11 @@ more of the points on ten of fourteen; docs/guide/cli.md, Progress)."""
 SANDBOX_STAGES = ("validate", "health", "execute")
 """The stages whose tasks run a case's tests in the sandbox, each run killed at the case's limit (``timeout_s``)."""
 HUNG_FLOOR_S = 1.0
-"""A sandbox task counts as hung once it has run ``OUTLIER`` times its group's expected time and at least this long
-(`RunState.time_left`): a cached answer expected in hundredths that starts a real container is not a hang."""
+HUNG_LIMIT_SHARE = 0.25
+"""A sandbox task counts as hung once it has run ``OUTLIER`` times its group's expected time, at least
+``HUNG_FLOOR_S`` and at least this share of its case's limit (`RunState.time_left`): a group mostly answered from
+the cache (hundredths of a second) whose task starts real containers (a case health's ablations: 2 s under load, of
+a 20 s limit) is not hanging; a case author sets the limit at several times a normal run."""
 
 Key = tuple[str, str, str]
 """(stage, suite, system) of a task: ('execute', 'patch', 'fixer'); ('validate', 'patch', ''); ('render', '', '')."""
@@ -324,11 +327,16 @@ class RunState:
         return self.classes.get(system, "live") if system else "live"
 
     def group_prior(self, key: Key) -> float:
-        """A task's prior seconds of a (stage, suite, system) group on the reference machine."""
+        """A task's prior seconds of a (stage, suite, system) group on the reference machine, at this run's jobs
+        (`eta_priors.prior_s`; past two jobs, a task outside the sandbox stages in proportion to them)."""
         prior = self._priors.get(key)
         if prior is None:
-            prior = self._priors[key] = eta_priors.prior_s(key[0], self.kinds.get(key[1], ""), self.class_of(key[2]),
-                                                           self.jobs)
+            prior = eta_priors.prior_s(key[0], self.kinds.get(key[1], ""), self.class_of(key[2]), self.jobs)
+            if self.jobs > 2 and key[0] not in SANDBOX_STAGES:
+                # doit's jobs are threads of one process: a task that computes in Python shares the interpreter
+                # with the others, so with more jobs than the two-job table's each takes longer in proportion
+                prior *= self.jobs / 2
+            self._priors[key] = prior
         return prior
 
     def class_key(self, key: Key) -> tuple[str, str, str]:
@@ -395,8 +403,8 @@ class RunState:
         tasks that ran (on a rerun most are up to date and cost nothing), times its expected duration. A
         running task has left its mean minus the time it has run, and at least half that time once it
         overruns (a slow task is likely slower still); a sandbox task (`SANDBOX_STAGES`) that has run ``OUTLIER``
-        times its mean and at least ``HUNG_FLOOR_S``, still inside its case's limit (`sandbox_limits`), is taken
-        for a hang: it has left what its limit leaves, and the run lasts at least that long. Concurrency: the
+        times its mean, at least ``HUNG_FLOOR_S`` and a quarter of its case's limit (`sandbox_limits`), and is still
+        inside that limit, is taken for a hang: it has left what its limit leaves, and the run lasts at least that long. Concurrency: the
         work done per second so far, at most the jobs. benchmarks/eta_replay.py replays recorded runs and gives
         the figures."""
         span = self._estimate()
@@ -452,7 +460,7 @@ class RunState:
                 spread = spreads.get(key, RANGE_UNMEASURED)  # as counted above: at most once more its run
                 low += max(mean / spread - run_for, 0.0) - mean / spread
                 limit = self.limits.get(case_of(name)) if key[0] in SANDBOX_STAGES else None
-                if limit is not None and max(OUTLIER * mean, HUNG_FLOOR_S) < run_for < limit:
+                if limit is not None and max(OUTLIER * mean, HUNG_FLOOR_S, HUNG_LIMIT_SHARE * limit) < run_for < limit:
                     # far past what its group takes: most often a run that hangs until the case's limit kills it
                     hung = max(hung, limit - run_for)
                     left += limit - run_for - mean

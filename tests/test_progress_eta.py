@@ -26,17 +26,16 @@ Recordings, 2 cores with Docker shared with other work (durations are noisy, as 
   fixed: demo977-first-run-s28-n1, the same with one job at a load average of 20-21 (244 s; 11.6 s user + 2.0 s
   sys).
 
-- recorded in session 43 on a quiet machine (load average 0.5-2.5 on 2 cores), with the code of that session (the
+- recorded in session 43 on a quiet machine (load average 0.5-3.7 on 2 cores), with the code of that session (the
   sandbox first, ragas imported only with a judge): the s43-* recordings. Two are the references the priors are
   read from (`evalkit.eta_priors`, benchmarks/eta_replay.py ``REFERENCES``): s43-demo-first-run-n1 and -n2, the
-  demo's first run with one job and with two. Looked at while the estimator was changed (a canary priced by its
-  variant, a hung sandbox task charged until its case's limit): -n2b (the demo again), s43-init-first-run-n1/-n2,
-  s43-init-patch-migration-n1/-n2. Held out, recorded once the estimator was fixed and first replayed after
-  these tests were written: ``HELD_OUT``.
+  demo's first run with one job and with two. The estimator was changed three times, each time followed by runs
+  recorded after the change and replayed once (held out): docs/guide/cli.md (Progress) lists which.
 
 Figures (|relative error| over the points from 20% of the tasks on with >= 5 s left: median, 90th percentile,
 largest, share within 30%) are in docs/guide/cli.md (Progress). The issue's criterion, within 30% at every
-such point, is met on every session-43 recording (`QUIET`) and on none of the fourteen older ones, recorded with
+such point, is met on seventeen of the nineteen session-43 recordings (`QUIET`, `QUIET_MISSED`) and on none of the
+fourteen older ones, recorded with
 older code (its task costs, the priors' of then) on a machine shared with other work (`MAX_ERROR`).
 """
 
@@ -94,27 +93,24 @@ recordings of the same project on the shared machine (demo977-first-run-s28-n2, 
 2 cores: containers 5-10x slower than the priors times the machine factor measured on the answers)."""
 
 QUIET = {"s43-demo-first-run-n1.jsonl.gz": 60, "s43-demo-first-run-n2.jsonl.gz": 20, "s43-demo-first-run-n2b.jsonl.gz": 20,
-         "s43-init-first-run-n1.jsonl.gz": 10, "s43-init-first-run-n2.jsonl.gz": 8,
+         "s43-demo-first-run-n2c.jsonl.gz": 20, "s43-demo-first-run-n2d.jsonl.gz": 70, "s43-demo-first-run-n3.jsonl.gz": 70,
+         "s43-demo-first-run-n4b.jsonl.gz": 200, "s43-demo-first-run-n4c.jsonl.gz": 150,
+         "s43-init-first-run-n1.jsonl.gz": 10, "s43-init-first-run-n1b.jsonl.gz": 7, "s43-init-first-run-n2.jsonl.gz": 8,
+         "s43-init-first-run-n2b.jsonl.gz": 8, "s43-init-first-run-n4.jsonl.gz": 6,
+         "s43-init-patch-agentic-n2.jsonl.gz": 60, "s43-init-patch-agentic-n4.jsonl.gz": 70,
          "s43-init-patch-migration-n1.jsonl.gz": 9, "s43-init-patch-migration-n2.jsonl.gz": 30}
-"""Session 43's recordings on a quiet machine (the references and the ones looked at; `HELD_OUT` apart), and the
-points from 20% of the tasks on with >= 5 s left each has at least: the issue's criterion, within 30% at every one.
+"""Session 43's recordings on a quiet machine where the issue's criterion holds, with the points from 20% of the
+tasks on with >= 5 s left each has at least: within 30% at every one (and the range shown holds the time left).
 With the sandbox first (`evalkit.tasks.FIRST`), 20% of a first run's tasks are done when about three quarters of its
-time has gone, so these are its last 6 to 9 s (docs/guide/cli.md, Progress, gives the errors from 20% of the time)."""
+time has gone (docs/guide/cli.md, Progress, gives the errors from 20% of the time too). Which were held out from
+which change of the estimator: docs/guide/cli.md."""
 
-HELD_OUT = {"s43-demo-first-run-n2c.jsonl.gz": 20, "s43-init-first-run-n1b.jsonl.gz": 7,
-            "s43-init-patch-agentic-n2.jsonl.gz": 60}
-"""Recorded on the quiet machine once the estimator was fixed and replayed first after these tests were written
-(name -> points it has at least): the demo's first run again (two jobs), `evalkit init --no-history` again (one job)
-and `evalkit init --no-history --kind patch --kind agentic` (two jobs): within 30% at every point (largest 0.11,
-0.15, 0.27). Two more held-out runs had no point with 5 s left after 20% of their tasks (`--kind e2e --kind rag
---kind generation --kind migration`, 5 s in all; `--kind patch` with one job) and are not kept; the fourth,
-`HELD_OUT_MISSED`, is not within 30%."""
-HELD_OUT_MISSED = {"s43-demo-first-run-n4.jsonl.gz": (0.34, 0.44, 0.45)}
-"""Held out and NOT within 30% at every point: the demo's first run with four jobs on the two cores (median 0.32,
-largest 0.43; (median, 90th percentile, largest) bounds a little above). After its last container, the Python tasks
-left (answers, grades, scores) share one interpreter among four threads, but the time left divides their work by
-the concurrency measured while containers ran (3.2): 2.9 s estimated when 5.2 s were left. Not changed after it
-was seen (docs/guide/cli.md, Progress)."""
+QUIET_MISSED = {"s43-demo-first-run-n4.jsonl.gz": (0.15, 0.26, 0.33), "s43-init-patch-migration-n2b.jsonl.gz": (0.05, 0.2, 0.5)}
+"""Session 43's recordings where it does not: (median, 90th percentile, largest) bounds a little above what is
+reached. s43-demo-first-run-n4 (four jobs on two cores; 98% of its points within 30%, largest 0.32): the patch that
+hangs until its 10 s limit is past it and still charged as a slow task for half a second. s43-init-patch-migration-n2b
+(held out; 93%, largest 0.49): its hanging patch has run 2.43 s of its 10 s limit at 20% of the tasks, 0.07 s short
+of being taken for a hang (`progress.HUNG_LIMIT_SHARE`)."""
 
 
 def clocked(names: list[str], kinds: dict[str, str] | None = None, classes: dict[str, str] | None = None,
@@ -166,7 +162,7 @@ def test_time_left_within_30_percent(name: str, min_points: int) -> None:
     assert points[-1].estimate <= 5.0  # the last tasks: seconds, not minutes
 
 
-@pytest.mark.parametrize(("name", "min_points"), sorted({**QUIET, **HELD_OUT}.items()))
+@pytest.mark.parametrize(("name", "min_points"), sorted(QUIET.items()))
 def test_time_left_within_30_percent_at_every_point_on_a_quiet_machine(name: str, min_points: int) -> None:
     """The issue's criterion: from 20% of the tasks on, every estimate within 30% of the time really left."""
     points = replay(DATA / name)
@@ -177,13 +173,14 @@ def test_time_left_within_30_percent_at_every_point_on_a_quiet_machine(name: str
     assert all(p.low <= p.left <= p.high for p in judged)  # and the range shown holds it
 
 
-@pytest.mark.parametrize(("name", "bounds"), sorted(HELD_OUT_MISSED.items()))
-def test_time_left_on_held_out_runs_not_within_30_percent(name: str, bounds: tuple[float, float, float]) -> None:
+@pytest.mark.parametrize(("name", "bounds"), sorted(QUIET_MISSED.items()))
+def test_time_left_on_quiet_runs_not_within_30_percent(name: str, bounds: tuple[float, float, float]) -> None:
     errors = errors_of(replay(DATA / name))
-    assert len(errors) >= 90
+    assert len(errors) >= 40
     median, p90, largest = bounds
     assert statistics.median(errors) <= median and statistics.quantiles(errors, n=10)[-1] <= p90
     assert max(errors) <= largest
+    assert sum(e <= 0.30 for e in errors) / len(errors) >= 0.9
 
 
 def test_the_priors_are_what_the_reference_recordings_give() -> None:
@@ -373,3 +370,29 @@ def test_a_canary_is_priced_by_its_variant() -> None:
     assert eta_priors.prior_s("execute", "a-plugin-kind", "live", 1) == table[("execute", "", "")]
     assert eta_priors.prior_s("a-plugin-stage", "patch", "live", 1) == eta_priors.DEFAULT_PRIOR_S
     assert eta_priors.prior_s("score", "migration", "live", 4) == eta_priors.PRIORS[2][("score", "migration", "live")]
+
+
+def test_a_cached_group_whose_task_starts_containers_is_not_hung() -> None:
+    """A case health mostly answered from the cache (0.03 s) whose task runs its ablations (2 s of a 20 s limit):
+    past 4x its group and the 1 s floor, but not a quarter of its limit: the general rule, not 18 s more."""
+    names = [f"health:patch/c{i}" for i in range(8)] + ["health:patch/slow"]
+    state, now = clocked(names, {"patch": "patch"}, jobs=2)
+    state.limits = {"patch/slow": 20.0}
+    run_in_turn(state, now, names[:8], lambda i, _: 0.03)
+    state.start("health:patch/slow")
+    now[0] += 2.0
+    left = state.time_left()
+    assert left is not None and left < 3.0
+    now[0] += 4.0  # 6 s of 20 s: more than a quarter, taken for a hang
+    left = state.time_left()
+    assert left is not None and left >= 14.0
+
+
+def test_more_jobs_than_the_two_job_table_price_python_work_in_proportion() -> None:
+    """doit's jobs are threads of one interpreter: with four, a grade is priced at twice the two-job prior; a
+    container's test run (a sandbox stage) is not."""
+    state = progress.RunState(4, {"patch": "patch"})
+    two = progress.RunState(2, {"patch": "patch"})
+    assert state.group_prior(("grade", "patch", "bot")) == pytest.approx(2 * two.group_prior(("grade", "patch", "bot")))
+    assert state.group_prior(("execute", "patch", "bot")) == two.group_prior(("execute", "patch", "bot"))
+    assert two.group_prior(("grade", "patch", "bot")) == eta_priors.prior_s("grade", "patch", "live", 2)
