@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TextIO
 
 from evalkit import eta_priors
+from evalkit.config import CanarySystem
 from evalkit.counters import COUNTERS, EXTRA_LINES  # the counters live below the engine, which counts
 from evalkit.doitplus import ExecutedOnlyReporter
 from evalkit.report.leaderboard import leaderboards
@@ -46,6 +47,7 @@ if TYPE_CHECKING:  # the real modules, for the type checkers
     from rich.live import Live
 
     from evalkit.cases import Case
+    from evalkit.config import System
     from evalkit.report import render as render_code
 else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only the declarations
     render_code = later("evalkit.report.render")
@@ -195,6 +197,11 @@ def class_of_system(adapter: str, variant: str | None = None) -> str:
     if adapter == "canary":
         return f"canary-{variant}" if variant else "canary"
     return "stored" if adapter in ("gold", "recorded", "empty") else "live"
+
+
+def system_classes(systems: Iterable[System]) -> dict[str, str]:
+    """System name -> class (`class_of_system`), as `evalkit run` gives the live display."""
+    return {s.name: class_of_system(s.adapter, s.variant if isinstance(s, CanarySystem) else None) for s in systems}
 
 
 class Durations:
@@ -471,9 +478,8 @@ class RunState:
                 high += max(mean * spread - run_for, run_for) - mean * spread
             elapsed = max(now - self.t0, 1e-9)
             concurrency = min(float(self.jobs), max(worked / elapsed, 1.0))
-            return (max(0.0, left) / concurrency if not hung else max(left / concurrency, hung),
-                    max(0.0, low) / concurrency,
-                    max(0.0, high) / concurrency if not hung else max(high / concurrency, hung))
+            return (max(max(0.0, left) / concurrency, hung), max(0.0, low) / concurrency,
+                    max(max(0.0, high) / concurrency, hung))
 
     def rows(self) -> list[tuple[str, int, int, int]]:
         with self.lock:

@@ -32,7 +32,7 @@ def progress_kinds() -> dict[str, str]:
 
 def progress_classes() -> dict[str, str]:
     """System -> class (live, stored, canary), as `evalkit run` gives the live display."""
-    return {s.name: progress.class_of_system(s.adapter, getattr(s, "variant", None)) for s in tasks.graph().cfg.systems}
+    return progress.system_classes(tasks.graph().cfg.systems)
 
 
 def main() -> int:

@@ -114,9 +114,9 @@ of being taken for a hang (`progress.HUNG_LIMIT_SHARE`)."""
 
 
 def clocked(names: list[str], kinds: dict[str, str] | None = None, classes: dict[str, str] | None = None,
-            jobs: int = 1) -> tuple[progress.RunState, list[float]]:
+            jobs: int = 1, limits: dict[str, float] | None = None) -> tuple[progress.RunState, list[float]]:
     """A RunState planned with ``names``, on a clock the caller moves (``now[0]``)."""
-    state = progress.RunState(jobs, kinds, classes)
+    state = progress.RunState(jobs, kinds, classes, limits=limits)
     now = [0.0]
     state.clock = lambda: now[0]
     state.t0 = 0.0
@@ -131,6 +131,17 @@ def run_in_turn(state: progress.RunState, now: list[float], names: list[str],
         state.start(name)
         now[0] += seconds(i, name)
         state.finish(name, ran=ran(i))
+
+
+def one_running(names: list[str], seconds: float, task: str, run_for: float, limits: dict[str, float],
+                jobs: int = 1) -> tuple[progress.RunState, list[float]]:
+    """A patch suite's first eight tasks of ``names`` finished at ``seconds`` each, then ``task`` running for
+    ``run_for`` seconds, with the cases' sandbox ``limits``."""
+    state, now = clocked(names, {"patch": "patch"}, jobs=jobs, limits=limits)
+    run_in_turn(state, now, names[:8], lambda i, _: seconds)
+    state.start(task)
+    now[0] += run_for
+    return state, now
 
 
 def errors_of(points: tuple | list) -> list[float]:
@@ -312,11 +323,7 @@ def test_a_hung_sandbox_task_is_charged_until_its_cases_limit() -> None:
     "a slow task is slower still" rule gave 2 s; without a limit, or in a stage that runs no sandbox, that rule."""
     names = [f"execute:s:patch/c{i}" for i in range(8)] + ["execute:s:patch/hang", "generate:s:patch/slow"]
     for limits, expect_hung in (({"patch/hang": 10.0}, True), ({}, False)):
-        state, now = clocked(names, {"patch": "patch"}, jobs=2)
-        state.limits = limits
-        run_in_turn(state, now, names[:8], lambda i, _: 0.5)
-        state.start("execute:s:patch/hang")
-        now[0] += 4.0
+        state, now = one_running(names, 0.5, "execute:s:patch/hang", 4.0, limits, jobs=2)
         left, span = state.time_left(), state.time_range()
         assert left is not None and span is not None
         if expect_hung:
@@ -324,22 +331,14 @@ def test_a_hung_sandbox_task_is_charged_until_its_cases_limit() -> None:
         else:
             assert left < 4.0
     # a task just past its group's time, under the floor, or past its limit (being killed): not charged to it
-    state, now = clocked(names, {"patch": "patch"})
-    state.limits = {"patch/hang": 10.0}
-    run_in_turn(state, now, names[:8], lambda i, _: 0.1)
-    state.start("execute:s:patch/hang")
-    now[0] += 0.9  # 9x the group's 0.1 s, under HUNG_FLOOR_S
+    state, now = one_running(names, 0.1, "execute:s:patch/hang", 0.9, {"patch/hang": 10.0})  # 9x 0.1 s, under 1 s
     left = state.time_left()
     assert left is not None and left < 2.0
     now[0] += 10.0  # past its limit
     left = state.time_left()
     assert left is not None and left < 8.0
     # a generate task (no sandbox) with the same case: the general rule
-    state, now = clocked(names, {"patch": "patch"})
-    state.limits = {"patch/slow": 10.0}
-    run_in_turn(state, now, names[:8], lambda i, _: 0.5)
-    state.start("generate:s:patch/slow")
-    now[0] += 4.0
+    state, now = one_running(names, 0.5, "generate:s:patch/slow", 4.0, {"patch/slow": 10.0})
     left = state.time_left()
     assert left is not None and left < 6.0
 
@@ -355,6 +354,8 @@ def test_the_limits_come_from_the_cases() -> None:
     assert progress.case_of("execute:canary-empty:patch/round-half-up") == "patch/round-half-up"
     assert progress.case_of("validate:patch/round-half-up") == "patch/round-half-up"
     assert progress.case_of("summarize") == ""
+    classes = progress.system_classes(loaded.config.systems)  # what `evalkit run` gives the display
+    assert classes["canary-placeholder"] == "canary-placeholder" and classes["gold"] == "stored"
 
 
 def test_a_canary_is_priced_by_its_variant() -> None:
@@ -376,11 +377,7 @@ def test_a_cached_group_whose_task_starts_containers_is_not_hung() -> None:
     """A case health mostly answered from the cache (0.03 s) whose task runs its ablations (2 s of a 20 s limit):
     past 4x its group and the 1 s floor, but not a quarter of its limit: the general rule, not 18 s more."""
     names = [f"health:patch/c{i}" for i in range(8)] + ["health:patch/slow"]
-    state, now = clocked(names, {"patch": "patch"}, jobs=2)
-    state.limits = {"patch/slow": 20.0}
-    run_in_turn(state, now, names[:8], lambda i, _: 0.03)
-    state.start("health:patch/slow")
-    now[0] += 2.0
+    state, now = one_running(names, 0.03, "health:patch/slow", 2.0, {"patch/slow": 20.0}, jobs=2)
     left = state.time_left()
     assert left is not None and left < 3.0
     now[0] += 4.0  # 6 s of 20 s: more than a quarter, taken for a hang

@@ -162,8 +162,7 @@ def _run_locked(args: argparse.Namespace) -> int:
 
     mode = progress.mode_for(args.quiet)  # live on a terminal, doit's lines otherwise, nothing with -q
     kinds = {name: suite.kind for name, suite in tasks.graph().loaded.project.suites.items()}
-    classes = {s.name: progress.class_of_system(s.adapter, getattr(s, "variant", None))  # a canary: its variant
-               for s in run_cfg.systems}
+    classes = progress.system_classes(run_cfg.systems)  # a canary's class is its variant
     setups = progress.setups_for(judged=configured(run_cfg.judge))  # without a judge no rag grade imports ragas
     limits = progress.sandbox_limits(tasks.graph().loaded.project.cases)  # where a hung sandbox task ends
     module["DOIT_CONFIG"] = {**module["DOIT_CONFIG"],
