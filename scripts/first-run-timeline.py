@@ -34,8 +34,8 @@ def record(out: str, args: list[str]) -> int:
         with lock:
             events.append({"t": round(time.monotonic() - t0, 3), "event": event, "task": name})
 
-    def recording(mode: str, jobs: int = 1, kinds: Any = None, classes: Any = None) -> type:
-        base: Any = reporter_for(mode, jobs, kinds, classes)
+    def recording(*args: Any, **kwargs: Any) -> type:  # evalkit.progress.reporter_for's arguments, passed on
+        base: Any = reporter_for(*args, **kwargs)
 
         class Recorder(base):  # type: ignore[misc, valid-type]
             def execute_task(self, task: Any) -> None:
