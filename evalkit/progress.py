@@ -144,17 +144,22 @@ RANGE_MEASURED = 1.0
 RANGE_UNMEASURED = 2.5
 """A group priced by its class's tasks or a prior may take this many times more or less than priced (the
 range `RunState.time_range` gives: replayed on the recorded runs, the time really left lies in it at every
-point of the nineteen recorded in session 43 on a quiet machine, and at 90% or more of the points on seven of the
-fourteen older ones; docs/guide/cli.md, Progress)."""
+point of 32 of the 33 recorded in sessions 43 and 44 on a quiet machine (90% of s44-init-pm-n4's), and at 90% or
+more of the points on seven of the fourteen older ones; docs/guide/cli.md, Progress)."""
 
 SANDBOX_STAGES = ("validate", "health", "execute")
 """The stages whose tasks run a case's tests in the sandbox, each run killed at the case's limit (``timeout_s``)."""
+LAST_STAGES = ("summarize", "render")
+"""The stages that wait on every other task: a hung task's time left comes before theirs."""
 HUNG_FLOOR_S = 1.0
 HUNG_LIMIT_SHARE = 0.25
+HUNG_VALIDATION_SHARE = 1.5
 """A sandbox task counts as hung once it has run ``OUTLIER`` times its group's expected time, at least
-``HUNG_FLOOR_S`` and at least this share of its case's limit (`RunState.time_left`): a group mostly answered from
-the cache (hundredths of a second) whose task starts real containers (a case health's ablations: 2 s under load, of
-a 20 s limit) is not hanging; a case author sets the limit at several times a normal run."""
+``HUNG_FLOOR_S``, and at least ``HUNG_LIMIT_SHARE`` of its case's limit or, when the case's validation ran in this
+run and this is less, ``HUNG_VALIDATION_SHARE`` times that validation's seconds (`RunState.hang_bar`): a group mostly answered from the cache
+(hundredths of a second) whose task starts real containers (a case health's ablations: 2 s under load, of a 20 s
+limit) is not hanging; a case author sets the limit at several times a normal run, and a patch's test run that has
+taken half again as long as the gold patch's and no patch's runs together is far past a normal one."""
 
 Key = tuple[str, str, str]
 """(stage, suite, system) of a task: ('execute', 'patch', 'fixer'); ('validate', 'patch', ''); ('render', '', '')."""
@@ -249,6 +254,9 @@ class RunState:
         """System -> class (`SYSTEM_CLASSES`; a system not listed is ``live``)."""
         self.limits: dict[str, float] = dict(limits or {})
         """Case key -> one test run's limit in the sandbox (`sandbox_limits`): where a hung task ends."""
+        self.validated: dict[str, float] = {}
+        """Case key -> seconds its validation ran in this run (its gold patch's and no patch's test runs, one after
+        the other): how long a test run of that case takes here, for telling a hang (`time_left`)."""
         self.total: dict[str, int] = {}
         self.done: dict[str, int] = defaultdict(int)
         self.failed: dict[str, int] = defaultdict(int)
@@ -324,6 +332,8 @@ class RunState:
                 self.class_durations[self.class_key(key)].add(d)
                 self.worked += d
                 self.priced += self.group_prior(key)
+                if stage == "validate":
+                    self.validated[case_of(name)] = d
                 self.ran_tasks += 1
             self.done[stage] += 1
             self.group_done[key] += 1
@@ -336,13 +346,14 @@ class RunState:
 
     def group_prior(self, key: Key) -> float:
         """A task's prior seconds of a (stage, suite, system) group on the reference machine, at this run's jobs
-        (`eta_priors.prior_s`; past two jobs, a task outside the sandbox stages in proportion to them)."""
+        (`eta_priors.prior_s`; past two jobs, a task outside the sandbox and last stages in proportion to them)."""
         prior = self._priors.get(key)
         if prior is None:
             prior = eta_priors.prior_s(key[0], self.kinds.get(key[1], ""), self.class_of(key[2]), self.jobs)
-            if self.jobs > 2 and key[0] not in SANDBOX_STAGES:
+            if self.jobs > 2 and key[0] not in SANDBOX_STAGES and key[0] not in LAST_STAGES:
                 # doit's jobs are threads of one process: a task that computes in Python shares the interpreter
                 # with the others, so with more jobs than the two-job table's each takes longer in proportion
+                # (not summarize and render: they run alone, after every other task)
                 prior *= self.jobs / 2
             self._priors[key] = prior
         return prior
@@ -410,10 +421,10 @@ class RunState:
         Work per (stage, suite, system) group (`means`): its tasks left, times the share of its finished
         tasks that ran (on a rerun most are up to date and cost nothing), times its expected duration. A
         running task has left its mean minus the time it has run, and at least half that time once it
-        overruns (a slow task is likely slower still); a sandbox task (`SANDBOX_STAGES`) that has run ``OUTLIER``
-        times its mean, at least ``HUNG_FLOOR_S`` and a quarter of its case's limit (`sandbox_limits`), and is
-        still inside that limit, is taken for a hang: it has left what its limit leaves, and the run lasts at
-        least that long. Concurrency: the work done per second so far, at most the jobs.
+        overruns (a slow task is likely slower still); a sandbox task (`SANDBOX_STAGES`) that has run past
+        `hang_bar` and is still inside its case's limit (`sandbox_limits`) is taken for a hang: it has left what
+        its limit leaves, and the run lasts at least that long and then the stages that wait on every task
+        (`LAST_STAGES`). Concurrency: the work done per second so far, at most the jobs.
         benchmarks/eta_replay.py replays recorded runs and gives the figures."""
         span = self._estimate()
         return None if span is None else span[0]
@@ -439,7 +450,7 @@ class RunState:
             done_all = sum(self.done.values())
             ran_all = ran_tasks / done_all if done_all else 1.0
             means = self.means()
-            left = low = high = 0.0
+            left = low = high = tail = 0.0
             spreads: dict[Key, float] = {}
             running = {key_of(n) for n in self.started}
             setups_done = {(g[0], self.kinds.get(g[1], "")) for g, n in self.group_done.items() if n} | \
@@ -460,6 +471,8 @@ class RunState:
                 left += work
                 low += work / spread
                 high += work * spread
+                if key[0] in LAST_STAGES:
+                    tail += work
             hung = 0.0  # the longest a hung task has left: the run lasts at least that long
             for name, t in self.started.items():  # counted above at a whole mean each
                 key = key_of(name)
@@ -468,7 +481,7 @@ class RunState:
                 spread = spreads.get(key, RANGE_UNMEASURED)  # as counted above: at most once more its run
                 low += max(mean / spread - run_for, 0.0) - mean / spread
                 limit = self.limits.get(case_of(name)) if key[0] in SANDBOX_STAGES else None
-                if limit is not None and max(OUTLIER * mean, HUNG_FLOOR_S, HUNG_LIMIT_SHARE * limit) < run_for < limit:
+                if limit is not None and self.hang_bar(name, mean, limit) < run_for < limit:
                     # far past what its group takes: most often a run that hangs until the case's limit kills it
                     hung = max(hung, limit - run_for)
                     left += limit - run_for - mean
@@ -478,8 +491,21 @@ class RunState:
                 high += max(mean * spread - run_for, run_for) - mean * spread
             elapsed = max(now - self.t0, 1e-9)
             concurrency = min(float(self.jobs), max(worked / elapsed, 1.0))
-            return (max(max(0.0, left) / concurrency, hung), max(0.0, low) / concurrency,
-                    max(max(0.0, high) / concurrency, hung))
+            after = hung + tail if hung else 0.0  # what waits on every task, the hung one included
+            return (max(max(0.0, left) / concurrency, after), max(0.0, low) / concurrency,
+                    max(max(0.0, high) / concurrency, after))
+
+    def hang_bar(self, name: str, mean: float, limit: float) -> float:
+        """Seconds past which a running sandbox task of a case with this limit is taken for a hang: ``OUTLIER`` times
+        its group's mean, ``HUNG_FLOOR_S``, and ``HUNG_LIMIT_SHARE`` of the case's limit or, if less,
+        ``HUNG_VALIDATION_SHARE`` times the case's validation in this run (two of its test runs, one after the
+        other), when that ran here: a case whose runs take a second under a 10 s limit is recognised hanging at
+        under 2 s, not 2.5 s."""
+        validated = self.validated.get(case_of(name))
+        case_bar = HUNG_LIMIT_SHARE * limit
+        if validated is not None:
+            case_bar = min(case_bar, HUNG_VALIDATION_SHARE * validated)
+        return max(OUTLIER * mean, HUNG_FLOOR_S, case_bar)
 
     def rows(self) -> list[tuple[str, int, int, int]]:
         with self.lock:
