@@ -203,6 +203,27 @@ def test_time_left_on_quiet_runs_not_within_30_percent(name: str, bounds: tuple[
     assert sum(e <= 0.30 for e in errors) / len(errors) >= 0.9
 
 
+LOADED = {"s44-loaded-demo-n2.jsonl.gz": (0.4, 0.47, 0.52), "s44-loaded-init-pm-n2.jsonl.gz": (0.33, 0.47, 0.47)}
+"""Session 44's code on a loaded machine (three busy loops beside the run: load average 4-5 on 2 cores), the demo's
+first run and `evalkit init --kind patch --kind migration`'s, two jobs: (median, 90th percentile, largest) bounds a
+little above what is reached. The issue's criterion is NOT met (9% and 40% of the points within 30%): the estimate
+falls short in the last 15 s, when the Python tasks left (grade, score, summarize, render) take 3-4x their priors
+while the containers before them took about 1.5x, and one machine factor prices both. A factor per part (sandbox
+stages, the rest) was tried and made these and ten quiet recordings worse. The range shown holds the time left at
+every point."""
+
+
+@pytest.mark.parametrize(("name", "bounds"), sorted(LOADED.items()))
+def test_time_left_on_a_loaded_machine(name: str, bounds: tuple[float, float, float]) -> None:
+    points = replay(DATA / name)
+    errors = errors_of(points)
+    assert len(errors) >= 50
+    median, p90, largest = bounds
+    assert statistics.median(errors) <= median and statistics.quantiles(errors, n=10)[-1] <= p90
+    assert max(errors) <= largest
+    assert all(p.low <= p.left <= p.high for p in points if p.left >= HARNESS.MIN_LEFT_S)
+
+
 def test_the_priors_are_what_the_reference_recordings_give() -> None:
     """`evalkit.eta_priors` is written from the references (``eta_replay.py --write-priors``), never edited."""
     assert eta_priors.PRIORS == HARNESS.fitted_priors()
