@@ -156,10 +156,11 @@ HUNG_LIMIT_SHARE = 0.25
 HUNG_VALIDATION_SHARE = 1.5
 """A sandbox task counts as hung once it has run ``OUTLIER`` times its group's expected time, at least
 ``HUNG_FLOOR_S``, and at least ``HUNG_LIMIT_SHARE`` of its case's limit or, when the case's validation ran in this
-run and this is less, ``HUNG_VALIDATION_SHARE`` times that validation's seconds (`RunState.hang_bar`): a group mostly answered from the cache
-(hundredths of a second) whose task starts real containers (a case health's ablations: 2 s under load, of a 20 s
-limit) is not hanging; a case author sets the limit at several times a normal run, and a patch's test run that has
-taken half again as long as the gold patch's and no patch's runs together is far past a normal one."""
+run and this is less, ``HUNG_VALIDATION_SHARE`` times that validation's seconds (`RunState.hang_bar`). A group
+mostly answered from the cache (hundredths of a second) whose task starts real containers (a case health's
+ablations: 2 s under load, of a 20 s limit) is not hanging; a case author sets the limit at several times a normal
+run, and a patch's test run that has taken half again as long as the gold patch's and no patch's runs together is
+far past a normal one."""
 
 Key = tuple[str, str, str]
 """(stage, suite, system) of a task: ('execute', 'patch', 'fixer'); ('validate', 'patch', ''); ('render', '', '')."""
@@ -256,7 +257,7 @@ class RunState:
         """Case key -> one test run's limit in the sandbox (`sandbox_limits`): where a hung task ends."""
         self.validated: dict[str, float] = {}
         """Case key -> seconds its validation ran in this run (its gold patch's and no patch's test runs, one after
-        the other): how long a test run of that case takes here, for telling a hang (`time_left`)."""
+        the other): how long a test run of that case takes here, for telling a hang (`hang_bar`)."""
         self.total: dict[str, int] = {}
         self.done: dict[str, int] = defaultdict(int)
         self.failed: dict[str, int] = defaultdict(int)
