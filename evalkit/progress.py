@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import bisect
 import io
+import math
 import os
+import statistics
 import sys
 import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TextIO
 
@@ -37,6 +39,7 @@ from evalkit.doitplus import ExecutedOnlyReporter
 from evalkit.report.leaderboard import leaderboards
 from evalkit.report.models import read_report
 from evalkit.report.verdict import untestable_reason, verdict
+from evalkit.sandbox.budget import cpu_count
 from evalkit.termtext import terminal_safe
 from evalkit.lazy_modules import later
 
@@ -156,11 +159,51 @@ HUNG_LIMIT_SHARE = 0.25
 HUNG_VALIDATION_SHARE = 1.5
 """A sandbox task counts as hung once it has run ``OUTLIER`` times its group's expected time, at least
 ``HUNG_FLOOR_S``, and at least ``HUNG_LIMIT_SHARE`` of its case's limit or, when the case's validation ran in this
-run and this is less, ``HUNG_VALIDATION_SHARE`` times that validation's seconds (`RunState.hang_bar`). A group
+run and this is less, ``HUNG_VALIDATION_SHARE`` times that validation's seconds (an ``execute`` task only:
+`RunState.hang_bar`). A group
 mostly answered from the cache (hundredths of a second) whose task starts real containers (a case health's
 ablations: 2 s under load, of a 20 s limit) is not hanging; a case author sets the limit at several times a normal
 run, and a patch's test run that has taken half again as long as the gold patch's and no patch's runs together is
 far past a normal one."""
+
+LOAD_SAMPLE_S = 0.5
+"""How often the machine's load is read beside a run (`machine_load`, `RunState.sample_load`)."""
+LOAD_WINDOW_S = 10.0
+"""The load beside a run is the median of the last this many seconds' readings (`RunState.cpu_factor`)."""
+
+
+def machine_load() -> dict[str, float] | None:
+    """The machine's load now: ``running`` (tasks runnable this instant, /proc/stat's procs_running, this reader
+    included: what `RunState.note_load` reads), and, recorded beside it for comparison, ``load1`` (the 1-minute load
+    average: a minute late, still 2.3 forty seconds after three busy processes started) and ``psi10`` (the share of
+    the last 10 s some task waited for a CPU, /proc/pressure/cpu: near 1 at any load past the CPUs, so it does not
+    say how far past); None where none of them can be read (not Linux)."""
+    out: dict[str, float] = {}
+    try:
+        out["load1"] = os.getloadavg()[0]
+    except OSError:
+        pass
+    try:
+        with open("/proc/stat", "rb") as f:
+            for line in f:
+                if line.startswith(b"procs_running "):
+                    out["running"] = float(line.split()[1])
+                    break
+    except OSError:
+        pass
+    try:
+        with open("/proc/pressure/cpu", "rb") as f:
+            some = f.readline().split()
+        out["psi10"] = float(some[1].partition(b"=")[2]) / 100
+    except (OSError, IndexError, ValueError):
+        pass
+    return out or None
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (`evalkit.sandbox.budget.cpu_count`)."""
+    return cpu_count()
+
 
 Key = tuple[str, str, str]
 """(stage, suite, system) of a task: ('execute', 'patch', 'fixer'); ('validate', 'patch', ''); ('render', '', '')."""
@@ -244,7 +287,7 @@ class RunState:
 
     def __init__(self, jobs: int = 1, kinds: dict[str, str] | None = None,
                  classes: dict[str, str] | None = None, setups: dict[tuple[str, str], float] | None = None,
-                 limits: dict[str, float] | None = None) -> None:
+                 limits: dict[str, float] | None = None, cpus: int | None = None) -> None:
         self.lock = threading.RLock()
         self.jobs = max(1, jobs)
         self.kinds: dict[str, str] = dict(kinds or {})
@@ -283,6 +326,11 @@ class RunState:
         self._means: tuple[int, dict[Key, float]] | None = None
         self.clock: Callable[[], float] = time.monotonic  # a recorded run's replay sets its own
         self.t0 = self.clock()
+        self.cpus = max(1, cpus if cpus is not None else cpu_count())
+        """The CPUs the run's tasks share with whatever else the machine runs (`cpu_factor`)."""
+        self.beside: deque[tuple[float, float]] = deque()
+        """(when, tasks runnable beside the run's own) of the readings of the last ``LOAD_WINDOW_S`` (`note_load`)."""
+        self._read_at = -math.inf
 
     def plan(self, tasks: dict[str, Task], selected: list[str]) -> None:
         """Count the tasks with actions reachable from the selected ones, per stage."""
@@ -342,6 +390,40 @@ class RunState:
                 self.failed[stage] += 1
             self._version += 1
 
+    def sample_load(self) -> None:
+        """Read the machine's load (`machine_load`) if ``LOAD_SAMPLE_S`` have passed since the last reading (the live
+        display asks at each frame)."""
+        with self.lock:
+            if self.clock() - self._read_at < LOAD_SAMPLE_S:
+                return
+            self._read_at = self.clock()
+        load = machine_load()
+        if load is not None and "running" in load:
+            self.note_load(load["running"])
+
+    def note_load(self, running: float) -> None:
+        """A reading of the tasks runnable on the machine (`machine_load`'s ``running``, the reader among them): those
+        beyond the reader and one per task of this run running now are the machine's other load (`cpu_factor`)."""
+        with self.lock:
+            now = self.clock()
+            self.beside.append((now, max(0.0, running - 1 - len(self.started))))
+            while self.beside[0][0] < now - LOAD_WINDOW_S:
+                self.beside.popleft()
+            self._version += 1  # `means` depend on it
+
+    def cpu_factor(self) -> float:
+        """How much slower than on an idle machine a task that computes here (outside the sandbox: generate, grade,
+        score, summarize, render) will run: the tasks runnable beside the run (median of the last ``LOAD_WINDOW_S``)
+        and it share the CPUs (1.0 without readings, or with CPUs to spare). `means` prices such a group's tasks at
+        its prior times this or the machine factor, whichever is more: under three busy processes on two cores the
+        demo's summarize and render ran 2.1-2.2 times as long as on the quiet machine, its containers far less
+        (docs/guide/cli.md, Progress)."""
+        with self.lock:
+            if not self.beside:
+                return 1.0
+            beside = statistics.median(n for _, n in self.beside)
+            return max(1.0, (beside + 1) / self.cpus)
+
     def class_of(self, system: str) -> str:
         return self.classes.get(system, "live") if system else "live"
 
@@ -385,9 +467,13 @@ class RunState:
             if self._means is not None and self._means[0] == self._version:
                 return self._means[1]
             factor = self.machine_factor()
+            # a task outside the sandbox computes here: on a machine busy with other work it runs at its share of the
+            # CPUs, which the machine factor (mostly containers, waiting as much as computing) understates; that share
+            # slows a machine quicker than the reference from its own speed
+            local = factor * max(1.0, self.cpu_factor() / max(factor, 1.0))
             out: dict[Key, float] = {}
             for key in self.group_total:
-                prior = self.group_prior(key) * factor
+                prior = self.group_prior(key) * (factor if key[0] in SANDBOX_STAGES else local)
                 cds = self.class_durations.get(self.class_key(key))
                 cls_mean = (cds.robust_sum(prior) + SHRINK * prior) / (len(cds) + SHRINK) if cds else prior
                 ds = self.group_durations.get(key)
@@ -425,7 +511,9 @@ class RunState:
         overruns (a slow task is likely slower still); a sandbox task (`SANDBOX_STAGES`) that has run past
         `hang_bar` and is still inside its case's limit (`sandbox_limits`) is taken for a hang: it has left what
         its limit leaves, and the run lasts at least that long and then the stages that wait on every task
-        (`LAST_STAGES`). Concurrency: the work done per second so far, at most the jobs.
+        (`LAST_STAGES`); a patch's test run (``execute``: one run under the limit) past its limit is being killed and
+        has nothing left (a validation or a health runs several). Concurrency: the work done per second so far, at
+        most the jobs. A task outside the sandbox is priced for the machine's load as it is now (`cpu_factor`).
         benchmarks/eta_replay.py replays recorded runs and gives the figures."""
         span = self._estimate()
         return None if span is None else span[0]
@@ -475,6 +563,7 @@ class RunState:
                 if key[0] in LAST_STAGES:
                     tail += work
             hung = 0.0  # the longest a hung task has left: the run lasts at least that long
+            hanging = False
             for name, t in self.started.items():  # counted above at a whole mean each
                 key = key_of(name)
                 mean = means.get(key, self.group_prior(key) * factor)
@@ -482,17 +571,20 @@ class RunState:
                 spread = spreads.get(key, RANGE_UNMEASURED)  # as counted above: at most once more its run
                 low += max(mean / spread - run_for, 0.0) - mean / spread
                 limit = self.limits.get(case_of(name)) if key[0] in SANDBOX_STAGES else None
-                if limit is not None and self.hang_bar(name, mean, limit) < run_for < limit:
-                    # far past what its group takes: most often a run that hangs until the case's limit kills it
-                    hung = max(hung, limit - run_for)
-                    left += limit - run_for - mean
-                    high += limit - run_for - mean * spread
+                if limit is not None and self.hang_bar(name, mean, limit) < run_for and (
+                        run_for < limit or key[0] == "execute"):
+                    # far past what its group takes: most often a run that hangs until the case's limit kills it; a
+                    # patch's test run (one run under the limit) past its limit is being killed now
+                    hanging, until_limit = True, max(0.0, limit - run_for)
+                    hung = max(hung, until_limit)
+                    left += until_limit - mean
+                    high += until_limit - mean * spread
                     continue
                 left += max(mean - run_for, run_for / 2) - mean
                 high += max(mean * spread - run_for, run_for) - mean * spread
             elapsed = max(now - self.t0, 1e-9)
             concurrency = min(float(self.jobs), max(worked / elapsed, 1.0))
-            after = hung + tail if hung else 0.0  # what waits on every task, the hung one included
+            after = hung + tail if hanging else 0.0  # what waits on every task, the hung one included
             return (max(max(0.0, left) / concurrency, after), max(0.0, low) / concurrency,
                     max(max(0.0, high) / concurrency, after))
 
@@ -500,9 +592,9 @@ class RunState:
         """Seconds past which a running sandbox task of a case with this limit is taken for a hang: ``OUTLIER`` times
         its group's mean, ``HUNG_FLOOR_S``, and ``HUNG_LIMIT_SHARE`` of the case's limit or, if less,
         ``HUNG_VALIDATION_SHARE`` times the case's validation in this run (two of its test runs, one after the
-        other), when that ran here: a case whose runs take a second under a 10 s limit is recognised hanging at
-        under 2 s, not 2.5 s."""
-        validated = self.validated.get(case_of(name))
+        other), when that ran here and the task is one test run (``execute``; a case health runs one per ablation):
+        a case whose runs take a second under a 10 s limit is recognised hanging at under 2 s, not 2.5 s."""
+        validated = self.validated.get(case_of(name)) if stage_of(name) == "execute" else None
         case_bar = HUNG_LIMIT_SHARE * limit
         if validated is not None:
             case_bar = min(case_bar, HUNG_VALIDATION_SHARE * validated)
@@ -538,6 +630,7 @@ class LiveReporter(ExecutedOnlyReporter):
 
     # ---- display --------------------------------------------------------------------------
     def render(self) -> Group:
+        self.state.sample_load()
         from rich.console import Group  # deferred: rich, only for the live display and the summary table
         from rich.progress_bar import ProgressBar  # deferred: rich, only for the live display and the summary table
         from rich.table import Table  # deferred: rich, only for the live display and the summary table

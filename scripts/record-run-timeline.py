@@ -4,7 +4,8 @@ lines, for tests/test_progress_eta.py, which replays it through the progress dis
 estimator. Run it in a project folder: `python scripts/record-run-timeline.py OUT.jsonl [-n JOBS]`.
 The first line holds the planned tasks per stage, the jobs, each suite's kind, each system's class, whether a
 judge is configured (`progress.setups_for`: without one no rag grade imports ragas) and each case's limit of one
-sandbox run (`progress.sandbox_limits`).
+sandbox run (`progress.sandbox_limits`) and the CPUs; the events are each task's start and finish and, twice a
+second, a reading of the machine's load (`progress.machine_load`), which the replay feeds to `RunState.note_load`.
 Command systems run in a clean environment: where evalkit is a worktree on PYTHONPATH rather than installed,
 give them ``pass_env: [PYTHONPATH]`` in the project's evalkit.yaml, or every answer is an import error
 (a recording of nothing). Recordings go to tests/data/progress/ (gzip them)."""
@@ -48,6 +49,16 @@ def main() -> int:
         with lock:
             events.append({"t": round(time.monotonic() - t0, 4), "event": event, "task": name})
 
+    stop = threading.Event()
+
+    def sample_load() -> None:
+        """The machine's load beside the run, twice a second (`progress.machine_load`)."""
+        while not stop.wait(progress.LOAD_SAMPLE_S):
+            load = progress.machine_load()
+            if load is not None:
+                with lock:
+                    events.append({"t": round(time.monotonic() - t0, 4), "event": "load", **load})
+
     class Recorder(progress.QuietReporter):
         def initialize(self, tasks_: Any, selected: Any) -> None:
             state = progress.RunState(args.jobs)
@@ -55,7 +66,8 @@ def main() -> int:
             events.append({"plan": dict(state.total), "planned": state.planned, "jobs": args.jobs,
                            "kinds": progress_kinds(), "classes": progress_classes(),
                            "judged": configured(tasks.graph().cfg.judge),
-                           "limits": progress.sandbox_limits(tasks.graph().loaded.project.cases)})
+                           "limits": progress.sandbox_limits(tasks.graph().loaded.project.cases),
+                           "cpus": progress.cpus()})
             super().initialize(tasks_, selected)
 
         def execute_task(self, task: Any) -> None:
@@ -78,7 +90,13 @@ def main() -> int:
     module = {"DOIT_CONFIG": {**tasks.doit_config(), "reporter": Recorder},
               **{k: getattr(tasks, k) for k in dir(tasks) if k.startswith("task_")}}
     argv = ["run"] + (["-n", str(args.jobs), "-P", "thread"] if args.jobs > 1 else [])
-    code = DoitMain(ModuleTaskLoader(module)).run(argv)
+    sampler = threading.Thread(target=sample_load, daemon=True)
+    sampler.start()
+    try:
+        code = DoitMain(ModuleTaskLoader(module)).run(argv)
+    finally:
+        stop.set()
+        sampler.join()
     with open(args.out, "w", encoding="utf-8") as f:
         for e in events:
             f.write(json.dumps(e) + "\n")

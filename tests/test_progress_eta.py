@@ -35,9 +35,14 @@ Recordings, 2 cores with Docker shared with other work (durations are noisy, as 
   estimator of session 43, then the change it led to (a case's validation as evidence of a hang, the last stages
   after a hang), then batch F, replayed once.
 
+- recorded in session 45 (load average 0.3-5.3), the s45* recordings, with readings of the machine's load twice a
+  second: nine quiet and seventeen beside three busy processes on the 2 cores, in batches G (looked at), H, I and J
+  (each recorded after a change of the estimator and replayed once; nothing changed after J).
+
 Figures (|relative error| over the points from 20% of the tasks on with >= 5 s left: median, 90th percentile,
 largest, share within 30%) are in docs/guide/cli.md (Progress). The issue's criterion, within 30% at every
-such point, is met on thirty of the thirty-three session-43 and -44 recordings (`QUIET`, `QUIET_MISSED`) and on none
+such point, is met on thirty-eight of the forty-two quiet session-43 to -45 recordings (`QUIET`, `QUIET_MISSED`), on
+eleven of the seventeen loaded ones with readings (`LOADED_WITHIN`, `LOADED`) and on none
 of the fourteen older ones, recorded with
 older code (its task costs, the priors' of then) on a machine shared with other work (`MAX_ERROR`).
 """
@@ -105,19 +110,22 @@ QUIET = {"s43-demo-first-run-n1.jsonl.gz": 60, "s43-demo-first-run-n2.jsonl.gz":
          "s44-demo-first-run-n1.jsonl.gz": 60, "s44-demo-first-run-n2.jsonl.gz": 20, "s44-demo-first-run-n2b.jsonl.gz": 20,
          "s44-demo-first-run-n3.jsonl.gz": 40, "s44-demo-first-run-n4.jsonl.gz": 100, "s44-init-first-run-n1.jsonl.gz": 7,
          "s44-init-first-run-n2.jsonl.gz": 60, "s44-init-pa-n2.jsonl.gz": 60, "s44-init-pa-n4.jsonl.gz": 100,
-         "s44-init-pm-n1.jsonl.gz": 7, "s44-init-pm-n2.jsonl.gz": 30, "s44-init-pm-n2c.jsonl.gz": 190}
-"""Sessions 43's and 44's recordings on a quiet machine where the issue's criterion holds, with the points from 20%
+         "s44-init-pm-n1.jsonl.gz": 7, "s44-init-pm-n2.jsonl.gz": 30, "s44-init-pm-n2c.jsonl.gz": 190,
+         "s45-demo-n2.jsonl.gz": 60, "s45-demo-n2b.jsonl.gz": 60, "s45-demo-n4.jsonl.gz": 90, "s45-init-n1.jsonl.gz": 9,
+         "s45-pm-n2.jsonl.gz": 30, "s45i-demo-n2.jsonl.gz": 60, "s45j-demo-n2.jsonl.gz": 20, "s45j-pm-n2.jsonl.gz": 30}
+"""Sessions 43's, 44's and 45's recordings on a quiet machine where the issue's criterion holds, with the points from 20%
 of the tasks on with >= 5 s left each has at least: within 30% at every one (and the range shown holds the time
 left). With the sandbox first (`evalkit.tasks.FIRST`), 20% of a first run's tasks are done when about three quarters
 of its time has gone (docs/guide/cli.md, Progress, gives the errors from 20% of the time too). Which were held out
 from which change of the estimator: docs/guide/cli.md."""
 
 QUIET_MISSED = {"s43-init-patch-migration-n2b.jsonl.gz": (0.05, 0.06, 0.4), "s44-init-pm-n4.jsonl.gz": (0.02, 0.02, 0.7),
-                "s44-init-pm-n4b.jsonl.gz": (0.1, 0.12, 0.55)}
+                "s44-init-pm-n4b.jsonl.gz": (0.1, 0.12, 0.55), "s45-pm-n4.jsonl.gz": (0.02, 0.02, 0.66)}
 """The quiet recordings where it does not: (median, 90th percentile, largest) bounds a little above what is reached.
 s43-init-patch-migration-n2b (98% of its points within 30%, largest 0.38): one point, where a patch suite's case
 health is priced at the one health that had run, which ran containers, while the others left are cached answers.
-s44-init-pm-n4 and s44-init-pm-n4b (four jobs on two cores, 98% each, largest 0.65 and 0.52): their hanging patch
+s44-init-pm-n4, s44-init-pm-n4b and s45-pm-n4 (four jobs on two cores, 98%, 98% and 91%, largest 0.65, 0.52 and
+0.63): their hanging patch
 starts just before 20% of the tasks, and for its first 1-2.5 s it is not yet told from a slow test run (containers
 take 2.5-3.5 s at four at once: `progress.RunState.hang_bar`)."""
 
@@ -203,24 +211,47 @@ def test_time_left_on_quiet_runs_not_within_30_percent(name: str, bounds: tuple[
     assert sum(e <= 0.30 for e in errors) / len(errors) >= 0.9
 
 
-LOADED = {"s44-loaded-demo-n2.jsonl.gz": (0.4, 0.47, 0.52), "s44-loaded-init-pm-n2.jsonl.gz": (0.33, 0.47, 0.47)}
-"""Session 44's code on a loaded machine (three busy loops beside the run: load average 4-5 on 2 cores), the demo's
-first run and `evalkit init --kind patch --kind migration`'s, two jobs: (median, 90th percentile, largest) bounds a
-little above what is reached. The issue's criterion is NOT met (9% and 40% of the points within 30%): the estimate
-falls short in the last 15 s, when the Python tasks left (grade, score, summarize, render) take 3-4x their priors
-while the containers before them took about 1.5x, and one machine factor prices both. A factor per part (sandbox
-stages, the rest) was tried and made these and ten quiet recordings worse. The range shown holds the time left at
-every point."""
+LOADED_WITHIN = {"s45-loaded-demo-n2.jsonl.gz": 300, "s45-loaded-demo-n2b.jsonl.gz": 400,
+                 "s45-loaded-init-n2.jsonl.gz": 200, "s45-loaded-pm-n2.jsonl.gz": 70, "s45-loadmid-demo-n2.jsonl.gz": 500,
+                 "s45-loadmid-pm-n2.jsonl.gz": 60, "s45-loadstart-demo-n2.jsonl.gz": 290, "s45i-loaded-pm-n2.jsonl.gz": 50,
+                 "s45i-loadmid-init-n2.jsonl.gz": 190, "s45j-loaded-pm-n2.jsonl.gz": 50,
+                 "s45j-loadmid-demo-n2.jsonl.gz": 300}
+"""Session 45's recordings on a loaded machine (three busy processes beside the run on 2 cores: from before it,
+from its start or from 5-12 s in: "loaded", "loadstart", "loadmid") where the issue's criterion holds at every point,
+with the points each has at least. The machine's load is read beside the run (`progress.RunState.note_load`) and a
+task outside the sandbox is priced at its share of the CPUs (`RunState.cpu_factor`); with session 44's estimator
+two of these eleven met it (docs/guide/cli.md, Progress)."""
+
+LOADED = {"s44-loaded-demo-n2.jsonl.gz": (0.4, 0.47, 0.52, 0.08), "s44-loaded-init-pm-n2.jsonl.gz": (0.33, 0.47, 0.47, 0.39),
+          "s45-loaded-demo-n1.jsonl.gz": (0.16, 0.22, 0.47, 0.99), "s45-loaded-pm-n4.jsonl.gz": (0.1, 0.12, 0.32, 0.98),
+          "s45i-loaded-demo-n2.jsonl.gz": (0.14, 0.32, 0.43, 0.83), "s45i-loaded-demo-n4.jsonl.gz": (0.15, 0.28, 0.33, 0.97),
+          "s45j-loaded-demo-n2.jsonl.gz": (0.17, 0.26, 0.32, 0.99), "s45j-loaded-init-n2.jsonl.gz": (0.23, 0.27, 0.34, 0.97)}
+"""Loaded runs where it does not hold at every point: (median, 90th percentile, largest) bounds a little above what is
+reached, and the share of points within 30% a little below; the range shown holds the time left at every point. The two of session 44 were recorded without readings of
+the machine's load, so they replay as the machine-factor-only estimator (9% and 40% of their points within 30%: the
+Python tasks of the last 15 s took 3-4x their priors, the containers before them 1.5x). Session 45's six have 83% to
+99.6% of their points within 30%: a few points just after the containers end, while Docker's own processes still run
+and count as load for a second (s45i-loaded-demo-n2, 0.42), or where the load moved within the window."""
+
+
+@pytest.mark.parametrize(("name", "min_points"), sorted(LOADED_WITHIN.items()))
+def test_time_left_within_30_percent_at_every_point_on_a_loaded_machine(name: str, min_points: int) -> None:
+    points = replay(DATA / name)
+    errors = errors_of(points)
+    assert len(errors) >= min_points
+    assert max(errors) <= 0.30, sorted(errors)[-5:]
+    assert all(p.low <= p.left <= p.high for p in points if p.left >= HARNESS.MIN_LEFT_S)
 
 
 @pytest.mark.parametrize(("name", "bounds"), sorted(LOADED.items()))
-def test_time_left_on_a_loaded_machine(name: str, bounds: tuple[float, float, float]) -> None:
+def test_time_left_on_a_loaded_machine(name: str, bounds: tuple[float, float, float, float]) -> None:
     points = replay(DATA / name)
     errors = errors_of(points)
     assert len(errors) >= 50
-    median, p90, largest = bounds
+    median, p90, largest, within = bounds
     assert statistics.median(errors) <= median and statistics.quantiles(errors, n=10)[-1] <= p90
     assert max(errors) <= largest
+    assert sum(e <= 0.30 for e in errors) / len(errors) >= within
     assert all(p.low <= p.left <= p.high for p in points if p.left >= HARNESS.MIN_LEFT_S)
 
 
@@ -464,3 +495,130 @@ def test_more_jobs_than_the_two_job_table_price_python_work_in_proportion() -> N
     # summarize and render run alone, after every other task: the two-job table's price
     assert state.group_prior(("summarize", "", "")) == two.group_prior(("summarize", "", ""))
     assert state.group_prior(("render", "", "")) == two.group_prior(("render", "", ""))
+
+
+def loaded_state(readings: list[float], running_tasks: int = 1, cpus: int = 2) -> tuple[progress.RunState, list[float]]:
+    """Eight grades and eight test runs of a patch suite done at their priors (the machine factor 1), a grade, a test
+    run and summarize left, ``running_tasks`` tasks running, then ``readings`` of the machine's runnable tasks half a
+    second apart."""
+    names = [f"grade:s:patch/c{i}" for i in range(9)] + [f"execute:s:patch/c{i}" for i in range(9)]
+    names += [f"score:s:patch/c{i}" for i in range(running_tasks)] + ["summarize"]
+    state = progress.RunState(2, {"patch": "patch"}, cpus=cpus)
+    now = [0.0]
+    state.clock = lambda: now[0]
+    state.t0 = 0.0
+    state.plan_names(names)
+    for name in names[:8] + names[9:17]:
+        state.start(name)
+        now[0] += state.group_prior(progress.key_of(name))
+        state.finish(name)
+    for name in names[18:-1]:
+        state.start(name)
+    for running in readings:
+        now[0] += 0.5
+        state.note_load(running)
+    return state, now
+
+
+def test_a_busy_machine_prices_the_work_outside_the_sandbox_at_its_share_of_the_cpus() -> None:
+    """Six tasks runnable while one task of the run runs: the reader, that task and four others, on two CPUs. A grade
+    left (computed here) takes (4 + 1) / 2 = 2.5 times its price on the idle machine; a test run in a container (the
+    machine factor prices it: it waits on Docker as much as it computes) does not change. A group whose own tasks ran
+    (the grades) leans on them as before, its prior's share priced for the load."""
+    idle, _ = loaded_state([])
+    busy, _ = loaded_state([6.0] * 10)
+    assert idle.cpu_factor() == 1.0 and busy.cpu_factor() == pytest.approx(2.5)
+    summarize, grade, test_run = ("summarize", "", ""), ("grade", "patch", "s"), ("execute", "patch", "s")
+    assert busy.means()[summarize] == pytest.approx(2.5 * idle.means()[summarize])
+    assert idle.means()[grade] < busy.means()[grade] < 2.5 * idle.means()[grade]
+    assert busy.means()[test_run] == pytest.approx(idle.means()[test_run])
+    left_idle, left_busy = idle.time_left(), busy.time_left()
+    assert left_idle is not None and left_busy is not None and left_busy > left_idle
+
+
+@pytest.mark.parametrize("readings", [[3.0] * 10, [2.0, 9.0, 2.0, 3.0, 2.0], [1.0]])
+def test_the_runs_own_tasks_and_spare_cpus_are_not_load(readings: list[float]) -> None:
+    """The reader and the run's own running tasks are not counted; up to one task more on two CPUs (a moment's spike,
+    a task of the run's containers) leaves a task its whole CPU: the same prices as without readings."""
+    idle, _ = loaded_state([], running_tasks=2)
+    quiet, _ = loaded_state(readings, running_tasks=2)
+    assert quiet.cpu_factor() == 1.0
+    assert quiet.means() == idle.means()
+
+
+def test_load_that_has_gone_is_forgotten() -> None:
+    """Only the last ``LOAD_WINDOW_S`` of readings count: ten busy seconds, then ten quiet ones."""
+    state, _ = loaded_state([7.0] * 20)
+    assert state.cpu_factor() == pytest.approx(3.0)
+    for _ in range(int(progress.LOAD_WINDOW_S / 0.5) + 1):
+        state.clock = (lambda t: lambda: t)(state.clock() + 0.5)
+        state.note_load(2.0)
+    assert state.cpu_factor() == 1.0
+
+
+def test_a_quicker_machine_keeps_its_speed_under_load() -> None:
+    """A machine twice as quick as the reference (machine factor 0.5) with four tasks beside the run on two CPUs: a grade
+    is priced at 0.5 x 2.5, not at the load alone (which would forget the machine's speed), and at 0.5 without
+    readings (the recordings made before readings replay as they did)."""
+    names = [f"execute:s:patch/c{i}" for i in range(30)] + ["grade:s:patch/c0"]
+    state = progress.RunState(1, {"patch": "patch"}, cpus=2)
+    now = [0.0]
+    state.clock = lambda: now[0]
+    state.t0 = 0.0
+    state.plan_names(names)
+    for name in names[:29]:
+        state.start(name)
+        now[0] += 0.5 * state.group_prior(progress.key_of(name))
+        state.finish(name)
+    grade = ("grade", "patch", "s")
+    factor = state.machine_factor()
+    assert factor < 0.6
+    assert state.means()[grade] == pytest.approx(factor * state.group_prior(grade))
+    state.start(names[29])
+    for _ in range(5):
+        now[0] += 0.5
+        state.note_load(6.0)  # the reader, the running test and four others
+    assert state.means()[grade] == pytest.approx(2.5 * factor * state.group_prior(grade))
+
+
+def test_a_case_health_is_not_judged_by_one_validation() -> None:
+    """A case health runs one test run per ablation: 2.3 s of a case whose validation (two runs) took 1.4 s is not a
+    hang (the bar is a quarter of the 20 s limit); a patch's test run of that case is, past 1.5 x 1.4 s."""
+    state, now = clocked(["validate:patch/c", "health:patch/c", "execute:s:patch/c"], {"patch": "patch"},
+                         limits={"patch/c": 20.0})
+    state.start("validate:patch/c")
+    now[0] += 1.4
+    state.finish("validate:patch/c")
+    assert state.hang_bar("health:patch/c", 0.05, 20.0) == pytest.approx(5.0)
+    assert state.hang_bar("execute:s:patch/c", 0.05, 20.0) == pytest.approx(2.1)
+
+
+def test_the_machines_load_is_read_from_proc() -> None:
+    """On Linux (CI's machine and this one) the runnable tasks are read, the reader among them; the live display reads
+    at most every ``LOAD_SAMPLE_S``."""
+    load = progress.machine_load()
+    assert load is not None and load["running"] >= 1
+    state = progress.RunState(1)
+    now = [10.0]
+    state.clock = lambda: now[0]
+    state.sample_load()
+    state.sample_load()
+    assert len(state.beside) == 1
+    now[0] += progress.LOAD_SAMPLE_S
+    state.sample_load()
+    assert len(state.beside) == 2
+
+
+def test_a_test_run_past_its_limit_is_being_killed() -> None:
+    """A patch's test run 10.3 s into its 10 s limit is being killed: nothing of it is left, only summarize and render
+    after it (at half its run, as a task that merely overran is charged, the estimate said 5 s more: s45i-loaded-pm-n2
+    0.68 off). A validation runs two test runs, each under the limit: 10.3 s of one is still an overrun."""
+    names = [f"execute:s:patch/c{i}" for i in range(8)] + ["execute:s:patch/hang", "summarize", "render:r"]
+    state, now = one_running(names, 0.5, "execute:s:patch/hang", 10.3, {"patch/hang": 10.0})
+    last = sum(state.means()[progress.key_of(n)] for n in ("summarize", "render:r"))
+    left = state.time_left()
+    assert left is not None and left == pytest.approx(last)
+    names = [f"validate:patch/c{i}" for i in range(8)] + ["validate:patch/slow", "summarize", "render:r"]
+    state, now = one_running(names, 0.5, "validate:patch/slow", 10.3, {"patch/slow": 10.0})
+    left = state.time_left()
+    assert left is not None and left >= 5.0
