@@ -167,28 +167,35 @@ run, and a patch's test run that has taken half again as long as the gold patch'
 far past a normal one."""
 
 LOAD_SAMPLE_S = 0.5
-"""How often the machine's load is read beside a run (`machine_load`, `RunState.sample_load`)."""
+"""How often the machine's load is read beside a run (`runnable_tasks`, `RunState.sample_load`)."""
 LOAD_WINDOW_S = 10.0
 """The load beside a run is the median of the last this many seconds' readings (`RunState.cpu_factor`)."""
 
 
-def machine_load() -> dict[str, float] | None:
-    """The machine's load now: ``running`` (tasks runnable this instant, /proc/stat's procs_running, this reader
-    included: what `RunState.note_load` reads), and, recorded beside it for comparison, ``load1`` (the 1-minute load
-    average: a minute late, still 2.3 forty seconds after three busy processes started) and ``psi10`` (the share of
-    the last 10 s some task waited for a CPU, /proc/pressure/cpu: near 1 at any load past the CPUs, so it does not
-    say how far past); None where none of them can be read (not Linux)."""
-    out: dict[str, float] = {}
-    try:
-        out["load1"] = os.getloadavg()[0]
-    except OSError:
-        pass
+def runnable_tasks() -> float | None:
+    """Tasks runnable on the machine this instant (/proc/stat's procs_running, the reader included: what
+    `RunState.note_load` reads); None where it cannot be read (not Linux)."""
     try:
         with open("/proc/stat", "rb") as f:
             for line in f:
                 if line.startswith(b"procs_running "):
-                    out["running"] = float(line.split()[1])
-                    break
+                    return float(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def machine_load() -> dict[str, float] | None:
+    """What scripts/record-run-timeline.py records of the machine's load: ``running`` (`runnable_tasks`), and for
+    comparison ``load1`` (the 1-minute load average: a minute late, still 2.3 forty seconds after three busy processes
+    started) and ``psi10`` (the share of the last 10 s some task waited for a CPU, /proc/pressure/cpu: near 1 at any
+    load past the CPUs, so it does not say how far past); None where none of them can be read (not Linux)."""
+    out: dict[str, float] = {}
+    running = runnable_tasks()
+    if running is not None:
+        out["running"] = running
+    try:
+        out["load1"] = os.getloadavg()[0]
     except OSError:
         pass
     try:
@@ -198,11 +205,6 @@ def machine_load() -> dict[str, float] | None:
     except (OSError, IndexError, ValueError):
         pass
     return out or None
-
-
-def cpus() -> int:
-    """The CPUs this process may run on (`evalkit.sandbox.budget.cpu_count`)."""
-    return cpu_count()
 
 
 Key = tuple[str, str, str]
@@ -391,18 +393,19 @@ class RunState:
             self._version += 1
 
     def sample_load(self) -> None:
-        """Read the machine's load (`machine_load`) if ``LOAD_SAMPLE_S`` have passed since the last reading (the live
-        display asks at each frame)."""
+        """Read the machine's runnable tasks (`runnable_tasks`) if ``LOAD_SAMPLE_S`` have passed since the last reading
+        (the live display asks at each frame)."""
         with self.lock:
-            if self.clock() - self._read_at < LOAD_SAMPLE_S:
+            now = self.clock()
+            if now - self._read_at < LOAD_SAMPLE_S:
                 return
-            self._read_at = self.clock()
-        load = machine_load()
-        if load is not None and "running" in load:
-            self.note_load(load["running"])
+            self._read_at = now
+        running = runnable_tasks()
+        if running is not None:
+            self.note_load(running)
 
     def note_load(self, running: float) -> None:
-        """A reading of the tasks runnable on the machine (`machine_load`'s ``running``, the reader among them): those
+        """A reading of the tasks runnable on the machine (`runnable_tasks`, the reader among them): those
         beyond the reader and one per task of this run running now are the machine's other load (`cpu_factor`)."""
         with self.lock:
             now = self.clock()

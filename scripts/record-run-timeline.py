@@ -24,6 +24,7 @@ from doit.doit_cmd import DoitMain
 import evalkit.tasks as tasks
 from evalkit import progress
 from evalkit.llm.settings import configured
+from evalkit.sandbox.budget import cpu_count
 
 
 def progress_kinds() -> dict[str, str]:
@@ -67,7 +68,7 @@ def main() -> int:
                            "kinds": progress_kinds(), "classes": progress_classes(),
                            "judged": configured(tasks.graph().cfg.judge),
                            "limits": progress.sandbox_limits(tasks.graph().loaded.project.cases),
-                           "cpus": progress.cpus()})
+                           "cpus": cpu_count()})
             super().initialize(tasks_, selected)
 
         def execute_task(self, task: Any) -> None:

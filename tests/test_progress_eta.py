@@ -588,6 +588,8 @@ def test_a_case_health_is_not_judged_by_one_validation() -> None:
 def test_the_machines_load_is_read_from_proc() -> None:
     """On Linux (CI's machine and this one) the runnable tasks are read, the reader among them; the live display reads
     at most every ``LOAD_SAMPLE_S``."""
+    running = progress.runnable_tasks()
+    assert running is not None and running >= 1
     load = progress.machine_load()
     assert load is not None and load["running"] >= 1
     state = progress.RunState(1)
