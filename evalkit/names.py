@@ -42,7 +42,9 @@ report): a release label may not be one of them."""
 SITE_FILES = ("index.html", "manifest.json")
 """Files at the top of site/: a release label may not be one of them either."""
 COMPARE_PAGE = "compare"
-"""A case's compare page is `<case>.compare.html`, beside its own `<case>.html`."""
+"""An older evalkit wrote a case's compare page as `<case>.compare.html`, beside its own `<case>.html` (the case page
+shows two systems side by side now, and a render removes that page): the name stays refused, so that removal never
+removes another case's page."""
 _SUITE_PAGE = re.compile(r"\.cases-[0-9]+$", re.IGNORECASE)
 """A large suite's k-th page of cases is `suites/<suite>.cases-<k>.html`, beside `suites/<suite>.html`."""
 
@@ -63,14 +65,15 @@ def release_problem(label: object, what: str = "release label") -> str | None:
 
 def case_id_problem(case_id: object, what: str = "case id") -> str | None:
     """None when ``case_id`` may name a case's pages, else why not (the name rule, or an id ending in
-    `.compare`, whose page would overwrite another case's compare page)."""
+    `.compare`, whose page is where an older evalkit wrote another case's compare page)."""
     if (why := name_problem(case_id, what)) is not None:
         return why
     assert isinstance(case_id, str)
     if case_id.lower().rsplit(".", 1)[-1] == COMPARE_PAGE and "." in case_id:
         base = case_id.rsplit(".", 1)[0]
-        return (f"{what} {case_id!r} ends in '.{COMPARE_PAGE}': its page would overwrite the compare page of case "
-                f"{base!r} ({case_id}.html); expected an id that does not end in '.{COMPARE_PAGE}'")
+        return (f"{what} {case_id!r} ends in '.{COMPARE_PAGE}': its page ({case_id}.html) is where the compare page "
+                f"of case {base!r} was written, and a render removes that file; expected an id that does not end in "
+                f"'.{COMPARE_PAGE}'")
     return None
 
 

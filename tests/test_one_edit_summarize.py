@@ -106,7 +106,6 @@ def test_a_render_with_few_stale_pages_renders_them_without_forking(project: Pat
     summarize_and_render_here(project, workers=1)
     before = site_files(project)
     (pages / "ejb-stateless.html").unlink()
-    (pages / "ejb-stateless.compare.html").unlink()
     monkeypatch.setattr(case_pages, "PARALLEL_MIN_CASES", 2)
 
     def no_pool(*args: object, **kwargs: object) -> None:

@@ -1,5 +1,4 @@
-"""The case page and the compare page as Python, the same bytes as their templates (case.html.j2, compare.html.j2 and
-base.html.j2) render, and the judge/rubric sections of a system's panel as the ``graded_sections`` macro of
+"""The case page as Python, the same bytes as its templates (case.html.j2 and base.html.j2) render, and the judge/rubric sections of a system's panel as the ``graded_sections`` macro of
 macros.html.j2 renders them: at 10,000 cases x 4 systems Jinja's per-expression work on these was a quarter of the
 site's render (issue 32). Used only while those templates are the shipped ones (`shipped`): a ``templates_dir`` that
 changes one of them (a rubric author's judge section, say) gets its own templates rendered by Jinja. The kind's partial
@@ -14,16 +13,16 @@ from typing import Any
 
 from jinja2 import Environment, TemplateNotFound
 from jinja2.filters import do_urlencode
-from markupsafe import escape
 
+from evalkit.report.escaping import esc
 from evalkit.report.site import PACKAGE_TEMPLATES
 from markupsafe import Markup
 
 from evalkit.report.site_env import (metric_value, paragraphs, pass_badge, readable_float, status_badge,
                                      uncalibrated_mark)
 
-PAGES = ("base.html.j2", "case.html.j2", "compare.html.j2")
-"""The templates `case_page` and `compare_page` stand in for."""
+PAGES = ("base.html.j2", "case.html.j2")
+"""The templates `case_page` stands in for."""
 MACROS = ("macros.html.j2",)
 """The template whose ``graded_sections`` macro `graded_sections` stands in for."""
 
@@ -56,12 +55,12 @@ def shipped(env: Environment, names: tuple[str, ...] = PAGES) -> bool:
 
 def _e(value: object) -> str:
     """``{{ value }}``: finalized and escaped."""
-    return escape(readable_float(value))
+    return esc(readable_float(value))
 
 
 def _u(value: object) -> str:
     """``{{ value | urlencode }}``."""
-    return escape(do_urlencode(value))  # type: ignore[arg-type]
+    return esc(do_urlencode(value))  # type: ignore[arg-type]
 
 
 def _raw(value: float | None) -> str:
@@ -157,7 +156,7 @@ def case_page(env: Environment, ctx: dict[str, Any]) -> str:
         out.append("<p>" + "".join(f'<span class="tag">{_e(t)}</span> ' for t in case.tags) + "</p>")
     out.append('<p class="links">\n')
     if len(ctx["views"]) >= 2:
-        out.append(f'<a href="{_u(case.case_id)}.compare.html">Compare two systems side by side</a> · ')
+        out.append('<a href="?compare#systems">Compare two systems side by side</a> · ')
     out.append(f'<a href="{_u(case.case_id)}.json">Case data (JSON)</a>\n')
     previous = ctx["previous"]
     if previous:
@@ -176,39 +175,33 @@ def case_page(env: Environment, ctx: dict[str, Any]) -> str:
     else:
         out.append(partial.render({**ctx, "incidents": case.inputs.get("incidents")}))
     out.append('\n<section id="systems" aria-labelledby="h-systems">\n<h2 id="h-systems">Each system</h2>\n')
-    for panel in ctx["panels"]:
-        out.append(f'<article class="system">\n{_e(panel)}\n</article>\n')
-    out.append("</section>\n")
+    views = ctx["views"]
+    if len(views) >= 2:
+        out.append(_picker(case, ctx["pair"], views))
+    out.append('<div id="panels">\n')
+    for v, panel in zip(views, ctx["panels"]):
+        out.append(f'<article class="system" data-panel="{_e(v["name"])}">\n{_e(panel)}\n</article>\n')
+    out.append("</div>\n</section>\n")
     crumbs = (f' › <a href="../../index.html">{release}</a> › <a href="../../suites/{_u(case.suite)}.html">{suite}</a>'
               f' › <span aria-current="page">{case_id}</span>')
-    return _base(ctx["root"], f"{suite}/{case_id} — {release}", crumbs, "".join(out), _data_links(case))
+    return _base(ctx["root"], f"{suite}/{case_id} — {release}", crumbs, "".join(out), _data_links(case),
+                 '<script src="../../../assets/compare.js"></script>' if len(views) >= 2 else "")
 
 
-def compare_page(ctx: dict[str, Any]) -> str:
-    """compare.html.j2 (in base.html.j2), with ``ctx`` as `case_pages` gives it."""
-    case = ctx["case"]
-    suite, case_id, release = _e(case.suite), _e(case.case_id), _e(case.release)
-    out = [f"<h1>Compare systems on {case_id} <small>{suite}</small></h1>\n"]
-    if case.description:
-        out.append(f'<p class="lead">{_e(case.description)}</p>')
-    a, b = ctx["pair"]
-    views = ctx["views"]
-    out.append('<form class="picker" id="picker" hidden>\n<label>Left <select id="pick-a">')
+def _picker(case: Any, pair: tuple[str, str], views: list[dict[str, Any]]) -> str:
+    """The two systems compared side by side (shown by compare.js when the page's address asks: ``?compare``,
+    ``?a=SYS&b=SYS``)."""
+    a, b = pair
+    out = ['<form class="picker" id="picker" hidden>\n<label>Left <select id="pick-a">']
     out.extend(f'<option value="{_e(v["name"])}"{" selected" if v["name"] == a else ""}>{_e(v["name"])}</option>'
                for v in views)
     out.append('</select></label>\n<label>Right <select id="pick-b">')
     out.extend(f'<option value="{_e(v["name"])}"{" selected" if v["name"] == b else ""}>{_e(v["name"])}</option>'
                for v in views)
-    out.append("</select></label>\n<span class=\"n\">Link to a pair: add <code>?a=SYSTEM&amp;b=SYSTEM</code> to this "
-               "page's address.</span>\n</form>\n<noscript><p>Without JavaScript every system is shown.</p></noscript>\n"
-               '<div class="side-by-side">\n')
-    for v, panel in zip(views, ctx["panels"]):
-        out.append(f'<article class="system" data-panel="{_e(v["name"])}">\n{_e(panel)}\n</article>\n')
-    out.append("</div>\n")
-    crumbs = (f' › <a href="../../index.html">{release}</a> › <a href="../../suites/{_u(case.suite)}.html">{suite}</a>'
-              f' › <a href="{_u(case.case_id)}.html">{case_id}</a> › <span aria-current="page">compare</span>')
-    return _base(ctx["root"], f"Compare — {suite}/{case_id} — {release}", crumbs, "".join(out), _data_links(case),
-                 '<script src="../../../assets/compare.js"></script>')
+    out.append(f'</select></label>\n<a href="{_u(case.case_id)}.html#systems">Show every system</a>\n'
+               '<span class="n">Link to a pair: add <code>?a=SYSTEM&amp;b=SYSTEM</code> to this page\'s address.</span>\n'
+               "</form>\n")
+    return "".join(out)
 
 
 _DECIDED: dict[object, str] = {"empty": "the file is empty or missing", "unchanged": "the legacy file returned unchanged",
@@ -320,4 +313,4 @@ def graded_sections(v: dict[str, Any]) -> Markup:
     return Markup((_judge(v["judge"]) if v["judge"] else "") + (_rubric(v["rubric"]) if v["rubric"] else ""))
 
 
-__all__ = ["MACROS", "PAGES", "case_page", "compare_page", "graded_sections", "shipped"]
+__all__ = ["MACROS", "PAGES", "case_page", "graded_sections", "shipped"]

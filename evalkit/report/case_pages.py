@@ -1,4 +1,5 @@
-"""Case pages: one per case (each system's output, runs, checks, judge), its compare page and test logs.
+"""Case pages: one per case (each system's output, runs, checks, judge; two systems side by side on request) and the
+test logs it shows only in part.
 
 Each system's view is read from its artifacts' models (evalkit.artifacts.SystemArtifacts), validated once
 when the case JSON is read, so a field an older artifact lacks takes the model's own default. Many cases
@@ -27,7 +28,7 @@ from evalkit.artifacts import SystemArtifacts, Usage
 from evalkit.fsutil import atomic_write_bytes, atomic_write_text
 from evalkit.kind_registry import kind, known
 from evalkit.metrics.registry import METRICS
-from evalkit.names import is_valid_name
+from evalkit.names import COMPARE_PAGE, is_valid_name
 from evalkit.report import case_markup
 from evalkit.report.models import CaseDetail, CaseRow, Report
 from evalkit.report.page_data import exists_in, headline_metrics
@@ -40,9 +41,9 @@ else:  # loaded on first use (evalkit.lazy_modules): planning tasks needs only t
     panel_code = later("evalkit.report.panel")
 
 PageRenderer = Callable[[dict[str, Any]], str]
-"""Renders a case page or a compare page from its context."""
-CaseParts = tuple[PageRenderer, PageRenderer, Callable[[dict[str, Any]], Markup]]
-"""`case_templates`: the case page's and the compare page's renderers and one system's panel."""
+"""Renders a case page from its context."""
+CaseParts = tuple[PageRenderer, Callable[[dict[str, Any]], Markup]]
+"""`case_templates`: the case page's renderer and one system's panel."""
 
 LEGACY_KEY = "inputs.legacy_file"
 REFERENCE_KEY = "reference.expected_file"
@@ -102,9 +103,9 @@ def system_view(case: CaseDetail, name: str, arts: SystemArtifacts, report: Repo
                 tests.append({"id": tid, "status": st, "role": "FAIL_TO_PASS" if tid in f2p else "PASS_TO_PASS",
                               "flaky": False, "missing": True})
         tests.sort(key=lambda t: (t["status"] == "passed", t["role"] != "FAIL_TO_PASS", t["id"]))
+        # the whole log is a file of its own only when the page shows a part of it
         runs.append({"run": run_model, "index": i, "preview": preview, "cut": cut or run_model.log_truncated,
-                     "test_rows": tests, "log_file": f"{case.case_id}.{name}.log{'.' + str(i) if i else ''}.txt"
-                     if run_model.log else None})
+                     "test_rows": tests, "log_file": log_file(case.case_id, name, i) if cut else None})
     judge = grades.judge.model_dump(mode="json") if grades is not None and grades.judge is not None else None
     rubric = grades.rubric.model_dump(mode="json") if grades is not None and grades.rubric is not None else None
     usage = first.usage if first is not None else Usage()
@@ -127,8 +128,14 @@ def system_view(case: CaseDetail, name: str, arts: SystemArtifacts, report: Repo
             "kind_detail": kind_detail(case, arts)}
 
 
+def log_file(case_id: str, system: str, index: int) -> str:
+    """The name of a run's full test log, next to its case page: ``<case>.<system>.log[.<run>].txt``."""
+    return f"{case_id}.{system}.log{'.' + str(index) if index else ''}.txt"
+
+
 def write_logs(page_dir: Path, views: list[dict[str, Any]]) -> list[Path]:
-    """The full test log of each run as a .txt next to the case page (served as plain text)."""
+    """The full test log of each run the page shows only in part, as a .txt next to the case page (served as plain
+    text)."""
     written = []
     for v in views:
         for run in v["runs"]:
@@ -180,7 +187,7 @@ def stale_rows(site: Path, report: Report, shared: str, old_index: dict[str, str
 def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: dict[str, Any],
                shared: str, old_index: dict[str, str], index: dict[str, str],
                parts: CaseParts | None = None) -> list[Path]:
-    """The case page, its compare page and log files; skipped when nothing they show has changed.
+    """The case page and its log files; skipped when nothing they show has changed.
 
     ``parts``: `case_templates(env)`, fetched once for many cases (each fetch stats the template files).
 
@@ -208,22 +215,30 @@ def case_pages(env: Environment, site: Path, report: Report, row: CaseRow, nav: 
            "headline": [i for i in headline_metrics(report)
                         if any(c.metrics.get(i.name) is not None for c in row.systems.values())],
            "previous": prev if has_prev else None}
-    # Each system's panel is the same on the case page and the compare page: rendered once, shown twice.
-    case_page, compare_page, panel = parts or case_templates(env)
+    case_page, panel = parts or case_templates(env)
     ctx["panels"] = [panel(v) for v in views]
     written = write_logs(data_path.parent, views)
-    atomic_write_text(page, case_page({**ctx, "here": "case"}))
+    atomic_write_text(page, case_page(ctx))
     written.append(page)
-    if len(views) >= 2:
-        page = data_path.with_name(f"{row.case_id}.compare.html")
-        atomic_write_text(page, compare_page({**ctx, "here": "compare"}))
-        written.append(page)
+    if ident in old_index:  # rendered before: what the page no longer shows goes
+        remove_unshown(data_path.parent, row.case_id, views)
     return written
+
+
+def remove_unshown(page_dir: Path, case_id: str, views: list[dict[str, Any]]) -> None:
+    """Remove the files a case page rendered before showed and this one does not: the full log of a run the page
+    now shows whole (or that has no log), and the compare page an older evalkit wrote (two systems side by side are now
+    the case page's ``?compare``; `evalkit.names.COMPARE_PAGE` keeps that name from being a case's)."""
+    fsutil.remove(page_dir / f"{case_id}.{COMPARE_PAGE}.html")
+    for v in views:
+        for run in v["runs"]:
+            if not run["log_file"]:
+                fsutil.remove(page_dir / log_file(case_id, v["name"], run["index"]))
 
 
 def remove_gone_cases(site: Path, report: Report, old_index: dict[str, str], index: dict[str, str]) -> list[Path]:
     """Remove the pages of cases rendered before but not now (the case left the project, so summarize removed
-    its JSON): its page, its compare page and its systems' test logs. The files removed."""
+    its JSON): its page, its systems' test logs and an older evalkit's compare page. The files removed."""
     names = {s.name for s in report.systems}
     removed = []
     for ident in sorted(set(old_index) - set(index)):
@@ -231,7 +246,7 @@ def remove_gone_cases(site: Path, report: Report, old_index: dict[str, str], ind
         folder = site / report.release / "cases" / suite
         if not (is_valid_name(suite) and is_valid_name(case_id)) or (folder / f"{case_id}.json").exists():
             continue
-        gone = [folder / f"{case_id}.html", folder / f"{case_id}.compare.html"]
+        gone = [folder / f"{case_id}.html", folder / f"{case_id}.{COMPARE_PAGE}.html"]
         prefix = f"{case_id}."
         for path in folder.glob(f"{case_id}.*.txt") if folder.is_dir() else []:
             system, _, rest = path.name[len(prefix):].partition(".log")
@@ -246,20 +261,18 @@ def remove_gone_cases(site: Path, report: Report, old_index: dict[str, str], ind
 
 
 def case_templates(env: Environment) -> CaseParts:
-    """What renders the case page and the compare page (from their context) and the panel of one system
-    (`evalkit.report.panel`). While ``env`` finds the shipped base, case and compare templates the two pages are
-    Python (`evalkit.report.case_markup`, the same bytes), and so is the panel's judge/rubric section while it finds
-    the shipped macros.html.j2; a ``templates_dir`` that changes one gets Jinja."""
+    """What renders the case page (from its context) and the panel of one system (`evalkit.report.panel`). While
+    ``env`` finds the shipped base and case templates the page is Python (`evalkit.report.case_markup`, the same
+    bytes), and so is the panel's judge/rubric section while it finds the shipped macros.html.j2; a
+    ``templates_dir`` that changes one gets Jinja."""
 
     graded = case_markup.graded_sections if case_markup.shipped(env, case_markup.MACROS) \
         else env.get_template("macros.html.j2").module.graded_sections  # type: ignore[attr-defined]
-    case_t, compare_t = env.get_template("case.html.j2"), env.get_template("compare.html.j2")
+    case_t = env.get_template("case.html.j2")
     system_panel = panel_code.system_panel  # looked up once: each lookup passes through the lazy module's proxy
     if case_markup.shipped(env):
-        return (lambda ctx: case_markup.case_page(env, ctx), case_markup.compare_page,
-                lambda view: system_panel(view, graded))
-    return (lambda ctx: case_t.render(ctx), lambda ctx: compare_t.render(ctx),
-            lambda view: system_panel(view, graded))
+        return lambda ctx: case_markup.case_page(env, ctx), lambda view: system_panel(view, graded)
+    return lambda ctx: case_t.render(ctx), lambda view: system_panel(view, graded)
 
 
 PARALLEL_MIN_CASES = 400  # fewer cases render in one process: forking would cost more than it saves

@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from jinja2.filters import do_urlencode
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from evalkit.llm.pricing import Usage
 from evalkit.outcomes import SandboxRun
+from evalkit.report.escaping import esc
 from evalkit.report.site_env import diff_html, metric_rows_html, metric_value, pass_badge, status_badge, test_rows_html
 
 _HARNESS_DIFFERS = (" <strong>differs from evalkit's verdict ({})</strong>: the harness reads the printed log alone; "
@@ -30,12 +31,12 @@ def tokens_line(v: dict[str, Any]) -> str:
     out = [f'<p class="usage">Tokens in / out: <strong>{u.input_tokens:,}</strong> / '
            f'<strong>{u.output_tokens:,}</strong>']
     if u.cache_read_tokens:
-        out.append(f' (cache read {escape(format(u.cache_read_tokens, ","))})')
+        out.append(f' (cache read {esc(format(u.cache_read_tokens, ","))})')
     out.append(f' · cost <strong>${u.cost_usd:.4f}</strong> · time <strong>{v["wall_s"] or 0:.2f} s</strong>')
     if v["steps"] is not None:
-        out.append(f" · steps {escape(v['steps'])}")
+        out.append(f" · steps {esc(v['steps'])}")
     if v["samples"] > 1:
-        out.append(f" · {escape(v['samples'])} samples (the first is graded)")
+        out.append(f" · {esc(v['samples'])} samples (the first is graded)")
     if v["judge_usage"].cost_usd:
         out.append(f' · judge cost ${v["judge_usage"].cost_usd:.4f}')
     out.append("</p>")
@@ -43,7 +44,7 @@ def tokens_line(v: dict[str, Any]) -> str:
 
 
 def _file(f: dict[str, Any]) -> str:
-    name = escape(f["name"])
+    name = esc(f["name"])
     out = ['<div class="output">\n']
     if f["diff"]:
         out.append(f"<h4>Output <code>{name}</code>: changes against the legacy code</h4>\n{diff_html(f['diff'])}\n")
@@ -51,14 +52,14 @@ def _file(f: dict[str, Any]) -> str:
         out.append(f'<h4>Output <code>{name}</code></h4><p class="note">Identical to the legacy code: nothing was '
                    "migrated.</p>\n")
     else:
-        out.append(f'<h4>Output <code>{name}</code></h4>\n<pre class="code">{escape(f["content"])}</pre>\n')
+        out.append(f'<h4>Output <code>{name}</code></h4>\n<pre class="code">{esc(f["content"])}</pre>\n')
     if f["diff_reference"]:
         out.append(f"<details><summary>Against the reference answer</summary>{diff_html(f['diff_reference'])}"
                    "</details>\n")
     elif f["same_as_reference"]:
         out.append(f"<p>{pass_badge(True, 'identical to the reference')}</p>")
     if f["diff"] or f["diff_reference"]:
-        out.append(f'<details><summary>Whole file</summary><pre class="code">{escape(f["content"])}</pre></details>')
+        out.append(f'<details><summary>Whole file</summary><pre class="code">{esc(f["content"])}</pre></details>')
     out.append("</div>\n")
     return "".join(out)
 
@@ -67,17 +68,17 @@ def _harness(v: dict[str, Any], view: dict[str, Any]) -> str:
     run: SandboxRun = view["run"]
     verdict, resolved = run.harness_resolved, run.resolved
     bad = " bad" if verdict is not None and verdict != resolved else ""
-    out = [f'<p class="harness-verdict{bad}" id="harness-{escape(v["name"])}-{escape(view["index"])}">SWE-bench harness '
-           f'(<code>{escape(run.harness_parser)}</code>): ']
+    out = [f'<p class="harness-verdict{bad}" id="harness-{esc(v["name"])}-{esc(view["index"])}">SWE-bench harness '
+           f'(<code>{esc(run.harness_parser)}</code>): ']
     note = run.harness_note
     if verdict is None:
-        out.append("no verdict" + (f" ({escape(note)})" if note else ""))
+        out.append("no verdict" + (f" ({esc(note)})" if note else ""))
     else:
         out.append(str(pass_badge(verdict, "resolved", "not resolved")))
         if verdict != resolved:
             out.append(_HARNESS_DIFFERS.format("resolved" if resolved else "not resolved"))
         if note:
-            out.append(f" · {escape(note)}")
+            out.append(f" · {esc(note)}")
     out.append("</p>")
     return "".join(out)
 
@@ -94,12 +95,12 @@ def _run(v: dict[str, Any], view: dict[str, Any]) -> str:
     out.append("</h4>\n<p>")
     if run.status == "tampered_with_tests":
         out.append('<span class="badge s-error">✗ tampered with tests</span> ')
-    out.append(str(escape(run.status.replace("_", " "))))
+    out.append(str(esc(run.status.replace("_", " "))))
     if run.reason:
-        out.append(f": {escape(run.reason)}")
-    out.append(f" · isolation {escape(run.isolation or '')}")
+        out.append(f": {esc(run.reason)}")
+    out.append(f" · isolation {esc(run.isolation or '')}")
     if run.patch_method:
-        out.append(f" · applied with <code>{escape(run.patch_method)}</code>")
+        out.append(f" · applied with <code>{esc(run.patch_method)}</code>")
     if run.duration_s:
         out.append(f" · {run.duration_s:.1f} s")
     out.append("</p>\n")
@@ -113,8 +114,8 @@ def _run(v: dict[str, Any], view: dict[str, Any]) -> str:
         cut = f": the last {len(view['preview']):,} characters" if view["cut"] else ""
         size = run.log_bytes or len(run.log)
         capped = ", capped by the sandbox" if run.log_truncated else ""
-        out.append(f'<details><summary>Log{cut}</summary><pre class="log">{escape(view["preview"])}</pre></details>\n'
-                   f'<p><a href="{escape(do_urlencode(view["log_file"]))}">Full log ({size:,} bytes{capped})</a></p>\n')
+        out.append(f'<details><summary>Log{cut}</summary><pre class="log">{esc(view["preview"])}</pre></details>\n'
+                   f'<p><a href="{esc(do_urlencode(view["log_file"]))}">Full log ({size:,} bytes{capped})</a></p>\n')
     return "".join(out)
 
 
@@ -122,9 +123,9 @@ def _checks(v: dict[str, Any]) -> str:
     out = []
     syntax = v["syntax"]
     if syntax:
-        out.append(f"<p>Parses ({escape(syntax['language'])}): {pass_badge(syntax['valid'], 'yes', 'no')}</p>")
+        out.append(f"<p>Parses ({esc(syntax['language'])}): {pass_badge(syntax['valid'], 'yes', 'no')}</p>")
         if syntax["issues"]:
-            out.append('<ul class="issues">' + "".join(f"<li><code>{escape(i)}</code></li>" for i in syntax["issues"])
+            out.append('<ul class="issues">' + "".join(f"<li><code>{esc(i)}</code></li>" for i in syntax["issues"])
                        + "</ul>")
     if v["assertions"]:
         score = v["assertion_score"]
@@ -133,9 +134,9 @@ def _checks(v: dict[str, Any]) -> str:
                    '<thead><tr><th scope="col">Check</th><th scope="col">Result</th><th scope="col">Detail</th></tr>'
                    "</thead><tbody>\n")
         for a in v["assertions"]:
-            weight = f' <span class="n">×{escape(a["weight"])}</span>' if a["weight"] != 1 else ""
-            out.append(f'<tr><th scope="row">{escape(a["description"])}{weight}</th><td>{pass_badge(a["passed"])}</td>'
-                       f'<td class="wrap">{escape(a["detail"])}</td></tr>\n')
+            weight = f' <span class="n">×{esc(a["weight"])}</span>' if a["weight"] != 1 else ""
+            out.append(f'<tr><th scope="row">{esc(a["description"])}{weight}</th><td>{pass_badge(a["passed"])}</td>'
+                       f'<td class="wrap">{esc(a["detail"])}</td></tr>\n')
         out.append("</tbody></table></div>\n")
     return "".join(out)
 
@@ -143,23 +144,23 @@ def _checks(v: dict[str, Any]) -> str:
 def _why(explained: list[dict[str, Any]]) -> str:
     """Why the metrics whose scorers said so have their values (each explanation escaped: a scorer may quote the
     answer, e.g. a file name the system wrote)."""
-    rows = "".join(f'<dt data-metric="{escape(m["name"])}">{escape(m["info"].display if m["info"] else m["name"])} '
-                   f'{escape(metric_value(m["value"], m["info"]))}</dt><dd>{escape(m["explanation"])}</dd>'
+    rows = "".join(f'<dt data-metric="{esc(m["name"])}">{esc(m["info"].display if m["info"] else m["name"])} '
+                   f'{esc(metric_value(m["value"], m["info"]))}</dt><dd>{esc(m["explanation"])}</dd>'
                    for m in explained)
     return f'<dl class="kv why" aria-label="Why the metrics have their values">{rows}</dl>\n'
 
 
 def system_panel(v: dict[str, Any], graded_sections: Callable[[dict[str, Any]], object]) -> Markup:
     """The panel of system ``v`` (a `system_view`); ``graded_sections``: the Jinja macro for its judge and rubric."""
-    out = [f'<h3 id="sys-{escape(v["name"])}">{escape(v["name"])} {status_badge(v["status"], v["excluded"])}</h3>\n']
+    out = [f'<h3 id="sys-{esc(v["name"])}">{esc(v["name"])} {status_badge(v["status"], v["excluded"])}</h3>\n']
     if v["reason"]:
-        out.append(f'<p class="reason">{escape(v["reason"])}</p>')
+        out.append(f'<p class="reason">{esc(v["reason"])}</p>')
     out.append(tokens_line(v) + "\n\n")
     out.extend(_file(f) for f in v["files"])
     if v["patch"]:
         out.append(f"<h4>Patch (against the base tree)</h4>{diff_html(v['patch'])}")
     if v["text"]:
-        out.append(f'<h4>Answer text</h4><pre class="code">{escape(v["text"])}</pre>')
+        out.append(f'<h4>Answer text</h4><pre class="code">{esc(v["text"])}</pre>')
     if not v["files"] and not v["patch"] and not v["text"] and v["status"] == "ok":
         out.append('<p class="note">No output.</p>')
     out.append("\n")
@@ -177,6 +178,6 @@ def system_panel(v: dict[str, Any], graded_sections: Callable[[dict[str, Any]], 
         out.append(f"<details><summary>Every metric of this case ({len(v['metrics'])})</summary>\n"
                    f'<table class="grid small"><tbody>\n{metric_rows_html(v["metrics"])}</tbody></table></details>\n')
     if v["stderr"]:
-        out.append(f'<details><summary>Standard error of the system</summary><pre class="log">{escape(v["stderr"])}</pre>'
+        out.append(f'<details><summary>Standard error of the system</summary><pre class="log">{esc(v["stderr"])}</pre>'
                    "</details>")
     return Markup("".join(out))

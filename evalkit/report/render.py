@@ -11,16 +11,16 @@ Pages of a release:
     site/<release>/index.html                summary: counts, systems x headline metrics, charts, suites
     site/<release>/suites/<suite>.html       one suite: leaderboard, every metric, paired comparisons, cases 1-500
     site/<release>/suites/<suite>.cases-<k>.html   the suite's k-th page of 500 cases (large suites)
-    site/<release>/cases/<suite>/<case>.html          one case: inputs, each system's output and grades
-    site/<release>/cases/<suite>/<case>.compare.html  two systems side by side (?a=SYS&b=SYS)
-    site/<release>/cases/<suite>/<case>.<system>.log.txt  full test log, when tests ran
+    site/<release>/cases/<suite>/<case>.html          one case: inputs, each system's output and grades; two
+                                                      systems side by side with ?compare (or ?a=SYS&b=SYS)
+    site/<release>/cases/<suite>/<case>.<system>.log.txt  full test log, when the page shows only its end
     site/<release>/regressions.html          per system, cases worse / better than the previous release
     site/compare/<a>..<b>.html               any two releases compared (evalkit.report.compare_page)
     site/assets/                             style.css, charts.js, compare.js, plotly.min.js (one copy)
     site/schemas/*.schema.json               JSON Schemas of report.json, the case JSON, ...
 
 Where the code is: evalkit.report.site_env (Jinja environment, filters, badges), page_data (what the
-pages show, computed from report.json), case_pages (case and compare pages, test logs, forked workers),
+pages show, computed from report.json), case_pages (case pages, test logs, forked workers),
 release_pages (release summary, suite pages, regressions), site_index (site index, assets, schemas),
 panel and evalkit.kinds.<kind>.page (one system's panel, per-kind case details). This module renders a whole site.
 """

@@ -16,9 +16,10 @@ from typing import Any
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
 from jinja2.bccache import Bucket
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from evalkit.difflines import line_class
+from evalkit.report.escaping import esc
 from evalkit.fsutil import ensure_dir
 from evalkit.kind_registry import template_dirs
 from evalkit.metrics.registry import METRICS, MetricInfo
@@ -212,8 +213,8 @@ def paragraphs(text: str, css: str = "lead") -> Markup:
     """A description as it was written: a ``<p>`` per paragraph (blank-line separated), its line breaks kept
     (``<br>``), every character escaped."""
     blocks = [b.strip("\n") for b in str(text).replace("\r\n", "\n").split("\n\n") if b.strip()]
-    head = f'<p class="{escape(css)}">'  # str operations on escaped parts: Markup.format and .join cost 10x more
-    return Markup("".join(head + "<br>\n".join([escape(line.rstrip()) for line in b.split("\n")]) + "</p>"
+    head = f'<p class="{esc(css)}">'  # str operations on escaped parts: Markup.format and .join cost 10x more
+    return Markup("".join(head + "<br>\n".join([esc(line.rstrip()) for line in b.split("\n")]) + "</p>"
                           for b in blocks))
 
 
@@ -256,7 +257,7 @@ def diff_lines(before: str | None, after: str | None, name: str = "file",
 
 def diff_html(lines: list[tuple[str, str]]) -> Markup:
     """<pre class="diff"> of (css class, line) pairs, as `diff_lines` makes them."""
-    return Markup('<pre class="diff">' + "".join(f'<span class="{escape(c)}">{escape(line)}\n</span>'
+    return Markup('<pre class="diff">' + "".join(f'<span class="{esc(c)}">{esc(line)}\n</span>'
                                                  for c, line in lines) + "</pre>")
 
 
@@ -271,7 +272,7 @@ def test_rows_html(rows: list[dict[str, Any]]) -> Markup:
             badge = pass_badge(False, status)  # as the template had it: the label reads "✗ fail"
         else:
             badge = Markup('<span class="badge s-skipped">– {}</span>').format(status)
-        out.append(f'<tr><th scope="row"><code>{escape(t["id"])}</code></th><td>{escape(t["role"])}</td><td>{badge}'
+        out.append(f'<tr><th scope="row"><code>{esc(t["id"])}</code></th><td>{esc(t["role"])}</td><td>{badge}'
                    f'{" (not in the output)" if t["missing"] else ""}'
                    f'{" <span class=" + chr(34) + "badge s-infra_error" + chr(34) + ">⚠ flaky</span>" if t["flaky"] else ""}'
                    "</td></tr>\n")
@@ -292,11 +293,11 @@ _ROW_HEADS: dict[tuple[int, str], tuple[Any, str]] = {}  # (id(MetricInfo), name
 
 def _row_head(name: str, info: MetricInfo | None) -> str:
     if info is None:
-        return f'<tr><th scope="row">{escape(name)}</th><td class="num" data-metric="{escape(name)}" '
+        return f'<tr><th scope="row">{esc(name)}</th><td class="num" data-metric="{esc(name)}" '
     held = _ROW_HEADS.get((id(info), name))
     if held is None or held[0] is not info:
-        held = (info, f'<tr><th scope="row"><abbr title="{escape(info.description)}">{escape(info.display)}</abbr>'
-                      f'{uncalibrated_mark(info)}</th><td class="num" data-metric="{escape(name)}" ')
+        held = (info, f'<tr><th scope="row"><abbr title="{esc(info.description)}">{esc(info.display)}</abbr>'
+                      f'{uncalibrated_mark(info)}</th><td class="num" data-metric="{esc(name)}" ')
         if len(_ROW_HEADS) < 4096:
             _ROW_HEADS[(id(info), name)] = held
     return held[1]
@@ -310,8 +311,8 @@ def metric_rows_html(metrics: list[dict[str, Any]]) -> Markup:
         info, value = m["info"], m["value"]
         raw = "" if value is None else repr(float(value))
         why = m.get("explanation")
-        out.append(f'{_row_head(m["name"], info)}data-value="{escape(raw)}">{escape(metric_value(value, info))}'
-                   + (f'</td><td class="why">{escape(why)}' if why else "") + "</td></tr>\n")
+        out.append(f'{_row_head(m["name"], info)}data-value="{esc(raw)}">{esc(metric_value(value, info))}'
+                   + (f'</td><td class="why">{esc(why)}' if why else "") + "</td></tr>\n")
     return Markup("".join(out))
 
 

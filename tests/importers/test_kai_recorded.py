@@ -285,8 +285,7 @@ def test_no_page_prints_a_float_in_full(project: Path) -> None:
 def test_a_kai_eval_diff_is_not_called_an_empty_output(project: Path) -> None:
     """#30: kai-eval's outputs are diffs; the case page showed a red "Degenerate (empty): the output file is
     empty or missing / complete ✗" next to a real 22 KB diff with a judge score of 0.525."""
-    pages = sorted(p for p in (project / "site" / "kai-history" / "cases" / "kai-eval").glob("*.html")
-                   if not p.name.endswith(".compare.html"))
+    pages = sorted((project / "site" / "kai-history" / "cases" / "kai-eval").glob("*.html"))
     assert len(pages) == 6
     diffs = empties = 0
     for page in pages:

@@ -103,21 +103,30 @@ def test_every_page_loads_clean_and_payloads_stay_inert(site: Path) -> None:
             assert not errors, errors
             assert not dialogs, dialogs
             pages = sorted(u[len(base):] for u in seen if u.endswith(".html"))
-            # site index, release, suite, regressions, 2 case pages and their 2 compare pages
-            assert pages == ["index.html", "r1/cases/migration/ejb-stateless.compare.html",
-                             "r1/cases/migration/ejb-stateless.html", "r1/cases/migration/jpa-entity.compare.html",
-                             "r1/cases/migration/jpa-entity.html", "r1/index.html", "r1/regressions.html",
-                             "r1/suites/migration.html"], pages
+            # site index, release, suite, regressions, 2 case pages (two systems side by side: a case page's ?compare)
+            assert pages == ["index.html", "r1/cases/migration/ejb-stateless.html", "r1/cases/migration/jpa-entity.html",
+                             "r1/index.html", "r1/regressions.html", "r1/suites/migration.html"], pages
+            assert any(u.endswith("jpa-entity.html?compare") for u in seen), "the suite and case pages link ?compare"
             for url in [u for u in seen if "assets/" in u]:
                 assert url.endswith(("style.css", "plotly.min.js", "charts.js", "compare.js", "sort.js")), url
-            for name in ("jpa-entity.html", "jpa-entity.compare.html?a=evil&b=gold"):
+            for name in ("jpa-entity.html", "jpa-entity.html?a=evil&b=gold"):
                 page.goto(urljoin(base, f"r1/cases/migration/{name}"))
                 assert PAYLOAD[:40] in page.inner_text("body")  # shown as text
                 assert page.locator("#evil").count() == 0 and page.locator("img[src=x]").count() == 0
                 assert page.locator("main script").count() == 0
                 assert page.evaluate("window.__pwned") is None
             assert page.locator("[data-panel=evil]").is_visible() and page.locator("[data-panel=gold]").is_visible()
-            assert not page.locator("[data-panel=naive]").is_visible()
+            assert not page.locator("[data-panel=naive]").is_visible() and page.locator("#picker").is_visible()
+            page.goto(urljoin(base, "r1/cases/migration/jpa-entity.html?compare"))  # the default pair, side by side
+            shown = [p for p in page.locator("[data-panel]").all() if p.is_visible()]
+            assert len(shown) == 2 and page.locator("#panels.side-by-side").count() == 1
+            page.select_option("#pick-a", "gold")
+            page.select_option("#pick-b", "naive")
+            assert sorted(p.get_attribute("data-panel") or "" for p in page.locator("[data-panel]").all()
+                          if p.is_visible()) == ["gold", "naive"]
+            page.goto(urljoin(base, "r1/cases/migration/jpa-entity.html"))  # the case page: every system, no picker
+            assert all(p.is_visible() for p in page.locator("[data-panel]").all())
+            assert not page.locator("#picker").is_visible() and page.locator("#panels.side-by-side").count() == 0
             page.goto(urljoin(base, "r1/cases/migration/jpa-entity.html"))
             page.screenshot(path=str(SHOTS / "case.png"), full_page=True)
             page.goto(urljoin(base, "r1/index.html"))

@@ -1,4 +1,4 @@
-"""The case and compare pages and the judge/rubric sections rendered in Python (evalkit.report.case_markup) are the
+"""The case page (with its picker of two systems side by side) and the judge/rubric sections rendered in Python (evalkit.report.case_markup) are the
 bytes the templates render, and a ``templates_dir`` that changes one of those templates is rendered by Jinja, its
 change shown."""
 
@@ -54,7 +54,7 @@ def _site(root: Path) -> Path:
                                             {"rule_id": "r2", "line": 2.5, "description": "desc"}, {"line": 0}]}
             case["reference_files"] = {"reference.expected_file": P, "other": "x"}
             case["input_files"][P] = P
-            case["systems"] = {k: case["systems"][k] for k in list(case["systems"])[:1]}  # one system: no compare page
+            case["systems"] = {k: case["systems"][k] for k in list(case["systems"])[:1]}  # one system: no picker
         elif i % 3 == 0:
             case["inputs"] = {"incidents": "not a list", "x_y": "z"}
             case["description"] = ""
@@ -77,7 +77,7 @@ def test_python_pages_equal_the_templates_and_an_override_is_rendered_by_jinja(t
     templates = tmp_path / "templates"
     shutil.copytree(PACKAGE_TEMPLATES, templates)
     assert case_markup.shipped(environment(templates))  # a copy of the shipped templates is the shipped templates
-    for name in ("case.html.j2", "compare.html.j2", "macros.html.j2"):
+    for name in ("case.html.j2", "macros.html.j2"):
         with open(templates / "site" / name, "a", encoding="utf-8") as fh:
             fh.write("{# changed: renders the same, by Jinja #}")
     assert not case_markup.shipped(environment(templates))
@@ -86,7 +86,8 @@ def test_python_pages_equal_the_templates_and_an_override_is_rendered_by_jinja(t
     render_site(fast, "r2")
     render_site(tmp_path / "jinja", "r2", tdir=templates)
     fast_pages, jinja_pages = _pages(fast), _pages(tmp_path / "jinja")
-    assert len([p for p in fast_pages if p.endswith(".compare.html")]) >= 2
+    assert len([p for p in fast_pages.values() if b'id="picker"' in p]) >= 2
+    assert any(b'id="picker"' not in p for p in fast_pages.values())  # a case of one system
     assert any(b"Broken case" in page and b"Analyzer incidents" in page for page in fast_pages.values())
     shown = b"".join(fast_pages.values())
     for part in (b"decided without a model", b"Not judged: the judge budget", b"recorded judge", b"Unusable answer 2",

@@ -15,6 +15,7 @@ from evalkit.metrics.registry import METRICS
 from evalkit.schemas import SCHEMA_DIR
 from evalkit.report.render import (copy_assets, diff_lines, fmt_difference, fmt_value, json_for_script, metric_value,
                                    pass_badge, render_site, status_badge, truncate_log)
+from evalkit.report.site_env import LOG_PREVIEW
 from evalkit.report.site import list_releases
 from helpers import synthetic_site
 
@@ -71,8 +72,8 @@ def test_json_for_script_and_chart_labels_are_inert() -> None:
 def test_every_page_written_and_linked_relatively(site: Path) -> None:
     pages = sorted(site.rglob("*.html"))
     assert site / "r2" / "suites" / "migration.html" in pages
-    assert site / "r2" / "cases" / "patch" / "case-0000.compare.html" in pages
-    assert list(site.rglob("*.log.txt")), "full test logs are written next to the case pages"
+    assert not [p for p in pages if p.name.endswith(".compare.html")], "two systems side by side are the case page's"
+    assert 'id="picker"' in (site / "r2" / "cases" / "patch" / "case-0000.html").read_text()
     for page in pages:
         parser = Links()
         parser.feed(page.read_text(encoding="utf-8"))
@@ -82,6 +83,37 @@ def test_every_page_written_and_linked_relatively(site: Path) -> None:
                 continue
             target = (page.parent / url.split("#")[0].split("?")[0]).resolve()
             assert target.exists(), f"{page.relative_to(site)} links to missing {url}"
+
+
+def test_a_log_shown_in_part_is_a_file_and_what_a_page_no_longer_shows_goes(tmp_path: Path) -> None:
+    """A run's full log is a file of its own when the page shows only its end; a log shown whole is not written
+    twice. A case page rendered again removes the log file it no longer links and an older evalkit's compare page."""
+    site = synthetic_site(tmp_path / "s", n_systems=2)
+    folder = site / "r2" / "cases" / "patch"
+    data = folder / "case-0000.json"
+    case = json.loads(data.read_text())
+    system = sorted(case["systems"])[0]
+    run = case["systems"][system]["execution"]["runs"][0]
+    short = run["log"]
+    assert len(short) <= LOG_PREVIEW
+    assert not list(site.rglob("*.log.txt")), "a log the page shows whole is not written again"
+    assert "Full log" not in (folder / "case-0000.html").read_text()
+    run["log"] = "".join(f"line {i} of a long test log\n" for i in range(2 * LOG_PREVIEW // 20)) + "THE END\n"
+    data.write_text(json.dumps(case))
+    (folder / "case-0000.compare.html").write_text("an older evalkit's compare page")
+    (folder / "case-0001.compare.html").write_text("an older evalkit's compare page")
+    render_site(site, "r2")
+    log = folder / f"case-0000.{system}.log.txt"
+    assert log.read_text() == run["log"]
+    page = (folder / "case-0000.html").read_text()
+    assert f'href="case-0000.{system}.log.txt">Full log' in page and "line 0 of a long" not in page
+    assert not (folder / "case-0000.compare.html").exists()  # the page rendered again: its old compare page goes
+    assert (folder / "case-0001.compare.html").exists()  # a page not rendered again is not touched
+    run["log"] = short
+    data.write_text(json.dumps(case))
+    render_site(site, "r2")
+    assert not log.exists(), "the log is shown whole again: its file goes"
+    assert "Full log" not in (folder / "case-0000.html").read_text()
 
 
 def test_plotly_written_once_and_only_when_changed(site: Path) -> None:

@@ -38,7 +38,7 @@ def test_workers_render_the_same_pages_and_index(tmp_path: Path) -> None:
     index = lambda root: json.loads((root / "r1" / "cases" / ".pages.json").read_text())  # noqa: E731
     assert sorted(index(one)) == sorted(index(two)) and len(index(two)) == 30  # digests hold file times
     # the workers' writes reach the parent's listeners (doit's stat memo) too
-    assert str(two / "r1" / "cases" / "patch" / "case-0000.compare.html") in seen
+    assert str(two / "r1" / "cases" / "patch" / "case-0000.html") in seen
     # nothing changed: no worker writes a page again
     before = {p: p.stat().st_mtime_ns for p in two.rglob("*.html") if "/cases/" in str(p)}
     render_site(two, "r1", workers=2)

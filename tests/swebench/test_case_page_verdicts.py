@@ -21,7 +21,7 @@ def panel(run: dict) -> str:
     arts = SystemArtifacts.model_validate({"output": {**where, "status": "ok", "samples": [{"patch": "diff"}]},
                                            "execution": {**where, "isolation": "docker", "runs": [run]}})
     view = system_view(case, "bot", arts, report)
-    system_panel = case_templates(environment())[2]  # the panel the case and compare pages show
+    system_panel = case_templates(environment())[1]  # the panel the case page shows
     return str(system_panel(view))
 
 
