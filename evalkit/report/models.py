@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 
+from evalkit import collector
 from evalkit.case_detail import REPORT_SCHEMA_VERSION, CaseDetail as CaseDetail  # re-exported: it moved to the core
 from evalkit.metrics.registry import MetricInfo
 from evalkit.graders.audit_models import JudgeAudit
@@ -439,7 +440,8 @@ def read_report(path: Path) -> Report:
     hit = _REPORTS.get(key)
     if hit is not None and hit[0] == stamp:
         return hit[1]
-    report = Report.model_validate_json(path.read_bytes())
+    with collector.paused():  # hundreds of thousands of objects that live on (evalkit.collector)
+        report = Report.model_validate_json(path.read_bytes())
     with _REPORTS_LOCK:
         _REPORTS[key] = (stamp, report)
     return report

@@ -42,21 +42,26 @@ def status_counts(rows: list[CaseRow], systems: list[str]) -> dict[str, Counter]
     A broken case is a problem of the case, not of the systems: its cells count as ``broken`` (never as a
     failed run, ``error``), and the total counts it once, not once per system."""
     counts: dict[str, Counter] = {s: Counter() for s in systems}
-    counts["total"] = Counter()
+    total = counts["total"] = Counter()
     for row in rows:
         broken_case = False
         for name, cell in row.systems.items():
+            mine = counts.get(name)
+            if mine is None:
+                mine = counts[name] = Counter()
             broken = cell.excluded == "broken" or cell.status == "broken"
             broken_case = broken_case or broken
             status = "broken" if broken else cell.status
-            excluded = f"excluded:{cell.excluded}" if cell.excluded and not broken else None
-            for key in (status, excluded):
-                if key:
-                    counts.setdefault(name, Counter())[key] += 1
-                    if key != "broken":
-                        counts["total"][key] += 1
-            counts.setdefault(name, Counter())["cells"] += 1
-            counts["total"]["cells"] += 1
+            if status:
+                mine[status] += 1
+                if status != "broken":
+                    total[status] += 1
+            if cell.excluded and not broken:
+                excluded = f"excluded:{cell.excluded}"
+                mine[excluded] += 1
+                total[excluded] += 1
+            mine["cells"] += 1
+            total["cells"] += 1
         if broken_case:
             counts["total"]["broken"] += 1
     return counts

@@ -10,6 +10,7 @@ from evalkit.report.models import CaseRow, Change, ReleaseDiff, Report, SystemDi
 from evalkit.report.site import previous_report_path
 
 EPS = 1e-9
+_UNSEEN = object()
 
 
 def previous_report(cfg: Config) -> Report | None:
@@ -40,7 +41,7 @@ def release_diff(prev: Report | None, cases: list[CaseRow]) -> ReleaseDiff:
         return ReleaseDiff()
     before = {(r.suite, r.case_id): r for r in prev.cases}
     diffs: dict[str, SystemDiff] = {}
-    better_when: dict[str, bool | None] = {}  # each metric tested once, not once per (case, system, metric)
+    better_when: dict[str, object] = {}  # each metric tested once, not once per (case, system, metric)
     for row in cases:
         old = before.get((row.suite, row.case_id))
         if old is None:
@@ -49,17 +50,19 @@ def release_diff(prev: Report | None, cases: list[CaseRow]) -> ReleaseDiff:
             old_cell = old.systems.get(system)
             if old_cell is None:
                 continue
-            d = diffs.setdefault(system, SystemDiff())
+            d = diffs.get(system)
+            if d is None:
+                d = diffs[system] = SystemDiff()
+            old_metrics = old_cell.metrics
             for name, after in cell.metrics.items():
-                if name not in better_when:
-                    better_when[name] = _higher_is_better(name)
-                higher = better_when[name]
+                b = old_metrics.get(name)
+                if b is None or after is None or abs(after - b) <= EPS:  # most metrics of most cases: no move
+                    continue
+                higher = better_when.get(name, _UNSEEN)
+                if higher is _UNSEEN:
+                    higher = better_when[name] = _higher_is_better(name)
                 if higher is None:
                     continue
-                b = old_cell.metrics.get(name)
-                if b is None or after is None or abs(after - b) <= EPS:
-                    continue
-                better = (after > b) == higher
-                (d.improved if better else d.regressed).append(
+                (d.improved if (after > b) == higher else d.regressed).append(
                     Change(suite=row.suite, case_id=row.case_id, metric=name, before=b, after=after))
     return ReleaseDiff(previous_release=prev.release, systems=dict(sorted(diffs.items())))

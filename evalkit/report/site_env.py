@@ -117,8 +117,9 @@ def _memo(key: tuple[Any, ...], make: Any) -> Markup:
 
     Only plain str / bool / None arguments are cached (a Markup label is escaped differently from an
     equal str; anything else goes uncached); the cache stops growing at 4,096 entries."""
-    if not all(a is None or type(a) in (str, bool) for a in key[1:]):
-        return make()
+    for a in key[1:]:  # a loop, not all(<generator>): case pages call this millions of times
+        if a is not None and type(a) is not str and type(a) is not bool:
+            return make()
     html = _BADGES.get(key)
     if html is None:
         html = make()
