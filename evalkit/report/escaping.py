@@ -19,9 +19,9 @@ def replace_specials(text: str) -> str:
 
 
 _escape_str: Callable[[str], str]
-try:  # markupsafe 3's own escaping function (C when its speedups are built), which ``escape`` wraps
-    from markupsafe import _escape_inner as _escape_str
-except ImportError:  # pragma: no cover - other markupsafe versions
+try:  # markupsafe 3's C escaping function, which its ``escape`` wraps in a Markup
+    from markupsafe._speedups import _escape_inner as _escape_str
+except ImportError:  # pragma: no cover - markupsafe without its speedups built, or another version
     _escape_str = replace_specials
 
 

@@ -8,7 +8,6 @@ import json
 import math
 from pathlib import Path
 
-from evalkit import collector
 from evalkit.fsutil import atomic_write_text, digest, remove
 from evalkit.report import charts
 from evalkit.report.case_pages import remove_gone_cases, render_cases
@@ -54,12 +53,8 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
 
     def other_pages() -> list[Path]:
         """The release page, suite pages, regressions and the comparison with the previous release:
-        rendered here while forked workers render the case pages (the collector off: the previous release's
-        report and the diff of every case live until they are written, evalkit.collector)."""
-        with collector.paused():
-            return _other_pages()
+        rendered here while forked workers render the case pages."""
 
-    def _other_pages() -> list[Path]:
         written: list[Path] = []
         suite_rows = {s.name: [r for r in report.cases if r.suite == s.name] for s in report.suites}
         headline_names = {i.name for i in headline}

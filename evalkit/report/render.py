@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalkit import collector
 from evalkit.report.case_pages import (CaseDetail, case_pages, case_templates, case_workers, render_cases, system_view,
                                        write_logs)
 from evalkit.report.page_data import (STATUS_ORDER, load_report, case_lookup, comparison_index, headline_metrics,
@@ -49,11 +50,16 @@ def render_site(site: Path, release: str, tdir: Path | None = None, cache_dir: P
     rendering the case pages (default: `case_workers`).
     """
     site = Path(site)
-    copy_assets(site, tdir)
-    write_site_schemas(site)
-    render_release(site, release, tdir, cache_dir, workers)
-    update_manifest(site, release)
-    render_index(site, tdir, cache_dir)
+    # The cycle collector off throughout (evalkit.collector): the reports read live until the end, and each collection
+    # scanned them all again (a third of reading a previous release and diffing it with this one, four fifths of the
+    # site index's first render at 10,000 cases); the pages leave next to no cycles (9,000 case pages rendered with it
+    # off left 702 objects for it), and a forked worker exits after its pages.
+    with collector.paused():
+        copy_assets(site, tdir)
+        write_site_schemas(site)
+        render_release(site, release, tdir, cache_dir, workers)
+        update_manifest(site, release)
+        render_index(site, tdir, cache_dir)
     return site / release / "index.html"
 
 
