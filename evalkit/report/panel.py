@@ -110,12 +110,15 @@ def _run(v: dict[str, Any], view: dict[str, Any]) -> str:
         out.append('<div class="scroll"><table class="grid small">\n<caption>Per-test results</caption>\n'
                    '<thead><tr><th scope="col">Test</th><th scope="col">Role</th><th scope="col">Result</th></tr>'
                    f"</thead><tbody>\n{test_rows_html(view['test_rows'])}</tbody></table></div>\n")
-    if view["log_file"]:
+    if run.log:
         cut = f": the last {len(view['preview']):,} characters" if view["cut"] else ""
         size = run.log_bytes or len(run.log)
         capped = ", capped by the sandbox" if run.log_truncated else ""
-        out.append(f'<details><summary>Log{cut}</summary><pre class="log">{esc(view["preview"])}</pre></details>\n'
-                   f'<p><a href="{esc(do_urlencode(view["log_file"]))}">Full log ({size:,} bytes{capped})</a></p>\n')
+        out.append(f'<details><summary>Log{cut}</summary><pre class="log">{esc(view["preview"])}</pre></details>\n')
+        if view["log_file"]:  # the page shows its end: the whole log is a file beside it
+            out.append(f'<p><a href="{esc(do_urlencode(view["log_file"]))}">Full log ({size:,} bytes{capped})</a></p>\n')
+        elif capped:
+            out.append(f"<p>Log capped by the sandbox ({size:,} bytes in all).</p>\n")
     return "".join(out)
 
 

@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from evalkit.report import charts
 from evalkit.report.models import Report
@@ -97,7 +98,8 @@ def test_a_log_shown_in_part_is_a_file_and_what_a_page_no_longer_shows_goes(tmp_
     short = run["log"]
     assert len(short) <= LOG_PREVIEW
     assert not list(site.rglob("*.log.txt")), "a log the page shows whole is not written again"
-    assert "Full log" not in (folder / "case-0000.html").read_text()
+    page = (folder / "case-0000.html").read_text()
+    assert "Full log" not in page and f'<pre class="log">{escape(short)}</pre>' in page  # shown whole
     run["log"] = "".join(f"line {i} of a long test log\n" for i in range(2 * LOG_PREVIEW // 20)) + "THE END\n"
     data.write_text(json.dumps(case))
     (folder / "case-0000.compare.html").write_text("an older evalkit's compare page")
@@ -113,7 +115,8 @@ def test_a_log_shown_in_part_is_a_file_and_what_a_page_no_longer_shows_goes(tmp_
     data.write_text(json.dumps(case))
     render_site(site, "r2")
     assert not log.exists(), "the log is shown whole again: its file goes"
-    assert "Full log" not in (folder / "case-0000.html").read_text()
+    page = (folder / "case-0000.html").read_text()
+    assert "Full log" not in page and "tests/test_m.py::test_0" in page
 
 
 def test_plotly_written_once_and_only_when_changed(site: Path) -> None:
