@@ -59,7 +59,11 @@ def test_a_noop_is_answered_by_its_gate_and_every_change_it_read_reopens_it(tmp_
     code, out, err = settle(project)
     assert code == 0 and "naive" in out
     gate = pickle.loads((project / GATE).read_bytes())
-    assert str(Path(noop_gate.__file__).resolve().parent / "cli" / "__init__.py") in gate.paths, "evalkit's code"
+    # the evalkit the runs import (from an unrelated folder: the installed one, a copy in site-packages after a plain
+    # `pip install .`, where this process imports the checkout)
+    used = subprocess.run([sys.executable, "-c", "import evalkit.noop_gate as g; print(g.__file__)"], cwd=project.parent,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert str(Path(used).resolve().parent / "cli" / "__init__.py") in gate.paths, "evalkit's code"
     assert str(artifact) in gate.paths and str(artifact.parent) in gate.paths, "the manifest's targets, their folders"
 
     def new_case() -> None:
