@@ -1,8 +1,8 @@
 """One system's panel on a case page: its output, test runs, checks, metrics (and its judge).
 
-A case page holds one panel per system and the compare page shows the same panels again, so at
+A case page holds one panel per system (two of them side by side with ``?compare``), so at
 10,000 cases x 4 systems the panel is the hottest piece of the site. It is Python (every value
-escaped with markupsafe) rather than a Jinja macro, which cost a third of the render; the judge
+escaped as markupsafe does, evalkit.report.escaping) rather than a Jinja macro, which cost a third of the render; the judge
 and rubric sections stay a Jinja macro (`graded_sections` in macros.html.j2), the part rubric
 authors change. `system_view` (case_pages.py) makes the ``v`` dict read here, from the artifact models (every field
 present: a model's default where an artifact lacks it).
