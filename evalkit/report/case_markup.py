@@ -191,14 +191,13 @@ def case_page(env: Environment, ctx: dict[str, Any]) -> str:
 def _picker(case: Any, pair: tuple[str, str], views: list[dict[str, Any]]) -> str:
     """The two systems compared side by side (shown by compare.js when the page's address asks: ``?compare``,
     ``?a=SYS&b=SYS``)."""
-    a, b = pair
-    out = ['<form class="picker" id="picker" hidden>\n<label>Left <select id="pick-a">']
-    out.extend(f'<option value="{_e(v["name"])}"{" selected" if v["name"] == a else ""}>{_e(v["name"])}</option>'
-               for v in views)
-    out.append('</select></label>\n<label>Right <select id="pick-b">')
-    out.extend(f'<option value="{_e(v["name"])}"{" selected" if v["name"] == b else ""}>{_e(v["name"])}</option>'
-               for v in views)
-    out.append(f'</select></label>\n<a href="{_u(case.case_id)}.html#systems">Show every system</a>\n'
+    out = ['<form class="picker" id="picker" hidden>\n']
+    for label, ident, chosen in (("Left", "pick-a", pair[0]), ("Right", "pick-b", pair[1])):
+        out.append(f'<label>{label} <select id="{ident}">')
+        out.extend(f'<option value="{_e(v["name"])}"{" selected" if v["name"] == chosen else ""}>{_e(v["name"])}'
+                   "</option>" for v in views)
+        out.append("</select></label>\n")
+    out.append(f'<a href="{_u(case.case_id)}.html#systems">Show every system</a>\n'
                '<span class="n">Link to a pair: add <code>?a=SYSTEM&amp;b=SYSTEM</code> to this page\'s address.</span>\n'
                "</form>\n")
     return "".join(out)
