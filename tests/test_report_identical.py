@@ -12,6 +12,7 @@ import html
 import json
 import os
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,30 @@ def test_demo_report_numbers_are_unchanged(demo_site: Path) -> None:
     suite_pages = sorted((demo_site / "suites").glob("*.html"))
     assert {p.stem for p in suite_pages} >= {"agentic", "e2e", "generation", "migration", "patch", "rag"}
     assert [p.stem for p in suite_pages if 'id="case-health"' not in p.read_text(encoding="utf-8")] == []
+
+
+class _Ids(HTMLParser):
+    """Every id attribute of a page, in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.ids += [v for k, v in attrs if k == "id" and v is not None]
+
+
+def test_every_demo_page_has_each_id_once(demo_site: Path) -> None:
+    """An id names one element of its page: a section a template renders twice (the suite page's case health was)
+    repeats its ids, and a link to it (#case-health) or a script looking it up finds only the first."""
+    repeated = {}
+    for page in sorted(demo_site.parent.rglob("*.html")):
+        found = _Ids()
+        found.feed(page.read_text(encoding="utf-8"))
+        twice = sorted({i for i in found.ids if found.ids.count(i) > 1})
+        if twice:
+            repeated[str(page.relative_to(demo_site.parent))] = twice
+    assert not repeated, repeated
 
 
 PPI_LINE = re.compile(r'<span class="ppi" data-ppi="(\w+)">(.*?)</span>\.\s*\n', re.S)
