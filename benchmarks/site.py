@@ -32,10 +32,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalkit.fsutil import atomic_write_json  # noqa: E402
+from evalkit.fsutil import atomic_write_json, file_digest  # noqa: E402
 from evalkit.metrics.registry import METRICS  # noqa: E402
-from evalkit.report.models import (Aggregate, CaseCell, CaseDetail, CaseRow, Change, ReleaseDiff,  # noqa: E402
-                                   Report, SuiteSummary, SystemDiff, SystemSummary)
+from evalkit.report.models import (Aggregate, CaseCell, CaseDetail, CaseRow, ReleaseDiff,  # noqa: E402
+                                   Report, SuiteSummary, SystemSummary)
+from evalkit.report.release_diff import release_diff  # noqa: E402
 from evalkit.stats import MeanEstimate, PairedComparison  # noqa: E402
 
 LEGACY = "package com.acme.c{i};\n\nimport javax.inject.Inject;\nimport javax.ejb.Stateless;\n\n@Stateless\n" \
@@ -184,21 +185,8 @@ def synthesize(site: Path, n_cases: int = 1000, n_systems: int = 4, release: str
                                      and not r.systems[s].excluded]) for m in all_metrics}
         summaries.append(SystemSummary(name=s, description=f"Synthetic system {j}", adapter="recorded",
                                        is_baseline=j == 0, n_cases=len(rows), status_counts=counts, metrics=metrics))
-    diff = ReleaseDiff()
-    if previous is not None:
-        before = {(r.suite, r.case_id): r for r in previous.cases}
-        per_sys: dict[str, SystemDiff] = {}
-        for r in rows:
-            old = before.get((r.suite, r.case_id))
-            for s, cell in r.systems.items():
-                d = per_sys.setdefault(s, SystemDiff())
-                for m in ("assertion_score", "resolved", "codebleu"):
-                    a, b = cell.metrics.get(m), old.systems[s].metrics.get(m) if old else None
-                    if a is None or b is None or a == b:
-                        continue
-                    (d.improved if a > b else d.regressed).append(
-                        Change(suite=r.suite, case_id=r.case_id, metric=m, before=b, after=a))
-        diff = ReleaseDiff(previous_release=previous.release, systems=per_sys)
+    # summarize's own diff against the previous release's report.json, with that file's digest (as a run records it)
+    diff = release_diff(previous, rows, file_digest(site / previous.release / "report.json")) if previous else ReleaseDiff()
     report = Report(release=release, title="Synthetic benchmark report", baseline=systems[0], systems=summaries,
                     suites=suite_summaries, cases=rows, diff=diff,
                     metric_info={m: METRICS[m] for m in all_metrics})

@@ -13,7 +13,7 @@ this one with each release.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from evalkit.errors import InputError, Problem
 from evalkit.fsutil import atomic_write_text
@@ -67,12 +67,24 @@ class ReleaseComparison(Model):
     """Systems only in release a."""
 
 
-def compare_reports(a: Report, b: Report) -> ReleaseComparison:
+class Moved(NamedTuple):
+    """What the release's own pages found already (evalkit.report.release_pages): the diff against the previous
+    release (`evalkit.report.release_diff.current_diff`), its `regression_groups` after `largest_first`, and how
+    many cases moved."""
+
+    diff: ReleaseDiff
+    groups: list[dict[str, Any]]
+    n_cases: int
+
+
+def compare_reports(a: Report, b: Report, diff: ReleaseDiff | None = None) -> ReleaseComparison:
     """What changed from report ``a`` to report ``b`` (any two releases, either order).
 
-    Always recomputed from both report.json files (``b.diff`` may predate a rerun of ``a``)."""
+    ``diff``: the metric moves from ``a`` to ``b`` when the caller has them (`current_diff`: checked against ``a``'s
+    report.json); else computed from both reports (``b.diff`` may predate a rerun of ``a``)."""
 
-    diff = release_diff(a, b.cases)
+    if diff is None or diff.previous_release != a.release:
+        diff = release_diff(a, b.cases)
     old = {(r.suite, r.case_id): r for r in a.cases}
     new = {(r.suite, r.case_id): r for r in b.cases}
     status: list[StatusChange] = []
@@ -128,28 +140,33 @@ def check_releases(site: Path, a: str, b: str) -> None:
 
 
 def render_comparison(site: Path, a: str, b: str, tdir: Path | None = None,
-                      cache_dir: Path | None = None, loaded: Report | None = None) -> Path:
+                      cache_dir: Path | None = None, loaded: Report | None = None, moved: Moved | None = None) -> Path:
     """Write site/compare/<a>..<b>.html and its JSON; returns the page. ``loaded``: the report of ``a`` or ``b`` as
     the caller read it already (render_release has the release's own: at 10,000 cases, reading it again cost as
-    much as the rest of this page)."""
+    much as the rest of this page). ``moved``: the moves from ``a`` to ``b`` as the release's regressions page
+    found them (the same diff and rows on both pages, found once)."""
 
     site = Path(site)
     check_releases(site, a, b)
     ra = loaded if loaded is not None and loaded.release == a else load_report(site, a)
     rb = loaded if loaded is not None and loaded.release == b else load_report(site, b)
-    comp = compare_reports(ra, rb)
+    if moved is not None and moved.diff.previous_release == a and rb.release == b:
+        comp = compare_reports(ra, rb, moved.diff)
+        groups, n_cases = moved.groups, moved.n_cases
+    else:
+        comp = compare_reports(ra, rb)
+        keys: dict[str | None, set[tuple[str, str]]] = {r.release: {(c.suite, c.case_id) for c in r.cases}
+                                                       for r in (ra, rb)}  # each row has its page
+        groups = regression_groups(site, rb, comp.diff, lambda rel, suite, cid: (suite, cid) in keys.get(rel, ()))
+        n_cases = len({(e["suite"], e["case_id"]) for g in groups for k in ("regressed", "improved") for e in g[k]})
+        largest_first(groups, PAGE_ROWS)  # past PAGE_ROWS the JSON beside the page has the rest
     metric_info = {**ra.metric_info, **rb.metric_info}
-    keys: dict[str | None, set[tuple[str, str]]] = {r.release: {(c.suite, c.case_id) for c in r.cases}
-                                                   for r in (ra, rb)}  # each row has its page
-    groups = regression_groups(site, rb, comp.diff, lambda rel, suite, cid: (suite, cid) in keys.get(rel, ()))
-    cases = sorted({(e["suite"], e["case_id"]) for g in groups for k in ("regressed", "improved") for e in g[k]})
-    largest_first(groups, PAGE_ROWS)  # past PAGE_ROWS the JSON beside the page has the rest
     page = compare_page_path(site, a, b)
     env = site_env_code.environment(tdir, cache_dir)
     html = env.get_template("compare_releases.html.j2").render(
         comp=comp, groups=groups, metric_info=metric_info, root="../", here="compare_releases",
         releases=list_releases(site), palette=charts.colours([s.name for s in rb.systems]),
-        n_changed=len(cases), limit=PAGE_ROWS)
+        n_changed=n_cases, limit=PAGE_ROWS)
     atomic_write_text(page.with_suffix(".json"), comp.model_dump_json())
     atomic_write_text(page, html)
     return page

@@ -239,6 +239,10 @@ class ReleaseDiff(Model):
 
     previous_release: str | None = None
     """The release compared with (None for the first release)."""
+    previous_digest: str | None = None
+    """sha256 of the previous release's report.json as compared with (None: not recorded). The pages use this diff
+    while that file is unchanged and compute it again once the previous release was summarized again
+    (evalkit.report.release_diff.current_diff)."""
     systems: dict[str, SystemDiff] = {}
     """System -> changes (systems present in both releases)."""
 

@@ -14,6 +14,7 @@ from evalkit.report.case_pages import remove_gone_cases, render_cases
 from evalkit.report.leaderboard import leaderboards, overview
 from evalkit.report.page_data import (load_report, comparison_index, headline_metrics, judgement, primary_metric,
                                       regression_groups, release_charts, status_counts)
+from evalkit.report.release_diff import current_diff
 from evalkit.report.site import list_releases, templates_dir
 from evalkit.report.site_env import environment
 from evalkit.kind_registry import code_stamp as kinds_code_stamp
@@ -89,15 +90,19 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
 
         page = out_dir / "regressions.html"
 
-        moves = regression_groups(site, report)
+        diff = current_diff(site, report)  # the regressions page and the comparison page show the same moves
+        moves = regression_groups(site, report, diff)
+        n_moved = len({(e["suite"], e["case_id"]) for g in moves for k in ("regressed", "improved") for e in g[k]})
         compare_page_code.largest_first(moves, compare_page_code.PAGE_ROWS)
         atomic_write_text(page, env.get_template("regressions.html.j2").render(
-            report=report, groups=moves, limit=compare_page_code.PAGE_ROWS, root="../", here="regressions", **nav))
+            report=report, diff=diff, groups=moves, limit=compare_page_code.PAGE_ROWS, root="../", here="regressions",
+            **nav))
         written.append(page)
-        prev = report.diff.previous_release
+        prev = diff.previous_release
         if prev and prev in releases:  # site/compare/<previous>..<release>.html (others: `evalkit compare A B`)
-
-            written.append(compare_page_code.render_comparison(site, prev, release, tdir, cache_dir, loaded=report))
+            written.append(compare_page_code.render_comparison(
+                site, prev, release, tdir, cache_dir, loaded=report,
+                moved=compare_page_code.Moved(diff=diff, groups=moves, n_cases=n_moved)))
         return written
 
     index_path = out_dir / "cases" / PAGE_INDEX

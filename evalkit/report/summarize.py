@@ -50,7 +50,7 @@ def _summarize(cfg: Config, project: Project, write_case_details: bool) -> Repor
     notes_by_suite = isolation_notes(cfg, pairs)
     suites = suite_summaries(cfg, project, names, scores, notes_by_suite, cache)
     breakdowns = tag_breakdowns(cfg, project, names, by_system, cache)
-    prev = previous_report(cfg)
+    prev, prev_digest = previous_report(cfg) or (None, None)
 
     canaries = frozenset(s.name for s in cfg.systems if s.adapter == CANARY_ADAPTER)
     decision = decision_summary(lambda *a, **k: cached_call(cache, *a, **k), suites, rows, prev,
@@ -70,7 +70,7 @@ def _summarize(cfg: Config, project: Project, write_case_details: bool) -> Repor
     in_images = report_sandbox is not None and uses_images(report_sandbox.chosen)  # local: no image was used
     report = Report(release=cfg.release, title=cfg.title, baseline=cfg.baseline_name, systems=systems,
                     suites=suites, breakdowns=breakdowns, cases=rows,
-                    diff=release_diff(prev, rows), decision=decision, judge_audit=read_audit(cfg),
+                    diff=release_diff(prev, rows, prev_digest), decision=decision, judge_audit=read_audit(cfg),
                     scenarios=scenario_groups(cfg, project, scores),
                     metric_info=metric_info, tie_groups=ties,
                     calibration=calibration,

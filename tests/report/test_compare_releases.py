@@ -13,7 +13,7 @@ from urllib.parse import unquote
 import pytest
 
 from evalkit.report.compare_page import ReleaseComparison, compare_reports
-from evalkit.report.models import Report
+from evalkit.report.models import ReleaseDiff, Report
 from helpers import synthetic_site
 
 REPO = Path(__file__).resolve().parents[2]
@@ -171,3 +171,46 @@ def test_page_keeps_the_largest_moves_and_the_json_has_all(site: Path, monkeypat
     assert "more in" in html and len(comp.removed) == 3  # removed: 2 listed, the rest in the JSON
     monkeypatch.undo()
     compare.render_comparison(site, "r2", "r1")
+
+
+def _moves(diff: ReleaseDiff) -> set[tuple[str, str, str, str, str]]:
+    return {(s, direction, c.suite, c.case_id, c.metric) for s, d in diff.systems.items()
+            for direction in ("regressed", "improved") for c in getattr(d, direction)}
+
+
+def test_the_regressions_page_and_the_comparison_show_one_diff_also_after_the_previous_release_changes(
+        tmp_path: Path) -> None:
+    """The release's regressions page and its comparison with the previous release show the same moves: summarize's
+    diff while the previous release's report.json is the one it compared with, both computed again from that file
+    once it changed (the previous release summarized again)."""
+    from evalkit.report.release_diff import current_diff, release_diff
+    from evalkit.report.render import render_site
+
+    site = synthetic_site(tmp_path / "site", n_systems=2, n_cases=9)
+    r1, r2 = _report(site, "r1"), _report(site, "r2")
+    assert r2.diff.previous_digest and _moves(r2.diff)  # summarize's record of what it compared with
+    assert current_diff(site, r2) is r2.diff  # the file is unchanged: the recorded diff is used as it is
+    comp = ReleaseComparison.model_validate_json((site / "compare" / "r1..r2.json").read_bytes())
+    assert _moves(comp.diff) == _moves(r2.diff)
+    regressions = (site / "r2" / "regressions.html").read_text(encoding="utf-8")
+    assert "summarized again" not in regressions
+
+    # r1 summarized again: one case's resolved flips in its report.json, so r2's recorded diff is stale for that case
+    row = next(r for r in r1.cases if any(c.metrics.get("resolved") is not None for c in r.systems.values()))
+    system, cell = next((s, c) for s, c in row.systems.items() if c.metrics.get("resolved") is not None)
+    cell.metrics["resolved"] = 1.0 - cell.metrics["resolved"]
+    (site / "r1" / "report.json").write_text(r1.model_dump_json(), encoding="utf-8")
+    render_site(site, "r2")
+
+    now = release_diff(_report(site, "r1"), r2.cases)
+    assert _moves(now) != _moves(r2.diff)  # the flip moved that case in or out of r2's diff
+    comp = ReleaseComparison.model_validate_json((site / "compare" / "r1..r2.json").read_bytes())
+    assert _moves(comp.diff) == _moves(now)
+    regressions = (site / "r2" / "regressions.html").read_text(encoding="utf-8")
+    assert "r1 was summarized again after this release" in regressions
+    stale_only = _moves(r2.diff) - _moves(now)
+    fresh_only = _moves(now) - _moves(r2.diff)
+    changed = {(s, sc, cid) for s, _, sc, cid, m in stale_only | fresh_only if m == "resolved"}
+    assert changed == {(system, row.suite, row.case_id)}
+    for _, _, suite, case_id, _ in fresh_only:  # what only the new diff holds is on the page
+        assert f"{suite}/{case_id}" in regressions
