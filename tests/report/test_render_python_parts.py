@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evalkit.metrics.registry import METRICS
 from evalkit.report import render as R
+from evalkit.report.models import CaseCell, CaseRow
+from evalkit.report.site_env import case_list_rows_html
 
 P = '<script>"x"&\'y\'</script>'
 
@@ -31,3 +35,38 @@ def test_test_rows_metric_rows_and_diffs_match_the_template_loops() -> None:
                            '</span>{% endfor %}</pre>')
     assert loop.render(lines=lines) == str(R.diff_html(lines))
     assert "<script>" not in str(R.test_rows_html(rows)) + str(R.metric_rows_html(metrics)) + str(R.diff_html(lines))
+
+
+CASE_LIST_LOOP = (  # suite.html.j2's case list before evalkit.report.site_env.case_list_rows_html
+    '{% for row in rows %}\n'
+    '<tr><th scope="row"><a href="../cases/{{ row.suite | urlencode }}/{{ row.case_id | urlencode }}.html">{{ row.case_id }}</a>{% if row.problems %} <span class="badge s-broken">⊘ broken</span>{% endif %}{% if row.tags %}<div class="desc">{{ row.tags | join(", ") }}</div>{% endif %}</th>\n'
+    '{% for sname in suite.systems %}{% set cell = row.systems.get(sname) %}\n'
+    '<td>{% if cell %}{{ status_badge(cell.status, cell.excluded) }}{% if primary and cell.metrics.get(primary) is not none %} <span class="pm" data-system="{{ sname }}" data-metric="{{ primary }}" data-value="{{ cell.metrics[primary] | raw }}">{{ metric_value(cell.metrics[primary], report.metric_info[primary]) }}</span>{% endif %}{% else %}–{% endif %}</td>\n'
+    '{% endfor %}\n'
+    '<td>{% if row.systems | length >= 2 %}<a href="../cases/{{ row.suite | urlencode }}/{{ row.case_id | urlencode }}.html?compare#systems">compare</a>{% endif %}</td></tr>\n'
+    '{% endfor %}\n'
+)
+
+
+@pytest.mark.parametrize("primary", ["resolved", "codebleu", "cost_usd", None])
+def test_a_suite_pages_case_list_matches_the_template_loop(primary: str | None) -> None:
+    """Rows with hostile ids, suites, tags and statuses, broken cases, missing cells and metrics, one and several
+    systems: the Python rows are the loop's bytes."""
+    env = R.environment()
+    systems = ["a", P, "c d"]
+    rows = []
+    for i, (suite, case_id) in enumerate([("patch", "case-1"), (P, P), ("s p", "ü/ä?#x"), ("patch", "c" * 3)]):
+        cells = {}
+        for j, name in enumerate(systems[: 1 + i % 3]):
+            metrics = {} if (i + j) % 4 == 0 else {"resolved": float((i + j) % 2), "codebleu": 0.37 * j or None,
+                                                   "cost_usd": 0.0123 * j}
+            cells[name] = CaseCell(status=[P, "ok", "error", "timeout"][(i + j) % 4], metrics=metrics,
+                                   excluded=P if j == 2 else None)
+        rows.append(CaseRow(suite=suite, case_id=case_id, tags=[P, "x"][: i % 3], problems=[P] if i == 1 else [],
+                            systems=cells))
+    info = {m: METRICS[m] for m in ("resolved", "codebleu", "cost_usd")}
+    expected = env.from_string(CASE_LIST_LOOP).render(rows=rows, suite={"systems": systems}, primary=primary,
+                                                      report={"metric_info": info})
+    got = str(case_list_rows_html(rows, systems, primary, info))
+    assert got == expected
+    assert "<script>" not in got and 'compare#systems' in got and "⊘ broken" in got and "–" in got
