@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, Discriminator, Field, Tag, model_serializer
+from pydantic import ConfigDict, Field, SerializeAsAny, model_serializer
 
 from evalkit.llm.pricing import Usage
 from evalkit.models import Model
@@ -129,31 +129,27 @@ class ChangesJudgeOutcome(JudgeOutcome):
     """The suite's ``judge.max_files``."""
 
 
-def _judge_shape(value: Any) -> str:
-    """Which judge outcome a value is: a patch or e2e suite's (it lists the changed files) or one file's."""
-    if isinstance(value, ChangesJudgeOutcome) or (isinstance(value, dict) and ("files" in value or "max_files" in value)):
-        return "changes"
-    return "file"
-
-
 class _ChosenByShape:
     """The JSON Schema of ``AnyJudgeOutcome`` chooses as the validator does: by shape (``files`` or ``max_files``
-    present: a changes outcome). A plain ``oneOf`` would refuse every one-file outcome, which is valid under
-    both branches (a changes outcome's fields have defaults)."""
+    present: a changes outcome). A plain ``anyOf`` or ``oneOf`` would accept a one-file outcome with a stray key
+    or refuse every one-file outcome (valid under both branches: a changes outcome's fields have defaults)."""
 
     def __get_pydantic_json_schema__(self, core_schema: Any, handler: Any) -> dict[str, Any]:
         schema = handler(core_schema)
-        branches = schema.get("oneOf")
+        branches = schema.get("anyOf", schema.get("oneOf"))
         if not isinstance(branches, list) or len(branches) != 2:
             return schema
-        one_file, changes = branches  # the union's order: Tag("file"), Tag("changes")
+        one_file, changes = branches  # the union's order: JudgeOutcome, ChangesJudgeOutcome
         return {"if": {"anyOf": [{"required": ["files"]}, {"required": ["max_files"]}]}, "then": changes, "else": one_file}
 
 
-AnyJudgeOutcome = Annotated[Union[Annotated[JudgeOutcome, Tag("file")], Annotated[ChangesJudgeOutcome, Tag("changes")]],
-                            Discriminator(_judge_shape), _ChosenByShape()]
-"""grades.json ``judge``: one file's outcome, or a patch or e2e suite's with its changed files (chosen by shape, so
-a ChangesJudgeOutcome is written with its files and read back as one)."""
+AnyJudgeOutcome = Annotated[Union[JudgeOutcome, ChangesJudgeOutcome], Field(union_mode="left_to_right"),
+                            _ChosenByShape(), SerializeAsAny()]
+"""grades.json ``judge``: one file's outcome, or a patch or e2e suite's with its changed files, chosen by shape: a
+one-file outcome refuses the keys it lacks (``files``, ``max_files``: evalkit.models.Model forbids unknown keys), so
+the changes outcome, tried second, takes them; a ChangesJudgeOutcome is written with its files and read back as one.
+Validated straight from JSON: a discriminator function would have pydantic turn each outcome into Python objects
+first (a 10,000-case render read 40,000 of them)."""
 
 
 class CriterionResult(Model):

@@ -248,7 +248,7 @@ def fmt_change(change: TotalChange, metric: str) -> str:
 def diff_lines(before: str | None, after: str | None, name: str = "file",
                before_label: str = "a", after_label: str = "b") -> list[tuple[str, str]]:
     """(css class, line) pairs of a unified diff, for showing an output against the legacy code."""
-    if before is None or after is None:
+    if before is None or after is None or before == after:  # no lines differ: no diff (difflib would find none)
         return []
     lines = difflib.unified_diff(before.splitlines(), after.splitlines(), f"{before_label}/{name}",
                                  f"{after_label}/{name}", lineterm="", n=3)

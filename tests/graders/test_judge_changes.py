@@ -330,3 +330,22 @@ def test_estimate_is_an_upper_bound_for_an_e2e_output(tmp_path: Path, monkeypatc
     execution = SimpleNamespace(runs=[{"final_patch": diff_trees(tree, final)}])
     jc.judge_changes(cfg, case, first, execution, object(), load_rubric(None))
     assert len(asked) == 6 and len(asked) <= len(planned)
+
+
+@pytest.mark.parametrize("verdicts", [[], [{"semantic_equivalence_score": 4, "is_compilable": 1, "detailed_notes": "x"}]])
+def test_a_judge_outcome_keeps_its_shape_through_grades_json(verdicts: list[dict[str, object]]) -> None:
+    """grades.json's judge is read by shape (a changes outcome lists its files) and written by its own model: a
+    changes outcome with verdicts was once written as a one-file outcome, losing its files (a plain union's
+    serializer fell back to its first member)."""
+    from evalkit.artifacts import GradesArtifact
+    from evalkit.outcomes import ChangesJudgeOutcome, FileVerdict, JudgeOutcome
+
+    files = [FileVerdict(path="src/A.java", change="modified", changed_lines=3, judged=True, scores={"s": 4.0})]
+    for judge in (ChangesJudgeOutcome(status="judged", verdicts=verdicts, files=files, max_files=2),
+                  ChangesJudgeOutcome(status="judged", verdicts=verdicts),
+                  JudgeOutcome(status="judged", verdicts=verdicts)):
+        grades = GradesArtifact(system="s", suite="patch", case_id="c", judge=judge)
+        for data in (grades.model_dump_json(), json.dumps(grades.model_dump(mode="json"))):
+            back = GradesArtifact.model_validate_json(data)
+            assert type(back.judge) is type(judge) and back.judge == judge, data
+        assert ("files" in grades.model_dump(mode="json")["judge"]) == isinstance(judge, ChangesJudgeOutcome)
