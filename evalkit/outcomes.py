@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import ConfigDict, Field, SerializeAsAny, model_serializer
+from pydantic import ConfigDict, Field, PlainSerializer, SerializationInfo, model_serializer
 
 from evalkit.llm.pricing import Usage
 from evalkit.models import Model
@@ -143,8 +143,17 @@ class _ChosenByShape:
         return {"if": {"anyOf": [{"required": ["files"]}, {"required": ["max_files"]}]}, "then": changes, "else": one_file}
 
 
+def _as_its_own_model(value: JudgeOutcome, info: SerializationInfo) -> dict[str, Any]:
+    """An outcome written by its own class (a plain union's serializer fell back to its first member, the one-file
+    outcome, for a changes outcome with verdicts, and dropped its files). Through ``model_dump``, which builds a
+    deferred model's serializer on first use (evalkit.models._Deferred)."""
+    return value.model_dump(mode=info.mode, by_alias=bool(info.by_alias), exclude_unset=info.exclude_unset,
+                            exclude_defaults=info.exclude_defaults, exclude_none=info.exclude_none,
+                            round_trip=info.round_trip)
+
+
 AnyJudgeOutcome = Annotated[Union[JudgeOutcome, ChangesJudgeOutcome], Field(union_mode="left_to_right"),
-                            _ChosenByShape(), SerializeAsAny()]
+                            _ChosenByShape(), PlainSerializer(_as_its_own_model)]
 """grades.json ``judge``: one file's outcome, or a patch or e2e suite's with its changed files, chosen by shape: a
 one-file outcome refuses the keys it lacks (``files``, ``max_files``: evalkit.models.Model forbids unknown keys), so
 the changes outcome, tried second, takes them; a ChangesJudgeOutcome is written with its files and read back as one.

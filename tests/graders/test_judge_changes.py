@@ -15,6 +15,7 @@ import math
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import warnings
 from pathlib import Path
@@ -349,3 +350,20 @@ def test_a_judge_outcome_keeps_its_shape_through_grades_json(verdicts: list[dict
             back = GradesArtifact.model_validate_json(data)
             assert type(back.judge) is type(judge) and back.judge == judge, data
         assert ("files" in grades.model_dump(mode="json")["judge"]) == isinstance(judge, ChangesJudgeOutcome)
+
+
+def test_a_judge_outcome_read_through_its_artifact_is_written_in_a_fresh_process() -> None:
+    """In a new process the outcome models are built on first use (evalkit.models._Deferred): an outcome that only
+    its artifact's validator made (a case JSON read back) is still written by its own model."""
+    code = (
+        "import json\n"
+        "from evalkit.artifacts import GradesArtifact\n"
+        "data = {'system': 's', 'suite': 'patch', 'case_id': 'c', 'judge': {'status': 'judged', 'max_files': 2,\n"
+        "        'files': [{'path': 'A.java', 'change': 'added', 'changed_lines': 1, 'judged': True}],\n"
+        "        'verdicts': [{'semantic_equivalence_score': 4, 'detailed_notes': 'x'}]}}\n"
+        "g = GradesArtifact.model_validate_json(json.dumps(data))\n"
+        "print(json.dumps([g.model_dump(mode='json')['judge']['files'][0]['path'],\n"
+        "                  json.loads(g.model_dump_json())['judge']['max_files'], type(g.judge).__name__]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == ["A.java", 2, "ChangesJudgeOutcome"]
