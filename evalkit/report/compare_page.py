@@ -111,6 +111,12 @@ def _largest_move(entry: dict[str, Any]) -> float:
                default=0.0)
 
 
+def cases_moved(groups: list[dict[str, Any]]) -> int:
+    """How many cases `regression_groups` lists, each once however many systems or metrics moved (before
+    `largest_first` keeps the first rows of each group)."""
+    return len({(e["suite"], e["case_id"]) for g in groups for k in ("regressed", "improved") for e in g[k]})
+
+
 def largest_first(groups: list[dict[str, Any]], limit: int = PAGE_ROWS) -> None:
     """Order each `regression_groups` group's worse and better cases by their largest move and keep the
     first ``limit`` (``n_regressed`` / ``n_improved`` keep the counts): a page stays readable and under
@@ -158,7 +164,7 @@ def render_comparison(site: Path, a: str, b: str, tdir: Path | None = None,
         keys: dict[str | None, set[tuple[str, str]]] = {r.release: {(c.suite, c.case_id) for c in r.cases}
                                                        for r in (ra, rb)}  # each row has its page
         groups = regression_groups(site, rb, comp.diff, lambda rel, suite, cid: (suite, cid) in keys.get(rel, ()))
-        n_cases = len({(e["suite"], e["case_id"]) for g in groups for k in ("regressed", "improved") for e in g[k]})
+        n_cases = cases_moved(groups)
         largest_first(groups, PAGE_ROWS)  # past PAGE_ROWS the JSON beside the page has the rest
     metric_info = {**ra.metric_info, **rb.metric_info}
     page = compare_page_path(site, a, b)

@@ -92,7 +92,7 @@ def render_release(site: Path, release: str, tdir: Path | None = None, cache_dir
 
         diff = current_diff(site, report)  # the regressions page and the comparison page show the same moves
         moves = regression_groups(site, report, diff)
-        n_moved = len({(e["suite"], e["case_id"]) for g in moves for k in ("regressed", "improved") for e in g[k]})
+        n_moved = compare_page_code.cases_moved(moves)
         compare_page_code.largest_first(moves, compare_page_code.PAGE_ROWS)
         atomic_write_text(page, env.get_template("regressions.html.j2").render(
             report=report, diff=diff, groups=moves, limit=compare_page_code.PAGE_ROWS, root="../", here="regressions",
