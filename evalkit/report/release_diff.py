@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from evalkit.config import Config
-from evalkit.fsutil import file_digest
+from evalkit.fsutil import digest, file_digest
 from evalkit.metrics.registry import METRICS
 from evalkit.report.models import CaseRow, Change, ReleaseDiff, Report, SystemDiff, read_report
 from evalkit.report.site import previous_report_path
@@ -24,7 +23,7 @@ def previous_report(cfg: Config) -> tuple[Report, str] | None:
         return None
     try:
         data = path.read_bytes()
-        return Report.model_validate(json.loads(data)), hashlib.sha256(data).hexdigest()
+        return Report.model_validate(json.loads(data)), digest(data)
     except (ValueError, OSError):
         return None
 
