@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 import operator
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Literal
 
@@ -296,6 +297,41 @@ def _bca_bootstrap(x: np.ndarray, n_resamples: int, seed: int, confidence: float
     return float(ci[0]), float(ci[1]), theta_hat_b
 
 
+_SHARED_DRAWS: list[tuple[tuple[bytes, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
+"""While `_sharing_draws` is open: the one set of draws made in it, so the studentized bootstrap and Hall's bootstrap-t
+of one skew-aware interval resample once (the same seed gives both the same indices). None outside it: an
+n_resamples x n matrix (160 MB at 10,000 cases) is not kept past the interval that drew it."""
+
+
+@contextmanager
+def _sharing_draws() -> Iterator[None]:
+    global _SHARED_DRAWS
+    _SHARED_DRAWS = []
+    try:
+        yield
+    finally:
+        _SHARED_DRAWS = None
+
+
+def _draws(x: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The bootstrap's resamples of ``x`` (an n_resamples x n matrix of seeded ``Generator.integers(0, n)`` indices,
+    as `_bca_bootstrap` draws them), with each resample's mean and sd (ddof 1); drawn once per `_sharing_draws`."""
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
+
+    key = (x.tobytes(), n_resamples, seed)
+    if _SHARED_DRAWS:
+        drawn_for, drawn = _SHARED_DRAWS[0]
+        if drawn_for == key:
+            return drawn
+    n = int(x.size)
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n), dtype="int64", endpoint=False)
+    xb = x[idx]
+    drawn = (xb, np.mean(xb, axis=-1), np.std(xb, axis=-1, ddof=1))
+    if _SHARED_DRAWS is not None:
+        _SHARED_DRAWS[:] = [(key, drawn)]
+    return drawn
+
+
 def _studentized_bootstrap(x: np.ndarray, n_resamples: int, seed: int, confidence: float
                            ) -> tuple[float, float, np.ndarray]:
     """(low, high) of the bootstrap-t (studentized) interval of the mean (Efron & Tibshirani 12.5).
@@ -310,11 +346,8 @@ def _studentized_bootstrap(x: np.ndarray, n_resamples: int, seed: int, confidenc
     import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     n = int(x.size)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n), dtype="int64", endpoint=False)
-    xb = x[idx]
-    mb = np.mean(xb, axis=-1)
-    sb = np.std(xb, axis=-1, ddof=1) / math.sqrt(n)
+    _, mb, sdb = _draws(x, n_resamples, seed)
+    sb = sdb / math.sqrt(n)
     m = float(np.mean(x))
     se = float(np.std(x, ddof=1)) / math.sqrt(n)
     keep = sb > 1e-9 * se  # all equal, or equal but for rounding (0.8 and 0.8 + 1 ulp): no usable t*
@@ -356,21 +389,21 @@ def _hall_bootstrap_t(x: np.ndarray, n_resamples: int, seed: int, confidence: fl
     import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     n = int(x.size)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n), dtype="int64", endpoint=False)
-    xb = x[idx]
-    mb = np.mean(xb, axis=-1)
-    sdb = np.std(xb, axis=-1, ddof=1)
+    xb, mb, sdb = _draws(x, n_resamples, seed)
     m = float(np.mean(x))
     sd = float(np.std(x, ddof=1))
     se = sd / math.sqrt(n)
     keep = sdb / math.sqrt(n) > 1e-9 * se
-    if 2 * int(np.count_nonzero(keep)) < n_resamples:
+    kept = int(np.count_nonzero(keep))
+    if 2 * kept < n_resamples:
         return math.nan, math.nan
-    xb, mb, sdb = xb[keep], mb[keep], sdb[keep]
+    if kept < keep.size:  # (a boolean index copies the n_resamples x n values even when it keeps them all)
+        xb, mb, sdb = xb[keep], mb[keep], sdb[keep]
     t = (mb - m) / (sdb / math.sqrt(n))
     dev = xb - mb[:, None]
-    ab = np.mean(dev * dev * dev, axis=-1) / sdb**3 / math.sqrt(n)  # dev**3 is numpy's float pow, 20x slower
+    cubes = dev * dev
+    cubes *= dev  # dev**3 is numpy's float pow, 20x slower; in place, the same products without a third array
+    ab = np.mean(cubes, axis=-1) / sdb**3 / math.sqrt(n)
     g = t + ab * t**2 / 3 + ab**2 * t**3 / 27 + ab / 6
     alpha = (1 - confidence) / 2
     q = _quantile_linear(np.sort(g), np.asarray([alpha, 1 - alpha]))
@@ -481,12 +514,15 @@ def mean_ci(
                             confidence=confidence, method="studentized bootstrap or t, the wider",
                             approximate=approximate)
     if method == "skew-aware":
-        union = mean_ci(values, n_resamples, seed, confidence, "studentized-or-t")
-        if _skewness(x) <= SKEWED_ABOVE or union.low is None or union.high is None:
-            return union
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            h_low, h_high = _hall_bootstrap_t(x, operator.index(n_resamples), seed, float(confidence))
+        if _skewness(x) <= SKEWED_ABOVE:
+            return mean_ci(values, n_resamples, seed, confidence, "studentized-or-t")
+        with _sharing_draws():  # Hall's bootstrap-t resamples as the studentized bootstrap did: drawn once
+            union = mean_ci(values, n_resamples, seed, confidence, "studentized-or-t")
+            if union.low is None or union.high is None:
+                return union
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                h_low, h_high = _hall_bootstrap_t(x, operator.index(n_resamples), seed, float(confidence))
         if not (math.isfinite(h_low) and math.isfinite(h_high)):
             return union
         return MeanEstimate(n=n, value=value, low=min(union.low, h_low), high=max(union.high, h_high),

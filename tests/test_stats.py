@@ -671,3 +671,29 @@ def test_skew_aware_adds_halls_bootstrap_t_on_skewed_samples_as_a_written_out_re
         assert got.high == pytest.approx(max(union.high, h_high), rel=1e-9, abs=1e-12)
         assert got.low <= union.low and got.high >= union.high
     assert skewed >= 8
+
+
+def test_a_skew_aware_interval_resamples_once_and_keeps_no_resamples(monkeypatch):
+    """The studentized bootstrap and Hall's bootstrap-t of one skewed sample share one draw of the resample matrix
+    (the same seeded indices: drawing twice cost ~40 % of a 1,000-case interval), with the interval unchanged; a draw is
+    not shared across intervals (another sample, seed or size draws anew) nor kept after one (160 MB at 10,000 cases)."""
+    import evalkit.stats as stats
+
+    drawn: list[int] = []
+    real = np.random.default_rng
+
+    def counting_rng(seed):
+        drawn.append(seed)
+        return real(seed)
+
+    x = np.random.default_rng(4).lognormal(size=200).tolist()
+    before = mean_ci(x, n_resamples=999, seed=7, method="skew-aware")
+    monkeypatch.setattr(np.random, "default_rng", counting_rng)  # stats imports numpy inside its functions
+    got = mean_ci(x, n_resamples=999, seed=7, method="skew-aware")
+    assert got == before and got.method == "studentized bootstrap, Hall's bootstrap-t or t, the widest"
+    assert drawn == [7]
+    assert stats._SHARED_DRAWS is None
+    drawn.clear()
+    mean_ci(x, n_resamples=999, seed=8, method="skew-aware")
+    mean_ci(x[:-1], n_resamples=999, seed=8, method="skew-aware")
+    assert drawn == [8, 8]
