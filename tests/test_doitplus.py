@@ -46,6 +46,30 @@ def test_bulk_backend_reads_what_doit_wrote_and_doit_reads_what_it_writes(tmp_pa
     assert not again.in_("a")
 
 
+def test_bulk_backend_reads_a_few_rows_one_by_one_and_many_in_one_query(tmp_path: Path) -> None:
+    """A limited run asks for a few of 14,000 rows: each is one query (the table is not read whole); past ONE_BY_ONE
+    lookups the table is read in one query. Either way every answer is doit's, removals and all."""
+    db = tmp_path / "deps.sqlite3"
+    theirs = SqliteDB(str(db), JSONCodec())
+    for i in range(300):
+        theirs.set(f"t{i}", "deps:", [f"f{i}"])
+    theirs.dump()
+    ours = BulkSqliteDB(str(db), JSONCodec())
+    statements: list[str] = []
+    ours._conn.set_trace_callback(statements.append)
+    few = BulkSqliteDB.ONE_BY_ONE // 2
+    assert [ours.get(f"t{i}", "deps:") for i in range(few)] == [[f"f{i}"] for i in range(few)]
+    assert not ours.in_("nope") and ours.in_("t200")
+    assert ours._raw is None and len(statements) == few + 2
+    assert all("where task_id" in s for s in statements)
+    ours.remove("t250")
+    assert not ours.in_("t250")
+    asked = [ours.get(f"t{i}", "deps:") for i in range(300)]
+    assert asked == [[f"f{i}"] if i != 250 else None for i in range(300)]
+    assert ours._raw is not None and sum("where task_id" not in s and s.startswith("select") for s in statements) == 1
+    assert ours.in_("t299") and not ours.in_("t300")
+
+
 def test_a_project_database_reads_the_same_with_either_backend(tmp_path: Path) -> None:
     root = make_project(tmp_path / "p", cases=["jpa-entity"])
     run(root)
