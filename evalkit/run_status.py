@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -132,18 +132,23 @@ def _retry_reason(raw: Any) -> str | None:
     return None
 
 
-def pending_retries(work: Path, pairs: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], str]:
+def pending_retries(work: Path, pairs: Iterable[tuple[str, str, str]],
+                    unmarked: AbstractSet[str] = frozenset()) -> dict[tuple[str, str], str]:
     """(suite/case, system) -> 'stage: reason' for this run's pairs whose artifacts are marked for retry
-    (`.retry`: an infrastructure error, a judge API failure), ``pairs`` as (system, suite, case id)."""
+    (`.retry`: an infrastructure error, a judge API failure), ``pairs`` as (system, suite, case id).
+
+    ``unmarked``: artifacts known to have no marker without asking the file system (`Plan.left_out`: the targets of
+    tasks a limited run left out, which had none and which no task of the run writes)."""
     out: dict[tuple[str, str], str] = {}
     files = [(stage, ARTIFACT_FILES[stage]) for stage in ("generate", "execute", "grade", "score")]
     for system, suite, case_id in pairs:
         folder = f"{work}/artifacts/{system}/{suite}/{case_id}/"  # artifact_path's, as plain strings: 16,000 of them
         for stage, name in files:
-            if not marked_for_retry(f"{folder}{name}"):
+            path = f"{folder}{name}"
+            if path in unmarked or not marked_for_retry(path):
                 continue
             try:
-                reason = _retry_reason(json.loads(Path(folder + name).read_text(encoding="utf-8")))
+                reason = _retry_reason(json.loads(Path(path).read_text(encoding="utf-8")))
             except (OSError, ValueError):
                 reason = None
             if reason is not None:
@@ -157,7 +162,8 @@ CASE_CHECKS = {"validation": "status", "health": "strength"}
 field that holds ``infra_error`` when the check could not run."""
 
 
-def pending_case_checks(work: Path, cases: Iterable[tuple[str, str]]) -> dict[str, str]:
+def pending_case_checks(work: Path, cases: Iterable[tuple[str, str]],
+                        unmarked: AbstractSet[str] = frozenset()) -> dict[str, str]:
     """suite/case -> 'check: reason' for this run's cases (``cases`` as (suite, case id)) whose validation or
     health ended in an infrastructure error (marked for retry). Such a case is not known valid or healthy, so
     the run must not look done: it counts like a pair's infrastructure error."""
@@ -165,7 +171,7 @@ def pending_case_checks(work: Path, cases: Iterable[tuple[str, str]]) -> dict[st
     for suite, case_id in cases:
         for check, field in CASE_CHECKS.items():
             path = f"{work}/{check}/{suite}/{case_id}.json"  # validation_path's and health_path's, as plain strings
-            if not marked_for_retry(path):
+            if path in unmarked or not marked_for_retry(path):
                 continue
             try:
                 raw = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -263,12 +269,13 @@ def environment_verdict(failures: list[str]) -> tuple[int, list[str]]:
 
 
 def verdict(work: Path, report_path: Path, pairs: Iterable[tuple[str, str, str]], strict: bool = False,
-            whole_run: bool = True, retries: dict[tuple[str, str], str] | None = None) -> tuple[int, list[str]]:
+            whole_run: bool = True, retries: dict[tuple[str, str], str] | None = None,
+            unmarked: AbstractSet[str] = frozenset()) -> tuple[int, list[str]]:
     """The exit status of a run whose doit run completed, and one line per cause, the status's own line last: the
     same for `evalkit run` and for plain `doit`'s last task (evalkit.tasks.outcome_task). ``pairs`` as (system,
     suite, case id); ``strict``: a metric-validity alarm fails the run; ``whole_run``: False when only some tasks
     ran (`evalkit run generate`), so the report need not be this run's and only failures and bugs count;
-    ``retries``: `pending_retries` of the pairs when the caller has it. The machine's failures (evalkit.envfail) and doit's own are decided before, by the caller."""
+    ``retries``: `pending_retries` of the pairs when the caller has it; ``unmarked``: see `pending_retries`. The machine's failures (evalkit.envfail) and doit's own are decided before, by the caller."""
     pairs = list(pairs)
     failed = failed_systems(report_path)  # a system that failed on every case fails the run (exit 3)
     lines = describe(failed)
@@ -285,7 +292,7 @@ def verdict(work: Path, report_path: Path, pairs: Iterable[tuple[str, str, str]]
                                              "or above gold or a real system (--strict)"]
     if not whole_run:
         return DONE_EXIT, lines
-    retries = pending_retries(work, pairs) if retries is None else retries
-    checks = pending_case_checks(work, {(suite, case_id) for _, suite, case_id in pairs})
+    retries = pending_retries(work, pairs, unmarked) if retries is None else retries
+    checks = pending_case_checks(work, {(suite, case_id) for _, suite, case_id in pairs}, unmarked)
     status, said = after_run(run_cells(report_path, retries, checks))
     return status, [*lines, *said, *([f"exit status {status}"] if status else [])]

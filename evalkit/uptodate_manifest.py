@@ -244,6 +244,15 @@ class Plan:
             rest = [e for e in rest if e.name not in reached]
         return reached - self.groups
 
+    def left_out(self, load: set[str] | None) -> frozenset[str]:
+        """The targets of the tasks a run limited to ``load`` leaves out (none for a run of every task). Each had no
+        `.retry` marker when the dicts were made (a marked task is never known up to date: its `uptodate` is False),
+        and no task writes another's marker, so each has none after the run: `evalkit.run_status` need not ask."""
+        if load is None:
+            return frozenset()
+        self.index()
+        return frozenset(t for e in self.entries if not e.group and e.name not in load for t in e.targets)
+
     def limited_module(self, load: set[str]) -> dict[str, Any]:
         """doit's namespace with the tasks of ``load`` only (and every group's header). A task_dep on a task left
         out (known up to date: doit would skip it) is dropped; a file_dep made by one is a plain file to doit."""

@@ -17,6 +17,7 @@ import argparse
 import os
 import pickle
 import shutil
+import subprocess
 import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -114,10 +115,21 @@ ALL = {f"{g}:{i}" for g in "ab" for i in range(N)} | {"total", "report:x", "chec
                                                        "retry:1"}
 
 
+LEFT_OUT: list[frozenset[str]] = []
+"""The targets each `run_graph` left out of its limited run (`Plan.left_out`), last one last."""
+
+
 def run_graph(root: Path, argv: list[str] | None = None) -> tuple[int, list[str]]:
     RAN.clear()
-    code, _noop = cli._doit_unless_noop(namespace(root), argv or ["run"], ARGS, root / "work")
+    code, _noop, left_out = cli._doit_unless_noop(namespace(root), argv or ["run"], ARGS, root / "work")
+    LEFT_OUT.append(left_out)
     return code, sorted(RAN)
+
+
+def target(root: Path, task: str) -> str:
+    """The file task ``task`` of `namespace` makes."""
+    group, _, index = task.partition(":")
+    return f"{root}/out/{group}" if group in ("total", "report", "audit") else f"{root}/out/{group}{index}"
 
 
 def files(root: Path) -> dict[str, bytes]:
@@ -205,6 +217,13 @@ def test_a_limited_run_runs_what_doit_runs(graph_root: Path, tmp_path: Path, nam
     shutil.copytree(root, snapshot)  # copy2: modification times kept, so doit's database holds for the copy
     code, ran = run_graph(root)
     limited_files, limited_code = files(root), code
+    left_out = LEFT_OUT[-1]  # what evalkit.run_status takes as unmarked without a stat: no marker, no task ran it
+    assert not any(os.path.exists(f"{t}.retry") for t in left_out), name
+    assert left_out.isdisjoint(target(root, t) for t in ran), name
+    if name == "retry marker":
+        assert target(root, "retry:1") not in left_out, "a marked task is never left out"
+    if code == 0:  # a limited run leaves out every task it did not load; a run of every task (loaded -1) none
+        assert len(left_out) == (len(ALL) - loaded(root / "work") if loaded(root / "work") >= 0 else 0), name
     if code == 0:
         assert loaded(root / "work") < len(ALL) or not local
         if not (root / "FLAG").exists() and not any((root / "out").glob("*.retry")):
@@ -273,6 +292,11 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+def run_end(proc: subprocess.CompletedProcess[str]) -> tuple[int, list[str]]:
+    """How `evalkit run` ended: its exit status and evalkit's own lines on stderr (pending retries, the status)."""
+    return proc.returncode, [line for line in proc.stderr.splitlines() if line.startswith("evalkit: ")]
+
+
 def settle(project: Path, env: dict[str, str] | None = None) -> None:
     db = project / ".evalkit" / "doit.sqlite3"
     for _ in range(3):
@@ -316,7 +340,8 @@ def test_a_limited_evalkit_run_runs_what_doit_runs(project: Path, tmp_path: Path
     change(project)
     snapshot = tmp_path / "snapshot"
     shutil.copytree(project, snapshot, symlinks=True)
-    ran = executed(evalkit(project, "run", env=env))
+    limited = evalkit(project, "run", env=env)
+    ran, limited_end = executed(limited), run_end(limited)
     limited_site = site_files(project)
     with open(project / ".evalkit" / TASKS_MANIFEST, "rb") as fh:
         manifest = pickle.load(fh)
@@ -329,8 +354,10 @@ def test_a_limited_evalkit_run_runs_what_doit_runs(project: Path, tmp_path: Path
     shutil.copytree(snapshot, project, symlinks=True)
     for m in (MANIFEST, TASKS_MANIFEST):
         (project / ".evalkit" / m).unlink(missing_ok=True)
-    full = executed(evalkit(project, "run", env=env))
+    whole = evalkit(project, "run", env=env)
+    full = executed(whole)
     assert ran == full, f"{name}: limited {sorted(ran)}, doit's full run {sorted(full)}"
+    assert limited_end == run_end(whole), f"{name}: the run's end (status, pending retries) as a full run's"
     assert limited_site == site_files(project), name
     shutil.rmtree(project)
     aside.rename(project)
@@ -348,7 +375,7 @@ def test_a_task_naming_others_by_a_key_of_its_own_gives_doit_every_task(tmp_path
     (tmp_path / "src").write_text("s")
     namespace = {"DOIT_CONFIG": {"dep_file": str(tmp_path / "db.sqlite3"), "backend": "sqlite3", "verbosity": 0,
                                  "reporter": Recording}, "task_x": task_x}
-    assert cli._doit_unless_noop(namespace, ["run"], ARGS, tmp_path / "work") == (0, None)
+    assert cli._doit_unless_noop(namespace, ["run"], ARGS, tmp_path / "work") == (0, None, frozenset())
     p = plan(namespace, str(tmp_path / "db.sqlite3"), ("strict", False))
     assert p.affected(tmp_path / "work", p.stats()) is None
     assert not p.limitable

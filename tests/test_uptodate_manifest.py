@@ -203,10 +203,10 @@ def test_only_a_successful_run_saves_the_manifest(tmp_path: Path) -> None:
     assert cli._doit_unless_noop(_namespace(tmp_path, ok=False), ["run"], args, tmp_path)[0] != 0
     assert not manifest.exists(), "a failed task: no manifest"
     parallel = ["run", "-n", "2", "-P", "thread"]  # as `evalkit run` on two cores
-    assert cli._doit_unless_noop(_namespace(tmp_path, ok=True), parallel, args, tmp_path) == (0, None)
+    assert cli._doit_unless_noop(_namespace(tmp_path, ok=True), parallel, args, tmp_path) == (0, None, frozenset())
     assert manifest.exists(), "a task ran, and doit's own check after the run finds it up to date"
     db_before = os.stat(tmp_path / "db.sqlite3").st_mtime_ns
-    code, noop_paths = cli._doit_unless_noop(_namespace(tmp_path, ok=True), ["run"], args, tmp_path)
+    code, noop_paths, _unmarked = cli._doit_unless_noop(_namespace(tmp_path, ok=True), ["run"], args, tmp_path)
     assert code == 0 and noop_paths is not None and str(tmp_path / "dest.txt") in noop_paths, "a no-op: its paths"
     assert os.stat(tmp_path / "db.sqlite3").st_mtime_ns == db_before, "the fast path does not run doit"
     (tmp_path / "src.txt").write_text("two")

@@ -173,7 +173,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     run_cases = tasks.graph().run_cases()
     images_before = run_images.before_run(cfg, run_cases)  # the images it needs, with sizes, for the report
     with interrupted_code.run_marker(cfg.work_path, cfg.site_path):  # sweeps what a killed run left half-written
-        code, noop_paths = _doit_unless_noop(module, argv, args, cfg.work_path)
+        code, noop_paths, unmarked = _doit_unless_noop(module, argv, args, cfg.work_path)
     noop = noop_paths is not None
     run_images.after_run(cfg, images_before)  # record their use; evict over sandbox.image_store_gb
     tty = sys.stdout.isatty()
@@ -183,7 +183,7 @@ def _run_locked(args: argparse.Namespace) -> int:
         retries, summary = kept.retries, kept.summary
     else:
         pairs = tasks.graph().pair_ids()
-        retries = pending_retries(cfg.work_path, pairs)
+        retries = pending_retries(cfg.work_path, pairs, unmarked)
         summary = progress.summary_text(cfg.site_path, cfg.release, retries) if mode != "quiet" and not tty else None
     if mode != "quiet":  # one row per suite x system, from report.json (kept as printed when not on a terminal)
         if summary is not None:
@@ -209,7 +209,7 @@ def _run_locked(args: argparse.Namespace) -> int:
                                 "".join(_said(line) for line in lines))
     else:
         status, lines = verdict(cfg.work_path, cfg.site_path / cfg.release / "report.json", pairs, strict=args.strict,
-                                whole_run=not args.doit_args, retries=retries)
+                                whole_run=not args.doit_args, retries=retries, unmarked=unmarked)
         if key is not None:
             uptodate_manifest.keep_end(cfg.work_path, key, uptodate_manifest.RunEnd(summary, retries, status, lines))
     for line in lines:
@@ -223,18 +223,18 @@ def _said(line: str) -> str:
 
 
 def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse.Namespace,
-                      work: Path) -> tuple[int, list[str] | None]:
+                      work: Path) -> tuple[int, list[str] | None, frozenset[str]]:
     """doit's run of ``module`` (its exit status), skipped when nothing changed since a run after which doit would
     find every task up to date (then the manifest's paths: a no-op; else None), and limited to the tasks a change
     reaches when the others are known up to date (`evalkit.uptodate_manifest`); a successful run records what doit
-    would find up to date for the next."""
+    would find up to date for the next. Third: the targets of the tasks a limited run left out (`Plan.left_out`)."""
     from doit.cmd_base import ModuleTaskLoader  # deferred: doit, only when tasks run
     from doit.doit_cmd import DoitMain  # deferred: doit, only when tasks run
 
     if args.doit_args:  # some tasks only, or doit's own options: doit decides, and no manifest is saved
         noop_gate.stop()
         uptodate_manifest.forget(work)
-        return DoitMain(ModuleTaskLoader(module)).run(argv), None
+        return DoitMain(ModuleTaskLoader(module)).run(argv), None, frozenset()
     config = cast("dict[str, object]", module["DOIT_CONFIG"])
     dep_file = str(config["dep_file"])
     try:
@@ -242,13 +242,13 @@ def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse
     except Exception:  # a task creator's error: doit calls the creators again and reports it, as it always has
         noop_gate.stop()
         uptodate_manifest.forget(work)
-        return DoitMain(ModuleTaskLoader(module)).run(argv), None
+        return DoitMain(ModuleTaskLoader(module)).run(argv), None, frozenset()
     before = plan.stats()
     reporter = cast(type, config["reporter"])
     if plan.unchanged_since_last_noop(work, before):
         if progress.is_live(reporter):  # the display's last frame: every task up to date
             progress.show_up_to_date(reporter, plan.action_names())
-        return 0, plan.paths
+        return 0, plan.paths, frozenset()
     noop_gate.stop()  # not a no-op: what this process reads and prints no longer matters to the gate
     load = plan.affected(work, before)  # None: every task
     plan.task_digests()  # before doit loads the dicts (it renames them in place)
@@ -262,7 +262,7 @@ def _doit_unless_noop(module: dict[str, object], argv: list[str], args: argparse
     code = DoitMain(ModuleTaskLoader(run_module)).run(argv) if load is None or load else 0
     if code == 0 and tally.failed == 0 and tally.ignored == 0 and not envfail.recorded():
         plan.save(work, before, tally, load, dep_file, str(config.get("backend", "dbm")))
-    return code, None
+    return code, None, plan.left_out(load)
 
 
 def _schema_args(p: argparse.ArgumentParser) -> None:
