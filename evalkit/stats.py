@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import operator
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -297,20 +298,26 @@ def _bca_bootstrap(x: np.ndarray, n_resamples: int, seed: int, confidence: float
     return float(ci[0]), float(ci[1]), theta_hat_b
 
 
-_SHARED_DRAWS: list[tuple[tuple[bytes, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]]] | None = None
-"""While `_sharing_draws` is open: the one set of draws made in it, so the studentized bootstrap and Hall's bootstrap-t
-of one skew-aware interval resample once (the same seed gives both the same indices). None outside it: an
-n_resamples x n matrix (160 MB at 10,000 cases) is not kept past the interval that drew it."""
+class _SharedDraws(threading.local):
+    """While `_sharing_draws` is open in this thread: the one set of draws made in it (``drawn``), so the studentized
+    bootstrap and Hall's bootstrap-t of one skew-aware interval resample once (the same seed gives both the same
+    indices). Outside it ``open`` is False and nothing is kept: an n_resamples x n matrix (160 MB at 10,000 cases) is
+    not kept past the interval that drew it. Per thread: doit runs actions in threads."""
+
+    open = False
+    drawn: tuple[tuple[bytes, int, int], tuple[np.ndarray, np.ndarray, np.ndarray]] | None = None
+
+
+_SHARED_DRAWS = _SharedDraws()
 
 
 @contextmanager
 def _sharing_draws() -> Iterator[None]:
-    global _SHARED_DRAWS
-    _SHARED_DRAWS = []
+    _SHARED_DRAWS.open, _SHARED_DRAWS.drawn = True, None
     try:
         yield
     finally:
-        _SHARED_DRAWS = None
+        _SHARED_DRAWS.open, _SHARED_DRAWS.drawn = False, None
 
 
 def _draws(x: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -319,16 +326,15 @@ def _draws(x: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, np.n
     import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     key = (x.tobytes(), n_resamples, seed)
-    if _SHARED_DRAWS:
-        drawn_for, drawn = _SHARED_DRAWS[0]
-        if drawn_for == key:
-            return drawn
+    shared = _SHARED_DRAWS.drawn
+    if shared is not None and shared[0] == key:
+        return shared[1]
     n = int(x.size)
     idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n), dtype="int64", endpoint=False)
     xb = x[idx]
     drawn = (xb, np.mean(xb, axis=-1), np.std(xb, axis=-1, ddof=1))
-    if _SHARED_DRAWS is not None:
-        _SHARED_DRAWS[:] = [(key, drawn)]
+    if _SHARED_DRAWS.open:
+        _SHARED_DRAWS.drawn = (key, drawn)
     return drawn
 
 

@@ -692,8 +692,23 @@ def test_a_skew_aware_interval_resamples_once_and_keeps_no_resamples(monkeypatch
     got = mean_ci(x, n_resamples=999, seed=7, method="skew-aware")
     assert got == before and got.method == "studentized bootstrap, Hall's bootstrap-t or t, the widest"
     assert drawn == [7]
-    assert stats._SHARED_DRAWS is None
+    assert not stats._SHARED_DRAWS.open and stats._SHARED_DRAWS.drawn is None
     drawn.clear()
     mean_ci(x, n_resamples=999, seed=8, method="skew-aware")
     mean_ci(x[:-1], n_resamples=999, seed=8, method="skew-aware")
     assert drawn == [8, 8]
+
+
+def test_skew_aware_intervals_in_threads_equal_the_same_intervals_one_after_another():
+    """doit runs actions in threads: the draws one interval shares are that thread's, never another interval's."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(9)
+    samples = [rng.lognormal(sigma=1.0 + i / 10, size=60 + i).tolist() for i in range(12)]
+    alone = [mean_ci(x, n_resamples=499, seed=i, method="skew-aware") for i, x in enumerate(samples)]
+    with ThreadPoolExecutor(4) as pool:
+        for _ in range(3):
+            together = list(pool.map(lambda ix: mean_ci(ix[1], n_resamples=499, seed=ix[0], method="skew-aware"),
+                                     enumerate(samples)))
+            assert together == alone
+    assert sum(m.method.startswith("studentized bootstrap, Hall's") for m in alone) >= 6
