@@ -266,9 +266,7 @@ def _bca_bootstrap(x: np.ndarray, n_resamples: int, seed: int, confidence: float
     import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
     n = int(x.size)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, n, size=(n_resamples, n), dtype="int64", endpoint=False)
-    theta_hat_b = np.mean(x[idx], axis=-1)
+    theta_hat_b = np.mean(x[_indices(n, n_resamples, seed)], axis=-1)
 
     alpha = (1 - confidence) / 2
     # z0: percentile of the estimate in the bootstrap distribution, ties counted half
@@ -320,6 +318,61 @@ def _sharing_draws() -> Iterator[None]:
         _SHARED_DRAWS.open, _SHARED_DRAWS.drawn = False, None
 
 
+class _KeptIndices(threading.local):
+    """While `reusing_resample_indices` is open in this thread: the resample index matrices drawn in it, by (n,
+    n_resamples, seed), most recent last, at most `KEPT_INDEX_BYTES` in all."""
+
+    open = False
+    kept: dict[tuple[int, int, int], np.ndarray]
+
+    def __init__(self) -> None:
+        self.kept = {}
+
+
+_KEPT_INDICES = _KeptIndices()
+KEPT_INDEX_BYTES = 256 << 20
+"""The most `reusing_resample_indices` keeps (a 2,000 x 10,000 matrix is 80 MB as int32)."""
+
+
+@contextmanager
+def reusing_resample_indices() -> Iterator[None]:
+    """Within it (in this thread), a bootstrap of n values with the seed and resample count of an earlier one reuses
+    its index matrix: the seeded draw depends on nothing else, so the values are the ones drawing again would give.
+    summarize asks for many intervals of equal n (every metric of a suite, the paired differences of its systems),
+    and drawing 2,000 x 1,000 indices was most of an interval's time after the arithmetic."""
+    was = _KEPT_INDICES.open
+    _KEPT_INDICES.open = True
+    try:
+        yield
+    finally:
+        _KEPT_INDICES.open = was
+        if not was:
+            _KEPT_INDICES.kept = {}
+
+
+def _indices(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """An n_resamples x n matrix of seeded ``Generator.integers(0, n)`` (scipy.stats.bootstrap's draws), kept for
+    reuse while `reusing_resample_indices` is open."""
+    import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
+
+    key = (n, n_resamples, seed)
+    kept = _KEPT_INDICES.kept
+    found = kept.get(key) if _KEPT_INDICES.open else None
+    if found is not None:
+        kept[key] = kept.pop(key)  # most recent last
+        return found
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n), dtype="int64", endpoint=False)
+    if not _KEPT_INDICES.open:
+        return idx
+    idx = idx.astype(np.int32) if n <= np.iinfo(np.int32).max else idx  # the same values in half the bytes
+    idx.flags.writeable = False
+    if idx.nbytes <= KEPT_INDEX_BYTES:
+        kept[key] = idx
+        while sum(a.nbytes for a in kept.values()) > KEPT_INDEX_BYTES:
+            kept.pop(next(iter(kept)))
+    return idx
+
+
 def _draws(x: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The bootstrap's resamples of ``x`` (an n_resamples x n matrix of seeded ``Generator.integers(0, n)`` indices,
     as `_bca_bootstrap` draws them), with each resample's mean and sd (ddof 1); drawn once per `_sharing_draws`."""
@@ -329,9 +382,7 @@ def _draws(x: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, np.n
     shared = _SHARED_DRAWS.drawn
     if shared is not None and shared[0] == key:
         return shared[1]
-    n = int(x.size)
-    idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n), dtype="int64", endpoint=False)
-    xb = x[idx]
+    xb = x[_indices(int(x.size), n_resamples, seed)]
     drawn = (xb, np.mean(xb, axis=-1), np.std(xb, axis=-1, ddof=1))
     if _SHARED_DRAWS.open:
         _SHARED_DRAWS.drawn = (key, drawn)

@@ -699,6 +699,44 @@ def test_a_skew_aware_interval_resamples_once_and_keeps_no_resamples(monkeypatch
     assert drawn == [8, 8]
 
 
+def test_summarize_reuses_one_index_matrix_for_intervals_of_equal_size(monkeypatch):
+    """Within `reusing_resample_indices` intervals and paired tests of n values, one seed and one resample count draw
+    the index matrix once, every result as drawn anew; another n or seed draws; nothing is kept after it, nor past
+    KEPT_INDEX_BYTES."""
+    import evalkit.stats as stats
+    from evalkit.stats import compare_scores, reusing_resample_indices
+
+    rng = np.random.default_rng(12)
+    samples = [rng.lognormal(size=80).tolist(), rng.normal(size=80).tolist(), rng.exponential(size=80).tolist(),
+               rng.lognormal(size=81).tolist()]
+    methods = ["skew-aware", "studentized-or-t", "bca"]
+    expected = [mean_ci(x, n_resamples=999, seed=5, method=m) for x in samples for m in methods]
+    paired = compare_scores("m", "a", "b", samples[0], samples[2], seed=5)
+
+    drawn: list[int] = []
+    real = np.random.default_rng
+
+    def counting_rng(seed):
+        drawn.append(seed)
+        return real(seed)
+
+    monkeypatch.setattr(np.random, "default_rng", counting_rng)
+    with reusing_resample_indices():
+        got = [mean_ci(x, n_resamples=999, seed=5, method=m) for x in samples for m in methods]
+        assert compare_scores("m", "a", "b", samples[0], samples[2], seed=5) == paired
+        assert got == expected
+        assert compare_scores("m", "a", "b", samples[1], samples[2], seed=5).p_value is not None
+        assert set(stats._KEPT_INDICES.kept) == {(80, 999, 5), (81, 999, 5), (80, 2000, 5)}  # the test's own count
+    assert drawn.count(5) == 3, drawn  # once each: 999 resamples of 80 and of 81 values, the paired test's 2,000
+    assert stats._KEPT_INDICES.kept == {} and not stats._KEPT_INDICES.open
+    drawn.clear()
+    monkeypatch.setattr(stats, "KEPT_INDEX_BYTES", 1000)  # smaller than one matrix: none is kept, each is drawn
+    with reusing_resample_indices():
+        assert [mean_ci(x, n_resamples=999, seed=5, method="bca") for x in samples[:2]] == expected[2:6:3]
+        assert stats._KEPT_INDICES.kept == {}
+    assert drawn == [5, 5]
+
+
 def test_skew_aware_intervals_in_threads_equal_the_same_intervals_one_after_another():
     """doit runs actions in threads: the draws one interval shares are that thread's, never another interval's."""
     from concurrent.futures import ThreadPoolExecutor
