@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import stat
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from evalkit.config import Config
 from evalkit.fsutil import atomic_write_bytes, atomic_write_json, digest, file_digest, remove
 from evalkit.names import is_valid_name
 from evalkit.report.models import CaseDetail
+from evalkit.stat_memo import regular_file_sig
 from evalkit.kind_registry import main_file
 
 
@@ -87,13 +87,9 @@ Digests = dict[str, tuple[tuple[int, int, int], str]]
 def _file_digest(path: str, old: Digests, new: Digests) -> str | None:
     """The sha256 of a regular file's bytes (None: no such file), read again only when its modification time,
     size or inode changed since ``old`` was taken (an atomic write makes a new inode); recorded in ``new``."""
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
+    sig = regular_file_sig(path)
+    if sig is None:
         return None
-    if not stat.S_ISREG(st.st_mode):
-        return None
-    sig = (st.st_mtime_ns, st.st_size, st.st_ino)
     hit = old.get(path)
     value = hit[1] if hit is not None and hit[0] == sig else file_digest(path)
     new[path] = (sig, value)
@@ -170,25 +166,16 @@ CaseDigests = dict[str, tuple[tuple[object, ...], str, Digests]]
 """case key -> (`_signature` of the case when its key was computed, its `detail_key`, the digests of its files)."""
 
 
-def _stat_of(path: str) -> tuple[int, int, int] | None:
-    """(modification time in ns, size, inode) of a regular file; None: none there (as `_file_digest`)."""
-    try:
-        st = os.stat(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino) if stat.S_ISREG(st.st_mode) else None
-
-
 def _signature(work: str, case: Case, systems: list[Any]) -> tuple[object, ...]:
     """Everything `detail_key` is a function of, without reading a file: the version, the work folder, the case's
     digest, its file references and systems, and the stat of each of its files (references, four artifacts per
     system). Equal signatures, equal keys (a file is trusted unchanged while its stat is: as `_file_digest`)."""
     refs = tuple(sorted(case.refs.items()))
     names = tuple(s.name for s in systems)
-    stats = [_stat_of(path) for _dotted, path in refs]
+    stats = [regular_file_sig(path) for _dotted, path in refs]
     for name in names:
         folder = f"{work}/artifacts/{name}/{case.suite}/{case.id}/"
-        stats += [_stat_of(folder + ARTIFACT_FILES[stage]) for stage in STAGES]
+        stats += [regular_file_sig(folder + ARTIFACT_FILES[stage]) for stage in STAGES]
     return (CASE_DETAIL_VERSION, work, case.digest, refs, names, tuple(stats))
 
 

@@ -17,6 +17,7 @@ from evalkit.fsutil import atomic_write_json
 from evalkit.llm.settings import JudgeSettings, missing_key
 from evalkit.report.models import WorkerRow
 from evalkit.sandbox.budget import BudgetRecord, ran as budget_ran
+from evalkit.stat_memo import StatMemo
 
 #: What the container budget did in the last run that started containers (evalkit.sandbox.budget).
 BUDGET_RECORD = "sandbox-run.json"
@@ -77,21 +78,32 @@ def budget_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> set[str]:
 
 def isolation_notes(cfg: Config, pairs: list[tuple[Any, Case]]) -> dict[str, list[str]]:
     """Suite name -> notes on tests that ran without container isolation (read from the execute artifacts of the
-    kinds that execute tests: a kind that does not has none to open, 4,000 failed opens in a 1,000 x 4 run)."""
+    kinds that execute tests: a kind that does not has none to open, 4,000 failed opens in a 1,000 x 4 run; each
+    artifact's `isolation` kept from the last run while its stat is the same, `evalkit.stat_memo`)."""
     notes: dict[str, set[str]] = defaultdict(set)
     work, name = str(cfg.work_path), ARTIFACT_FILES["execute"]
     executes = {k: kind(k).execution.executed for k in {case.kind for _, case in pairs}}
+    memo: StatMemo[object] = StatMemo(cfg.work_path / "cache" / "facts-isolation.pickle")
     for system, case in pairs:
         if not executes[case.kind]:
             continue
-        try:
-            with open(f"{work}/artifacts/{system.name}/{case.suite}/{case.id}/{name}", encoding="utf-8") as fh:
-                data = json.load(fh)
-        except FileNotFoundError:
-            continue
-        if data.get("isolation") == "local":
+        if memo.get(f"{work}/artifacts/{system.name}/{case.suite}/{case.id}/{name}", _isolation) == "local":
             notes[case.suite].add("Tests ran in the local sandbox (subprocesses on the build host), without container isolation.")
+    memo.save()
     return {k: sorted(v) for k, v in notes.items()}
+
+
+def _isolation(data: bytes) -> object:
+    """An execute artifact's `isolation` field."""
+    return json.loads(data).get("isolation")
+
+
+def _worker(data: bytes) -> object:
+    """An artifact's `provenance.worker` (None for a file that is not an artifact's JSON)."""
+    try:
+        return (json.loads(data).get("provenance") or {}).get("worker")
+    except ValueError:
+        return None
 
 
 def cluster_workers(cfg: Config, pairs: list[tuple[Any, Case]]) -> list[WorkerRow]:
@@ -104,16 +116,13 @@ def cluster_workers(cfg: Config, pairs: list[tuple[Any, Case]]) -> list[WorkerRo
         return []
     calls: Counter[str] = Counter()
     work = str(cfg.work_path)
+    memo: StatMemo[object] = StatMemo(cfg.work_path / "cache" / "facts-worker.pickle")
     for system, case in pairs:
         for stage in ("generate", "execute", "grade"):
-            try:
-                with open(f"{work}/artifacts/{system.name}/{case.suite}/{case.id}/{ARTIFACT_FILES[stage]}",
-                          encoding="utf-8") as fh:
-                    worker = (json.load(fh).get("provenance") or {}).get("worker")
-            except (FileNotFoundError, ValueError):
-                continue
-            if worker:
+            worker = memo.get(f"{work}/artifacts/{system.name}/{case.suite}/{case.id}/{ARTIFACT_FILES[stage]}", _worker)
+            if worker and isinstance(worker, str):
                 calls[worker] += 1
+    memo.save()
     try:
         record: ClusterRun | None = ClusterRun.model_validate_json((cfg.work_path / RECORD).read_text(encoding="utf-8"))
     except (FileNotFoundError, ValueError):
