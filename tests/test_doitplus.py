@@ -95,6 +95,30 @@ def test_checker_memo_sees_atomic_writes(tmp_path: Path) -> None:
     assert after.st_size == len("a longer text") and after != first
 
 
+def test_checker_saves_doits_state_from_the_stat_its_check_took(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """get_state: doit's (mtime, size, md5) of a file_dep after its task ran, or None when the saved time still
+    holds, without stat'ing the file again; a file an earlier task of the run wrote (atomically) is stat'ed anew."""
+    from doit.dependency import MD5Checker as DoitMD5Checker
+
+    path = tmp_path / "scores.json"
+    atomic_write_text(path, "one")
+    ours, doits = MD5Checker(), DoitMD5Checker()
+    assert not ours.check_modified(str(path), ours.info(str(path)), doits.get_state(str(path), None))
+    calls: list[str] = []
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: calls.append(str(p)) or real_stat(p, *a, **k))
+    fresh = ours.get_state(str(path), None)
+    unchanged = ours.get_state(str(path), fresh)
+    assert calls == [], "the memo's stat, not another"
+    assert fresh == doits.get_state(str(path), None) and unchanged is None
+    atomic_write_text(path, "a longer text")  # a task of this run rewrote it: the memo forgot it
+    os.utime(path, ns=(1_000_000_000, 1_000_000_000))  # (a later time than the file system's coarse clock may give)
+    calls.clear()
+    again = ours.get_state(str(path), fresh)
+    assert len(calls) == 1 and again is not None and again[1] == len("a longer text")
+    assert again == doits.get_state(str(path), fresh)
+
+
 def test_checker_is_dropped_when_doit_is_done_with_it(tmp_path: Path) -> None:
     import gc
 
