@@ -331,7 +331,8 @@ class _KeptIndices(threading.local):
 
 _KEPT_INDICES = _KeptIndices()
 KEPT_INDEX_BYTES = 256 << 20
-"""The most `reusing_resample_indices` keeps (a 2,000 x 10,000 matrix is 80 MB as int32)."""
+"""The most `reusing_resample_indices` keeps (a 2,000 x 1,000 matrix is 16 MB; one of 2,000 x 10,000 is kept as int32,
+80 MB)."""
 
 
 @contextmanager
@@ -364,7 +365,8 @@ def _indices(n: int, n_resamples: int, seed: int) -> np.ndarray:
     idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n), dtype="int64", endpoint=False)
     if not _KEPT_INDICES.open:
         return idx
-    idx = idx.astype(np.int32) if n <= np.iinfo(np.int32).max else idx  # the same values in half the bytes
+    if idx.nbytes > KEPT_INDEX_BYTES and n <= np.iinfo(np.int32).max:
+        idx = idx.astype(np.int32)  # the same values in half the bytes (numpy gathers by int32 a little slower)
     idx.flags.writeable = False
     if idx.nbytes <= KEPT_INDEX_BYTES:
         kept[key] = idx
