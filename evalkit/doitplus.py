@@ -33,7 +33,7 @@ from __future__ import annotations
 import gc
 import os
 from collections import deque
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
 from doit.control import ExecNode, TaskControl, TaskDispatcher
 from doit.dependency import MD5Checker as _DoitMD5Checker
@@ -141,7 +141,7 @@ class MD5Checker(_DoitMD5Checker):
             return False
         return True
 
-    def get_state(self, dep: str, current_state: Any) -> Any:
+    def get_state(self, dep: str, current_state: Sequence[object] | None) -> tuple[float, int, str] | None:
         """doit's state of a file_dep after its task ran, from the stat its check took (doit stats it twice more, for
         the time and the size: 8,000 calls after summarize's 4,000 scores). A task does not write its own file_deps,
         and a task of this run that wrote one dropped it from the memo; an edit from outside between the check and

@@ -14,7 +14,7 @@ import os
 import pickle
 import stat
 from pathlib import Path
-from typing import Callable, Generic, TypeVar
+from typing import Callable, Generic, TypeVar, cast
 
 from evalkit.code_digest import code_digest
 from evalkit.fsutil import atomic_write_bytes
@@ -40,7 +40,7 @@ class StatMemo(Generic[T]):
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.old: dict[str, tuple[Sig, T]] = _load(path)
+        self.old = cast("dict[str, tuple[Sig, T]]", _load(path))  # facts this memo's one `derive` made
         self.new: dict[str, tuple[Sig, T]] = {}
 
     def get(self, file: str, derive: Callable[[bytes], T]) -> T | None:
@@ -69,7 +69,7 @@ class StatMemo(Generic[T]):
                                                        protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _load(path: Path) -> dict[str, tuple[Sig, T]]:
+def _load(path: Path) -> dict[str, tuple[Sig, object]]:
     """The kept facts, or none: a missing, unreadable or truncated file, or one of another version or code."""
     try:
         with open(path, "rb") as fh:
