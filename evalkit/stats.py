@@ -380,13 +380,14 @@ def _draws(x: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, np.n
     as `_bca_bootstrap` draws them), with each resample's mean and sd (ddof 1); drawn once per `_sharing_draws`."""
     import numpy as np  # deferred: numpy, only for these statistics (a no-op run imports none)
 
-    key = (x.tobytes(), n_resamples, seed)
+    sharing = _SHARED_DRAWS.open
+    key = (x.tobytes(), n_resamples, seed) if sharing else None  # (a copy of the values: only when it is of use)
     shared = _SHARED_DRAWS.drawn
     if shared is not None and shared[0] == key:
         return shared[1]
     xb = x[_indices(int(x.size), n_resamples, seed)]
     drawn = (xb, np.mean(xb, axis=-1), np.std(xb, axis=-1, ddof=1))
-    if _SHARED_DRAWS.open:
+    if key is not None:
         _SHARED_DRAWS.drawn = (key, drawn)
     return drawn
 
