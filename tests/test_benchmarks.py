@@ -14,7 +14,7 @@ import pytest
 from helpers import REPO
 
 BENCHMARKS = sorted(p.stem for p in (REPO / "benchmarks").glob("*.py"))
-NEEDS_DOCKER = {"sandbox", "cluster"}
+NEEDS_DOCKER = {"sandbox", "cluster", "demo"}
 OWN_TEST = {"scale"}
 """Benchmarks with a test of their own below (their small mode is checked more closely)."""
 
@@ -32,7 +32,7 @@ def smoke(name: str, timeout: float = 300, flag: str = "--smoke") -> dict[str, o
 
 
 def test_every_benchmark_is_listed() -> None:
-    assert set(BENCHMARKS) == {"cluster", "coverage", "eta_replay", "executor_calls", "incremental", "judge",
+    assert set(BENCHMARKS) == {"cluster", "coverage", "demo", "eta_replay", "executor_calls", "incremental", "judge",
                                "judge_faults", "providers", "sandbox", "scale", "site", "summarize"}, "a new benchmark: add it to the smoke runs below"
 
 
