@@ -14,6 +14,9 @@ the run, in CPU seconds:
 - ``docker_and_kernel``: the rest, machine − evalkit − containers: dockerd, containerd, the shims, runc, and the
   kernel's work for them (namespaces, cgroups, overlay mounts), with whatever else ran on the machine.
 
+This benchmark's own CPU (it polls each container's cgroup every 0.1 s, to find the largest container's share) is
+taken out of ``machine``.
+
 And two floors on this machine: ``floor_s`` = machine / cores, the wall time of a perfectly packed run; and
 ``floor_without_evalkit_s`` = (machine − evalkit) / cores, the wall time the run could not beat even if evalkit
 itself took no CPU at all. Before each run the machine's own background is measured for a second
@@ -115,6 +118,11 @@ def children_cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def own_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def background_cores(seconds: float = 1.0) -> float:
     """Cores the machine keeps busy while this benchmark sleeps: other users' work that the figures include."""
     before = machine_cpu_s()
@@ -131,7 +139,7 @@ def one_run(folder: Path, options: list[str]) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if k != "EVALKIT_CONFIG"}
     load = os.getloadavg()[0]
     idle = background_cores()
-    machine0, containers0, evalkit0 = machine_cpu_s(), containers_cpu_s(), children_cpu_s()
+    machine0, containers0, evalkit0, own0 = machine_cpu_s(), containers_cpu_s(), children_cpu_s(), own_cpu_s()
     before = set(ContainerWatch().poll_once().seen)  # containers of others, left out
     with ContainerWatch() as watch:
         start = time.perf_counter()
@@ -139,7 +147,8 @@ def one_run(folder: Path, options: list[str]) -> dict[str, object]:
                               capture_output=True, text=True)
         wall = time.perf_counter() - start
     each = sorted((v for k, v in watch.seen.items() if k not in before), reverse=True)
-    machine, evalkit = machine_cpu_s() - machine0, children_cpu_s() - evalkit0
+    machine, evalkit, own = machine_cpu_s() - machine0, children_cpu_s() - evalkit0, own_cpu_s() - own0
+    machine -= own  # the watch's polls are this benchmark's, not the run's
     containers1 = containers_cpu_s()
     if proc.returncode != 0:
         sys.exit(f"evalkit run failed (exit status {proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
@@ -159,9 +168,13 @@ def one_run(folder: Path, options: list[str]) -> dict[str, object]:
             "background_cores": round(idle, 3), "load_before": round(load, 2)}
 
 
-def median_of(rows: list[dict[str, object]], key: str) -> float | None:
-    values = [float(v) for r in rows if isinstance(v := r[key], (int, float))]
-    return round(statistics.median(values), 2) if values else None
+def median_of(rows: list[dict[str, object]], key: str) -> float | int | None:
+    values = [v for r in rows if isinstance(v := r[key], (int, float))]
+    if not values:
+        return None
+    if all(isinstance(v, int) for v in values):  # a count: the median run's count
+        return int(statistics.median_low(values))
+    return round(statistics.median(float(v) for v in values), 2)
 
 
 def main() -> None:

@@ -49,20 +49,23 @@ def aggregate_scores(scores: Iterable[ScoresArtifact], metric_names: list[str], 
     scores = list(scores)
     excluded: Counter[str] = Counter(s.excluded for s in scores if s.excluded)  # the same for every metric
     kept = [s for s in scores if not s.excluded]
+    # One pass over each score's own metrics (not one pass over every score per metric): the values of each metric in
+    # the scores' order; a metric a score lacks or has as None is not applicable there, or excluded below
+    values: dict[str, list[float]] = {name: [] for name in metric_names}
+    for s in kept:
+        for name, v in s.metrics.items():
+            if v is not None and (found := values.get(name)) is not None:
+                found.append(float(v))
+    failed = [s for s in kept if s.judge_status in JUDGE_FAILED]
     out = {}
     for name in metric_names:
-        values: list[float] = []
-        n_na = 0
         mine = excluded
-        for s in kept:
-            v = s.metrics.get(name)
-            if v is not None:
-                values.append(float(v))
-            elif METRICS[name].judge_field and s.judge_status in JUDGE_FAILED:
-                mine = mine + Counter({JUDGE_ERROR: 1})  # the judge gave no verdict: left out, not inapplicable
-            else:
-                n_na += 1
-        out[name] = aggregate(METRICS[name], values, n_na, mine, cfg, cache)
+        # the judge gave no verdict: left out, not inapplicable
+        errors = sum(1 for s in failed if s.metrics.get(name) is None) if METRICS[name].judge_field else 0
+        if errors:
+            mine = mine + Counter({JUDGE_ERROR: errors})
+        n_na = len(kept) - len(values[name]) - errors
+        out[name] = aggregate(METRICS[name], values[name], n_na, mine, cfg, cache)
     return out
 
 
