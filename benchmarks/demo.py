@@ -39,6 +39,10 @@ import threading
 import time
 from pathlib import Path
 
+from evalkit.config import Config
+from evalkit.report.run_notes import BUDGET_RECORD
+from evalkit.sandbox.budget import BudgetRecord
+
 REPO = Path(__file__).resolve().parents[1]
 SMOKE_SELECT = "patch/round-half-up"
 CGROUP_USAGE = (
@@ -55,13 +59,18 @@ def machine_cpu_s() -> float:
     return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
+def docker_cgroup() -> tuple[Path, float] | None:
+    """Docker's parent cgroup usage file and its unit, the first of `CGROUP_USAGE` that reads; None when none does."""
+    for path, unit in CGROUP_USAGE:
+        if _usage_s(path, unit) is not None:
+            return path, unit
+    return None
+
+
 def containers_cpu_s() -> float | None:
     """CPU seconds Docker's containers spent since the daemon made its parent cgroup; None when not found."""
-    for path, unit in CGROUP_USAGE:
-        used = _usage_s(path, unit)
-        if used is not None:
-            return used
-    return None
+    found = docker_cgroup()
+    return None if found is None else _usage_s(*found)
 
 
 def _usage_s(path: Path, unit: float) -> float | None:
@@ -80,14 +89,19 @@ def _usage_s(path: Path, unit: float) -> float | None:
 
 class ContainerWatch:
     """Polls each container's own cgroup while the run goes (every 0.1 s), keeping the most CPU seen per container:
-    how the containers' time splits (a container removed between two polls loses at most 0.1 s of its figure)."""
+    how the containers' time splits (a container removed between two polls loses at most 0.1 s of its figure).
+    Containers already there when the watch starts are others' and left out of `new`."""
 
     def __init__(self) -> None:
         self.seen: dict[str, float] = {}
+        self._cgroup = docker_cgroup()
+        self._before: set[str] = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._poll, daemon=True)
 
     def __enter__(self) -> ContainerWatch:
+        self._poll_once()
+        self._before = set(self.seen)
         self._thread.start()
         return self
 
@@ -95,22 +109,23 @@ class ContainerWatch:
         self._stop.set()
         self._thread.join()
 
-    def poll_once(self) -> ContainerWatch:
-        for parent, unit in CGROUP_USAGE:
-            if not parent.parent.is_dir():
-                continue
-            for child in parent.parent.iterdir():
-                used = _usage_s(child / parent.name, unit) if child.is_dir() else None
-                if used is not None:
-                    self.seen[child.name] = max(used, self.seen.get(child.name, 0.0))
-            break
-        return self
+    def new(self) -> list[float]:
+        """The CPU seconds of each container that started while watched, largest first."""
+        return sorted((v for k, v in self.seen.items() if k not in self._before), reverse=True)
+
+    def _poll_once(self) -> None:
+        if self._cgroup is None:
+            return
+        usage, unit = self._cgroup
+        for child in usage.parent.iterdir():
+            used = _usage_s(child / usage.name, unit) if child.is_dir() else None
+            if used is not None:
+                self.seen[child.name] = max(used, self.seen.get(child.name, 0.0))
 
     def _poll(self) -> None:
-        while True:
-            self.poll_once()
-            if self._stop.wait(0.1):
-                return
+        while not self._stop.wait(0.1):
+            self._poll_once()
+        self._poll_once()
 
 
 def children_cpu_s() -> float:
@@ -140,13 +155,12 @@ def one_run(folder: Path, options: list[str]) -> dict[str, object]:
     load = os.getloadavg()[0]
     idle = background_cores()
     machine0, containers0, evalkit0, own0 = machine_cpu_s(), containers_cpu_s(), children_cpu_s(), own_cpu_s()
-    before = set(ContainerWatch().poll_once().seen)  # containers of others, left out
     with ContainerWatch() as watch:
         start = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "evalkit", "run", *options], cwd=folder, env=env,
                               capture_output=True, text=True)
         wall = time.perf_counter() - start
-    each = sorted((v for k, v in watch.seen.items() if k not in before), reverse=True)
+    each = watch.new()
     machine, evalkit, own = machine_cpu_s() - machine0, children_cpu_s() - evalkit0, own_cpu_s() - own0
     machine -= own  # the watch's polls are this benchmark's, not the run's
     containers1 = containers_cpu_s()
@@ -154,9 +168,10 @@ def one_run(folder: Path, options: list[str]) -> dict[str, object]:
         sys.exit(f"evalkit run failed (exit status {proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
     containers = None if containers0 is None or containers1 is None else containers1 - containers0
     cores = os.cpu_count() or 1
-    try:
-        started = json.loads((folder / ".evalkit" / "sandbox-run.json").read_text())["started"]
-    except (OSError, ValueError, KeyError):
+    try:  # the container budget's record of the run (evalkit.report.run_notes.budget_notes writes it)
+        started: int | None = BudgetRecord.model_validate_json(
+            (folder / Config.model_fields["work_dir"].default / BUDGET_RECORD).read_text(encoding="utf-8")).started
+    except (OSError, ValueError):
         started = None
     return {"wall_s": round(wall, 2), "machine_cpu_s": round(machine, 2), "evalkit_cpu_s": round(evalkit, 2),
             "containers_cpu_s": None if containers is None else round(containers, 2),
